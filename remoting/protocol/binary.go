@@ -1,0 +1,105 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Language codes of the ROCKETMQ binary header.
+var languageCodes = []string{
+	0: "JAVA", 1: "CPP", 2: "DOTNET", 3: "PYTHON", 4: "DELPHI", 5: "ERLANG",
+	6: "RUBY", 7: "OTHER", 8: "HTTP", 9: "GO", 10: "PHP", 11: "OMS", 12: "RUST", 13: "NODE_JS",
+}
+
+func languageCode(s string) byte {
+	for i, l := range languageCodes {
+		if l == s {
+			return byte(i)
+		}
+	}
+	return 7 // OTHER
+}
+
+// binaryFixed is code(2) language(1) version(2) opaque(4) flag(4) remarkLen(4) extLen(4).
+const binaryFixed = 21
+
+func decodeBinaryHeader(b []byte) (*Command, error) {
+	if len(b) < binaryFixed {
+		return nil, fmt.Errorf("%w: binary header of %d bytes", ErrBadHeader, len(b))
+	}
+	c := &Command{
+		Code:    int16(binary.BigEndian.Uint16(b[0:])),
+		Version: int16(binary.BigEndian.Uint16(b[3:])),
+		Opaque:  int32(binary.BigEndian.Uint32(b[5:])),
+		Flag:    int32(binary.BigEndian.Uint32(b[9:])),
+	}
+	if lc := int(b[2]); lc < len(languageCodes) {
+		c.Language = languageCodes[lc]
+	} else {
+		c.Language = "OTHER"
+	}
+	p := 13
+	remarkLen := int(int32(binary.BigEndian.Uint32(b[p:])))
+	p += 4
+	if remarkLen < 0 || remarkLen > len(b)-p-4 {
+		return nil, fmt.Errorf("%w: remark length %d", ErrBadHeader, remarkLen)
+	}
+	c.Remark = string(b[p : p+remarkLen])
+	p += remarkLen
+	extLen := int(int32(binary.BigEndian.Uint32(b[p:])))
+	p += 4
+	if extLen < 0 || extLen != len(b)-p {
+		return nil, fmt.Errorf("%w: extFields length %d, %d bytes left", ErrBadHeader, extLen, len(b)-p)
+	}
+	ext := b[p:]
+	for len(ext) > 0 {
+		if len(ext) < 2 {
+			return nil, fmt.Errorf("%w: truncated extFields key length", ErrBadHeader)
+		}
+		kl := int(binary.BigEndian.Uint16(ext))
+		ext = ext[2:]
+		if kl > len(ext)-4 {
+			return nil, fmt.Errorf("%w: extFields key length %d", ErrBadHeader, kl)
+		}
+		k := string(ext[:kl])
+		ext = ext[kl:]
+		vl := int(int32(binary.BigEndian.Uint32(ext)))
+		ext = ext[4:]
+		if vl < 0 || vl > len(ext) {
+			return nil, fmt.Errorf("%w: extFields value length %d", ErrBadHeader, vl)
+		}
+		if c.ExtFields == nil {
+			c.ExtFields = make(map[string]string)
+		}
+		c.ExtFields[k] = string(ext[:vl])
+		ext = ext[vl:]
+	}
+	return c, nil
+}
+
+func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
+	lang := c.Language
+	if lang == "" {
+		lang = LanguageGo
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(c.Code))
+	dst = append(dst, languageCode(lang))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(c.Version))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c.Opaque))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c.Flag))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(c.Remark)))
+	dst = append(dst, c.Remark...)
+	lenAt := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	for k, v := range c.ExtFields {
+		if len(k) > 0xFFFF {
+			return dst, fmt.Errorf("protocol: extFields key of %d bytes", len(k))
+		}
+		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+		dst = append(dst, k...)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+		dst = append(dst, v...)
+	}
+	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
+	return dst, nil
+}
