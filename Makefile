@@ -1,0 +1,45 @@
+# Runnel build and test entry points. Everything here needs only Go (and a
+# C compiler for the race detector); the image targets also need Docker.
+
+GO      ?= go
+BIN     ?= bin
+FUZZTIME ?= 10s
+
+.PHONY: test vet unit fuzz bench build static images compose-up compose-down namesrv
+
+## test: what CI runs — vet, race-enabled tests, then a short run of every fuzz target.
+test:
+	./scripts/test.sh
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1s ./remoting/ ./store/...
+
+## build: binaries for this machine into ./bin
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## static: static binaries (CGO_ENABLED=0) for the FROM-scratch images
+static:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/static/ ./cmd/...
+
+## images: static binaries, then images built FROM scratch (no registry needed)
+images: static
+	docker build -q -f deploy/Dockerfile.namesrv -t runnel/namesrv:dev $(BIN)/static
+
+compose-up: images
+	docker compose up -d --wait
+
+compose-down:
+	docker compose down -v
+
+namesrv:
+	$(GO) run ./cmd/namesrv

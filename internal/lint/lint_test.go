@@ -1,0 +1,147 @@
+// Package lint holds repository-wide checks that keep the architecture
+// honest: which packages may import which.
+package lint
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/runnelmq/runnel"
+
+// rules maps a package prefix (relative to the module root) to the module
+// packages it must never import. The direction is
+// cmd -> broker/namesrv/client -> remoting -> remoting/protocol, and
+// broker -> store.
+var rules = []struct {
+	pkg       string
+	forbidden []string
+	why       string
+}{
+	{"remoting/protocol", []string{"remoting", "broker", "namesrv", "client", "store", "cmd", "integration"}, "wire types only"},
+	{"remoting", []string{"broker", "namesrv", "client", "store", "cmd", "integration"}, "transport knows no roles"},
+	{"store", []string{"broker", "namesrv", "client", "cmd", "integration"}, "the store is below the broker"},
+	{"client", []string{"broker", "namesrv", "store", "cmd", "integration"}, "the client must work against any RocketMQ broker"},
+	{"namesrv", []string{"broker", "client", "store", "cmd", "integration"}, "the name server stands alone"},
+	{"broker", []string{"namesrv", "client", "cmd", "integration"}, "the broker does not embed a client or name server"},
+}
+
+// pure packages hold logic tested without sockets.
+var pure = []string{"namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
+
+var networkImports = []string{"net", "net/http", "github.com/cloudwego/netpoll"}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Clean(filepath.Join(dir, "..", ".."))
+}
+
+// imports returns, per package directory (relative, slash-separated), the
+// import paths of its non-test Go files.
+func imports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		for _, imp := range f.Imports {
+			out[rel] = append(out[rel], strings.Trim(imp.Path.Value, `"`))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func under(pkg, prefix string) bool {
+	return pkg == prefix || strings.HasPrefix(pkg, prefix+"/")
+}
+
+func TestImportDirection(t *testing.T) {
+	all := imports(t, repoRoot(t))
+	if len(all) == 0 {
+		t.Fatal("no Go packages found; is the repo root right?")
+	}
+	for pkg, imps := range all {
+		// The most specific rule wins: remoting/protocol is under remoting.
+		best := -1
+		for i, r := range rules {
+			if under(pkg, r.pkg) && (best < 0 || len(r.pkg) > len(rules[best].pkg)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		r := rules[best]
+		for _, imp := range imps {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			target := strings.TrimPrefix(imp, module+"/")
+			for _, f := range r.forbidden {
+				if under(target, f) && !under(target, r.pkg) {
+					t.Errorf("%s imports %s: forbidden (%s)", pkg, target, r.why)
+				}
+			}
+		}
+	}
+}
+
+func TestPurePackagesHaveNoNetwork(t *testing.T) {
+	all := imports(t, repoRoot(t))
+	for pkg, imps := range all {
+		isPure := false
+		for _, p := range pure {
+			if under(pkg, p) {
+				isPure = true
+			}
+		}
+		if !isPure {
+			continue
+		}
+		for _, imp := range imps {
+			for _, n := range networkImports {
+				if imp == n {
+					t.Errorf("%s imports %s: pure logic must not touch the network", pkg, imp)
+				}
+			}
+		}
+	}
+}
+
+func TestRuleCatchesViolation(t *testing.T) {
+	// Guard against a rule table that silently matches nothing.
+	if !under("remoting/protocol", "remoting") || under("remotingx", "remoting") {
+		t.Fatal("under() is wrong")
+	}
+}
