@@ -12,6 +12,12 @@ var languageCodes = []string{
 }
 
 func languageCode(s string) byte {
+	switch s {
+	case "GO":
+		return 9
+	case "JAVA":
+		return 0
+	}
 	for i, l := range languageCodes {
 		if l == s {
 			return byte(i)
@@ -33,6 +39,7 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 		Opaque:  int32(binary.BigEndian.Uint32(b[5:])),
 		Flag:    int32(binary.BigEndian.Uint32(b[9:])),
 	}
+	// An unknown code becomes OTHER (Java would make it null).
 	if lc := int(b[2]); lc < len(languageCodes) {
 		c.Language = languageCodes[lc]
 	} else {
@@ -56,12 +63,17 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 		if len(ext) < 2 {
 			return nil, fmt.Errorf("%w: truncated extFields key length", ErrBadHeader)
 		}
-		kl := int(binary.BigEndian.Uint16(ext))
+		// Java reads the key length as a signed short, so a length with
+		// the top bit set is an error there; it is one here too.
+		kl := int(int16(binary.BigEndian.Uint16(ext)))
 		ext = ext[2:]
-		if kl > len(ext)-4 {
+		if kl < 0 || kl > len(ext)-4 {
 			return nil, fmt.Errorf("%w: extFields key length %d", ErrBadHeader, kl)
 		}
-		k := string(ext[:kl])
+		k, ok := commonExtKeys[string(ext[:kl])]
+		if !ok {
+			k = string(ext[:kl])
+		}
 		ext = ext[kl:]
 		vl := int(int32(binary.BigEndian.Uint32(ext)))
 		ext = ext[4:]
@@ -69,7 +81,7 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 			return nil, fmt.Errorf("%w: extFields value length %d", ErrBadHeader, vl)
 		}
 		if c.ExtFields == nil {
-			c.ExtFields = make(map[string]string)
+			c.ExtFields = make(map[string]string, min(len(ext)/16+1, 32))
 		}
 		c.ExtFields[k] = string(ext[:vl])
 		ext = ext[vl:]
@@ -92,7 +104,7 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	for k, v := range c.ExtFields {
-		if len(k) > 0xFFFF {
+		if len(k) > 0x7FFF {
 			return dst, fmt.Errorf("protocol: extFields key of %d bytes", len(k))
 		}
 		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))

@@ -1,6 +1,9 @@
 package protocol
 
-// Request codes (RocketMQ RequestCode).
+import "strconv"
+
+// Request codes (RocketMQ RequestCode). Names follow the Java constants;
+// where the official Go client uses another name, an alias is given.
 const (
 	ReqSendMessage                      int16 = 10
 	ReqPullMessage                      int16 = 11
@@ -9,6 +12,7 @@ const (
 	ReqQueryConsumerOffset              int16 = 14
 	ReqUpdateConsumerOffset             int16 = 15
 	ReqUpdateAndCreateTopic             int16 = 17
+	ReqUpdateAndCreateTopicList         int16 = 18
 	ReqGetAllTopicConfig                int16 = 21
 	ReqGetTopicConfigList               int16 = 22
 	ReqGetTopicNameList                 int16 = 23
@@ -32,6 +36,15 @@ const (
 	ReqUnlockBatchMQ                    int16 = 42
 	ReqGetAllConsumerOffset             int16 = 43
 	ReqGetAllDelayOffset                int16 = 45
+	ReqCheckClientConfig                int16 = 46
+	ReqGetClientConfig                  int16 = 47
+	ReqUpdateAndCreateACLConfig         int16 = 50
+	ReqDeleteACLConfig                  int16 = 51
+	ReqGetBrokerClusterACLInfo          int16 = 52
+	ReqUpdateGlobalWhiteAddrsConfig     int16 = 53
+	ReqGetBrokerClusterACLConfig        int16 = 54
+	ReqGetTimerCheckPoint               int16 = 60
+	ReqGetTimerMetrics                  int16 = 61
 	ReqPutKVConfig                      int16 = 100
 	ReqGetKVConfig                      int16 = 101
 	ReqDeleteKVConfig                   int16 = 102
@@ -56,13 +69,17 @@ const (
 	ReqWhoConsumeTheMessage             int16 = 214
 	ReqDeleteTopicInBroker              int16 = 215
 	ReqDeleteTopicInNameSrv             int16 = 216
+	ReqRegisterTopicInNameSrv           int16 = 217
 	ReqGetKVListByNamespace             int16 = 219
 	ReqResetConsumerClientOffset        int16 = 220
 	ReqGetConsumerStatusFromClient      int16 = 221
 	ReqInvokeBrokerToResetOffset        int16 = 222
 	ReqInvokeBrokerToGetConsumerStatus  int16 = 223
-	ReqQueryTopicConsumeByWho           int16 = 300
 	ReqGetTopicsByCluster               int16 = 224
+	ReqUpdateAndCreateSubGroupList      int16 = 225
+	ReqQueryTopicConsumeByWho           int16 = 300
+	ReqRegisterFilterServer             int16 = 301
+	ReqRegisterMessageFilterClass       int16 = 302
 	ReqQueryConsumeTimeSpan             int16 = 303
 	ReqGetSystemTopicListFromNS         int16 = 304
 	ReqGetSystemTopicListFromBroker     int16 = 305
@@ -87,7 +104,42 @@ const (
 	ReqSendReplyMessage                 int16 = 324
 	ReqSendReplyMessageV2               int16 = 325
 	ReqPushReplyMessageToClient         int16 = 326
+	ReqAddWritePermOfBroker             int16 = 327
+	ReqGetAllProducerInfo               int16 = 328
+	ReqDeleteExpiredCommitLog           int16 = 329
+	ReqQueryTopicsByConsumer            int16 = 343
+	ReqQuerySubscriptionByConsumer      int16 = 345
+	ReqGetTopicConfig                   int16 = 351
+	ReqGetSubscriptionGroupConfig       int16 = 352
+	ReqUpdateAndGetGroupForbidden       int16 = 353
+	ReqCheckRocksdbCqWriteProgress      int16 = 354
+	ReqLitePullMessage                  int16 = 361
+	ReqQueryAssignment                  int16 = 400
+	ReqSetMessageRequestMode            int16 = 401
+	ReqGetAllMessageRequestMode         int16 = 402
+	ReqUpdateAndCreateStaticTopic       int16 = 513
+	ReqGetBrokerMemberGroup             int16 = 901
+	ReqAddBroker                        int16 = 902
+	ReqRemoveBroker                     int16 = 903
 	ReqBrokerHeartbeat                  int16 = 904
+	ReqNotifyMinBrokerIDChange          int16 = 905
+	ReqExchangeBrokerHAInfo             int16 = 906
+	ReqGetBrokerHAStatus                int16 = 907
+	ReqResetMasterFlushOffset           int16 = 908
+	ReqPopMessage                       int16 = 3442
+	ReqAckMessage                       int16 = 3443
+	ReqPeekMessage                      int16 = 3444
+	ReqChangeMessageInvisibleTime       int16 = 3445
+	ReqNotification                     int16 = 3446
+	ReqPollingInfo                      int16 = 3447
+	ReqBatchAckMessage                  int16 = 3543
+)
+
+// Aliases under the official Go client's names (internal/request.go).
+const (
+	ReqCreateTopic                = ReqUpdateAndCreateTopic
+	ReqResetConsumerOffset        = ReqResetConsumerClientOffset
+	ReqGetConsumerStatsFromClient = ReqGetConsumerStatusFromClient
 )
 
 // Response codes (RocketMQ ResponseCode and RemotingSysResponseCode).
@@ -126,4 +178,106 @@ const (
 	RespConsumerNotOnline          int16 = 206
 	RespConsumeMsgTimeout          int16 = 207
 	RespNoMessage                  int16 = 208
+	RespPollingFull                int16 = 209
+	RespPollingTimeout             int16 = 210
+	RespBrokerNotExist             int16 = 211
+	RespBrokerDispatchNotComplete  int16 = 212
+	RespBroadcastConsumption       int16 = 213
+	RespFlowControl                int16 = 215
+	RespNotLeaderForQueue          int16 = 501
+	RespIllegalOperation           int16 = 604
+	RespRPCUnknown                 int16 = -1000
+	RespRPCAddrIsNull              int16 = -1002
+	RespRPCSendToChannelFailed     int16 = -1004
+	RespRPCTimeout                 int16 = -1006
+	RespGoAway                     int16 = 1500
+	RespUserNotExist               int16 = 3001
+	RespPolicyNotExist             int16 = 3002
 )
+
+// requestCodeNames holds the Java constant name of each request code, for
+// logs and error messages.
+var requestCodeNames = map[int16]string{
+	10: "SEND_MESSAGE", 11: "PULL_MESSAGE", 12: "QUERY_MESSAGE", 13: "QUERY_BROKER_OFFSET",
+	14: "QUERY_CONSUMER_OFFSET", 15: "UPDATE_CONSUMER_OFFSET", 17: "UPDATE_AND_CREATE_TOPIC",
+	18: "UPDATE_AND_CREATE_TOPIC_LIST", 21: "GET_ALL_TOPIC_CONFIG", 22: "GET_TOPIC_CONFIG_LIST",
+	23: "GET_TOPIC_NAME_LIST", 25: "UPDATE_BROKER_CONFIG", 26: "GET_BROKER_CONFIG",
+	27: "TRIGGER_DELETE_FILES", 28: "GET_BROKER_RUNTIME_INFO", 29: "SEARCH_OFFSET_BY_TIMESTAMP",
+	30: "GET_MAX_OFFSET", 31: "GET_MIN_OFFSET", 32: "GET_EARLIEST_MSG_STORETIME",
+	33: "VIEW_MESSAGE_BY_ID", 34: "HEART_BEAT", 35: "UNREGISTER_CLIENT", 36: "CONSUMER_SEND_MSG_BACK",
+	37: "END_TRANSACTION", 38: "GET_CONSUMER_LIST_BY_GROUP", 39: "CHECK_TRANSACTION_STATE",
+	40: "NOTIFY_CONSUMER_IDS_CHANGED", 41: "LOCK_BATCH_MQ", 42: "UNLOCK_BATCH_MQ",
+	43: "GET_ALL_CONSUMER_OFFSET", 45: "GET_ALL_DELAY_OFFSET", 46: "CHECK_CLIENT_CONFIG",
+	47: "GET_CLIENT_CONFIG", 50: "UPDATE_AND_CREATE_ACL_CONFIG", 51: "DELETE_ACL_CONFIG",
+	52: "GET_BROKER_CLUSTER_ACL_INFO", 53: "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG",
+	54: "GET_BROKER_CLUSTER_ACL_CONFIG", 60: "GET_TIMER_CHECK_POINT", 61: "GET_TIMER_METRICS",
+	100: "PUT_KV_CONFIG", 101: "GET_KV_CONFIG", 102: "DELETE_KV_CONFIG", 103: "REGISTER_BROKER",
+	104: "UNREGISTER_BROKER", 105: "GET_ROUTEINFO_BY_TOPIC", 106: "GET_BROKER_CLUSTER_INFO",
+	200: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP", 201: "GET_ALL_SUBSCRIPTIONGROUP_CONFIG",
+	202: "GET_TOPIC_STATS_INFO", 203: "GET_CONSUMER_CONNECTION_LIST", 204: "GET_PRODUCER_CONNECTION_LIST",
+	205: "WIPE_WRITE_PERM_OF_BROKER", 206: "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
+	207: "DELETE_SUBSCRIPTIONGROUP", 208: "GET_CONSUME_STATS", 209: "SUSPEND_CONSUMER",
+	210: "RESUME_CONSUMER", 211: "RESET_CONSUMER_OFFSET_IN_CONSUMER", 212: "RESET_CONSUMER_OFFSET_IN_BROKER",
+	213: "ADJUST_CONSUMER_THREAD_POOL", 214: "WHO_CONSUME_THE_MESSAGE", 215: "DELETE_TOPIC_IN_BROKER",
+	216: "DELETE_TOPIC_IN_NAMESRV", 217: "REGISTER_TOPIC_IN_NAMESRV", 219: "GET_KVLIST_BY_NAMESPACE",
+	220: "RESET_CONSUMER_CLIENT_OFFSET", 221: "GET_CONSUMER_STATUS_FROM_CLIENT",
+	222: "INVOKE_BROKER_TO_RESET_OFFSET", 223: "INVOKE_BROKER_TO_GET_CONSUMER_STATUS",
+	224: "GET_TOPICS_BY_CLUSTER", 225: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST",
+	300: "QUERY_TOPIC_CONSUME_BY_WHO", 301: "REGISTER_FILTER_SERVER", 302: "REGISTER_MESSAGE_FILTER_CLASS",
+	303: "QUERY_CONSUME_TIME_SPAN", 304: "GET_SYSTEM_TOPIC_LIST_FROM_NS",
+	305: "GET_SYSTEM_TOPIC_LIST_FROM_BROKER", 306: "CLEAN_EXPIRED_CONSUMEQUEUE",
+	307: "GET_CONSUMER_RUNNING_INFO", 308: "QUERY_CORRECTION_OFFSET", 309: "CONSUME_MESSAGE_DIRECTLY",
+	310: "SEND_MESSAGE_V2", 311: "GET_UNIT_TOPIC_LIST", 312: "GET_HAS_UNIT_SUB_TOPIC_LIST",
+	313: "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST", 314: "CLONE_GROUP_OFFSET", 315: "VIEW_BROKER_STATS_DATA",
+	316: "CLEAN_UNUSED_TOPIC", 317: "GET_BROKER_CONSUME_STATS", 318: "UPDATE_NAMESRV_CONFIG",
+	319: "GET_NAMESRV_CONFIG", 320: "SEND_BATCH_MESSAGE", 321: "QUERY_CONSUME_QUEUE",
+	322: "QUERY_DATA_VERSION", 323: "RESUME_CHECK_HALF_MESSAGE", 324: "SEND_REPLY_MESSAGE",
+	325: "SEND_REPLY_MESSAGE_V2", 326: "PUSH_REPLY_MESSAGE_TO_CLIENT", 327: "ADD_WRITE_PERM_OF_BROKER",
+	328: "GET_ALL_PRODUCER_INFO", 329: "DELETE_EXPIRED_COMMITLOG", 343: "QUERY_TOPICS_BY_CONSUMER",
+	345: "QUERY_SUBSCRIPTION_BY_CONSUMER", 351: "GET_TOPIC_CONFIG", 352: "GET_SUBSCRIPTIONGROUP_CONFIG",
+	353: "UPDATE_AND_GET_GROUP_FORBIDDEN", 354: "CHECK_ROCKSDB_CQ_WRITE_PROGRESS",
+	361: "LITE_PULL_MESSAGE", 400: "QUERY_ASSIGNMENT", 401: "SET_MESSAGE_REQUEST_MODE",
+	402: "GET_ALL_MESSAGE_REQUEST_MODE", 513: "UPDATE_AND_CREATE_STATIC_TOPIC",
+	901: "GET_BROKER_MEMBER_GROUP", 902: "ADD_BROKER", 903: "REMOVE_BROKER", 904: "BROKER_HEARTBEAT",
+	905: "NOTIFY_MIN_BROKER_ID_CHANGE", 906: "EXCHANGE_BROKER_HA_INFO", 907: "GET_BROKER_HA_STATUS",
+	908: "RESET_MASTER_FLUSH_OFFSET", 3442: "POP_MESSAGE", 3443: "ACK_MESSAGE", 3444: "PEEK_MESSAGE",
+	3445: "CHANGE_MESSAGE_INVISIBLETIME", 3446: "NOTIFICATION", 3447: "POLLING_INFO",
+	3543: "BATCH_ACK_MESSAGE",
+}
+
+// responseCodeNames holds the Java constant name of each response code.
+var responseCodeNames = map[int16]string{
+	0: "SUCCESS", 1: "SYSTEM_ERROR", 2: "SYSTEM_BUSY", 3: "REQUEST_CODE_NOT_SUPPORTED",
+	4: "TRANSACTION_FAILED", 10: "FLUSH_DISK_TIMEOUT", 11: "SLAVE_NOT_AVAILABLE",
+	12: "FLUSH_SLAVE_TIMEOUT", 13: "MESSAGE_ILLEGAL", 14: "SERVICE_NOT_AVAILABLE",
+	15: "VERSION_NOT_SUPPORTED", 16: "NO_PERMISSION", 17: "TOPIC_NOT_EXIST", 18: "TOPIC_EXIST_ALREADY",
+	19: "PULL_NOT_FOUND", 20: "PULL_RETRY_IMMEDIATELY", 21: "PULL_OFFSET_MOVED", 22: "QUERY_NOT_FOUND",
+	23: "SUBSCRIPTION_PARSE_FAILED", 24: "SUBSCRIPTION_NOT_EXIST", 25: "SUBSCRIPTION_NOT_LATEST",
+	26: "SUBSCRIPTION_GROUP_NOT_EXIST", 27: "FILTER_DATA_NOT_EXIST", 28: "FILTER_DATA_NOT_LATEST",
+	29: "INVALID_PARAMETER", 200: "TRANSACTION_SHOULD_COMMIT", 201: "TRANSACTION_SHOULD_ROLLBACK",
+	202: "TRANSACTION_STATE_UNKNOW", 203: "TRANSACTION_STATE_GROUP_WRONG", 204: "NO_BUYER_ID",
+	205: "NOT_IN_CURRENT_UNIT", 206: "CONSUMER_NOT_ONLINE", 207: "CONSUME_MSG_TIMEOUT",
+	208: "NO_MESSAGE", 209: "POLLING_FULL", 210: "POLLING_TIMEOUT", 211: "BROKER_NOT_EXIST",
+	212: "BROKER_DISPATCH_NOT_COMPLETE", 213: "BROADCAST_CONSUMPTION", 215: "FLOW_CONTROL",
+	501: "NOT_LEADER_FOR_QUEUE", 604: "ILLEGAL_OPERATION", -1000: "RPC_UNKNOWN",
+	-1002: "RPC_ADDR_IS_NULL", -1004: "RPC_SEND_TO_CHANNEL_FAILED", -1006: "RPC_TIME_OUT",
+	1500: "GO_AWAY", 3001: "USER_NOT_EXIST", 3002: "POLICY_NOT_EXIST",
+}
+
+// RequestCodeName returns the Java name of a request code, or "CODE_<n>"
+// for an unknown one.
+func RequestCodeName(code int16) string {
+	if n, ok := requestCodeNames[code]; ok {
+		return n
+	}
+	return "CODE_" + strconv.Itoa(int(code))
+}
+
+// ResponseCodeName returns the Java name of a response code, or "CODE_<n>"
+// for an unknown one.
+func ResponseCodeName(code int16) string {
+	if n, ok := responseCodeNames[code]; ok {
+		return n
+	}
+	return "CODE_" + strconv.Itoa(int(code))
+}

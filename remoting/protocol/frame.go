@@ -2,10 +2,8 @@ package protocol
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // MaxFrameSize is the largest frame (the length field's value) accepted by
@@ -24,7 +22,9 @@ var (
 )
 
 // FrameLength validates a frame's 4-byte length prefix against max and
-// returns the number of bytes that follow it.
+// returns the number of bytes that follow it. Readers must check it before
+// allocating a buffer for the frame, and servers should never pass max <= 0
+// (no limit): the prefix is the peer's claim, up to 2 GiB.
 func FrameLength(prefix []byte, max int) (int, error) {
 	if len(prefix) < 4 {
 		return 0, ErrFrameTooShort
@@ -40,7 +40,8 @@ func FrameLength(prefix []byte, max int) (int, error) {
 }
 
 // DecodeFrame decodes the bytes after a frame's length prefix. The Body of
-// the result aliases frame.
+// the result aliases frame (so frame must not be reused while the command is
+// alive); remark and extFields strings are copies.
 func DecodeFrame(frame []byte) (*Command, error) {
 	if len(frame) < 4 {
 		return nil, ErrFrameTooShort
@@ -107,128 +108,4 @@ func AppendFrame(dst []byte, c *Command) ([]byte, error) {
 // EncodeFrame returns c's whole frame, length prefix included.
 func EncodeFrame(c *Command) ([]byte, error) {
 	return AppendFrame(make([]byte, 0, 128+len(c.Body)+32*len(c.ExtFields)), c)
-}
-
-// appendJSONHeader writes the header in the order the official Go client
-// uses: code, language, version, opaque, flag, remark, extFields. Every
-// extFields value is a JSON string.
-func appendJSONHeader(dst []byte, c *Command) []byte {
-	lang := c.Language
-	if lang == "" {
-		lang = LanguageGo
-	}
-	dst = append(dst, `{"code":`...)
-	dst = strconv.AppendInt(dst, int64(c.Code), 10)
-	dst = append(dst, `,"language":`...)
-	dst = appendJSONString(dst, lang)
-	dst = append(dst, `,"version":`...)
-	dst = strconv.AppendInt(dst, int64(c.Version), 10)
-	dst = append(dst, `,"opaque":`...)
-	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
-	dst = append(dst, `,"flag":`...)
-	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
-	dst = append(dst, `,"remark":`...)
-	dst = appendJSONString(dst, c.Remark)
-	dst = append(dst, `,"extFields":{`...)
-	first := true
-	for k, v := range c.ExtFields {
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = appendJSONString(dst, k)
-		dst = append(dst, ':')
-		dst = appendJSONString(dst, v)
-	}
-	return append(dst, "}}"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 passes through
-// byte for byte, as RocketMQ's own encoders do, rather than being replaced.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		switch {
-		case b == '"' || b == '\\':
-			dst = append(dst, '\\', b)
-		case b < 0x20:
-			switch b {
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-		default:
-			dst = append(dst, b)
-		}
-	}
-	return append(dst, '"')
-}
-
-type jsonHeader struct {
-	Code      int16                `json:"code"`
-	Language  json.RawMessage      `json:"language"`
-	Version   int16                `json:"version"`
-	Opaque    int32                `json:"opaque"`
-	Flag      int32                `json:"flag"`
-	Remark    *string              `json:"remark"`
-	ExtFields map[string]extString `json:"extFields"`
-}
-
-// extString accepts any JSON scalar as an extFields value. RocketMQ peers send
-// strings; a lenient decoder keeps a sloppy third-party peer working.
-type extString string
-
-func (e *extString) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*e = extString(s)
-		return nil
-	}
-	switch string(b) {
-	case "null":
-		*e = ""
-		return nil
-	}
-	if len(b) > 0 && (b[0] == '{' || b[0] == '[') {
-		return fmt.Errorf("extFields value is not a scalar")
-	}
-	*e = extString(b)
-	return nil
-}
-
-func decodeJSONHeader(b []byte) (*Command, error) {
-	var h jsonHeader
-	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadHeader, err)
-	}
-	c := &Command{Code: h.Code, Version: h.Version, Opaque: h.Opaque, Flag: h.Flag}
-	if len(h.Language) > 0 {
-		var s string
-		if json.Unmarshal(h.Language, &s) == nil {
-			c.Language = s
-		} else {
-			c.Language = string(h.Language)
-		}
-	}
-	if h.Remark != nil {
-		c.Remark = *h.Remark
-	}
-	if len(h.ExtFields) > 0 {
-		c.ExtFields = make(map[string]string, len(h.ExtFields))
-		for k, v := range h.ExtFields {
-			c.ExtFields[k] = string(v)
-		}
-	}
-	return c, nil
 }

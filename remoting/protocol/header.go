@@ -1,0 +1,133 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Typed headers convert a command's extFields to and from Go structs. Each
+// has
+//
+//	func (h *XHeader) Decode(ext map[string]string) error
+//	func (h XHeader) Encode() map[string]string
+//
+// Decode follows Java's CommandCustomHeader rules: a field Java marks
+// @CFNotNull must be present (an empty string counts as present for string
+// fields, as in Java); numbers are decimal; booleans are true only for
+// "true" in any case (Boolean.parseBoolean), so they never fail. Unknown keys
+// are ignored. Encode writes every value as a decimal string or
+// "true"/"false", the way the official Go client formats them, and omits
+// optional fields that are unset.
+
+// Header decoding errors. A *HeaderError wraps one of them.
+var (
+	// ErrMissingField means a required extFields key is absent.
+	ErrMissingField = errors.New("missing")
+	// ErrInvalidField means an extFields value does not parse as its type.
+	ErrInvalidField = errors.New("invalid")
+)
+
+// HeaderError reports one bad extFields entry of a typed header, e.g.
+// `protocol: SEND_MESSAGE header: queueId: invalid integer "x"`.
+type HeaderError struct {
+	Header string // request or header name, e.g. SEND_MESSAGE
+	Field  string // the extFields key
+	Value  string // the offending value ("" when missing)
+	Err    error  // ErrMissingField or ErrInvalidField
+	Kind   string // expected type for ErrInvalidField: "integer"
+}
+
+func (e *HeaderError) Error() string {
+	if errors.Is(e.Err, ErrMissingField) {
+		return fmt.Sprintf("protocol: %s header: %s: missing", e.Header, e.Field)
+	}
+	return fmt.Sprintf("protocol: %s header: %s: invalid %s %q", e.Header, e.Field, e.Kind, e.Value)
+}
+
+func (e *HeaderError) Unwrap() error { return e.Err }
+
+// extDecoder reads fields from ext and keeps the first error, so a Decode
+// method is a flat list of reads followed by one error check.
+type extDecoder struct {
+	name string
+	ext  map[string]string
+	err  error
+}
+
+func newExtDecoder(name string, ext map[string]string) *extDecoder {
+	return &extDecoder{name: name, ext: ext}
+}
+
+func (d *extDecoder) fail(field, value string, err error, kind string) {
+	if d.err == nil {
+		d.err = &HeaderError{Header: d.name, Field: field, Value: value, Err: err, Kind: kind}
+	}
+}
+
+// lookup returns the value and whether it is usable; a missing required
+// field is recorded.
+func (d *extDecoder) lookup(key string, required bool) (string, bool) {
+	v, ok := d.ext[key]
+	if !ok && required {
+		d.fail(key, "", ErrMissingField, "")
+	}
+	return v, ok
+}
+
+// str reads a string; required means the key must exist.
+func (d *extDecoder) str(key string, required bool) string {
+	v, _ := d.lookup(key, required)
+	return v
+}
+
+func (d *extDecoder) int64(key string, required bool, def int64) int64 {
+	v, ok := d.lookup(key, required)
+	if !ok || (v == "" && !required) {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		d.fail(key, v, ErrInvalidField, "integer")
+		return def
+	}
+	return n
+}
+
+func (d *extDecoder) int32(key string, required bool, def int32) int32 {
+	v, ok := d.lookup(key, required)
+	if !ok || (v == "" && !required) {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		d.fail(key, v, ErrInvalidField, "integer")
+		return def
+	}
+	return int32(n)
+}
+
+// bool reads a boolean the Java way: only "true", in any case, is true.
+func (d *extDecoder) bool(key string, required bool) bool {
+	v, _ := d.lookup(key, required)
+	return parseJavaBool(v)
+}
+
+func parseJavaBool(v string) bool {
+	return len(v) == 4 && (v[0]|0x20) == 't' && (v[1]|0x20) == 'r' && (v[2]|0x20) == 'u' && (v[3]|0x20) == 'e'
+}
+
+// extEncoder builds an extFields map.
+type extEncoder map[string]string
+
+func (e extEncoder) str(key, v string)         { e[key] = v }
+func (e extEncoder) int64(key string, v int64) { e[key] = strconv.FormatInt(v, 10) }
+func (e extEncoder) int32(key string, v int32) { e[key] = strconv.FormatInt(int64(v), 10) }
+func (e extEncoder) bool(key string, v bool)   { e[key] = strconv.FormatBool(v) }
+
+// optStr sets key only when v is not empty.
+func (e extEncoder) optStr(key, v string) {
+	if v != "" {
+		e[key] = v
+	}
+}

@@ -1,0 +1,154 @@
+package protocol
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrBadMessageID is returned (wrapped) for an offsetMsgId that does not parse.
+var ErrBadMessageID = errors.New("protocol: bad message id")
+
+// OffsetMsgID encodes a store host and a commit-log offset as RocketMQ's
+// offsetMsgId: uppercase hex of IP (4 or 16 bytes), port (int32) and offset
+// (int64); 32 characters for IPv4, 56 for IPv6.
+func OffsetMsgID(storeHost netip.AddrPort, physOffset int64) string {
+	b := make([]byte, 0, 28)
+	b = appendHost(b, storeHost)
+	b = binary.BigEndian.AppendUint64(b, uint64(physOffset))
+	return strings.ToUpper(hex.EncodeToString(b))
+}
+
+// ParseOffsetMsgID reverses OffsetMsgID.
+func ParseOffsetMsgID(id string) (netip.AddrPort, int64, error) {
+	var ipLen int
+	switch len(id) {
+	case 32:
+		ipLen = 4
+	case 56:
+		ipLen = 16
+	default:
+		return netip.AddrPort{}, 0, fmt.Errorf("%w: %q has %d characters, want 32 or 56", ErrBadMessageID, id, len(id))
+	}
+	raw, err := hex.DecodeString(id)
+	if err != nil {
+		return netip.AddrPort{}, 0, fmt.Errorf("%w: %q: %v", ErrBadMessageID, id, err)
+	}
+	addr, _ := netip.AddrFromSlice(raw[:ipLen])
+	port := int32(binary.BigEndian.Uint32(raw[ipLen:]))
+	if port < 0 || port > 65535 {
+		return netip.AddrPort{}, 0, fmt.Errorf("%w: %q: port %d", ErrBadMessageID, id, port)
+	}
+	off := int64(binary.BigEndian.Uint64(raw[ipLen+4:]))
+	return netip.AddrPortFrom(addr, uint16(port)), off, nil
+}
+
+// uniqIDGen makes client message ids in the layout of Java's
+// MessageClientIDSetter: a 20-hex-digit uppercase prefix of IPv4 (4 bytes),
+// pid (int16) and a class-loader id (int32), then 12 hex digits of
+// milliseconds since the start of the month (int32) and a counter (int16).
+type uniqIDGen struct {
+	mu         sync.Mutex
+	prefix     string
+	monthStart time.Time
+	nextMonth  time.Time
+	counter    uint16
+}
+
+var uniqIDs = newUniqIDGen(randomIPv4())
+
+func randomIPv4() [4]byte {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return b
+}
+
+func newUniqIDGen(ip [4]byte) *uniqIDGen {
+	b := make([]byte, 0, 10)
+	b = append(b, ip[:]...)
+	b = binary.BigEndian.AppendUint16(b, uint16(os.Getpid()))
+	b = binary.BigEndian.AppendUint32(b, 0) // class-loader id: 0, as the Go client
+	return &uniqIDGen{prefix: strings.ToUpper(hex.EncodeToString(b))}
+}
+
+// SetUniqIDHost sets the IPv4 address NewUniqID embeds. Until it is called a
+// random address is used (the Go client falls back to a fake IP too), which
+// keeps ids unique but hides the host.
+func SetUniqIDHost(ip netip.Addr) {
+	if !ip.Unmap().Is4() {
+		return
+	}
+	g := newUniqIDGen(ip.Unmap().As4())
+	uniqIDs.mu.Lock()
+	uniqIDs.prefix = g.prefix
+	uniqIDs.mu.Unlock()
+}
+
+// NewUniqID returns a fresh client message id (the UNIQ_KEY property).
+func NewUniqID() string { return uniqIDs.next(time.Now()) }
+
+func (g *uniqIDGen) next(now time.Time) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !now.Before(g.nextMonth) || now.Before(g.monthStart) {
+		y, mo, _ := now.Date()
+		g.monthStart = time.Date(y, mo, 1, 0, 0, 0, 0, now.Location())
+		g.nextMonth = g.monthStart.AddDate(0, 1, 0)
+	}
+	g.counter++
+	var tail [6]byte
+	binary.BigEndian.PutUint32(tail[:], uint32(now.Sub(g.monthStart).Milliseconds()))
+	binary.BigEndian.PutUint16(tail[4:], g.counter)
+	return g.prefix + hex.EncodeToString(tail[:])
+}
+
+// ErrDecompress is returned (wrapped) by Decompress for bad or oversized input.
+var ErrDecompress = errors.New("protocol: decompress")
+
+// Compress zlib-compresses b at the given level (the Go client uses 5).
+func Compress(b []byte, level int) ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := zlib.NewWriterLevel(&buf, level)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: compress: %w", err)
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, fmt.Errorf("protocol: compress: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("protocol: compress: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decompress inflates a zlib stream, failing if the output would exceed max
+// bytes (max <= 0 means no limit).
+func Decompress(b []byte, max int) ([]byte, error) {
+	r, err := zlib.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDecompress, err)
+	}
+	defer r.Close()
+	var src io.Reader = r
+	if max > 0 {
+		src = io.LimitReader(r, int64(max)+1)
+	}
+	out, err := io.ReadAll(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDecompress, err)
+	}
+	if max > 0 && len(out) > max {
+		return nil, fmt.Errorf("%w: output exceeds %d bytes", ErrDecompress, max)
+	}
+	return out, nil
+}

@@ -1,0 +1,139 @@
+package protocol
+
+import "encoding/json"
+
+// Permission bits of a topic or queue (RocketMQ PermName). Normal topics use
+// PermRead|PermWrite (6); the auto-create template TBW102 adds PermInherit (7).
+const (
+	PermPriority = 8
+	PermRead     = 4
+	PermWrite    = 2
+	PermInherit  = 1
+)
+
+// IsReadable reports whether perm allows consuming.
+func IsReadable(perm int) bool { return perm&PermRead != 0 }
+
+// IsWriteable reports whether perm allows producing.
+func IsWriteable(perm int) bool { return perm&PermWrite != 0 }
+
+// IsInherited reports whether perm lets new topics be created from this one.
+func IsInherited(perm int) bool { return perm&PermInherit != 0 }
+
+// PermString renders perm as RocketMQ's tools do: "RWX" with "-" for a
+// missing bit (X standing for inherit).
+func PermString(perm int) string {
+	b := []byte("---")
+	if IsReadable(perm) {
+		b[0] = 'R'
+	}
+	if IsWriteable(perm) {
+		b[1] = 'W'
+	}
+	if IsInherited(perm) {
+		b[2] = 'X'
+	}
+	return string(b)
+}
+
+// Topic filter types (RocketMQ TopicFilterType).
+const (
+	TopicFilterSingleTag = "SINGLE_TAG"
+	TopicFilterMultiTag  = "MULTI_TAG"
+)
+
+// TopicConfig is a broker's definition of one topic, as it travels in
+// REGISTER_BROKER bodies (RocketMQ TopicConfig).
+type TopicConfig struct {
+	TopicName       string            `json:"topicName"`
+	ReadQueueNums   int               `json:"readQueueNums"`
+	WriteQueueNums  int               `json:"writeQueueNums"`
+	Perm            int               `json:"perm"`
+	TopicFilterType string            `json:"topicFilterType,omitempty"`
+	TopicSysFlag    int               `json:"topicSysFlag"`
+	Order           bool              `json:"order"`
+	Attributes      map[string]string `json:"attributes,omitempty"`
+}
+
+// NewTopicConfig returns the default configuration RocketMQ gives a topic:
+// 16 read and write queues, perm RW, single-tag filtering.
+func NewTopicConfig(name string) TopicConfig {
+	return TopicConfig{
+		TopicName:       name,
+		ReadQueueNums:   16,
+		WriteQueueNums:  16,
+		Perm:            PermRead | PermWrite,
+		TopicFilterType: TopicFilterSingleTag,
+	}
+}
+
+// DataVersion versions a broker's topic table; the name server re-reads the
+// table only when the version changes (RocketMQ DataVersion). Equality is
+// on all three fields, as in Java.
+type DataVersion struct {
+	Timestamp    int64 `json:"timestamp"`
+	Counter      int64 `json:"counter"`
+	StateVersion int64 `json:"stateVersion"`
+}
+
+// Next returns the version after v, stamped with the time nowMillis.
+func (v DataVersion) Next(nowMillis int64) DataVersion {
+	return DataVersion{Timestamp: nowMillis, Counter: v.Counter + 1, StateVersion: v.StateVersion}
+}
+
+// TopicConfigSerializeWrapper is a broker's whole topic table with its
+// version (RocketMQ TopicConfigSerializeWrapper).
+type TopicConfigSerializeWrapper struct {
+	TopicConfigTable map[string]TopicConfig `json:"topicConfigTable"`
+	DataVersion      DataVersion            `json:"dataVersion"`
+}
+
+// MarshalJSON writes an empty table as {} rather than null.
+func (w TopicConfigSerializeWrapper) MarshalJSON() ([]byte, error) {
+	type plain TopicConfigSerializeWrapper
+	p := plain(w)
+	if p.TopicConfigTable == nil {
+		p.TopicConfigTable = map[string]TopicConfig{}
+	}
+	return json.Marshal(p)
+}
+
+// TopicList is the body of GET_ALL_TOPIC_LIST_FROM_NAMESERVER and friends
+// (RocketMQ TopicList).
+type TopicList struct {
+	TopicList  []string `json:"topicList"`
+	BrokerAddr string   `json:"brokerAddr,omitempty"`
+}
+
+// MarshalJSON writes an empty list as [] rather than null.
+func (l TopicList) MarshalJSON() ([]byte, error) {
+	type plain TopicList
+	p := plain(l)
+	if p.TopicList == nil {
+		p.TopicList = []string{}
+	}
+	return json.Marshal(p)
+}
+
+// DeleteTopicFromNamesrvRequestHeader is the ext of DELETE_TOPIC_IN_NAMESRV.
+// ClusterName, when set, limits the deletion to that cluster's brokers
+// (RocketMQ 5).
+type DeleteTopicFromNamesrvRequestHeader struct {
+	Topic       string
+	ClusterName string
+}
+
+// Decode reads the header from ext; topic is required.
+func (h *DeleteTopicFromNamesrvRequestHeader) Decode(ext map[string]string) error {
+	d := newExtDecoder("DELETE_TOPIC_IN_NAMESRV", ext)
+	h.Topic = d.str("topic", true)
+	h.ClusterName = d.str("clusterName", false)
+	return d.err
+}
+
+// Encode returns the header as extFields.
+func (h DeleteTopicFromNamesrvRequestHeader) Encode() map[string]string {
+	e := extEncoder{"topic": h.Topic}
+	e.optStr("clusterName", h.ClusterName)
+	return e
+}
