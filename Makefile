@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= bin
 FUZZTIME ?= 10s
 
-.PHONY: test vet unit fuzz bench build static images compose-up compose-down namesrv
+.PHONY: test vet unit fuzz bench build static images compose-up compose-down dev
 
 ## test: what CI runs — vet, race-enabled tests, then a short run of every fuzz target.
 test:
@@ -32,14 +32,16 @@ static:
 	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/static/ ./cmd/...
 
 ## images: static binaries, then images built FROM scratch (no registry needed)
-images: static
-	docker build -q -f deploy/Dockerfile.namesrv -t runnel/namesrv:dev $(BIN)/static
+images:
+	./scripts/compose.sh images
 
-compose-up: images
-	docker compose up -d --wait
+## compose-up: the dev cluster under docker compose, waiting until healthy
+compose-up:
+	./scripts/compose.sh up
 
 compose-down:
-	docker compose down -v
+	./scripts/compose.sh down
 
-namesrv:
-	$(GO) run ./cmd/namesrv
+## dev: name server and broker in one process
+dev:
+	$(GO) run ./cmd/runnel dev

@@ -52,22 +52,22 @@ const (
 
 // Message sysFlag bits (RocketMQ MessageSysFlag).
 const (
-	SysFlagCompressed       int32 = 0x1
-	SysFlagMultiTags        int32 = 0x2
-	SysFlagTransactionMask  int32 = 0xC
-	SysFlagTransactionNot   int32 = 0x0
-	SysFlagTransactionPrep  int32 = 0x4
-	SysFlagTransactionComm  int32 = 0x8
-	SysFlagTransactionRoll  int32 = 0xC
-	SysFlagBornHostV6       int32 = 0x10
-	SysFlagStoreHostV6      int32 = 0x20
-	SysFlagNeedUnwrap       int32 = 0x40
-	SysFlagInnerBatch       int32 = 0x80
-	SysFlagCompressionMask  int32 = 0x700
-	SysFlagCompressionLZ4   int32 = 0x100
-	SysFlagCompressionZSTD  int32 = 0x200
-	SysFlagCompressionZLIB  int32 = 0x300
-	sysFlagHostFamilyBits         = SysFlagBornHostV6 | SysFlagStoreHostV6
+	SysFlagCompressed      int32 = 0x1
+	SysFlagMultiTags       int32 = 0x2
+	SysFlagTransactionMask int32 = 0xC
+	SysFlagTransactionNot  int32 = 0x0
+	SysFlagTransactionPrep int32 = 0x4
+	SysFlagTransactionComm int32 = 0x8
+	SysFlagTransactionRoll int32 = 0xC
+	SysFlagBornHostV6      int32 = 0x10
+	SysFlagStoreHostV6     int32 = 0x20
+	SysFlagNeedUnwrap      int32 = 0x40
+	SysFlagInnerBatch      int32 = 0x80
+	SysFlagCompressionMask int32 = 0x700
+	SysFlagCompressionLZ4  int32 = 0x100
+	SysFlagCompressionZSTD int32 = 0x200
+	SysFlagCompressionZLIB int32 = 0x300
+	sysFlagHostFamilyBits        = SysFlagBornHostV6 | SysFlagStoreHostV6
 )
 
 // Message is what a producer sends: a topic, a user flag, properties and a

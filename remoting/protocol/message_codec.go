@@ -147,6 +147,31 @@ func PatchStoreTimestamp(rec []byte, ts int64) {
 	binary.BigEndian.PutUint64(rec[StoreTimestampPos(sysFlag):], uint64(ts))
 }
 
+// StoredTopic returns the topic bytes of an encoded record without decoding
+// the rest; ok is false if the record is too short to hold them.
+func StoredTopic(rec []byte) (topic []byte, ok bool) {
+	if len(rec) < StoredSysFlagPos+4 {
+		return nil, false
+	}
+	sysFlag := int32(binary.BigEndian.Uint32(rec[StoredSysFlagPos:]))
+	pos := StoreTimestampPos(sysFlag) + 8 + 8 + 4 + 8 // storeTimestamp, storeHost (v4), reconsumeTimes, preparedTxOffset
+	if sysFlag&SysFlagStoreHostV6 != 0 {
+		pos += 12
+	}
+	if pos+4 > len(rec) {
+		return nil, false
+	}
+	pos += 4 + int(binary.BigEndian.Uint32(rec[pos:]))
+	if pos < 0 || pos+1 > len(rec) {
+		return nil, false
+	}
+	n := int(rec[pos])
+	if pos+1+n > len(rec) {
+		return nil, false
+	}
+	return rec[pos+1 : pos+1+n], true
+}
+
 // StoredRecordSize reads the totalSize of the record at the start of b and
 // checks it against the bytes present and the fixed minimum.
 func StoredRecordSize(b []byte) (int, error) {

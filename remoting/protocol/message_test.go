@@ -31,8 +31,8 @@ func sampleMessages(t testing.TB) []*MessageExt {
 			ReconsumeTimes: 2, PreparedTransactionOffset: 9, SysFlag: SysFlagTransactionPrep,
 		},
 		{ // IPv6 born host, IPv4 store host, no properties, empty body
-			Message:  Message{Topic: "%RETRY%group", Body: nil},
-			QueueID:  0, QueueOffset: 0, CommitLogOffset: 1 << 40,
+			Message: Message{Topic: "%RETRY%group", Body: nil},
+			QueueID: 0, QueueOffset: 0, CommitLogOffset: 1 << 40,
 			BornHost: netip.MustParseAddrPort("[2001:db8::1]:1234"), StoreHost: netip.MustParseAddrPort("192.168.0.9:10911"),
 		},
 		{ // IPv6 store host, compressed body
@@ -270,7 +270,7 @@ func TestTagsCode(t *testing.T) {
 		"":     0,
 		"TagA": 2598919, // seen on the wire (fact sheet section 7)
 		"a":    97,
-		"é":    233,            // one UTF-16 unit
+		"é":    233,              // one UTF-16 unit
 		"😀":    55357*31 + 56832, // surrogate pair, as Java hashes it
 	}
 	for in, want := range cases {

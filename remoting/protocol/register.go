@@ -206,3 +206,52 @@ func DecodeRegisterBrokerBody(body []byte, compressed bool) (*RegisterBrokerBody
 	}
 	return b, nil
 }
+
+// QueryDataVersionRequestHeader is the ext of QUERY_DATA_VERSION, which a
+// Java broker sends (with its DataVersion as JSON body) to ask whether it
+// needs to register again.
+type QueryDataVersionRequestHeader struct {
+	BrokerName  string
+	BrokerAddr  string
+	ClusterName string
+	BrokerID    int64
+}
+
+// Decode reads the header from ext; all four fields are required.
+func (h *QueryDataVersionRequestHeader) Decode(ext map[string]string) error {
+	d := newExtDecoder("QUERY_DATA_VERSION", ext)
+	h.BrokerName = d.str("brokerName", true)
+	h.BrokerAddr = d.str("brokerAddr", true)
+	h.ClusterName = d.str("clusterName", true)
+	h.BrokerID = d.int64("brokerId", true, 0)
+	return d.err
+}
+
+// Encode returns the header as extFields.
+func (h QueryDataVersionRequestHeader) Encode() map[string]string {
+	e := extEncoder{}
+	e.str("brokerName", h.BrokerName)
+	e.str("brokerAddr", h.BrokerAddr)
+	e.str("clusterName", h.ClusterName)
+	e.int64("brokerId", h.BrokerID)
+	return e
+}
+
+// QueryDataVersionResponseHeader is the ext of a QUERY_DATA_VERSION
+// response: whether the name server's copy differs from the broker's.
+type QueryDataVersionResponseHeader struct {
+	Changed bool
+}
+
+// Decode reads the header from ext.
+func (h *QueryDataVersionResponseHeader) Decode(ext map[string]string) error {
+	h.Changed = parseJavaBool(ext["changed"])
+	return nil
+}
+
+// Encode returns the header as extFields.
+func (h QueryDataVersionResponseHeader) Encode() map[string]string {
+	e := extEncoder{}
+	e.bool("changed", h.Changed)
+	return e
+}

@@ -198,3 +198,27 @@ func TestRegisterBrokerBodyEncodeRoundTrip(t *testing.T) {
 		t.Fatalf("round trip %+v", got)
 	}
 }
+
+func TestQueryDataVersionHeaders(t *testing.T) {
+	h := QueryDataVersionRequestHeader{BrokerName: "b", BrokerAddr: "a:1", ClusterName: "c", BrokerID: 0}
+	var back QueryDataVersionRequestHeader
+	if err := back.Decode(h.Encode()); err != nil || back != h {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	if err := back.Decode(map[string]string{"brokerName": "b"}); !errors.Is(err, ErrMissingField) {
+		t.Fatalf("missing fields: %v", err)
+	}
+	for _, changed := range []bool{true, false} {
+		var r QueryDataVersionResponseHeader
+		if err := r.Decode(QueryDataVersionResponseHeader{Changed: changed}.Encode()); err != nil || r.Changed != changed {
+			t.Fatalf("response %v: %+v %v", changed, r, err)
+		}
+	}
+	var g GetTopicsByClusterRequestHeader
+	if err := g.Decode(GetTopicsByClusterRequestHeader{Cluster: "c"}.Encode()); err != nil || g.Cluster != "c" {
+		t.Fatalf("topics by cluster: %+v %v", g, err)
+	}
+	if err := g.Decode(nil); !errors.Is(err, ErrMissingField) {
+		t.Fatalf("topics by cluster without cluster: %v", err)
+	}
+}

@@ -137,3 +137,20 @@ func (h DeleteTopicFromNamesrvRequestHeader) Encode() map[string]string {
 	e.optStr("clusterName", h.ClusterName)
 	return e
 }
+
+// GetTopicsByClusterRequestHeader is the ext of GET_TOPICS_BY_CLUSTER.
+type GetTopicsByClusterRequestHeader struct {
+	Cluster string
+}
+
+// Decode reads the header from ext; cluster is required.
+func (h *GetTopicsByClusterRequestHeader) Decode(ext map[string]string) error {
+	d := newExtDecoder("GET_TOPICS_BY_CLUSTER", ext)
+	h.Cluster = d.str("cluster", true)
+	return d.err
+}
+
+// Encode returns the header as extFields.
+func (h GetTopicsByClusterRequestHeader) Encode() map[string]string {
+	return extEncoder{"cluster": h.Cluster}
+}

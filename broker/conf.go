@@ -1,0 +1,142 @@
+package broker
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runnelmq/runnel/store"
+)
+
+// ApplyProperties reads a RocketMQ broker.conf (Java properties: key=value
+// or key: value lines, # and ! comments) and sets the fields whose keys
+// mean the same here:
+//
+//	namesrvAddr            NamesrvAddrs (";"-separated)
+//	listenPort             ListenAddr's port (":<port>", host kept if set)
+//	brokerIP1              AdvertiseAddr's host (with the listen port)
+//	brokerName             BrokerName
+//	brokerClusterName      ClusterName
+//	brokerId               BrokerID
+//	storePathRootDir       StoreDir
+//	flushDiskType          FlushMode (ASYNC_FLUSH or SYNC_FLUSH)
+//	autoCreateTopicEnable  AutoCreateTopicEnable
+//	fileReservedTime       FileReservedTime (hours)
+//	defaultTopicQueueNums  DefaultTopicQueueNums
+//	maxMessageSize         MaxMessageSize (bytes)
+//
+// It returns the keys it does not know, which callers report and ignore
+// (RocketMQ has hundreds). A malformed value is an error naming its line.
+func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
+	sc := bufio.NewScanner(r)
+	var ip1, port string
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			return ignored, fmt.Errorf("%w: line %d: %q is not key=value", ErrBadConfig, n, line)
+		}
+		key, val := strings.TrimSpace(line[:i]), strings.TrimSpace(line[i+1:])
+		bad := func(err error) error {
+			return fmt.Errorf("%w: line %d: %s=%q: %v", ErrBadConfig, n, key, val, err)
+		}
+		switch key {
+		case "namesrvAddr":
+			c.NamesrvAddrs = splitAddrs(val)
+		case "listenPort":
+			if _, err := strconv.ParseUint(val, 10, 16); err != nil {
+				return ignored, bad(err)
+			}
+			port = val
+		case "brokerIP1":
+			ip1 = val
+		case "brokerName":
+			c.BrokerName = val
+		case "brokerClusterName":
+			c.ClusterName = val
+		case "brokerId":
+			v, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			c.BrokerID = v
+		case "storePathRootDir":
+			c.StoreDir = val
+		case "flushDiskType":
+			m, err := store.ParseFlushMode(val)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			c.FlushMode = m
+		case "autoCreateTopicEnable":
+			v, err := strconv.ParseBool(val)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			c.AutoCreateTopicEnable = v
+		case "fileReservedTime":
+			v, err := strconv.Atoi(val)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			c.FileReservedTime = time.Duration(v) * time.Hour
+		case "defaultTopicQueueNums":
+			v, err := strconv.Atoi(val)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			c.DefaultTopicQueueNums = v
+		case "maxMessageSize":
+			v, err := strconv.Atoi(val)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			c.MaxMessageSize = v
+		default:
+			ignored = append(ignored, key)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return ignored, fmt.Errorf("broker: read properties: %w", err)
+	}
+	if port != "" {
+		host, _, err := net.SplitHostPort(c.ListenAddr)
+		if err != nil {
+			host = ""
+		}
+		c.ListenAddr = net.JoinHostPort(host, port)
+	}
+	if ip1 != "" {
+		p := port
+		if p == "" {
+			if _, lp, err := net.SplitHostPort(c.ListenAddr); err == nil {
+				p = lp
+			}
+		}
+		c.AdvertiseAddr = net.JoinHostPort(ip1, p)
+	}
+	return ignored, nil
+}
+
+// splitAddrs splits RocketMQ's ";"-separated name server list (commas
+// are accepted too), dropping blanks.
+func splitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' }) {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// SplitNamesrvAddrs parses a name server list as NAMESRV_ADDR and
+// namesrvAddr give it ("a:9876;b:9876").
+func SplitNamesrvAddrs(s string) []string { return splitAddrs(s) }

@@ -1,0 +1,274 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/store"
+)
+
+// ErrBadConfig is wrapped by configuration errors; the message names the
+// bad field.
+var ErrBadConfig = errors.New("broker: bad config")
+
+// Config configures a Broker. Start from DefaultConfig; the RocketMQ key a
+// field corresponds to is given where one exists.
+type Config struct {
+	// ListenAddr is the address to serve clients on (listenPort). Default
+	// ":10911".
+	ListenAddr string
+	// AdvertiseAddr is the ip:port the broker tells name servers and writes
+	// into stored messages as their store host (brokerIP1 + listenPort).
+	// Clients connect to it, so it must be reachable. Default "": the
+	// address the server actually listens on, with an unspecified host
+	// (":10911", "0.0.0.0:10911") replaced by the first non-loopback IPv4
+	// address of this machine, or 127.0.0.1 when it has none. A host name is
+	// resolved once, at New.
+	AdvertiseAddr string
+	// NamesrvAddrs are the name servers to register with (namesrvAddr).
+	// Default none: the broker serves but no client can find it.
+	NamesrvAddrs []string
+	// BrokerName (brokerName). Default "broker-a".
+	BrokerName string
+	// ClusterName (brokerClusterName). Default "DefaultCluster".
+	ClusterName string
+	// BrokerID (brokerId): 0 is the master. Default 0.
+	BrokerID int64
+	// StoreDir is the message store's directory (storePathRootDir).
+	// Required.
+	StoreDir string
+	// FlushMode (flushDiskType). Default store.AsyncFlush.
+	FlushMode store.FlushMode
+	// AutoCreateTopicEnable (autoCreateTopicEnable) lets producers create
+	// topics by sending to them, through the TBW102 template topic the
+	// broker then owns. Default true.
+	AutoCreateTopicEnable bool
+	// DefaultTopicQueueNums (defaultTopicQueueNums) is the queue count of
+	// TBW102 and so the most an auto-created topic gets. Default 4.
+	DefaultTopicQueueNums int
+	// FileReservedTime (fileReservedTime, hours there) is how long messages
+	// are kept. Default 72 h.
+	FileReservedTime time.Duration
+	// MaxMessageSize (maxMessageSize) caps a message body. Default 4 MiB.
+	MaxMessageSize int
+	// RegisterInterval (registerNameServerPeriod) is how often the broker
+	// registers with every name server. Default 30 s.
+	RegisterInterval time.Duration
+	// OffsetPersistInterval (flushConsumerOffsetInterval) is how often
+	// changed consumer offsets are written to the store. Default 5 s.
+	OffsetPersistInterval time.Duration
+	// ChannelExpiry (channelExpiredTimeout) drops a client with no heartbeat
+	// for this long. Default 120 s. Expiry is scanned every 10 s.
+	ChannelExpiry time.Duration
+	// MaxSuspend caps how long a pull is held (long polling) whatever the
+	// client asks; the official clients wait 30 s for the answer and ask for
+	// 20 s. A pull asking for 0 is held this long. Default 25 s.
+	MaxSuspend time.Duration
+	// Transport is the remoting transport, "netpoll" (default) or "std".
+	Transport string
+	// Now is the clock of everything that expires (client channels, locks,
+	// held pulls, store timestamps). Default time.Now.
+	Now func() time.Time
+	// Logger receives the broker's logs. Default slog.Default().
+	Logger *slog.Logger
+	// StoreOptions, if set, adjusts the store options the broker derives
+	// from this config (tests use it for a smaller cache).
+	StoreOptions func(*store.Options)
+}
+
+// DefaultConfig returns the defaults for every field (StoreDir is left
+// empty and must be set).
+func DefaultConfig() Config {
+	return Config{
+		ListenAddr:            ":10911",
+		BrokerName:            "broker-a",
+		ClusterName:           "DefaultCluster",
+		FlushMode:             store.AsyncFlush,
+		AutoCreateTopicEnable: true,
+		DefaultTopicQueueNums: 4,
+		FileReservedTime:      72 * time.Hour,
+		MaxMessageSize:        4 << 20,
+		RegisterInterval:      30 * time.Second,
+		OffsetPersistInterval: 5 * time.Second,
+		ChannelExpiry:         120 * time.Second,
+		MaxSuspend:            25 * time.Second,
+		Transport:             remoting.TransportNetpoll,
+		Now:                   time.Now,
+		Logger:                slog.Default(),
+	}
+}
+
+// ensureDefaults fills zero fields that have no meaningful zero value.
+// AutoCreateTopicEnable and BrokerID are taken as given.
+func (c *Config) ensureDefaults() {
+	d := DefaultConfig()
+	if c.ListenAddr == "" {
+		c.ListenAddr = d.ListenAddr
+	}
+	if c.BrokerName == "" {
+		c.BrokerName = d.BrokerName
+	}
+	if c.ClusterName == "" {
+		c.ClusterName = d.ClusterName
+	}
+	if c.DefaultTopicQueueNums == 0 {
+		c.DefaultTopicQueueNums = d.DefaultTopicQueueNums
+	}
+	if c.FileReservedTime == 0 {
+		c.FileReservedTime = d.FileReservedTime
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = d.MaxMessageSize
+	}
+	if c.RegisterInterval == 0 {
+		c.RegisterInterval = d.RegisterInterval
+	}
+	if c.OffsetPersistInterval == 0 {
+		c.OffsetPersistInterval = d.OffsetPersistInterval
+	}
+	if c.ChannelExpiry == 0 {
+		c.ChannelExpiry = d.ChannelExpiry
+	}
+	if c.MaxSuspend == 0 {
+		c.MaxSuspend = d.MaxSuspend
+	}
+	if c.Transport == "" {
+		c.Transport = d.Transport
+	}
+	if c.Now == nil {
+		c.Now = d.Now
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+}
+
+// Validate reports the first bad field.
+func (c *Config) Validate() error {
+	switch {
+	case c.StoreDir == "":
+		return fmt.Errorf("%w: StoreDir is empty", ErrBadConfig)
+	case c.ListenAddr == "":
+		return fmt.Errorf("%w: ListenAddr is empty", ErrBadConfig)
+	case c.BrokerName == "" || !validName(c.BrokerName):
+		return fmt.Errorf("%w: BrokerName %q", ErrBadConfig, c.BrokerName)
+	case c.ClusterName == "" || !validName(c.ClusterName):
+		return fmt.Errorf("%w: ClusterName %q", ErrBadConfig, c.ClusterName)
+	case c.BrokerID < 0:
+		return fmt.Errorf("%w: BrokerID %d is negative", ErrBadConfig, c.BrokerID)
+	case c.DefaultTopicQueueNums <= 0 || c.DefaultTopicQueueNums > maxQueueNums:
+		return fmt.Errorf("%w: DefaultTopicQueueNums %d not in 1..%d", ErrBadConfig, c.DefaultTopicQueueNums, maxQueueNums)
+	case c.MaxMessageSize <= 0:
+		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadConfig, c.MaxMessageSize)
+	case c.RegisterInterval <= 0:
+		return fmt.Errorf("%w: RegisterInterval %v", ErrBadConfig, c.RegisterInterval)
+	case c.OffsetPersistInterval <= 0:
+		return fmt.Errorf("%w: OffsetPersistInterval %v", ErrBadConfig, c.OffsetPersistInterval)
+	case c.ChannelExpiry <= 0:
+		return fmt.Errorf("%w: ChannelExpiry %v", ErrBadConfig, c.ChannelExpiry)
+	case c.MaxSuspend <= 0:
+		return fmt.Errorf("%w: MaxSuspend %v", ErrBadConfig, c.MaxSuspend)
+	case c.FlushMode != store.AsyncFlush && c.FlushMode != store.SyncFlush:
+		return fmt.Errorf("%w: FlushMode %v", ErrBadConfig, c.FlushMode)
+	}
+	for _, a := range c.NamesrvAddrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("%w: NamesrvAddrs entry %q: %v", ErrBadConfig, a, err)
+		}
+	}
+	if c.AdvertiseAddr != "" {
+		if _, _, err := net.SplitHostPort(c.AdvertiseAddr); err != nil {
+			return fmt.Errorf("%w: AdvertiseAddr %q: %v", ErrBadConfig, c.AdvertiseAddr, err)
+		}
+	}
+	return nil
+}
+
+// validName accepts RocketMQ's broker and cluster name characters.
+func validName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.' || ch == '%' || ch == '|') {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveAdvertise returns the address to advertise, given the configured
+// one (possibly empty) and the address the server listens on.
+func resolveAdvertise(configured, listening string) (netip.AddrPort, error) {
+	addr := configured
+	if addr == "" {
+		addr = listening
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("broker: advertise address %q: %w", addr, err)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("broker: advertise address %q: bad port", addr)
+	}
+	if port == 0 {
+		// ":0" in the advertise address means "the port we listen on".
+		_, lp, err := net.SplitHostPort(listening)
+		if err == nil {
+			port, _ = strconv.ParseUint(lp, 10, 16)
+		}
+	}
+	var ip netip.Addr
+	switch {
+	case host == "" || host == "0.0.0.0" || host == "::":
+		ip = firstNonLoopbackIPv4()
+	default:
+		if a, err := netip.ParseAddr(host); err == nil {
+			ip = a.Unmap()
+			if ip.IsUnspecified() {
+				ip = firstNonLoopbackIPv4()
+			}
+		} else {
+			ips, err := net.LookupIP(host)
+			if err != nil || len(ips) == 0 {
+				return netip.AddrPort{}, fmt.Errorf("broker: advertise host %q does not resolve: %v", host, err)
+			}
+			a, _ := netip.AddrFromSlice(ips[0])
+			ip = a.Unmap()
+		}
+	}
+	return netip.AddrPortFrom(ip, uint16(port)), nil
+}
+
+// firstNonLoopbackIPv4 returns this machine's first up, non-loopback IPv4
+// address, or 127.0.0.1.
+func firstNonLoopbackIPv4() netip.Addr {
+	ifaces, err := net.Interfaces()
+	if err == nil {
+		for _, ifc := range ifaces {
+			if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+				continue
+			}
+			addrs, err := ifc.Addrs()
+			if err != nil {
+				continue
+			}
+			for _, a := range addrs {
+				if pn, ok := a.(*net.IPNet); ok {
+					if ip, ok := netip.AddrFromSlice(pn.IP); ok {
+						ip = ip.Unmap()
+						if ip.Is4() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
+							return ip
+						}
+					}
+				}
+			}
+		}
+	}
+	return netip.AddrFrom4([4]byte{127, 0, 0, 1})
+}

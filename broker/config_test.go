@@ -1,0 +1,91 @@
+package broker
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/store"
+)
+
+func TestConfigValidate(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"no store dir":  func(c *Config) { c.StoreDir = "" },
+		"bad name":      func(c *Config) { c.BrokerName = "a b" },
+		"queue nums":    func(c *Config) { c.DefaultTopicQueueNums = 5000 },
+		"namesrv":       func(c *Config) { c.NamesrvAddrs = []string{"nope"} },
+		"advertise":     func(c *Config) { c.AdvertiseAddr = "1.2.3.4" },
+		"negative id":   func(c *Config) { c.BrokerID = -1 },
+		"max msg size":  func(c *Config) { c.MaxMessageSize = -1 },
+		"register ival": func(c *Config) { c.RegisterInterval = -time.Second },
+	} {
+		cfg := DefaultConfig()
+		cfg.StoreDir = "/tmp/x"
+		mod(&cfg)
+		if err := cfg.Validate(); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: %v, want ErrBadConfig", name, err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.StoreDir = "/tmp/x"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplyProperties(t *testing.T) {
+	conf := `# a RocketMQ broker.conf
+brokerClusterName = Prod
+brokerName=broker-z
+brokerId=0
+namesrvAddr=10.0.0.1:9876;10.0.0.2:9876
+listenPort=20911
+brokerIP1=192.0.2.7
+storePathRootDir=/data/rmq
+flushDiskType=SYNC_FLUSH
+autoCreateTopicEnable=false
+fileReservedTime=48
+defaultTopicQueueNums=8
+deleteWhen=04
+`
+	cfg := DefaultConfig()
+	ignored, err := cfg.ApplyProperties(strings.NewReader(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ignored, []string{"deleteWhen"}) {
+		t.Errorf("ignored %v", ignored)
+	}
+	want := DefaultConfig()
+	if cfg.ClusterName != "Prod" || cfg.BrokerName != "broker-z" || cfg.ListenAddr != ":20911" ||
+		cfg.AdvertiseAddr != "192.0.2.7:20911" || cfg.StoreDir != "/data/rmq" || cfg.FlushMode != store.SyncFlush ||
+		cfg.AutoCreateTopicEnable || cfg.FileReservedTime != 48*time.Hour || cfg.DefaultTopicQueueNums != 8 ||
+		!slices.Equal(cfg.NamesrvAddrs, []string{"10.0.0.1:9876", "10.0.0.2:9876"}) || want.ListenAddr != ":10911" {
+		t.Errorf("config %+v", cfg)
+	}
+	for _, bad := range []string{"listenPort=x", "brokerId=one", "flushDiskType=SOMETIMES", "autoCreateTopicEnable=maybe", "just a line"} {
+		c := DefaultConfig()
+		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%q: %v, want ErrBadConfig", bad, err)
+		}
+	}
+}
+
+func TestResolveAdvertise(t *testing.T) {
+	for _, tc := range []struct{ configured, listening, want string }{
+		{"", "127.0.0.1:4000", "127.0.0.1:4000"},
+		{"192.0.2.1:5000", "127.0.0.1:4000", "192.0.2.1:5000"},
+		{"192.0.2.1:0", "127.0.0.1:4000", "192.0.2.1:4000"},
+	} {
+		got, err := resolveAdvertise(tc.configured, tc.listening)
+		if err != nil || got.String() != tc.want {
+			t.Errorf("resolveAdvertise(%q, %q) = %v, %v; want %s", tc.configured, tc.listening, got, err, tc.want)
+		}
+	}
+	got, err := resolveAdvertise("", "[::]:4000")
+	if err != nil || !got.Addr().Is4() || got.Port() != 4000 {
+		t.Errorf("unspecified host: %v %v", got, err)
+	}
+}

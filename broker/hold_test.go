@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// TestManyHeldPullsAreCheap holds 10,000 pulls and checks they cost no
+// goroutine each and a bounded amount of memory, then wakes them all with
+// one message.
+func TestManyHeldPullsAreCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds 10,000 pulls")
+	}
+	b := startBroker(t, nil)
+	rc := newRawClient(t, b.Addr())
+	rc.createTopic("Many", 1)
+	const n = 10_000
+	h := pullHeader("g", "Many", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagSubscription)
+	h.Subscription = "*"
+	ext := h.Encode()
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	goroutines := runtime.NumGoroutine()
+
+	var answered, found atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for range n {
+		err := rc.cl.InvokeAsync(ctx, b.Addr(), protocol.NewRequest(protocol.ReqPullMessage, ext, nil), func(r *protocol.Command, err error) {
+			if err == nil && r.Code == protocol.RespSuccess {
+				found.Add(1)
+			}
+			answered.Add(1)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "all pulls held", func() bool { return b.holds.Len() == n })
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	perPull := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	extra := runtime.NumGoroutine() - goroutines
+	t.Logf("%d held pulls: %d bytes of heap each (client's pending calls included), %d extra goroutines", n, perPull, extra)
+	if extra > 100 {
+		t.Fatalf("%d extra goroutines for %d held pulls", extra, n)
+	}
+	if perPull > 16<<10 {
+		t.Fatalf("%d bytes per held pull", perPull)
+	}
+	if answered.Load() != 0 {
+		t.Fatalf("%d answered before any message", answered.Load())
+	}
+
+	expect(t, rc.send("Many", 0, "", "wake all"), protocol.RespSuccess, "")
+	waitFor(t, "every pull answered", func() bool { return answered.Load() == n })
+	if found.Load() != n {
+		t.Fatalf("%d of %d woken pulls returned the message", found.Load(), n)
+	}
+}

@@ -1,0 +1,198 @@
+package broker
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// netpoll starts its pollers once per process and never stops them.
+		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
+	)
+}
+
+func testLogger() *slog.Logger {
+	if os.Getenv("RUNNEL_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// fakeClock is a settable clock for expiry tests.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func testConfig(t testing.TB, dir string) Config {
+	cfg := DefaultConfig()
+	cfg.ListenAddr = "127.0.0.1:0"
+	cfg.StoreDir = dir
+	cfg.Logger = testLogger()
+	cfg.StoreOptions = func(o *store.Options) {
+		o.CacheSize = 8 << 20
+		o.MemTableSize = 4 << 20
+	}
+	return cfg
+}
+
+// startBroker starts a broker without name servers; mod adjusts its config.
+func startBroker(t testing.TB, mod func(*Config)) *Broker {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir())
+	if mod != nil {
+		mod(&cfg)
+	}
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// rawClient is a remoting client to one broker that records the
+// broker-initiated requests it receives (notifications).
+type rawClient struct {
+	t    testing.TB
+	cl   *remoting.Client
+	addr string
+
+	mu       sync.Mutex
+	notified []string // consumerGroup of each NOTIFY_CONSUMER_IDS_CHANGED
+}
+
+func newRawClient(t testing.TB, addr string) *rawClient {
+	t.Helper()
+	rc := &rawClient{t: t, addr: addr}
+	rc.cl = remoting.NewClient(remoting.ClientConfig{Logger: testLogger()})
+	rc.cl.Handle(protocol.ReqNotifyConsumerIDsChanged, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		rc.mu.Lock()
+		rc.notified = append(rc.notified, req.Ext("consumerGroup"))
+		rc.mu.Unlock()
+		return nil
+	})
+	t.Cleanup(func() { _ = rc.cl.Close() })
+	return rc
+}
+
+func (rc *rawClient) notifications() []string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]string(nil), rc.notified...)
+}
+
+// call sends a request and fails the test on a transport error.
+func (rc *rawClient) call(code int16, ext map[string]string, body []byte) *protocol.Command {
+	rc.t.Helper()
+	return rc.callTimeout(code, ext, body, 5*time.Second)
+}
+
+func (rc *rawClient) callTimeout(code int16, ext map[string]string, body []byte, d time.Duration) *protocol.Command {
+	rc.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	resp, err := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(code, ext, body))
+	if err != nil {
+		rc.t.Fatalf("call %s: %v", protocol.RequestCodeName(code), err)
+	}
+	return resp
+}
+
+// expect asserts a response's code and that its remark contains want.
+func expect(t testing.TB, resp *protocol.Command, code int16, remark string) {
+	t.Helper()
+	if resp.Code != code {
+		t.Fatalf("code %d (%s) remark %q, want %d (%s)", resp.Code, protocol.ResponseCodeName(resp.Code), resp.Remark, code, protocol.ResponseCodeName(code))
+	}
+	if !strings.Contains(resp.Remark, remark) {
+		t.Fatalf("remark %q, want it to contain %q", resp.Remark, remark)
+	}
+}
+
+// sendHeader returns a SEND_MESSAGE header for topic with queue q.
+func sendHeader(topic string, q int32, props map[string]string) protocol.SendMessageRequestHeader {
+	return protocol.SendMessageRequestHeader{
+		ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopicKey, DefaultTopicQueueNums: 4,
+		QueueID: q, BornTimestamp: time.Now().UnixMilli(), Properties: protocol.MarshalProperties(props),
+	}
+}
+
+func (rc *rawClient) send(topic string, q int32, tag string, body string) *protocol.Command {
+	rc.t.Helper()
+	props := map[string]string{}
+	if tag != "" {
+		props[protocol.PropertyTags] = tag
+	}
+	return rc.call(protocol.ReqSendMessage, sendHeader(topic, q, props).Encode(), []byte(body))
+}
+
+func (rc *rawClient) createTopic(topic string, queues int32) {
+	rc.t.Helper()
+	resp := rc.call(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
+		Topic: topic, DefaultTopic: "defaultTopic", ReadQueueNums: queues, WriteQueueNums: queues, Perm: 6,
+		TopicFilterType: protocol.TopicFilterSingleTag,
+	}.Encode(), nil)
+	expect(rc.t, resp, protocol.RespSuccess, "")
+}
+
+func (rc *rawClient) heartbeat(clientID, group string, subs ...protocol.SubscriptionData) *protocol.Command {
+	rc.t.Helper()
+	hb := protocol.HeartbeatData{ClientID: clientID, ConsumerDataSet: []protocol.ConsumerData{{
+		GroupName: group, ConsumeType: protocol.ConsumePassively, MessageModel: protocol.MessageModelClustering,
+		ConsumeFromWhere: protocol.ConsumeFromFirstOffset, SubscriptionDataSet: subs,
+	}}}
+	body, err := hb.Encode()
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+	return rc.call(protocol.ReqHeartBeat, nil, body)
+}
+
+func pullHeader(group, topic string, q int32, offset int64, max int32, sysFlag int32) protocol.PullMessageRequestHeader {
+	return protocol.PullMessageRequestHeader{
+		ConsumerGroup: group, Topic: topic, QueueID: q, QueueOffset: offset, MaxMsgNums: max,
+		SysFlag: sysFlag, CommitOffset: 0, SuspendTimeoutMillis: 20000, ExpressionType: protocol.ExpressionTypeTag,
+	}
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,124 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Admin runs administrative operations against one set of name servers and
+// the brokers they know. It is safe for concurrent use.
+type Admin struct {
+	cfg Config
+	rc  *remoting.Client
+}
+
+// New validates cfg and returns an Admin. It connects lazily: the first
+// operation dials.
+func New(cfg Config) (*Admin, error) {
+	if err := cfg.ensureDefaults(); err != nil {
+		return nil, err
+	}
+	rcfg := remoting.DefaultClientConfig()
+	rcfg.CallTimeout = cfg.CallTimeout
+	rcfg.DialTimeout = cfg.DialTimeout
+	rcfg.Logger = cfg.Logger
+	return &Admin{cfg: cfg, rc: remoting.NewClient(rcfg)}, nil
+}
+
+// Config returns the configuration in use, defaults filled in.
+func (a *Admin) Config() Config { return a.cfg }
+
+// Close closes every connection. Operations in flight fail.
+func (a *Admin) Close() error { return a.rc.Close() }
+
+// withTimeout bounds ctx by CallTimeout unless it has an earlier deadline.
+func (a *Admin) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, a.cfg.CallTimeout)
+}
+
+// callNamesrv sends req to the name servers in order until one answers, and
+// returns the answer of the first that does with SUCCESS; a non-success
+// answer is returned as a *ResponseError without trying the others (they
+// hold the same routes). Transport failures are tried on the next one.
+func (a *Admin) callNamesrv(ctx context.Context, op string, req *protocol.Command) (*protocol.Command, error) {
+	var errs []error
+	for _, addr := range a.cfg.NamesrvAddrs {
+		cctx, cancel := a.withTimeout(ctx)
+		resp, err := a.rc.Invoke(cctx, addr, req)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("name server %s: %w", addr, err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if resp.Code != protocol.RespSuccess {
+			return nil, responseError(op, "name server "+addr, resp)
+		}
+		return resp, nil
+	}
+	return nil, fmt.Errorf("admin: %s: %w", op, errors.Join(errs...))
+}
+
+// callEveryNamesrv sends req to every name server (deletions must reach
+// all of them) and returns the first failure.
+func (a *Admin) callEveryNamesrv(ctx context.Context, op string, req *protocol.Command) error {
+	for _, addr := range a.cfg.NamesrvAddrs {
+		cctx, cancel := a.withTimeout(ctx)
+		resp, err := a.rc.Invoke(cctx, addr, req)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("admin: %s: name server %s: %w", op, addr, err)
+		}
+		if resp.Code != protocol.RespSuccess {
+			return responseError(op, "name server "+addr, resp)
+		}
+	}
+	return nil
+}
+
+// Node is one broker node an operation went to.
+type Node struct {
+	Name string `json:"brokerName"` // broker group name; "" when only the address is known
+	Addr string `json:"addr"`
+}
+
+func (b Node) String() string {
+	if b.Name == "" {
+		return "broker " + b.Addr
+	}
+	return fmt.Sprintf("broker %s (%s)", b.Name, b.Addr)
+}
+
+// callBroker sends req to b. A transport failure is wrapped with op and b;
+// the answer is returned whatever its code, for the caller to judge.
+func (a *Admin) callBroker(ctx context.Context, op string, b Node, req *protocol.Command) (*protocol.Command, error) {
+	cctx, cancel := a.withTimeout(ctx)
+	defer cancel()
+	resp, err := a.rc.Invoke(cctx, b.Addr, req)
+	if err != nil {
+		return nil, fmt.Errorf("admin: %s: %s: %w", op, b, err)
+	}
+	return resp, nil
+}
+
+// callBrokerOK is callBroker that also turns a non-success answer into a
+// *ResponseError.
+func (a *Admin) callBrokerOK(ctx context.Context, op string, b Node, req *protocol.Command) (*protocol.Command, error) {
+	resp, err := a.callBroker(ctx, op, b, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Code != protocol.RespSuccess {
+		return nil, responseError(op, b.String(), resp)
+	}
+	return resp, nil
+}

@@ -1,0 +1,85 @@
+package admin
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+)
+
+// DefaultNamesrvAddr is the name server address used when none is given,
+// RocketMQ's usual local one.
+const DefaultNamesrvAddr = "127.0.0.1:9876"
+
+// Config configures an Admin. Zero fields take the defaults of
+// DefaultConfig.
+type Config struct {
+	// NamesrvAddrs lists the name servers ("host:port"; an "http://" prefix
+	// is stripped, and RocketMQ's ";"-separated list may be given as one
+	// entry). Questions go to the first that answers. Default
+	// [DefaultNamesrvAddr].
+	NamesrvAddrs []string
+	// CallTimeout bounds one request when ctx has no earlier deadline.
+	// Default 5s (Java's DefaultMQAdminExt timeoutMillis).
+	CallTimeout time.Duration
+	// DialTimeout bounds connecting to a node. Default 3s.
+	DialTimeout time.Duration
+	// Logger receives connection-level events. Default: discard (an admin
+	// tool reports through its errors).
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults for every field.
+func DefaultConfig() Config {
+	return Config{
+		NamesrvAddrs: []string{DefaultNamesrvAddr},
+		CallTimeout:  5 * time.Second,
+		DialTimeout:  3 * time.Second,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+// ensureDefaults fills zero fields and validates the rest, naming the bad
+// field.
+func (c *Config) ensureDefaults() error {
+	d := DefaultConfig()
+	var addrs []string
+	for _, a := range c.NamesrvAddrs {
+		for _, part := range strings.Split(a, ";") {
+			part = strings.TrimSpace(part)
+			part = strings.TrimPrefix(strings.TrimPrefix(part, "http://"), "https://")
+			if part == "" {
+				continue
+			}
+			if _, port, err := net.SplitHostPort(part); err != nil || port == "" {
+				return fmt.Errorf("%w: NamesrvAddrs entry %q is not host:port", ErrBadConfig, a)
+			}
+			addrs = append(addrs, part)
+		}
+	}
+	if len(addrs) == 0 {
+		if len(c.NamesrvAddrs) > 0 {
+			return fmt.Errorf("%w: NamesrvAddrs %q holds no address", ErrBadConfig, c.NamesrvAddrs)
+		}
+		addrs = d.NamesrvAddrs
+	}
+	c.NamesrvAddrs = addrs
+	if c.CallTimeout < 0 {
+		return fmt.Errorf("%w: CallTimeout %v is negative", ErrBadConfig, c.CallTimeout)
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = d.CallTimeout
+	}
+	if c.DialTimeout < 0 {
+		return fmt.Errorf("%w: DialTimeout %v is negative", ErrBadConfig, c.DialTimeout)
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = d.DialTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	return nil
+}

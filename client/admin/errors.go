@@ -1,0 +1,62 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+var (
+	// ErrBadConfig is wrapped by configuration errors; the message names the
+	// bad field.
+	ErrBadConfig = errors.New("admin: bad config")
+	// ErrBadArgument is wrapped when an operation's input is unusable (an
+	// empty topic, a queue count out of range); the message names it.
+	ErrBadArgument = errors.New("admin: bad argument")
+	// ErrNotFound is matched (errors.Is) by failures that mean the thing
+	// asked for does not exist: a topic without a route, a message not
+	// found, a group with no offsets.
+	ErrNotFound = errors.New("admin: not found")
+	// ErrUnsupported is matched by a *ResponseError whose code is
+	// REQUEST_CODE_NOT_SUPPORTED: the node does not implement the request.
+	ErrUnsupported = errors.New("admin: request not supported")
+	// ErrNoBroker is wrapped when an operation has no broker to go to: an
+	// unknown cluster or broker name, or a broker group without a master.
+	ErrNoBroker = errors.New("admin: no broker")
+)
+
+// ResponseError is an answer whose code is not SUCCESS.
+type ResponseError struct {
+	Op     string // what was attempted, e.g. `create topic "T"`
+	Node   string // who answered, e.g. "broker broker-a (10.0.0.1:10911)"
+	Code   int16  // the response code
+	Remark string // the node's remark
+}
+
+func (e *ResponseError) Error() string {
+	msg := fmt.Sprintf("admin: %s: %s answered %s (%d)", e.Op, e.Node, protocol.ResponseCodeName(e.Code), e.Code)
+	if e.Remark != "" {
+		msg += ": " + e.Remark
+	}
+	return msg
+}
+
+// Is matches ErrNotFound for TOPIC_NOT_EXIST, QUERY_NOT_FOUND and
+// SUBSCRIPTION_GROUP_NOT_EXIST, and ErrUnsupported for
+// REQUEST_CODE_NOT_SUPPORTED.
+func (e *ResponseError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.Code == protocol.RespTopicNotExist || e.Code == protocol.RespQueryNotFound ||
+			e.Code == protocol.RespSubscriptionGroupNotExist
+	case ErrUnsupported:
+		return e.Code == protocol.RespRequestCodeNotSupported
+	}
+	return false
+}
+
+// responseError builds the error for a non-success resp.
+func responseError(op, node string, resp *protocol.Command) error {
+	return &ResponseError{Op: op, Node: node, Code: resp.Code, Remark: resp.Remark}
+}

@@ -1,0 +1,243 @@
+package admin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// topicPattern and maxTopicLen are RocketMQ's topic and group name rules
+// (TopicValidator).
+var topicPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
+
+const maxTopicLen = 127
+
+func checkName(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: %s is empty", ErrBadArgument, what)
+	case len(name) > maxTopicLen:
+		return fmt.Errorf("%w: %s %q is longer than %d characters", ErrBadArgument, what, name, maxTopicLen)
+	case !topicPattern.MatchString(name):
+		return fmt.Errorf("%w: %s %q has characters outside [%%|a-zA-Z0-9_-]", ErrBadArgument, what, name)
+	}
+	return nil
+}
+
+// TopicList lists every topic the name server knows
+// (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), sorted. It includes system topics
+// and the %RETRY% topics of consumer groups.
+func (a *Admin) TopicList(ctx context.Context) ([]string, error) {
+	const op = "topic list"
+	resp, err := a.callNamesrv(ctx, op, protocol.NewRequest(protocol.ReqGetAllTopicListFromNameServer, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	var list protocol.TopicList
+	if err := protocol.UnmarshalLenient(resp.Body, &list); err != nil {
+		return nil, fmt.Errorf("admin: %s: %w: %v", op, protocol.ErrBadBody, err)
+	}
+	slices.Sort(list.TopicList)
+	return slices.Compact(list.TopicList), nil
+}
+
+// TopicRoute asks for a topic's route (GET_ROUTEINFO_BY_TOPIC). A topic the
+// name server does not know fails with an error matching ErrNotFound.
+func (a *Admin) TopicRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error) {
+	if err := checkName("topic", topic); err != nil {
+		return nil, err
+	}
+	op := fmt.Sprintf("route of topic %q", topic)
+	req := protocol.NewRequest(protocol.ReqGetRouteInfoByTopic,
+		protocol.GetRouteInfoRequestHeader{Topic: topic, AcceptStandardJSONOnly: true}.Encode(), nil)
+	resp, err := a.callNamesrv(ctx, op, req)
+	if err != nil {
+		return nil, err
+	}
+	route, err := protocol.DecodeTopicRouteData(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("admin: %s: %w", op, err)
+	}
+	return route, nil
+}
+
+// TopicSpec describes a topic to create or update.
+type TopicSpec struct {
+	// Topic is the name. Required.
+	Topic string
+	// Cluster creates the topic on every master of this cluster. When both
+	// Cluster and Brokers are empty and the name server knows exactly one
+	// cluster, that one is used.
+	Cluster string
+	// Brokers creates the topic on these broker groups (by name) or nodes
+	// (host:port) instead.
+	Brokers []string
+	// ReadQueueNums and WriteQueueNums are the queue counts on each broker.
+	// Default 8 each, as mqadmin updateTopic.
+	ReadQueueNums  int
+	WriteQueueNums int
+	// Perm is the permission bits (protocol.PermRead|PermWrite...). Default
+	// read and write (6).
+	Perm int
+	// Order marks the topic as ordered in the brokers' topic config.
+	Order bool
+}
+
+// maxQueueNums bounds queue counts; RocketMQ brokers refuse more.
+const maxQueueNums = 1024
+
+// CreateTopic creates or updates spec.Topic (UPDATE_AND_CREATE_TOPIC) on
+// every target broker master, in name order, and returns the nodes written.
+// It stops at the first failure; the brokers before it keep the topic.
+func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]Node, error) {
+	if err := checkName("topic", spec.Topic); err != nil {
+		return nil, err
+	}
+	if spec.ReadQueueNums == 0 {
+		spec.ReadQueueNums = 8
+	}
+	if spec.WriteQueueNums == 0 {
+		spec.WriteQueueNums = 8
+	}
+	if spec.Perm == 0 {
+		spec.Perm = protocol.PermRead | protocol.PermWrite
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"ReadQueueNums", spec.ReadQueueNums}, {"WriteQueueNums", spec.WriteQueueNums}} {
+		if f.v < 1 || f.v > maxQueueNums {
+			return nil, fmt.Errorf("%w: %s %d is outside 1..%d", ErrBadArgument, f.name, f.v, maxQueueNums)
+		}
+	}
+	if spec.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 {
+		return nil, fmt.Errorf("%w: Perm %d has bits other than 8|4|2|1", ErrBadArgument, spec.Perm)
+	}
+	op := fmt.Sprintf("create topic %q", spec.Topic)
+	targets, err := a.writeTargets(ctx, op, spec.Cluster, spec.Brokers)
+	if err != nil {
+		return nil, err
+	}
+	h := protocol.CreateTopicRequestHeader{
+		Topic:           spec.Topic,
+		DefaultTopic:    protocol.DefaultTopicKey,
+		ReadQueueNums:   int32(spec.ReadQueueNums),
+		WriteQueueNums:  int32(spec.WriteQueueNums),
+		Perm:            int32(spec.Perm),
+		TopicFilterType: protocol.TopicFilterSingleTag,
+		Order:           spec.Order,
+	}
+	req := protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, h.Encode(), nil)
+	for i, n := range targets {
+		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
+			return targets[:i], err
+		}
+	}
+	return targets, nil
+}
+
+// writeTargets picks the masters a topic write goes to.
+func (a *Admin) writeTargets(ctx context.Context, op, cluster string, brokers []string) ([]Node, error) {
+	info, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var targets []Node
+	switch {
+	case len(brokers) > 0:
+		targets, err = resolveBrokers(info, brokers)
+	case cluster != "":
+		targets, err = masterRefs(info, cluster)
+	default:
+		if n := len(info.ClusterAddrTable); n > 1 {
+			names := make([]string, 0, n)
+			for c := range info.ClusterAddrTable {
+				names = append(names, c)
+			}
+			slices.Sort(names)
+			return nil, fmt.Errorf("%w: %s: the name server knows %d clusters (%v); name one or the brokers", ErrBadArgument, op, n, names)
+		}
+		targets, err = masterRefs(info, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return targets, nil
+}
+
+// DeleteTopic deletes topic from every master of cluster (every cluster
+// when "") with DELETE_TOPIC_IN_BROKER, then from every name server with
+// DELETE_TOPIC_IN_NAMESRV, as mqadmin deleteTopic. It returns the brokers
+// it deleted from.
+func (a *Admin) DeleteTopic(ctx context.Context, topic, cluster string) ([]Node, error) {
+	if err := checkName("topic", topic); err != nil {
+		return nil, err
+	}
+	op := fmt.Sprintf("delete topic %q", topic)
+	info, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := masterRefs(info, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	req := protocol.NewRequest(protocol.ReqDeleteTopicInBroker, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
+	for i, n := range targets {
+		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
+			return targets[:i], err
+		}
+	}
+	nsReq := protocol.NewRequest(protocol.ReqDeleteTopicInNameSrv,
+		protocol.DeleteTopicFromNamesrvRequestHeader{Topic: topic, ClusterName: cluster}.Encode(), nil)
+	if err := a.callEveryNamesrv(ctx, op, nsReq); err != nil {
+		return targets, err
+	}
+	return targets, nil
+}
+
+// QueueStats is one queue's offset range (GET_TOPIC_STATS_INFO).
+type QueueStats struct {
+	Topic     string `json:"topic"`
+	Broker    string `json:"brokerName"`
+	QueueID   int32  `json:"queueId"`
+	MinOffset int64  `json:"minOffset"`
+	MaxOffset int64  `json:"maxOffset"`
+	// LastUpdate is the store time of the newest message, ms since the
+	// epoch; 0 when the queue is empty.
+	LastUpdate int64 `json:"lastUpdateTimestamp"`
+}
+
+// TopicStats returns every queue of topic on every broker of its route,
+// sorted by broker and queue.
+func (a *Admin) TopicStats(ctx context.Context, topic string) ([]QueueStats, error) {
+	route, err := a.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	op := fmt.Sprintf("stats of topic %q", topic)
+	req := protocol.NewRequest(protocol.ReqGetTopicStatsInfo, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
+	var out []QueueStats
+	for _, n := range routeRefs(route) {
+		resp, err := a.callBrokerOK(ctx, op, n, req)
+		if err != nil {
+			return nil, err
+		}
+		table, err := protocol.DecodeTopicStatsTable(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("admin: %s: %s: %w", op, n, err)
+		}
+		for mq, o := range table.OffsetTable {
+			out = append(out, QueueStats{Topic: mq.Topic, Broker: mq.BrokerName, QueueID: mq.QueueID,
+				MinOffset: o.MinOffset, MaxOffset: o.MaxOffset, LastUpdate: o.LastUpdateTimestamp})
+		}
+	}
+	slices.SortFunc(out, func(x, y QueueStats) int {
+		return cmp.Or(cmp.Compare(x.Broker, y.Broker), cmp.Compare(x.QueueID, y.QueueID))
+	})
+	return out, nil
+}

@@ -1,0 +1,414 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/client/internal/fakebroker"
+	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+func TestConsumeFromLastAndTimestamp(t *testing.T) {
+	c := startFake(t)
+	c.CreateTopic("T", 2)
+	p := startProducer(t, c.NameServer(), nil)
+	produce(t, p, "T", 0, 10)
+	time.Sleep(20 * time.Millisecond)
+	mark := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	produce(t, p, "T", 10, 10)
+
+	last, stamp := newCollector(), newCollector()
+	cl := newConsumer(t, c.NameServer(), "g-last", func(cfg *PushConsumerConfig) {
+		cfg.ConsumeFrom = offset.ConsumeFromLastOffset
+		cfg.Concurrently = last.listener()
+	})
+	startConsumer(t, cl, "T", "*")
+	ct := newConsumer(t, c.NameServer(), "g-ts", func(cfg *PushConsumerConfig) {
+		cfg.ConsumeFrom = offset.ConsumeFromTimestamp
+		cfg.ConsumeTimestamp = mark
+		cfg.Concurrently = stamp.listener()
+	})
+	startConsumer(t, ct, "T", "*")
+	produce(t, p, "T", 20, 6)
+	waitFor(t, 5*time.Second, "new messages at the LAST consumer", func() bool { return last.distinct() == 6 })
+	waitFor(t, 5*time.Second, "messages after the timestamp", func() bool { return stamp.distinct() == 16 })
+	time.Sleep(100 * time.Millisecond)
+	for b := range last.count {
+		if b < "m-00020" {
+			t.Fatalf("LAST consumer got old message %s", b)
+		}
+	}
+	for b := range stamp.count {
+		if b < "m-00010" {
+			t.Fatalf("TIMESTAMP consumer got %s, stored before the timestamp", b)
+		}
+	}
+}
+
+func TestBrokerRequestsRunningInfoAndResetOffset(t *testing.T) {
+	c := startFake(t)
+	c.CreateTopic("T", 2)
+	p := startProducer(t, c.NameServer(), nil)
+	produce(t, p, "T", 0, 40)
+	col := newCollector()
+	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
+	startConsumer(t, cons, "T", "*")
+	waitFor(t, 5*time.Second, "40 consumed", func() bool { return col.distinct() == 40 })
+	b := c.Brokers[0]
+	id := cons.cfg.Client.ClientID()
+
+	info := b.CallClients("g", func() *protocol.Command {
+		return protocol.NewRequest(protocol.ReqGetConsumerRunningInfo,
+			protocol.GetConsumerRunningInfoRequestHeader{ConsumerGroup: "g", ClientID: id}.Encode(), nil)
+	}, 3*time.Second)
+	if len(info) != 1 || info[0].Code != protocol.RespSuccess {
+		t.Fatalf("running info answers %v", info)
+	}
+	body := string(info[0].Body)
+	for _, want := range []string{`"consumerGroup":"g"`, `"messageModel":"CLUSTERING"`, `{"brokerName":"broker-a","queueId":1,"topic":"T"}:{`, `"subString":"*"`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("running info lacks %s:\n%s", want, body)
+		}
+	}
+	var props struct {
+		Properties map[string]string `json:"properties"`
+	}
+	// mqTable keys are fastjson objects, so only the prefix is JSON.
+	if err := json.Unmarshal([]byte(body[:strings.Index(body, `,"subscriptionSet"`)]+"}"), &props); err != nil || props.Properties["consumeType"] != "CONSUME_PASSIVELY" {
+		t.Fatalf("properties: %v %v", err, props)
+	}
+	wrong := b.CallClients("g", func() *protocol.Command {
+		return protocol.NewRequest(protocol.ReqGetConsumerRunningInfo,
+			protocol.GetConsumerRunningInfoRequestHeader{ConsumerGroup: "g", ClientID: "someone@else"}.Encode(), nil)
+	}, 3*time.Second)
+	if len(wrong) != 1 || wrong[0].Code != protocol.RespSystemError {
+		t.Fatalf("running info for another client id: %v", wrong)
+	}
+
+	status := b.CallClients("g", func() *protocol.Command {
+		return protocol.NewRequest(protocol.ReqGetConsumerStatusFromClient, map[string]string{"topic": "T", "group": "g", "clientAddr": ""}, nil)
+	}, 3*time.Second)
+	wantStatus := `{"messageQueueTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:20,{"brokerName":"broker-a","queueId":1,"topic":"T"}:20}}`
+	if len(status) != 1 || string(status[0].Body) != wantStatus {
+		t.Fatalf("consumer status %v", status)
+	}
+	direct := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte("direct")},
+		BornHost: netip.MustParseAddrPort("127.0.0.1:1"), StoreHost: netip.MustParseAddrPort("127.0.0.1:2")}
+	enc, err := protocol.AppendStoredMessage(nil, direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := b.CallClients("g", func() *protocol.Command {
+		return protocol.NewRequest(protocol.ReqConsumeMessageDirectly,
+			map[string]string{"consumerGroup": "g", "clientId": id, "msgId": "x", "brokerName": "broker-a"}, enc)
+	}, 3*time.Second)
+	if len(answers) != 1 || answers[0].Code != protocol.RespSuccess || !strings.Contains(string(answers[0].Body), `"consumeResult":0`) {
+		t.Fatalf("consume directly: %v", answers)
+	}
+	waitFor(t, time.Second, "direct message at the listener", func() bool { col.mu.Lock(); defer col.mu.Unlock(); return col.count["direct"] == 1 })
+
+	// Reset both queues to offset 15: the 2*5 messages from there on come again.
+	before := col.deliveries()
+	b.CallClients("g", func() *protocol.Command {
+		req := protocol.NewRequest(protocol.ReqResetConsumerClientOffset,
+			protocol.ResetOffsetRequestHeader{Topic: "T", Group: "g", Timestamp: 0, QueueID: -1, Offset: -1}.Encode(),
+			[]byte(`{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:15,{"brokerName":"broker-a","queueId":1,"topic":"T"}:15}}`))
+		req.Flag |= protocol.FlagOneway
+		return req
+	}, time.Second)
+	waitFor(t, 5*time.Second, "redelivery from offset 15", func() bool { return col.deliveries() == before+10 })
+	waitFor(t, 5*time.Second, "offsets back at the end", func() bool {
+		return b.Offset("g", "T", 0) == 20 && b.Offset("g", "T", 1) == 20
+	})
+}
+
+func TestPullConsumer(t *testing.T) {
+	forBackends(t, 1, func(t *testing.T, be *backend) {
+		be.createTopic(t, "T", 1)
+		p := startProducer(t, be.ns, nil)
+		ctx := context.Background()
+		for i := range 10 {
+			tag := []string{"A", "B"}[i%2]
+			if _, err := p.Send(ctx, &Message{Topic: "T", Tags: tag, Body: []byte(fmt.Sprint(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		mark := time.Now()
+		time.Sleep(20 * time.Millisecond)
+		if _, err := p.Send(ctx, &Message{Topic: "T", Tags: "A", Body: []byte("10")}); err != nil {
+			t.Fatal(err)
+		}
+		pc := startPullConsumer(t, be, "pull-g")
+		mqs, err := pc.MessageQueues(ctx, "T")
+		if err != nil || len(mqs) != 1 {
+			t.Fatalf("queues %v %v", mqs, err)
+		}
+		mq := mqs[0]
+		res, err := pc.Pull(ctx, mq, 0, 4, PullOptions{})
+		if err != nil || res.Status != PullFound || len(res.Messages) != 4 || res.NextOffset != 4 || string(res.Messages[3].Body) != "3" {
+			t.Fatalf("pull 0..4: %+v %v", res, err)
+		}
+		res, err = pc.Pull(ctx, mq, 4, 32, PullOptions{Expression: "A"})
+		if err != nil || res.Status != PullFound {
+			t.Fatalf("pull A: %+v %v", res, err)
+		}
+		for _, m := range res.Messages {
+			if m.Tags() != "A" {
+				t.Fatalf("expression A returned tag %q", m.Tags())
+			}
+		}
+		if res, err = pc.Pull(ctx, mq, 11, 32, PullOptions{}); err != nil || res.Status != PullNoNewMessage {
+			t.Fatalf("pull at the end: %+v %v", res, err)
+		}
+		start := time.Now()
+		if res, err = pc.Pull(ctx, mq, 11, 32, PullOptions{Wait: 300 * time.Millisecond}); err != nil || res.Status != PullNoNewMessage || time.Since(start) < 200*time.Millisecond {
+			t.Fatalf("long-polled pull at the end: %+v %v after %v", res, err, time.Since(start))
+		}
+		if max, err := pc.MaxOffset(ctx, mq); err != nil || max != 11 {
+			t.Fatalf("max offset %d %v", max, err)
+		}
+		if min, err := pc.MinOffset(ctx, mq); err != nil || min != 0 {
+			t.Fatalf("min offset %d %v", min, err)
+		}
+		if off, err := pc.OffsetForTimestamp(ctx, mq, mark); err != nil || off != 10 {
+			t.Fatalf("offset for timestamp %d %v, want 10", off, err)
+		}
+		// A Java-like broker answers 0 for a young queue (fact sheet §2.3.4).
+		if off, err := pc.CommittedOffset(ctx, mq); err != nil || off != offset.NoOffset && !(be.fake == nil && off == 0) {
+			t.Fatalf("committed offset of a new group: %d %v", off, err)
+		}
+		if err := pc.CommitOffset(ctx, mq, 7); err != nil {
+			t.Fatal(err)
+		}
+		if off, err := pc.CommittedOffset(ctx, mq); err != nil || off != 7 {
+			t.Fatalf("committed offset %d %v, want 7", off, err)
+		}
+	})
+}
+
+func TestProducerAndConsumerShareOneInstance(t *testing.T) {
+	c := startFake(t)
+	c.CreateTopic("T", 1)
+	cc := testClient(c.NameServer())
+	pcfg := DefaultProducerConfig()
+	pcfg.Client = cc
+	pcfg.Group = "shared-pg"
+	p, err := NewProducer(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(ctx)
+	col := newCollector()
+	cons := newConsumer(t, c.NameServer(), "shared-g", func(cfg *PushConsumerConfig) {
+		cfg.Client = cc
+		cfg.Concurrently = col.listener()
+	})
+	startConsumer(t, cons, "T", "*")
+	p.mu.Lock()
+	pi := p.mu.inst
+	p.mu.Unlock()
+	cons.mu.Lock()
+	ci := cons.mu.inst
+	cons.mu.Unlock()
+	if pi != ci {
+		t.Fatal("producer and consumer with one client id run two instances")
+	}
+	if got := c.Brokers[0].Clients("shared-g"); len(got) != 1 || got[0] != cc.ClientID() {
+		t.Fatalf("broker sees clients %v", got)
+	}
+	// A second consumer of the same group in the same instance is refused.
+	dup := newConsumer(t, c.NameServer(), "shared-g", func(cfg *PushConsumerConfig) {
+		cfg.Client = cc
+		cfg.Concurrently = col.listener()
+	})
+	_ = dup.Subscribe("T", "*")
+	if err := dup.Start(ctx); err == nil || !strings.Contains(err.Error(), "InstanceName") {
+		t.Fatalf("duplicate group in one instance: %v", err)
+	}
+	produce(t, p, "T", 0, 5)
+	waitFor(t, 5*time.Second, "5 messages", func() bool { return col.distinct() == 5 })
+}
+
+func TestSendBackFallsBackToRetryTopic(t *testing.T) {
+	c := startFake(t)
+	c.CreateTopic("T", 1)
+	p := startProducer(t, c.NameServer(), nil)
+	var mu sync.Mutex
+	var times []int32
+	var origin string
+	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
+		cfg.Concurrently = func(_ context.Context, msgs []*MessageExt) ConsumeResult {
+			mu.Lock()
+			defer mu.Unlock()
+			times = append(times, msgs[0].ReconsumeTimes)
+			if msgs[0].ReconsumeTimes == 0 {
+				return ConsumeRetryLater
+			}
+			origin = msgs[0].Property(protocol.PropertyOriginMessageID) + " " + msgs[0].Topic
+			return ConsumeSuccess
+		}
+	})
+	startConsumer(t, cons, "T", "*")
+	c.Brokers[0].FailNextSendBacks(1)
+	res, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "redelivery through the fallback", func() bool { mu.Lock(); defer mu.Unlock(); return len(times) == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	if times[1] != 1 || origin != res.MsgID+" T" {
+		t.Fatalf("redelivered with reconsumeTimes %d, origin/topic %q (want 1, %q)", times[1], origin, res.MsgID+" T")
+	}
+	if n := len(c.Brokers[0].Messages("%RETRY%g", 0)); n != 1 {
+		t.Fatalf("%d messages in the retry topic", n)
+	}
+}
+
+func TestOrderlyGivesUpToDLQAfterMaxReconsume(t *testing.T) {
+	c := startFake(t)
+	c.CreateTopic("T", 1)
+	p := startProducer(t, c.NameServer(), nil)
+	var calls atomic.Int32
+	next := make(chan string, 10)
+	cons := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) {
+		cfg.MaxReconsumeTimes = 2
+		cfg.SuspendCurrentQueueTime = 10 * time.Millisecond
+		cfg.Orderly = func(_ context.Context, msgs []*MessageExt) OrderlyResult {
+			if string(msgs[0].Body) == "poison" {
+				calls.Add(1)
+				return OrderlySuspend
+			}
+			next <- string(msgs[0].Body)
+			return OrderlySuccess
+		}
+	})
+	startConsumer(t, cons, "T", "*")
+	for _, b := range []string{"poison", "after"} {
+		if _, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case got := <-next:
+		if got != "after" {
+			t.Fatalf("got %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("queue stuck behind the poison message")
+	}
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("poison message consumed %d times, want 1 + MaxReconsumeTimes 2", n)
+	}
+	dlq := c.Brokers[0].Messages("%DLQ%og", 0)
+	if len(dlq) != 1 || string(dlq[0].Body) != "poison" {
+		t.Fatalf("DLQ holds %v", dlq)
+	}
+}
+
+func TestOrderlyRebalanceHandsLocksOver(t *testing.T) {
+	c := startFake(t) // lock lease 60 s: only an UNLOCK frees a queue in time
+	c.CreateTopic("T", 4)
+	noop := func(context.Context, []*MessageExt) OrderlyResult { return OrderlySuccess }
+	a := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
+	startConsumer(t, a, "T", "*")
+	waitFor(t, 3*time.Second, "a holds 4", func() bool { return countTopic(a.Assigned(), "T") == 4 })
+	b := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
+	startConsumer(t, b, "T", "*")
+	waitFor(t, 5*time.Second, "locks split 2/2", func() bool {
+		return countTopic(a.Assigned(), "T") == 2 && countTopic(b.Assigned(), "T") == 2
+	})
+	for _, mq := range b.Assigned() {
+		if mq.Topic != "T" {
+			continue
+		}
+		w := protocol.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: int32(mq.QueueID)}
+		if h := c.Brokers[0].LockHolder("og", w); h != b.cfg.Client.ClientID() {
+			t.Fatalf("%v held by %q", mq, h)
+		}
+	}
+}
+
+func TestShutdownLeavesNoGoroutine(t *testing.T) {
+	c, err := fakebroker.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CreateTopic("T", 2)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer c.Close()
+	ctx := context.Background()
+	pcfg := DefaultProducerConfig()
+	pcfg.Client = testClient(c.NameServer())
+	p, err := NewProducer(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	_ = p.SendAsync(ctx, func(SendResult, error) { close(done) }, &Message{Topic: "T", Body: []byte("x")})
+	for _, orderly := range []bool{false, true} {
+		col := newCollector()
+		cfg := DefaultPushConsumerConfig()
+		cfg.Client = testClient(c.NameServer())
+		cfg.Group = fmt.Sprintf("leak-%v", orderly)
+		cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+		if orderly {
+			cfg.Orderly = func(_ context.Context, m []*MessageExt) OrderlyResult { col.add(m); return OrderlySuccess }
+		} else {
+			cfg.Concurrently = col.listener()
+		}
+		cons, err := NewPushConsumer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cons.Subscribe("T", "*")
+		if err := cons.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 5*time.Second, "the message", func() bool { return col.distinct() == 1 })
+		if err := cons.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStartFailsForTopicWithoutRoute(t *testing.T) {
+	c := startFake(t)
+	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = newCollector().listener() })
+	_ = cons.Subscribe("Missing", "*")
+	err := cons.Start(context.Background())
+	if !errors.Is(err, ErrTopicNotExist) || !strings.Contains(err.Error(), "route of subscribed topic Missing") {
+		t.Fatalf("Start = %v", err)
+	}
+	var be *BrokerError
+	if !errors.As(err, &be) || be.Broker != "name server" || be.Addr != c.NameServer() {
+		t.Fatalf("error does not say where: %v", err)
+	}
+	if err := cons.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,153 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting"
+)
+
+// ClientConfig is what producers and consumers of one client instance
+// share. Producers and consumers whose configs give the same client id
+// (ClientIP@InstanceName) share one instance: one connection per broker,
+// one heartbeat, one route table. The first to start decides the
+// instance's settings.
+type ClientConfig struct {
+	// NameServerAddrs lists the name servers ("host:port"; an "http://"
+	// prefix is accepted and stripped). Required; RocketMQ's namesrvAddr
+	// (";"-separated) may be given as one entry.
+	NameServerAddrs []string
+	// InstanceName is the second half of the client id. Default: the
+	// process id, as RocketMQ does. Give distinct names to clients in one
+	// process that must look like separate consumers to the broker.
+	InstanceName string
+	// ClientIP is the first half of the client id. Default: the first
+	// non-loopback IPv4 address of the host, else 127.0.0.1.
+	ClientIP string
+
+	// RouteRefreshInterval is how often routes are re-read from the name
+	// servers. Default 30s.
+	RouteRefreshInterval time.Duration
+	// HeartbeatInterval is how often every known broker gets a heartbeat.
+	// Default 30s.
+	HeartbeatInterval time.Duration
+	// PersistInterval is how often consumer offsets are written to their
+	// store. Default 5s.
+	PersistInterval time.Duration
+	// RebalanceInterval is how often consumers re-split their queues even
+	// without a notification from a broker. Default 20s.
+	RebalanceInterval time.Duration
+	// LockRenewInterval is how often orderly consumers renew their broker
+	// locks. Default 20s.
+	LockRenewInterval time.Duration
+	// CallTimeout bounds one request to a name server or broker when the
+	// caller's context has no deadline (pulls have their own). Default 3s.
+	CallTimeout time.Duration
+
+	// Logger receives the client's events. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultClientConfig returns the defaults; NameServerAddrs is empty and
+// must be set.
+func DefaultClientConfig() ClientConfig {
+	return ClientConfig{
+		InstanceName:         strconv.Itoa(os.Getpid()),
+		ClientIP:             localIPv4(),
+		RouteRefreshInterval: 30 * time.Second,
+		HeartbeatInterval:    30 * time.Second,
+		PersistInterval:      5 * time.Second,
+		RebalanceInterval:    20 * time.Second,
+		LockRenewInterval:    20 * time.Second,
+		CallTimeout:          3 * time.Second,
+		Logger:               slog.Default(),
+	}
+}
+
+// ensureDefaults fills zero fields and validates the rest.
+func (c *ClientConfig) ensureDefaults() error {
+	d := DefaultClientConfig()
+	var addrs []string
+	for _, a := range c.NameServerAddrs {
+		for _, part := range strings.Split(a, ";") {
+			part = strings.TrimSpace(part)
+			part = strings.TrimPrefix(strings.TrimPrefix(part, "http://"), "https://")
+			if part == "" {
+				continue
+			}
+			if _, _, err := net.SplitHostPort(part); err != nil {
+				return fmt.Errorf("%w: NameServerAddrs entry %q is not host:port", ErrBadConfig, a)
+			}
+			addrs = append(addrs, part)
+		}
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("%w: NameServerAddrs is empty", ErrBadConfig)
+	}
+	c.NameServerAddrs = addrs
+	if c.InstanceName == "" {
+		c.InstanceName = d.InstanceName
+	}
+	if strings.ContainsAny(c.InstanceName, "@/\\") {
+		return fmt.Errorf("%w: InstanceName %q contains '@' or a path separator", ErrBadConfig, c.InstanceName)
+	}
+	if c.ClientIP == "" {
+		c.ClientIP = d.ClientIP
+	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"RouteRefreshInterval", &c.RouteRefreshInterval, d.RouteRefreshInterval},
+		{"HeartbeatInterval", &c.HeartbeatInterval, d.HeartbeatInterval},
+		{"PersistInterval", &c.PersistInterval, d.PersistInterval},
+		{"RebalanceInterval", &c.RebalanceInterval, d.RebalanceInterval},
+		{"LockRenewInterval", &c.LockRenewInterval, d.LockRenewInterval},
+		{"CallTimeout", &c.CallTimeout, d.CallTimeout},
+	} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return fmt.Errorf("%w: %s is negative", ErrBadConfig, f.name)
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	return nil
+}
+
+// ClientID is ClientIP@InstanceName, the id brokers know this client by.
+func (c ClientConfig) ClientID() string { return c.ClientIP + "@" + c.InstanceName }
+
+func (c ClientConfig) remotingConfig() remoting.ClientConfig {
+	rc := remoting.DefaultClientConfig()
+	rc.CallTimeout = c.CallTimeout
+	rc.Logger = c.Logger
+	return rc
+}
+
+// localIPv4 returns the first non-loopback IPv4 address, as RocketMQ's
+// RemotingUtil.getLocalAddress prefers, or 127.0.0.1.
+func localIPv4() string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
+// discardLogger is for tests and tools that want silence.
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

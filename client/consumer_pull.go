@@ -1,0 +1,219 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/runnelmq/runnel/client/internal/processqueue"
+	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// pullResult is a decoded PULL_MESSAGE answer.
+type pullResult struct {
+	code       int16
+	next       int64
+	minOffset  int64
+	maxOffset  int64
+	msgs       []*protocol.MessageExt
+	remark     string
+	brokerAddr string
+}
+
+// pullRPC sends one PULL_MESSAGE for mq at off. suspend holds the pull at
+// the broker up to suspendMax when nothing is there; commit > 0 piggy-backs
+// the committed offset.
+func pullRPC(ctx context.Context, inst *instance, group string, mq queue.MessageQueue, off int64, max int,
+	sub *protocol.SubscriptionData, postSub bool, suspendMax time.Duration, commit int64) (*pullResult, error) {
+	addr, err := inst.brokerAddr(ctx, mq.BrokerName)
+	if err != nil {
+		return nil, err
+	}
+	h := protocol.PullMessageRequestHeader{
+		ConsumerGroup:        group,
+		Topic:                mq.Topic,
+		QueueID:              int32(mq.QueueID),
+		QueueOffset:          off,
+		MaxMsgNums:           int32(max),
+		CommitOffset:         max64(commit, 0),
+		SuspendTimeoutMillis: suspendMax.Milliseconds(),
+		ExpressionType:       protocol.ExpressionTypeTag,
+		BrokerName:           mq.BrokerName,
+	}
+	if postSub && sub != nil {
+		h.Subscription = sub.SubString
+	}
+	h.SysFlag = protocol.BuildPullSysFlag(commit > 0, suspendMax > 0, postSub && sub != nil, false)
+	// The broker answers a held pull at suspendMax; allow for the trip.
+	ctx, cancel := context.WithTimeout(ctx, suspendMax+10*time.Second)
+	defer cancel()
+	resp, err := inst.rc.Invoke(ctx, addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
+	if err != nil {
+		return nil, transportError("pull "+mq.String(), mq.BrokerName, addr, err)
+	}
+	res := &pullResult{code: resp.Code, remark: resp.Remark, brokerAddr: addr}
+	switch resp.Code {
+	case protocol.RespSuccess, protocol.RespPullNotFound, protocol.RespPullRetryImmediately, protocol.RespPullOffsetMoved:
+	default:
+		return nil, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp)
+	}
+	var rh protocol.PullMessageResponseHeader
+	if err := rh.Decode(resp.ExtFields); err != nil {
+		return nil, fmt.Errorf("client: pull %v from %s (%s): %w", mq, mq.BrokerName, addr, err)
+	}
+	res.next, res.minOffset, res.maxOffset = rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset
+	if resp.Code == protocol.RespSuccess {
+		msgs, err := protocol.DecodeMessages(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("client: pull %v from %s (%s): %w", mq, mq.BrokerName, addr, err)
+		}
+		// Brokers filter by tag hash; collisions are removed here by string.
+		for _, m := range msgs {
+			if m.QueueOffset < off {
+				continue // never deliver what was not asked for
+			}
+			if sub == nil || !sub.IsTagType() || sub.MatchesTag(m.Tags()) {
+				res.msgs = append(res.msgs, m)
+			}
+		}
+	}
+	return res, nil
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// sleep waits d or until ctx ends; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// pullLoop is the queue's pull service: one pull in flight at a time,
+// flow-controlled by the process queue (RocketMQ
+// DefaultMQPushConsumerImpl.pullMessage).
+func (c *PushConsumer) pullLoop(qs *queueState) {
+	ctx := qs.ctx
+	inst, store, ok := c.state()
+	if !ok {
+		return
+	}
+	sub, hasSub := c.subscriptions()[qs.mq.Topic]
+	if !hasSub {
+		return
+	}
+	next := qs.start
+	wasLocked := true
+	for ctx.Err() == nil && !qs.pq.Dropped() {
+		d := processqueue.Decide(qs.pq.Stats(), c.cfg.Flow, c.orderly() && c.clustering(), c.heldQueues())
+		if !d.Pull {
+			if d.Reason == processqueue.ReasonDropped {
+				return
+			}
+			if d.Reason == processqueue.ReasonNotLocked {
+				wasLocked = false
+			} else if c.flowLog.Allow() {
+				s := qs.pq.Stats()
+				c.log.Warn("client: flow control: pull paused", "queue", qs.mq.String(), "reason", d.Reason.String(),
+					"count", s.Count, "sizeMiB", s.SizeBytes/processqueue.MiB, "span", s.Span, "times", c.flowLog.Count())
+			}
+			sleep(ctx, d.Delay)
+			continue
+		}
+		if c.orderly() && c.clustering() && !wasLocked {
+			// Locked again after losing the lock: another client may have
+			// moved the offset meanwhile.
+			off, err := store.Read(ctx, qs.mq, offset.ReadFromStore)
+			if err != nil {
+				sleep(ctx, c.cfg.PullErrorDelay)
+				continue
+			}
+			if off >= 0 {
+				next = off
+			}
+			wasLocked = true
+		}
+		qs.pq.MarkPulled()
+		var commit int64
+		if c.clustering() {
+			commit, _ = store.Read(ctx, qs.mq, offset.ReadFromMemory)
+		}
+		res, err := pullRPC(ctx, inst, c.cfg.Group, qs.mq, next, c.cfg.PullBatchSize, &sub,
+			c.cfg.PostSubscriptionWhenPull, c.cfg.BrokerSuspendMax, commit)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.Warn("client: pull failed", "queue", qs.mq.String(), "err", err)
+			}
+			sleep(ctx, c.cfg.PullErrorDelay)
+			continue
+		}
+		if qs.pq.Dropped() {
+			return
+		}
+		switch res.code {
+		case protocol.RespSuccess:
+			next = res.next
+			if len(res.msgs) == 0 {
+				c.correctOffset(qs, store, next)
+				break
+			}
+			c.dispatch(qs, res.msgs)
+		case protocol.RespPullNotFound, protocol.RespPullRetryImmediately:
+			next = res.next
+			c.correctOffset(qs, store, next)
+		case protocol.RespPullOffsetMoved:
+			// Our offset is outside the queue: continue where the broker
+			// says and make that the committed offset at once.
+			c.log.Warn("client: pull offset moved", "queue", qs.mq.String(), "from", next, "to", res.next)
+			next = res.next
+			if !qs.pq.HasHeld() {
+				store.Update(qs.mq, next, false)
+				_ = store.persistSync(ctx, []queue.MessageQueue{qs.mq})
+			}
+		}
+		sleep(ctx, c.cfg.PullInterval)
+	}
+}
+
+// correctOffset moves the committed offset past filtered or missing
+// messages when nothing is waiting to be consumed.
+func (c *PushConsumer) correctOffset(qs *queueState, store offset.Store, next int64) {
+	if qs.pq.Stats().Count == 0 && !qs.pq.Dropped() {
+		store.Update(qs.mq, next, true)
+	}
+}
+
+func (c *PushConsumer) heldQueues() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.queues)
+}
+
+// toExt converts pulled messages for the listener: a retry message shows
+// its original topic, as the official clients do.
+func toExt(mq queue.MessageQueue, msgs []*protocol.MessageExt) []pqMsg {
+	out := make([]pqMsg, len(msgs))
+	for i, m := range msgs {
+		e := &MessageExt{MessageExt: *m, Queue: mq}
+		if rt := m.Property(protocol.PropertyRetryTopic); rt != "" && queue.IsRetryTopic(m.Topic) {
+			e.Topic = rt
+		}
+		out[i] = pqMsg{e}
+	}
+	return out
+}

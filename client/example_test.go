@@ -1,0 +1,62 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/offset"
+)
+
+func ExampleProducer() {
+	cfg := client.DefaultProducerConfig()
+	cfg.Client.NameServerAddrs = []string{"127.0.0.1:9876"}
+	cfg.Group = "orders-producer"
+	p, err := client.NewProducer(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer p.Shutdown(ctx)
+	res, err := p.Send(ctx, &client.Message{Topic: "Orders", Tags: "created", Keys: []string{"order-42"}, Body: []byte(`{"id":42}`)})
+	if err != nil {
+		log.Fatal(err) // e.g. client: send to broker-a (10.0.0.5:10911): CODE 17 topic not exist
+	}
+	fmt.Println(res.MsgID, res.Queue, res.QueueOffset)
+}
+
+func ExamplePushConsumer() {
+	cfg := client.DefaultPushConsumerConfig()
+	cfg.Client.NameServerAddrs = []string{"127.0.0.1:9876"}
+	cfg.Group = "billing"
+	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+	cfg.Concurrently = func(ctx context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+		for _, m := range msgs {
+			fmt.Println(m.Topic, m.Tags(), string(m.Body))
+		}
+		return client.ConsumeSuccess // or ConsumeRetryLater: redelivered through %RETRY%billing
+	}
+	c, err := client.NewPushConsumer(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := c.Subscribe("Orders", "created || paid"); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	time.Sleep(time.Minute)
+	// Shutdown persists every consumed offset before it returns.
+	shutdownCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.Shutdown(shutdownCtx); err != nil {
+		log.Print(err)
+	}
+}

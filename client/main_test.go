@@ -1,0 +1,78 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/client/internal/fakebroker"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// netpoll starts its pollers once per process and never stops them.
+		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
+	)
+}
+
+var instanceSeq atomic.Int64
+
+// testClient returns a client config for nameSrv with a unique instance
+// name and fast timers.
+func testClient(nameSrv string) ClientConfig {
+	c := DefaultClientConfig()
+	c.NameServerAddrs = []string{nameSrv}
+	c.InstanceName = fmt.Sprintf("test-%d", instanceSeq.Add(1))
+	c.ClientIP = "127.0.0.1"
+	c.Logger = discardLogger()
+	c.RebalanceInterval = 500 * time.Millisecond
+	c.PersistInterval = 200 * time.Millisecond
+	c.HeartbeatInterval = time.Second
+	c.RouteRefreshInterval = time.Second
+	c.LockRenewInterval = 500 * time.Millisecond
+	return c
+}
+
+func startFake(t testing.TB, cfgs ...fakebroker.Config) *fakebroker.Cluster {
+	t.Helper()
+	c, err := fakebroker.Start(cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func startProducer(t testing.TB, nameSrv string, mod func(*ProducerConfig)) *Producer {
+	t.Helper()
+	cfg := DefaultProducerConfig()
+	cfg.Client = testClient(nameSrv)
+	if mod != nil {
+		mod(&cfg)
+	}
+	p, err := NewProducer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

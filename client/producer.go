@@ -1,0 +1,453 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// ProducerConfig configures a Producer. Zero fields take the defaults of
+// DefaultProducerConfig.
+type ProducerConfig struct {
+	Client ClientConfig
+	// Group is the producer group. Default "DEFAULT_PRODUCER".
+	Group string
+	// SendTimeout bounds one Send, all attempts included, when the
+	// caller's context has no earlier deadline. Default 3s.
+	SendTimeout time.Duration
+	// RetryTimes is how many more attempts a failed synchronous or
+	// asynchronous send makes, each on another broker when there is one.
+	// Default 2 (3 attempts), as RocketMQ. Negative means none.
+	RetryTimes int
+	// CompressOver compresses (zlib) single-message bodies of at least this
+	// many bytes. Default 4096; negative disables compression.
+	CompressOver int
+	// CompressLevel is the zlib level. Default 5.
+	CompressLevel int
+	// MaxMessageSize is the largest body (or batch body) accepted.
+	// Default 4 MiB.
+	MaxMessageSize int
+	// CreateTopicKey is the template topic for auto-creation. Default
+	// "TBW102".
+	CreateTopicKey string
+	// DefaultTopicQueueNums is the queue count of auto-created topics.
+	// Default 4.
+	DefaultTopicQueueNums int
+	// Selector picks the queue. Default: a RoundRobinSelector. Use
+	// HashSelector for orderly messages.
+	Selector QueueSelector
+}
+
+// DefaultProducerConfig returns the defaults; Client.NameServerAddrs must
+// still be set.
+func DefaultProducerConfig() ProducerConfig {
+	return ProducerConfig{
+		Client:                DefaultClientConfig(),
+		Group:                 "DEFAULT_PRODUCER",
+		SendTimeout:           3 * time.Second,
+		RetryTimes:            2,
+		CompressOver:          4096,
+		CompressLevel:         5,
+		MaxMessageSize:        4 << 20,
+		CreateTopicKey:        protocol.DefaultTopicKey,
+		DefaultTopicQueueNums: 4,
+	}
+}
+
+func (c *ProducerConfig) ensureDefaults() error {
+	d := DefaultProducerConfig()
+	if c.Group == "" {
+		c.Group = d.Group
+	}
+	if err := validateGroup("Group", c.Group); err != nil {
+		return err
+	}
+	if c.SendTimeout <= 0 {
+		c.SendTimeout = d.SendTimeout
+	}
+	if c.RetryTimes < 0 {
+		c.RetryTimes = 0
+	}
+	if c.CompressOver == 0 {
+		c.CompressOver = d.CompressOver
+	}
+	if c.CompressLevel == 0 {
+		c.CompressLevel = d.CompressLevel
+	}
+	if c.CompressLevel < -1 || c.CompressLevel > 9 {
+		return fmt.Errorf("%w: CompressLevel %d, want 1..9", ErrBadConfig, c.CompressLevel)
+	}
+	if c.MaxMessageSize <= 0 {
+		c.MaxMessageSize = d.MaxMessageSize
+	}
+	if c.CreateTopicKey == "" {
+		c.CreateTopicKey = d.CreateTopicKey
+	}
+	if c.DefaultTopicQueueNums <= 0 {
+		c.DefaultTopicQueueNums = d.DefaultTopicQueueNums
+	}
+	if c.Selector == nil {
+		c.Selector = &RoundRobinSelector{}
+	}
+	return nil
+}
+
+// SendStatus is the outcome of a send the broker accepted.
+type SendStatus int
+
+const (
+	// SendOK: stored (and flushed/replicated as the broker is configured).
+	SendOK SendStatus = iota
+	// SendFlushDiskTimeout: stored, but the synchronous flush timed out.
+	SendFlushDiskTimeout
+	// SendFlushSlaveTimeout: stored, but replication timed out.
+	SendFlushSlaveTimeout
+	// SendSlaveNotAvailable: stored, but no slave to replicate to.
+	SendSlaveNotAvailable
+)
+
+func (s SendStatus) String() string {
+	return [...]string{"SEND_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE"}[s]
+}
+
+// SendResult describes a stored message (or batch).
+type SendResult struct {
+	Status SendStatus
+	// MsgID is the client message id (UNIQ_KEY); for a batch, the ids of
+	// its messages joined by commas.
+	MsgID string
+	// OffsetMsgID is the broker's id (store host + commit log offset); for a
+	// batch, comma-joined.
+	OffsetMsgID string
+	Queue       queue.MessageQueue
+	// QueueOffset is the offset of the (first) message in its queue.
+	QueueOffset   int64
+	TransactionID string
+}
+
+// Producer sends messages. It is safe for concurrent use.
+type Producer struct {
+	cfg ProducerConfig
+
+	mu struct {
+		sync.Mutex
+		inst    *instance
+		started bool
+		closed  bool
+	}
+	wg sync.WaitGroup // async sends in flight
+}
+
+// NewProducer validates cfg; nothing touches the network until Start.
+func NewProducer(cfg ProducerConfig) (*Producer, error) {
+	if err := cfg.ensureDefaults(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Client.ensureDefaults(); err != nil {
+		return nil, err
+	}
+	return &Producer{cfg: cfg}, nil
+}
+
+// Start joins (or starts) the client instance. It sends nothing: routes are
+// fetched on the first send.
+func (p *Producer) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.mu.closed:
+		return ErrClosed
+	case p.mu.started:
+		return nil
+	}
+	inst, err := acquireInstance(p.cfg.Client)
+	if err != nil {
+		return err
+	}
+	inst.registerProducer(p.cfg.Group)
+	p.mu.inst, p.mu.started = inst, true
+	return ctx.Err()
+}
+
+// Shutdown waits for asynchronous sends in flight (or ctx), then leaves the
+// client instance.
+func (p *Producer) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.mu.started || p.mu.closed {
+		p.mu.closed = true
+		p.mu.Unlock()
+		return nil
+	}
+	p.mu.closed = true
+	inst := p.mu.inst
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("client: producer shutdown: async sends still in flight: %w", ctx.Err())
+		<-done // they end at their own send timeout; never leave them behind
+	}
+	inst.unregisterProducer(p.cfg.Group)
+	inst.release()
+	return err
+}
+
+func (p *Producer) instance() (*instance, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.mu.closed:
+		return nil, ErrClosed
+	case !p.mu.started:
+		return nil, ErrNotStarted
+	}
+	return p.mu.inst, nil
+}
+
+// Send sends msgs synchronously: one message as SEND_MESSAGE, several (all
+// to the same topic) as one batch. Retryable failures (transport errors,
+// SYSTEM_ERROR, SERVICE_NOT_AVAILABLE, NO_PERMISSION, TOPIC_NOT_EXIST) are
+// retried on another broker up to RetryTimes times.
+func (p *Producer) Send(ctx context.Context, msgs ...*Message) (SendResult, error) {
+	inst, err := p.instance()
+	if err != nil {
+		return SendResult{}, err
+	}
+	req, err := p.prepare(msgs)
+	if err != nil {
+		return SendResult{}, err
+	}
+	return p.sendWithRetry(ctx, inst, req, p.cfg.RetryTimes, false)
+}
+
+// SendAsync sends like Send in the background and calls cb once with the
+// result. It returns an error (and does not call cb) only when the send
+// cannot start: a bad message or a producer that is not running.
+// Shutdown waits for callbacks in flight.
+func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), msgs ...*Message) error {
+	inst, err := p.instance()
+	if err != nil {
+		return err
+	}
+	req, err := p.prepare(msgs)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		// The caller's ctx may end as soon as SendAsync returns; the send
+		// keeps only its values and is bounded by SendTimeout.
+		cb(p.sendWithRetry(context.WithoutCancel(ctx), inst, req, p.cfg.RetryTimes, false))
+	}()
+	return nil
+}
+
+// SendOneway sends one message without waiting for the broker's answer;
+// only transport failures are retried.
+func (p *Producer) SendOneway(ctx context.Context, msg *Message) error {
+	inst, err := p.instance()
+	if err != nil {
+		return err
+	}
+	req, err := p.prepare([]*Message{msg})
+	if err != nil {
+		return err
+	}
+	_, err = p.sendWithRetry(ctx, inst, req, p.cfg.RetryTimes, true)
+	return err
+}
+
+// sendRequest is a validated, encoded send.
+type sendRequest struct {
+	topic   string
+	first   *Message
+	batch   bool
+	sysFlag int32
+	flag    int32
+	props   string
+	body    []byte
+	ids     []string
+}
+
+func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
+	if len(msgs) == 0 {
+		return nil, fmt.Errorf("%w: no message to send", ErrBadMessage)
+	}
+	for _, m := range msgs {
+		if m == nil {
+			return nil, fmt.Errorf("%w: nil message", ErrBadMessage)
+		}
+		if err := m.validate(p.cfg.MaxMessageSize); err != nil {
+			return nil, err
+		}
+		if m.Topic != msgs[0].Topic {
+			return nil, fmt.Errorf("%w: a batch mixes topics %s and %s", ErrBadMessage, msgs[0].Topic, m.Topic)
+		}
+	}
+	r := &sendRequest{topic: msgs[0].Topic, first: msgs[0]}
+	if len(msgs) == 1 {
+		m := msgs[0]
+		props := m.properties()
+		id := protocol.NewUniqID()
+		props[protocol.PropertyUniqClientMessageIDKey] = id
+		r.ids = []string{id}
+		r.props = protocol.MarshalProperties(props)
+		r.flag = m.Flag
+		r.body = m.Body
+		if p.cfg.CompressOver > 0 && len(m.Body) >= p.cfg.CompressOver {
+			z, err := protocol.Compress(m.Body, p.cfg.CompressLevel)
+			if err != nil {
+				return nil, err
+			}
+			r.body, r.sysFlag = z, protocol.SysFlagCompressed
+		}
+		return r, nil
+	}
+	r.batch = true
+	inner := make([]*protocol.Message, len(msgs))
+	for i, m := range msgs {
+		if m.DelayLevel > 0 {
+			return nil, fmt.Errorf("%w: a batch cannot carry delayed messages", ErrBadMessage)
+		}
+		props := m.properties()
+		// Unlike the official Go client we give batch messages ids too, so
+		// consumers see the same MsgID the producer got back.
+		id := protocol.NewUniqID()
+		props[protocol.PropertyUniqClientMessageIDKey] = id
+		r.ids = append(r.ids, id)
+		inner[i] = &protocol.Message{Topic: m.Topic, Flag: m.Flag, Properties: props, Body: m.Body}
+	}
+	body, err := encodeBatch(inner)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > p.cfg.MaxMessageSize {
+		return nil, fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte limit", ErrBadMessage, len(body), p.cfg.MaxMessageSize)
+	}
+	r.body = body
+	return r, nil
+}
+
+// retryable reports whether a send answer may succeed on another broker.
+func retryable(code int16) bool {
+	switch code {
+	case protocol.RespSystemError, protocol.RespServiceNotAvailable, protocol.RespNoPermission, protocol.RespTopicNotExist:
+		return true
+	}
+	return false
+}
+
+func (p *Producer) sendWithRetry(ctx context.Context, inst *instance, r *sendRequest, retries int, oneway bool) (SendResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.SendTimeout)
+	defer cancel()
+	inst.notePublish(r.topic)
+	var lastErr error
+	lastBroker := ""
+	for attempt := 0; attempt <= retries; attempt++ {
+		route, err := inst.publishRoute(ctx, r.topic, p.cfg.CreateTopicKey, p.cfg.DefaultTopicQueueNums)
+		if err != nil {
+			if lastErr == nil {
+				lastErr = err
+			}
+			if errors.Is(err, ErrTopicNotExist) || ctx.Err() != nil {
+				return SendResult{}, err
+			}
+			continue
+		}
+		mq := p.cfg.Selector.Select(r.first, route.publish, lastBroker)
+		res, err, retry := p.sendTo(ctx, inst, mq, r, oneway)
+		if err == nil {
+			return res, nil
+		}
+		lastErr, lastBroker = err, mq.BrokerName
+		if !retry || ctx.Err() != nil {
+			return SendResult{}, err
+		}
+		var be *BrokerError
+		if errors.As(err, &be) && be.Code == protocol.RespTopicNotExist {
+			// The broker does not have it yet: forget the cached route so
+			// the next attempt asks again.
+			inst.routes.mu.Lock()
+			delete(inst.routes.topics, r.topic)
+			inst.routes.mu.Unlock()
+		}
+	}
+	return SendResult{}, lastErr
+}
+
+// sendTo makes one attempt. retry says whether another attempt may help.
+func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQueue, r *sendRequest, oneway bool) (SendResult, error, bool) {
+	addr, err := inst.brokerAddr(ctx, mq.BrokerName)
+	if err != nil {
+		return SendResult{}, err, true
+	}
+	h := protocol.SendMessageRequestHeader{
+		ProducerGroup:         p.cfg.Group,
+		Topic:                 r.topic,
+		DefaultTopic:          p.cfg.CreateTopicKey,
+		DefaultTopicQueueNums: int32(p.cfg.DefaultTopicQueueNums),
+		QueueID:               int32(mq.QueueID),
+		SysFlag:               r.sysFlag,
+		BornTimestamp:         time.Now().UnixMilli(),
+		Flag:                  r.flag,
+		Properties:            r.props,
+		Batch:                 r.batch,
+		BrokerName:            mq.BrokerName,
+	}
+	var req *protocol.Command
+	if r.batch {
+		req = protocol.NewRequest(protocol.ReqSendBatchMessage, h.EncodeV2(), r.body)
+	} else {
+		req = protocol.NewRequest(protocol.ReqSendMessage, h.Encode(), r.body)
+	}
+	if oneway {
+		if err := inst.rc.InvokeOneway(ctx, addr, req); err != nil {
+			return SendResult{}, transportError("send", mq.BrokerName, addr, err), true
+		}
+		return SendResult{Status: SendOK, MsgID: strings.Join(r.ids, ","), Queue: mq}, nil, false
+	}
+	resp, err := inst.rc.Invoke(ctx, addr, req)
+	if err != nil {
+		return SendResult{}, transportError("send", mq.BrokerName, addr, err), true
+	}
+	res := SendResult{MsgID: strings.Join(r.ids, ","), Queue: mq}
+	switch resp.Code {
+	case protocol.RespSuccess:
+		res.Status = SendOK
+	case protocol.RespFlushDiskTimeout:
+		res.Status = SendFlushDiskTimeout
+	case protocol.RespFlushSlaveTimeout:
+		res.Status = SendFlushSlaveTimeout
+	case protocol.RespSlaveNotAvailable:
+		res.Status = SendSlaveNotAvailable
+	default:
+		return SendResult{}, brokerError("send", mq.BrokerName, addr, resp), retryable(resp.Code)
+	}
+	var rh protocol.SendMessageResponseHeader
+	if err := rh.Decode(resp.ExtFields); err != nil {
+		return SendResult{}, fmt.Errorf("client: send to %s (%s): %w", mq.BrokerName, addr, err), false
+	}
+	res.OffsetMsgID = rh.MsgID
+	res.QueueOffset = rh.QueueOffset
+	res.TransactionID = rh.TransactionID
+	if int(rh.QueueID) != mq.QueueID {
+		res.Queue.QueueID = int(rh.QueueID)
+	}
+	return res, nil, false
+}

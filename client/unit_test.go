@@ -1,0 +1,179 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+func TestDecodeOffsetTable(t *testing.T) {
+	a := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	b := queue.MessageQueue{Topic: "T", BrokerName: "broker-b", QueueID: 3}
+	for name, body := range map[string]string{
+		"fastjson": `{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:12,{"brokerName":"broker-b","queueId":3,"topic":"T"}:-1}}`,
+		"spaced":   `{ "offsetTable" : { {"brokerName":"broker-a","queueId":0,"topic":"T"} : 12 , {"brokerName":"broker-b","queueId":3,"topic":"T"}:-1 } }`,
+		"string":   `{"offsetTable":{"{\"brokerName\":\"broker-a\",\"queueId\":0,\"topic\":\"T\"}":12,"{\"brokerName\":\"broker-b\",\"queueId\":3,\"topic\":\"T\"}":-1}}`,
+		"gson":     `{"offsetTable":[[{"topic":"T","brokerName":"broker-a","queueId":0},12],[{"topic":"T","brokerName":"broker-b","queueId":3},-1]]}`,
+	} {
+		got, err := decodeOffsetTable([]byte(body))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != 2 || got[a] != 12 || got[b] != -1 {
+			t.Fatalf("%s: %v", name, got)
+		}
+	}
+	for _, bad := range []string{``, `{}`, `{"offsetTable":5}`, `{"offsetTable":{{"brokerName":"a"`, `{"offsetTable":{{"brokerName":"a","queueId":0,"topic":"T"}:x}}`, `{"offsetTable":[[1]]}`} {
+		if _, err := decodeOffsetTable([]byte(bad)); err == nil {
+			t.Errorf("decodeOffsetTable(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestEncodeBatchLayout(t *testing.T) {
+	msgs := []*protocol.Message{
+		{Flag: 3, Body: []byte("one"), Properties: map[string]string{"TAGS": "A"}},
+		{Body: bytes.Repeat([]byte{7}, 300)},
+	}
+	out, err := encodeBatch(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		total := int(binary.BigEndian.Uint32(out))
+		if magic := binary.BigEndian.Uint32(out[4:]); magic != 0 {
+			t.Fatalf("message %d: magic %d, want 0", i, magic)
+		}
+		if flag := int32(binary.BigEndian.Uint32(out[12:])); flag != m.Flag {
+			t.Fatalf("message %d: flag %d", i, flag)
+		}
+		bl := int(binary.BigEndian.Uint32(out[16:]))
+		if !bytes.Equal(out[20:20+bl], m.Body) {
+			t.Fatalf("message %d: body mismatch", i)
+		}
+		pl := int(binary.BigEndian.Uint16(out[20+bl:]))
+		if got := protocol.UnmarshalProperties(string(out[22+bl : 22+bl+pl])); len(got) != len(m.Properties) || got["TAGS"] != m.Properties["TAGS"] {
+			t.Fatalf("message %d: properties %v", i, got)
+		}
+		if total != 22+bl+pl {
+			t.Fatalf("message %d: totalSize %d, fields end at %d", i, total, 22+bl+pl)
+		}
+		out = out[total:]
+	}
+	if len(out) != 0 {
+		t.Fatalf("%d trailing bytes", len(out))
+	}
+}
+
+func TestBuildRoute(t *testing.T) {
+	data := &protocol.TopicRouteData{
+		QueueDatas: []protocol.QueueData{
+			{BrokerName: "b", ReadQueueNums: 2, WriteQueueNums: 3, Perm: 6},
+			{BrokerName: "a", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 4}, // read only
+			{BrokerName: "c", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}, // no master
+		},
+		BrokerDatas: []protocol.BrokerData{
+			{BrokerName: "a", BrokerAddrs: map[int64]string{0: "x:1"}},
+			{BrokerName: "b", BrokerAddrs: map[int64]string{0: "y:1"}},
+			{BrokerName: "c", BrokerAddrs: map[int64]string{1: "z:1"}},
+		},
+	}
+	r := buildRoute("T", data, 0)
+	if len(r.publish) != 3 || r.publish[0].BrokerName != "b" {
+		t.Fatalf("publish %v: want b's 3 writable queues only", r.publish)
+	}
+	if len(r.subscribe) != 8+2+1 || r.subscribe[0].BrokerName != "a" {
+		t.Fatalf("subscribe %v", r.subscribe)
+	}
+	if capped := buildRoute("New", data, 2); len(capped.publish) != 2 || capped.publish[0].Topic != "New" {
+		t.Fatalf("template route capped at 2: %v", capped.publish)
+	}
+}
+
+func TestRoundRobinAvoidsLastBroker(t *testing.T) {
+	mqs := []queue.MessageQueue{{BrokerName: "a"}, {BrokerName: "a", QueueID: 1}, {BrokerName: "b"}}
+	var s RoundRobinSelector
+	for range 20 {
+		if mq := s.Select(nil, mqs, "a"); mq.BrokerName != "b" {
+			t.Fatalf("retry picked %v on the failed broker", mq)
+		}
+	}
+	only := mqs[:2]
+	if mq := s.Select(nil, only, "a"); mq.BrokerName != "a" {
+		t.Fatal("with one broker the retry must still go somewhere")
+	}
+}
+
+func TestConfigValidationNamesTheField(t *testing.T) {
+	base := func() PushConsumerConfig {
+		c := DefaultPushConsumerConfig()
+		c.Client.NameServerAddrs = []string{"127.0.0.1:9876"}
+		c.Group = "g"
+		c.Concurrently = func(context.Context, []*MessageExt) ConsumeResult { return ConsumeSuccess }
+		return c
+	}
+	for field, mut := range map[string]func(*PushConsumerConfig){
+		"Group": func(c *PushConsumerConfig) { c.Group = "bad group" },
+		"Orderly": func(c *PushConsumerConfig) {
+			c.Orderly = func(context.Context, []*MessageExt) OrderlyResult { return OrderlySuccess }
+		},
+		"PullBatchSize":         func(c *PushConsumerConfig) { c.PullBatchSize = -1 },
+		"ConsumeGoroutines":     func(c *PushConsumerConfig) { c.ConsumeGoroutines = 5000 },
+		"PullThresholdForQueue": func(c *PushConsumerConfig) { c.Flow.PullThresholdForQueue = 0 },
+		"NameServerAddrs":       func(c *PushConsumerConfig) { c.Client.NameServerAddrs = []string{"nohostport"} },
+		"PullErrorDelay":        func(c *PushConsumerConfig) { c.PullErrorDelay = -1 },
+		"InstanceName":          func(c *PushConsumerConfig) { c.Client.InstanceName = "a@b" },
+	} {
+		c := base()
+		mut(&c)
+		_, err := NewPushConsumer(c)
+		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: error %v does not name it", field, err)
+		}
+	}
+	if _, err := NewPushConsumer(base()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConsumerDataSubscribesRetryTopicInClusteringOnly(t *testing.T) {
+	for _, model := range []MessageModel{Clustering, Broadcasting} {
+		c := DefaultPushConsumerConfig()
+		c.Client.NameServerAddrs = []string{"127.0.0.1:9876"}
+		c.Group = "g"
+		c.Model = model
+		c.LocalOffsetDir = t.TempDir()
+		c.Concurrently = func(context.Context, []*MessageExt) ConsumeResult { return ConsumeSuccess }
+		pc, err := NewPushConsumer(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.Subscribe("T", "A || B"); err != nil {
+			t.Fatal(err)
+		}
+		d := pc.consumerData()
+		if d.MessageModel != model.String() || d.ConsumeType != protocol.ConsumePassively {
+			t.Fatalf("%v: %+v", model, d)
+		}
+		var topics []string
+		for _, s := range d.SubscriptionDataSet {
+			topics = append(topics, s.Topic)
+			if s.Topic == "T" && (len(s.TagsSet) != 2 || len(s.CodeSet) != 2 || s.SubVersion == 0) {
+				t.Fatalf("subscription %+v", s)
+			}
+		}
+		want := "T"
+		if model == Clustering {
+			want = "%RETRY%g,T"
+		}
+		if strings.Join(topics, ",") != want {
+			t.Fatalf("%v subscribes %v, want %s", model, topics, want)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+// Command broker runs a Runnel broker.
+//
+//	broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store-dir DIR \
+//	       --broker-name broker-a --cluster DefaultCluster --advertise HOST:PORT
+//	broker -c broker.conf
+//
+// A RocketMQ broker.conf is accepted (see broker.Config.ApplyProperties for
+// the keys understood); flags given on the command line win over it, and
+// NAMESRV_ADDR from the environment is used when neither names a name
+// server. It prints "broker: serving on ADDR" on stdout once it accepts
+// connections, logs to stderr, and on SIGINT or SIGTERM shuts down cleanly
+// (held pulls answered, consumer offsets persisted, unregistered from the
+// name servers) and exits 0.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/store"
+)
+
+func main() {
+	if err := newCommand(os.Stdout, os.Stderr, os.Getenv).Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
+	var (
+		confFile, namesrv, listen, storeDir, name, cluster, advertise, logLevel, flush string
+		autoCreate                                                                     bool
+		brokerID                                                                       int64
+	)
+	cmd := &cobra.Command{
+		Use:          "broker",
+		Short:        "Runnel broker (RocketMQ remoting protocol)",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			}
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			cfg := broker.DefaultConfig()
+			cfg.Logger = log
+			if confFile != "" {
+				f, err := os.Open(confFile)
+				if err != nil {
+					return err
+				}
+				ignored, err := cfg.ApplyProperties(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", confFile, err)
+				}
+				if len(ignored) > 0 {
+					log.Info("broker.conf keys ignored", "file", confFile, "keys", ignored)
+				}
+			}
+			fl := cmd.Flags()
+			if fl.Changed("namesrv") {
+				cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(namesrv)
+			} else if len(cfg.NamesrvAddrs) == 0 {
+				cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(getenv("NAMESRV_ADDR"))
+			}
+			if fl.Changed("listen") {
+				cfg.ListenAddr = listen
+			}
+			if fl.Changed("store-dir") || cfg.StoreDir == "" {
+				cfg.StoreDir = storeDir
+			}
+			if fl.Changed("broker-name") {
+				cfg.BrokerName = name
+			}
+			if fl.Changed("cluster") {
+				cfg.ClusterName = cluster
+			}
+			if fl.Changed("advertise") {
+				cfg.AdvertiseAddr = advertise
+			}
+			if fl.Changed("broker-id") {
+				cfg.BrokerID = brokerID
+			}
+			if fl.Changed("auto-create-topic") {
+				cfg.AutoCreateTopicEnable = autoCreate
+			}
+			if fl.Changed("flush-disk-type") {
+				m, err := store.ParseFlushMode(flush)
+				if err != nil {
+					return err
+				}
+				cfg.FlushMode = m
+			}
+			if len(cfg.NamesrvAddrs) == 0 {
+				log.Warn("no name server: clients will not find this broker (set --namesrv or NAMESRV_ADDR)")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cfg, stdout)
+		},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	def := broker.DefaultConfig()
+	f := cmd.Flags()
+	f.StringVarP(&confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
+	f.StringVar(&namesrv, "namesrv", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
+	f.StringVar(&listen, "listen", def.ListenAddr, "address to serve clients on")
+	f.StringVar(&storeDir, "store-dir", filepath.Join(os.TempDir(), "runnel-broker"), "message store directory")
+	f.StringVar(&name, "broker-name", def.BrokerName, "broker name")
+	f.StringVar(&cluster, "cluster", def.ClusterName, "cluster name")
+	f.StringVar(&advertise, "advertise", "", "ip:port clients use to reach this broker (default: the listen address; an unspecified host becomes this machine's first non-loopback IPv4, else 127.0.0.1)")
+	f.Int64Var(&brokerID, "broker-id", def.BrokerID, "broker id (0 = master)")
+	f.BoolVar(&autoCreate, "auto-create-topic", def.AutoCreateTopicEnable, "let producers create topics by sending to them")
+	f.StringVar(&flush, "flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// serve runs the broker until ctx is done.
+func serve(ctx context.Context, cfg broker.Config, stdout io.Writer) error {
+	b, err := broker.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := b.Start(); err != nil {
+		_ = b.Close()
+		return err
+	}
+	fmt.Fprintf(stdout, "broker: serving on %s (advertised as %s)\n", b.Addr(), b.AdvertisedAddr())
+	<-ctx.Done()
+	cfg.Logger.Info("broker: shutting down", "reason", context.Cause(ctx))
+	return b.Close()
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "broker")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// proc is a running broker process.
+type proc struct {
+	cmd     *exec.Cmd
+	addr    string
+	started time.Time
+	serving time.Duration // from exec to the serving line
+	stderr  *strings.Builder
+}
+
+func startProc(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "NAMESRV_ADDR=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case line := <-lines:
+		p.serving = time.Since(p.started)
+		rest, ok := strings.CutPrefix(line, "broker: serving on ")
+		if !ok {
+			t.Fatalf("first line %q; stderr:\n%s", line, p.stderr)
+		}
+		p.addr, _, _ = strings.Cut(rest, " ")
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no serving line; stderr:\n%s", p.stderr)
+	}
+	return p
+}
+
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v; stderr:\n%s", err, p.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("did not exit after SIGINT; stderr:\n%s", p.stderr)
+	}
+}
+
+func call(t *testing.T, addr string, req *protocol.Command) *protocol.Command {
+	t.Helper()
+	c := remoting.NewClient(remoting.DefaultClientConfig())
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := c.Invoke(ctx, addr, req)
+	if err != nil {
+		t.Fatalf("%s: %v", protocol.RequestCodeName(req.Code), err)
+	}
+	return resp
+}
+
+// TestProcessKeepsOffsetsAcrossSIGTERM runs the real binary with a
+// broker.conf and flags: an offset committed just before SIGTERM is there
+// after the restart, because shutdown persists offsets.
+func TestProcessKeepsOffsetsAcrossSIGTERM(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "broker.conf")
+	if err := os.WriteFile(conf, []byte("brokerName=broker-conf\nbrokerClusterName=C1\nstorePathRootDir="+filepath.Join(dir, "store")+"\nlistenPort=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func() *proc {
+		// --listen wins over listenPort from the file.
+		return startProc(t, bin, "-c", conf, "--listen", "127.0.0.1:0", "--log-level", "debug")
+	}
+	p := run()
+	resp := call(t, p.addr, protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
+		Topic: "T", DefaultTopic: "x", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"}.Encode(), nil))
+	if resp.Code != 0 {
+		t.Fatalf("create topic: %d %s", resp.Code, resp.Remark)
+	}
+	resp = call(t, p.addr, protocol.NewRequest(protocol.ReqUpdateConsumerOffset, protocol.UpdateConsumerOffsetRequestHeader{
+		ConsumerGroup: "g", Topic: "T", QueueID: 0, CommitOffset: 42}.Encode(), nil))
+	if resp.Code != 0 {
+		t.Fatalf("update offset: %d %s", resp.Code, resp.Remark)
+	}
+	p.stop(t)
+	if !strings.Contains(p.stderr.String(), "broker-conf") {
+		t.Errorf("broker name from broker.conf not used; stderr:\n%s", p.stderr)
+	}
+
+	p = run()
+	resp = call(t, p.addr, protocol.NewRequest(protocol.ReqQueryConsumerOffset, protocol.QueryConsumerOffsetRequestHeader{
+		ConsumerGroup: "g", Topic: "T", QueueID: 0}.Encode(), nil))
+	if resp.Code != 0 || resp.Ext("offset") != "42" {
+		t.Fatalf("offset after restart: code %d offset %q", resp.Code, resp.Ext("offset"))
+	}
+	p.stop(t)
+}
+
+func rssKiB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return n
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// TestFootprint measures the real binary: time from exec to the serving
+// line, RSS when idle, and RSS after a million 1 KiB messages (sent as
+// batches of 100 by 4 concurrent senders). It writes nothing; run it with
+// RUNNEL_FOOTPRINT=1 go test -run Footprint -v ./cmd/broker.
+func TestFootprint(t *testing.T) {
+	if os.Getenv("RUNNEL_FOOTPRINT") == "" {
+		t.Skip("set RUNNEL_FOOTPRINT=1 to measure (sends 1 GiB)")
+	}
+	bin := buildBinary(t)
+	var starts []time.Duration
+	for range 5 {
+		p := startProc(t, bin, "--listen", "127.0.0.1:0", "--store-dir", t.TempDir(), "--log-level", "warn")
+		starts = append(starts, p.serving)
+		p.stop(t)
+	}
+	t.Logf("exec to serving: %v", starts)
+
+	dir := t.TempDir()
+	p := startProc(t, bin, "--listen", "127.0.0.1:0", "--store-dir", dir, "--log-level", "warn")
+	time.Sleep(2 * time.Second)
+	t.Logf("idle RSS: %d KiB", rssKiB(t, p.cmd.Process.Pid))
+
+	resp := call(t, p.addr, protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
+		Topic: "F", DefaultTopic: "x", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}.Encode(), nil))
+	if resp.Code != 0 {
+		t.Fatal(resp.Remark)
+	}
+	const total, per, senders = 1_000_000, 100, 4
+	body := batchBody(per, 1024)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var sendErr error
+	for s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := remoting.NewClient(remoting.DefaultClientConfig())
+			defer c.Close()
+			hdr := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: "F", DefaultTopic: "TBW102",
+				DefaultTopicQueueNums: 4, QueueID: int32(s), BornTimestamp: time.Now().UnixMilli(), Batch: true}.EncodeV2()
+			for range total / per / senders {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				r, err := c.Invoke(ctx, p.addr, protocol.NewRequest(protocol.ReqSendBatchMessage, hdr, body))
+				cancel()
+				if err == nil && r.Code != 0 {
+					err = fmt.Errorf("code %d: %s", r.Code, r.Remark)
+				}
+				if err != nil {
+					mu.Lock()
+					sendErr = err
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if sendErr != nil {
+		t.Fatal(sendErr)
+	}
+	el := time.Since(start)
+	t.Logf("sent %d x 1 KiB in %v (%.0f msg/s)", total, el, total/el.Seconds())
+	t.Logf("RSS after 1M messages: %d KiB", rssKiB(t, p.cmd.Process.Pid))
+	time.Sleep(10 * time.Second)
+	t.Logf("RSS 10 s later: %d KiB", rssKiB(t, p.cmd.Process.Pid))
+	p.stop(t)
+}
+
+// batchBody lays out n messages of size bytes as a SEND_BATCH_MESSAGE body.
+func batchBody(n, size int) []byte {
+	var dst []byte
+	payload := make([]byte, size)
+	for range n {
+		total := 20 + size + 2
+		dst = appendU32(dst, uint32(total))
+		dst = appendU32(dst, 0)
+		dst = appendU32(dst, 0)
+		dst = appendU32(dst, 0)
+		dst = appendU32(dst, uint32(size))
+		dst = append(dst, payload...)
+		dst = append(dst, 0, 0)
+	}
+	return dst
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+func TestProbeUpAndDown(t *testing.T) {
+	cfg := remoting.DefaultServerConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Transport = "std"
+	srv, err := remoting.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Handle(protocol.ReqGetBrokerClusterInfo, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		return protocol.NewResponse(req, protocol.RespSuccess, "")
+	})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	var out bytes.Buffer
+	cmd := newCommand(&out, &out)
+	cmd.SetArgs([]string{srv.Addr()})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("probe of a live server failed: %v (%s)", err, out.String())
+	}
+	if !strings.Contains(out.String(), "up") {
+		t.Fatalf("output %q", out.String())
+	}
+
+	// A port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	out.Reset()
+	cmd = newCommand(&out, &out)
+	cmd.SetArgs([]string{"--timeout", "500ms", dead})
+	start := time.Now()
+	if err := cmd.Execute(); err == nil {
+		t.Fatal("probe of a dead address succeeded")
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatal("probe did not honour its timeout")
+	}
+}

@@ -1,0 +1,71 @@
+// Command namesrv runs Runnel's name server.
+//
+//	namesrv --listen 127.0.0.1:9876 --log-level info
+//
+// It prints "namesrv: serving on ADDR" on stdout once it accepts
+// connections, logs to stderr, and exits with status 0 after SIGINT or
+// SIGTERM once it has shut down.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runnelmq/runnel/namesrv"
+)
+
+func main() {
+	if err := newCommand(os.Stdout, os.Stderr).Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newCommand(stdout, stderr io.Writer) *cobra.Command {
+	cfg := namesrv.DefaultConfig()
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:           "namesrv",
+		Short:         "Runnel name server (RocketMQ remoting protocol)",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: false,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cfg, stdout)
+		},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	cmd.Flags().StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (host:port)")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().DurationVar(&cfg.BrokerExpiry, "broker-expiry", cfg.BrokerExpiry, "drop a broker silent for this long")
+	return cmd
+}
+
+// serve runs the name server until ctx is done.
+func serve(ctx context.Context, cfg namesrv.Config, stdout io.Writer) error {
+	srv, err := namesrv.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "namesrv: serving on %s\n", srv.Addr())
+	<-ctx.Done()
+	cfg.Logger.Info("shutting down", "reason", context.Cause(ctx))
+	return srv.Close()
+}

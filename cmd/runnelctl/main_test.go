@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// netpoll starts its pollers once per process and never stops them.
+		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
+	)
+}
+
+// result is one in-process runnelctl run.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs runnelctl in-process with the given environment.
+func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, func(k string) string { return env[k] })
+	return result{code, out.String(), errOut.String()}
+}
+
+// fakeNamesrv is a name server answering GET_BROKER_CLUSTER_INFO and
+// GET_ALL_TOPIC_LIST_FROM_NAMESERVER with fixed bodies and counting
+// requests.
+type fakeNamesrv struct {
+	srv   *remoting.Server
+	calls chan int16
+}
+
+func startFakeNamesrv(t *testing.T, cluster, topics string) *fakeNamesrv {
+	t.Helper()
+	cfg := remoting.DefaultServerConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Transport = remoting.TransportStd
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := remoting.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeNamesrv{srv: srv, calls: make(chan int16, 100)}
+	srv.HandleDefault(func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		f.calls <- req.Code
+		resp := protocol.NewResponse(req, protocol.RespSuccess, "")
+		switch req.Code {
+		case protocol.ReqGetBrokerClusterInfo:
+			resp.Body = []byte(cluster)
+		case protocol.ReqGetAllTopicListFromNameServer:
+			resp.Body = []byte(topics)
+		case protocol.ReqGetRouteInfoByTopic:
+			return protocol.NewResponse(req, protocol.RespTopicNotExist, "No topic route info in name server for the topic: "+req.ExtFields["topic"])
+		default:
+			return protocol.NewResponse(req, protocol.RespRequestCodeNotSupported, "no")
+		}
+		return resp
+	})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return f
+}
+
+const javaClusterInfo = `{"brokerAddrTable":{"broker-a":{"brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911"},"brokerName":"broker-a","cluster":"DefaultCluster"}},` +
+	`"clusterAddrTable":{"DefaultCluster":["broker-a"]}}`

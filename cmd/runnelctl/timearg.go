@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runnelmq/runnel/client/admin"
+)
+
+// timeLayouts are the accepted spellings of a point in time, besides
+// milliseconds since the epoch. Layouts without a zone are local time.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04:05",
+	"2006-01-02#15:04:05.000", // mqadmin's format, once its last ':' is a '.'
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+// parseTime reads a time argument: "now", milliseconds since the epoch,
+// RFC 3339, "2006-01-02 15:04:05" (local), mqadmin's
+// "2006-01-02#15:04:05:000", or a date.
+func parseTime(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "now") {
+		return now, nil
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if ms < 0 {
+			return time.Time{}, fmt.Errorf("time %q is negative", s)
+		}
+		return time.UnixMilli(ms), nil
+	}
+	if i := strings.LastIndexByte(s, ':'); strings.Contains(s, "#") && i > 0 && len(s)-i == 4 {
+		// mqadmin writes milliseconds after a colon, which Go's layouts
+		// cannot express.
+		s = s[:i] + "." + s[i+1:]
+	}
+	for _, l := range timeLayouts {
+		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("time %q: want now, milliseconds since the epoch, RFC 3339 (2006-01-02T15:04:05Z07:00), 2006-01-02 15:04:05 or 2006-01-02#15:04:05:000", s)
+}
+
+// parseResetTarget reads --to: earliest, latest, or a time.
+func parseResetTarget(s string, now time.Time) (admin.ResetTarget, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "earliest", "first", "oldest":
+		return admin.ResetTarget{Position: admin.ResetToEarliest}, nil
+	case "latest", "last", "newest":
+		return admin.ResetTarget{Position: admin.ResetToLatest}, nil
+	case "":
+		return admin.ResetTarget{}, fmt.Errorf("--to is empty: want earliest, latest or a time")
+	}
+	t, err := parseTime(s, now)
+	if err != nil {
+		return admin.ResetTarget{}, fmt.Errorf("--to: %w", err)
+	}
+	return admin.ResetTarget{Position: admin.ResetToTime, Time: t}, nil
+}

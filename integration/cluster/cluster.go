@@ -1,0 +1,211 @@
+// Package cluster starts a whole Runnel cluster in-process for tests: one
+// name server and N brokers on 127.0.0.1 with random ports and stores in
+// the test's temporary directory. Everything it starts is closed by the
+// test's cleanup.
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/namesrv"
+)
+
+// Option adjusts a cluster.
+type Option func(*options)
+
+type options struct {
+	brokers   int
+	configure func(i int, cfg *broker.Config)
+	logger    *slog.Logger
+}
+
+// Brokers sets the number of brokers (default 1). Broker i is named
+// "broker-a", "broker-b", ... in cluster "DefaultCluster".
+func Brokers(n int) Option { return func(o *options) { o.brokers = n } }
+
+// Configure lets the test adjust broker i's config before it starts (and
+// restarts).
+func Configure(fn func(i int, cfg *broker.Config)) Option {
+	return func(o *options) { o.configure = fn }
+}
+
+// Logger sets the logger of every node. Default: discard, unless the
+// environment variable RUNNEL_TEST_LOG is set (then text to stderr).
+func Logger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// Cluster is a running in-process cluster.
+type Cluster struct {
+	t    testing.TB
+	opts options
+	ns   *namesrv.Server
+
+	mu      sync.Mutex
+	brokers []*node
+}
+
+type node struct {
+	cfg     broker.Config
+	b       *broker.Broker // nil while stopped
+	addr    string         // fixed after the first start, reused on restart
+	stopped bool
+}
+
+// Start starts a name server and the brokers, and registers their shutdown
+// with t.Cleanup. It fails the test if any node does not start.
+func Start(t testing.TB, opts ...Option) *Cluster {
+	t.Helper()
+	o := options{brokers: 1}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.logger == nil {
+		if os.Getenv("RUNNEL_TEST_LOG") != "" {
+			o.logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		} else {
+			o.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		}
+	}
+	c := &Cluster{t: t, opts: o}
+	nscfg := namesrv.DefaultConfig()
+	nscfg.ListenAddr = "127.0.0.1:0"
+	nscfg.Logger = o.logger
+	ns, err := namesrv.New(nscfg)
+	if err != nil {
+		t.Fatalf("cluster: name server: %v", err)
+	}
+	if err := ns.Start(); err != nil {
+		t.Fatalf("cluster: name server: %v", err)
+	}
+	c.ns = ns
+	t.Cleanup(c.close)
+	for i := range o.brokers {
+		cfg := broker.DefaultConfig()
+		cfg.ListenAddr = "127.0.0.1:0"
+		cfg.BrokerName = "broker-" + string(rune('a'+i%26)) + suffix(i)
+		cfg.NamesrvAddrs = []string{ns.Addr()}
+		cfg.StoreDir = t.TempDir()
+		cfg.Logger = o.logger
+		if o.configure != nil {
+			o.configure(i, &cfg)
+		}
+		n := &node{cfg: cfg}
+		c.brokers = append(c.brokers, n)
+		if err := c.startNode(n); err != nil {
+			t.Fatalf("cluster: broker %d: %v", i, err)
+		}
+	}
+	return c
+}
+
+func suffix(i int) string {
+	if i < 26 {
+		return ""
+	}
+	return fmt.Sprint(i / 26)
+}
+
+func (c *Cluster) startNode(n *node) error {
+	cfg := n.cfg
+	if n.addr != "" {
+		cfg.ListenAddr = n.addr
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := b.Start(); err != nil {
+		_ = b.Close()
+		return err
+	}
+	n.b = b
+	n.addr = b.Addr()
+	n.stopped = false
+	return nil
+}
+
+// NamesrvAddr returns the name server's address.
+func (c *Cluster) NamesrvAddr() string { return c.ns.Addr() }
+
+// Namesrv returns the name server.
+func (c *Cluster) Namesrv() *namesrv.Server { return c.ns }
+
+// Broker returns broker i (nil while it is stopped).
+func (c *Cluster) Broker(i int) *broker.Broker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.brokers[i].b
+}
+
+// BrokerAddr returns broker i's address; it stays the same across restarts.
+func (c *Cluster) BrokerAddr(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.brokers[i].addr
+}
+
+// BrokerName returns broker i's name.
+func (c *Cluster) BrokerName(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.brokers[i].cfg.BrokerName
+}
+
+// StopBroker closes broker i cleanly (offsets persisted, unregistered).
+func (c *Cluster) StopBroker(i int) {
+	c.t.Helper()
+	c.stop(i, true)
+}
+
+// KillBroker stops broker i as a crash would: offsets changed since the
+// last periodic persist are lost and the name server is not told.
+func (c *Cluster) KillBroker(i int) {
+	c.t.Helper()
+	c.stop(i, false)
+}
+
+func (c *Cluster) stop(i int, clean bool) {
+	c.mu.Lock()
+	n := c.brokers[i]
+	b := n.b
+	n.b, n.stopped = nil, true
+	c.mu.Unlock()
+	if b == nil {
+		return
+	}
+	var err error
+	if clean {
+		err = b.Close()
+	} else {
+		err = b.Abort()
+	}
+	if err != nil {
+		c.t.Errorf("cluster: stop broker %d: %v", i, err)
+	}
+}
+
+// RestartBroker stops broker i if it runs and starts it again on the same
+// address and store.
+func (c *Cluster) RestartBroker(i int) {
+	c.t.Helper()
+	c.StopBroker(i)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.startNode(c.brokers[i]); err != nil {
+		c.t.Fatalf("cluster: restart broker %d: %v", i, err)
+	}
+}
+
+func (c *Cluster) close() {
+	for i := range c.brokers {
+		c.stop(i, true)
+	}
+	if err := c.ns.Close(); err != nil {
+		c.t.Errorf("cluster: close name server: %v", err)
+	}
+}

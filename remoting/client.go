@@ -1,0 +1,232 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Client sends requests to remoting servers over the standard library's net.
+// It keeps one connection per address, dialled on first use and again after
+// it closes, and multiplexes concurrent calls over it by opaque.
+type Client struct {
+	cfg      ClientConfig
+	log      *slog.Logger
+	handlers handlerTable
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		conns  map[string]*dialing
+	}
+	// wg counts the client's goroutines: connection readers, handlers of
+	// server-initiated requests and async callbacks. Add only happens under
+	// mu while !closed.
+	wg sync.WaitGroup
+}
+
+// dialing is an address's connection, or the dial in progress for it.
+type dialing struct {
+	done chan struct{} // closed when the dial finished
+	conn *Conn
+	err  error
+}
+
+// NewClient returns a Client; zero fields of cfg take their defaults.
+func NewClient(cfg ClientConfig) *Client {
+	cfg.ensureDefaults()
+	cl := &Client{cfg: cfg, log: cfg.Logger}
+	cl.mu.conns = make(map[string]*dialing)
+	return cl
+}
+
+// Handle registers h for requests the server sends to this client (such as
+// NOTIFY_CONSUMER_IDS_CHANGED). The conn passed to h is the client's
+// connection to that server; h answers by returning a response or through
+// conn.Reply. Codes without a handler are answered with
+// REQUEST_CODE_NOT_SUPPORTED.
+func (cl *Client) Handle(code int16, h Handler) { cl.handlers.set(code, h, false) }
+
+// HandleDefault registers h for server requests without a handler of their
+// own.
+func (cl *Client) HandleDefault(h Handler) { cl.handlers.set(0, h, true) }
+
+// Invoke sends req to addr and waits for the response; see Conn.Invoke. The
+// connection is dialled if there is none.
+func (cl *Client) Invoke(ctx context.Context, addr string, req *protocol.Command) (*protocol.Command, error) {
+	c, err := cl.Conn(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return c.Invoke(ctx, req)
+}
+
+// InvokeAsync sends req to addr and returns once it is written; cb runs
+// exactly once, in its own goroutine, with the response or the error. When
+// InvokeAsync returns an error cb is not called.
+func (cl *Client) InvokeAsync(ctx context.Context, addr string, req *protocol.Command, cb func(*protocol.Command, error)) error {
+	c, err := cl.Conn(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return c.InvokeAsync(ctx, req, cb)
+}
+
+// InvokeOneway sends req to addr with FlagOneway set and waits for nothing.
+func (cl *Client) InvokeOneway(ctx context.Context, addr string, req *protocol.Command) error {
+	c, err := cl.Conn(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return c.InvokeOneway(req)
+}
+
+// Conn returns the open connection to addr, dialling it if needed.
+// Concurrent callers share one dial.
+func (cl *Client) Conn(ctx context.Context, addr string) (*Conn, error) {
+	for {
+		cl.mu.Lock()
+		if cl.mu.closed {
+			cl.mu.Unlock()
+			return nil, ErrClosed
+		}
+		d := cl.mu.conns[addr]
+		if d == nil {
+			d = &dialing{done: make(chan struct{})}
+			cl.mu.conns[addr] = d
+			cl.mu.Unlock()
+			cl.dial(ctx, addr, d)
+			if d.err != nil {
+				return nil, d.err
+			}
+			return d.conn, nil
+		}
+		cl.mu.Unlock()
+
+		select {
+		case <-d.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("remoting: connect to %s: %w", addr, ctx.Err())
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		if d.conn.Err() == nil {
+			return d.conn, nil
+		}
+		// Closed since; connClosed removes it from the map, then we redial.
+		cl.forget(addr, d)
+	}
+}
+
+// dial connects d to addr and publishes the result.
+func (cl *Client) dial(ctx context.Context, addr string, d *dialing) {
+	defer close(d.done)
+	dctx, cancel := context.WithTimeout(ctx, cl.cfg.DialTimeout)
+	defer cancel()
+	var dialer net.Dialer
+	nc, err := dialer.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		d.err = fmt.Errorf("remoting: connect to %s: %w", addr, err)
+		cl.forget(addr, d)
+		return
+	}
+	c := newConn(cl, stdTransport{nc, cl.cfg.WriteTimeout}, addr, nc.LocalAddr().String(), cl.cfg.MaxFrameSize, cl.cfg.CallTimeout, cl.log)
+	d.conn = c
+	if !cl.spawn(func() { readLoop(c, nc) }) {
+		d.err = ErrClosed
+		nc.Close()
+		cl.forget(addr, d)
+		return
+	}
+	c.log.Debug("remoting: connected")
+}
+
+// forget removes d from the map if it is still addr's entry.
+func (cl *Client) forget(addr string, d *dialing) {
+	cl.mu.Lock()
+	if cl.mu.conns[addr] == d {
+		delete(cl.mu.conns, addr)
+	}
+	cl.mu.Unlock()
+}
+
+// CloseConn closes the connection to addr, if any; calls waiting on it fail
+// with ErrConnClosed. The next call dials again.
+func (cl *Client) CloseConn(addr string) {
+	cl.mu.Lock()
+	d := cl.mu.conns[addr]
+	cl.mu.Unlock()
+	if d == nil {
+		return
+	}
+	<-d.done
+	if d.conn != nil {
+		d.conn.closeWith(errors.New("closed by CloseConn"))
+	}
+	cl.forget(addr, d)
+}
+
+// Close closes every connection, failing the calls in flight with
+// ErrConnClosed (wrapping ErrClosed), and waits for the client's goroutines,
+// including handlers of server requests and async callbacks.
+func (cl *Client) Close() error {
+	cl.mu.Lock()
+	if cl.mu.closed {
+		cl.mu.Unlock()
+		return nil
+	}
+	cl.mu.closed = true
+	ds := make([]*dialing, 0, len(cl.mu.conns))
+	for _, d := range cl.mu.conns {
+		ds = append(ds, d)
+	}
+	cl.mu.Unlock()
+	for _, d := range ds {
+		<-d.done // a dial in progress ends within DialTimeout
+		if d.conn != nil {
+			d.conn.closeWith(ErrClosed)
+		}
+	}
+	cl.wg.Wait()
+	return nil
+}
+
+// spawn implements connOwner.
+func (cl *Client) spawn(fn func()) bool {
+	cl.mu.Lock()
+	if cl.mu.closed {
+		cl.mu.Unlock()
+		return false
+	}
+	cl.wg.Add(1)
+	cl.mu.Unlock()
+	go func() {
+		defer cl.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// serveRequest implements connOwner.
+func (cl *Client) serveRequest(c *Conn, req *protocol.Command) {
+	cl.handlers.serve(cl.log, c, req)
+}
+
+// connClosed implements connOwner.
+func (cl *Client) connClosed(c *Conn, reason error) {
+	cl.mu.Lock()
+	if d := cl.mu.conns[c.remote]; d != nil && d.conn == c {
+		delete(cl.mu.conns, c.remote)
+	}
+	cl.mu.Unlock()
+	c.log.Debug("remoting: connection closed", "reason", reason)
+	if cl.cfg.OnClose != nil {
+		cl.cfg.OnClose(c.remote)
+	}
+}

@@ -1,0 +1,190 @@
+package remoting
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Transport names accepted by ServerConfig.Transport.
+const (
+	TransportNetpoll = "netpoll"
+	TransportStd     = "std"
+)
+
+// NetpollRunner values.
+const (
+	NetpollRunnerGo   = "go"
+	NetpollRunnerPool = "pool"
+	// NetpollRunnerReader gives each connection a reader goroutine that
+	// blocks on netpoll's buffer, as the std transport does on a socket.
+	NetpollRunnerReader = "reader"
+)
+
+// ServerConfig configures a Server. Zero fields take the documented
+// defaults; DefaultServerConfig returns them filled in.
+type ServerConfig struct {
+	// Addr is the listen address, e.g. "127.0.0.1:0". Default ":0".
+	Addr string
+	// Transport is "netpoll" (default) or "std" (the standard library's net,
+	// one reader goroutine per connection; for benchmarks and as a fallback
+	// where netpoll does not run).
+	Transport string
+	// MaxFrameSize is the largest inbound frame (the length field's value);
+	// a larger one closes the connection. Default protocol.MaxFrameSize.
+	MaxFrameSize int
+	// IdleTimeout closes a connection that has sent no complete frame for
+	// this long. Default 120s (RocketMQ's channelMaxIdleTimeSeconds);
+	// negative disables it. The check runs every IdleTimeout/4, so a
+	// connection closes between IdleTimeout and 1.25*IdleTimeout.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds one write syscall batch to a peer that does not
+	// read; when it expires the connection is closed. Default 10s.
+	WriteTimeout time.Duration
+	// CallTimeout is the timeout of Conn.Invoke when its context has no
+	// deadline. Default 3s.
+	CallTimeout time.Duration
+	// OnConnect, if set, runs once for each accepted connection before its
+	// first request is dispatched. OnClose, if set, runs once when it closes,
+	// whatever the reason. Both run on transport goroutines and must not
+	// block.
+	OnConnect func(*Conn)
+	OnClose   func(*Conn)
+	// Logger receives connection-level events. Default slog.Default().
+	Logger *slog.Logger
+
+	// NetpollPollers is the number of netpoll pollers (epoll loops). netpoll
+	// keeps one set of pollers per process, so only the first netpoll Server
+	// of a process applies it, and only if nothing used netpoll before.
+	// Default 0: netpoll's own choice, GOMAXPROCS/20+1.
+	NetpollPollers int
+	// NetpollRunner picks how a netpoll connection's bytes reach the frame
+	// splitter:
+	//   - NetpollRunnerReader (default): each connection has a reader
+	//     goroutine that blocks on netpoll's input buffer; the poller wakes
+	//     it when bytes arrive.
+	//   - NetpollRunnerGo: netpoll's OnRequest callback, run in a new
+	//     goroutine per readable event.
+	//   - NetpollRunnerPool: OnRequest run on netpoll's default goroutine pool
+	//     (bytedance/gopkg gopool).
+	// Whichever it is, the reading side only copies the bytes out, splits
+	// frames and starts one goroutine per request. Running OnRequest on the
+	// poller goroutine itself would save a hand-off but deadlocks netpoll
+	// v0.7.2 when the connection is closed during the callback. The reader
+	// measured fastest on loopback with few connections (see bench_test.go).
+	// The runner is process-wide in netpoll: the first netpoll Server of the
+	// process applies the pool/go choice.
+	NetpollRunner string
+}
+
+// DefaultServerConfig returns the defaults for every field.
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{
+		Addr:         ":0",
+		Transport:    TransportNetpoll,
+		MaxFrameSize: protocol.MaxFrameSize,
+		IdleTimeout:  120 * time.Second,
+		WriteTimeout: 10 * time.Second,
+		CallTimeout:  3 * time.Second,
+		Logger:       slog.Default(),
+
+		NetpollRunner: NetpollRunnerReader,
+	}
+}
+
+// ensureDefaults fills zero fields with their defaults and validates the rest.
+func (c *ServerConfig) ensureDefaults() error {
+	d := DefaultServerConfig()
+	if c.Addr == "" {
+		c.Addr = d.Addr
+	}
+	if c.Transport == "" {
+		c.Transport = d.Transport
+	}
+	if c.Transport != TransportNetpoll && c.Transport != TransportStd {
+		return fmt.Errorf("%w: Transport %q, want %q or %q", ErrBadConfig, c.Transport, TransportNetpoll, TransportStd)
+	}
+	if c.MaxFrameSize == 0 {
+		c.MaxFrameSize = d.MaxFrameSize
+	}
+	if c.MaxFrameSize < 4 {
+		return fmt.Errorf("%w: MaxFrameSize %d is below 4", ErrBadConfig, c.MaxFrameSize)
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = d.IdleTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = d.CallTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	if c.NetpollRunner == "" {
+		c.NetpollRunner = d.NetpollRunner
+	}
+	switch c.NetpollRunner {
+	case NetpollRunnerGo, NetpollRunnerPool, NetpollRunnerReader:
+	default:
+		return fmt.Errorf("%w: NetpollRunner %q, want %q, %q or %q", ErrBadConfig, c.NetpollRunner, NetpollRunnerGo, NetpollRunnerPool, NetpollRunnerReader)
+	}
+	if c.NetpollPollers < 0 {
+		return fmt.Errorf("%w: NetpollPollers %d is negative", ErrBadConfig, c.NetpollPollers)
+	}
+	return nil
+}
+
+// ClientConfig configures a Client. Zero fields take the documented
+// defaults; DefaultClientConfig returns them filled in.
+type ClientConfig struct {
+	// DialTimeout bounds connecting to an address. Default 3s.
+	DialTimeout time.Duration
+	// CallTimeout is the timeout of a call whose context has no deadline.
+	// Default 3s (the official client's default).
+	CallTimeout time.Duration
+	// WriteTimeout bounds one write syscall batch; when it expires the
+	// connection is closed. Default 10s.
+	WriteTimeout time.Duration
+	// MaxFrameSize is the largest inbound frame; a larger one closes the
+	// connection. Default protocol.MaxFrameSize.
+	MaxFrameSize int
+	// Logger receives connection-level events. Default slog.Default().
+	Logger *slog.Logger
+	// OnClose, if set, runs once each time a connection closes, with its
+	// address, on the goroutine that closed it; it must not block.
+	OnClose func(addr string)
+}
+
+// DefaultClientConfig returns the defaults for every field.
+func DefaultClientConfig() ClientConfig {
+	return ClientConfig{
+		DialTimeout:  3 * time.Second,
+		CallTimeout:  3 * time.Second,
+		WriteTimeout: 10 * time.Second,
+		MaxFrameSize: protocol.MaxFrameSize,
+		Logger:       slog.Default(),
+	}
+}
+
+func (c *ClientConfig) ensureDefaults() {
+	d := DefaultClientConfig()
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = d.DialTimeout
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = d.CallTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
+	if c.MaxFrameSize < 4 {
+		c.MaxFrameSize = d.MaxFrameSize
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+}

@@ -1,0 +1,314 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// transport is the byte pipe under a Conn: a netpoll connection or a
+// net.Conn.
+type transport interface {
+	// write sends all of b or fails. Conn calls it from one goroutine at a
+	// time and does not touch b until it returns.
+	write(b []byte) error
+	// close closes the pipe; it may be called more than once.
+	close() error
+}
+
+// connOwner is the Server or Client a Conn belongs to.
+type connOwner interface {
+	// spawn runs fn in a goroutine the owner waits for on Close, or returns
+	// false without running it when the owner is closing.
+	spawn(fn func()) bool
+	// serveRequest handles one inbound request; it runs in a spawned goroutine.
+	serveRequest(c *Conn, req *protocol.Command)
+	// connClosed runs once, after c is closed.
+	connClosed(c *Conn, reason error)
+}
+
+// maxKeptWriteBuf is the largest write buffer a Conn keeps between writes, so
+// one large response does not pin megabytes per idle connection.
+const maxKeptWriteBuf = 256 << 10
+
+var connIDs atomic.Uint64
+
+// Conn is one connection, accepted by a Server or dialled by a Client. All
+// its methods are safe for concurrent use.
+type Conn struct {
+	id          uint64
+	remote      string
+	local       string
+	tr          transport
+	owner       connOwner
+	log         *slog.Logger
+	callTimeout time.Duration
+
+	// ctx is handed to handlers of this connection's requests; it is
+	// cancelled when the connection closes.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// lastRead is the UnixNano time the last complete frame arrived.
+	lastRead atomic.Int64
+
+	wmu struct {
+		sync.Mutex
+		buf      []byte // frames waiting for the writer
+		spare    []byte // the buffer being written, reused next round
+		flushing bool   // a goroutine is writing; others only append
+		err      error  // set once the connection is closed
+	}
+
+	pmu struct {
+		sync.Mutex
+		calls map[int32]*call // outstanding Invokes by opaque; nil once closed
+	}
+
+	closing atomic.Bool
+	closed  chan struct{}
+	reason  error // why it closed; written before closed is closed
+
+	values sync.Map
+
+	in frameSplitter
+}
+
+func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, callTimeout time.Duration, log *slog.Logger) *Conn {
+	c := &Conn{
+		id:          connIDs.Add(1),
+		remote:      remote,
+		local:       local,
+		tr:          tr,
+		owner:       owner,
+		callTimeout: callTimeout,
+		closed:      make(chan struct{}),
+	}
+	c.log = log.With("conn", c.id, "remote", remote)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.pmu.calls = make(map[int32]*call)
+	c.in.max = maxFrame
+	c.lastRead.Store(time.Now().UnixNano())
+	return c
+}
+
+// ID returns a process-wide unique connection number.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr returns the peer's address (host:port).
+func (c *Conn) RemoteAddr() string { return c.remote }
+
+// LocalAddr returns this end's address (host:port).
+func (c *Conn) LocalAddr() string { return c.local }
+
+// Closed returns a channel that is closed when the connection closes.
+func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// Err returns why the connection closed, or nil while it is open.
+func (c *Conn) Err() error {
+	select {
+	case <-c.closed:
+		return c.reason
+	default:
+		return nil
+	}
+}
+
+// SetValue attaches v to the connection under key (a client id, say).
+func (c *Conn) SetValue(key, v any) { c.values.Store(key, v) }
+
+// Value returns what SetValue stored under key, or nil.
+func (c *Conn) Value(key any) any {
+	v, _ := c.values.Load(key)
+	return v
+}
+
+func (c *Conn) String() string { return fmt.Sprintf("conn#%d(%s)", c.id, c.remote) }
+
+// Close closes the connection: calls waiting on it fail with ErrConnClosed
+// and the owner's close hook runs. Closing twice is harmless.
+func (c *Conn) Close() error {
+	c.closeWith(errors.New("closed locally"))
+	return nil
+}
+
+// closeWith closes the connection once, recording reason.
+func (c *Conn) closeWith(reason error) {
+	// Not a sync.Once: closing the transport can call back into closeWith
+	// (netpoll runs close callbacks synchronously), and that must return.
+	if !c.closing.CompareAndSwap(false, true) {
+		return
+	}
+	{
+		c.reason = reason
+		closedErr := fmt.Errorf("%w: %s: %w", ErrConnClosed, c.remote, reason)
+
+		c.wmu.Lock()
+		c.wmu.err = closedErr
+		c.wmu.buf = nil
+		c.wmu.Unlock()
+
+		c.pmu.Lock()
+		calls := c.pmu.calls
+		c.pmu.calls = nil
+		c.pmu.Unlock()
+
+		close(c.closed)
+		c.cancel()
+		_ = c.tr.close()
+		for _, cl := range calls {
+			c.finish(cl, nil, closedErr)
+		}
+		c.owner.connClosed(c, reason)
+	}
+}
+
+// Reply sends resp, a response, to the peer; it sets FlagResponse. It may be
+// called from any goroutine and at any time, which is how a handler answers
+// later (a deferred response). The response's Opaque must be the request's
+// (protocol.NewResponse copies it).
+//
+// A nil error means the frame was written or queued behind a write in
+// progress; a write that fails later closes the connection.
+func (c *Conn) Reply(resp *protocol.Command) error {
+	if resp == nil {
+		return errors.New("remoting: Reply of a nil command")
+	}
+	resp.Flag |= protocol.FlagResponse
+	return c.send(resp)
+}
+
+// send appends cmd's frame to the write buffer and, unless another goroutine
+// is writing already, writes the buffer until it is empty. While a write
+// syscall is in progress other senders only append, so frames sent
+// concurrently go out in one syscall.
+func (c *Conn) send(cmd *protocol.Command) error {
+	c.wmu.Lock()
+	if err := c.wmu.err; err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	n := len(c.wmu.buf)
+	buf, err := protocol.AppendFrame(c.wmu.buf, cmd)
+	if err != nil {
+		c.wmu.buf = buf[:n]
+		c.wmu.Unlock()
+		return fmt.Errorf("remoting: encode %v for %s: %w", cmd, c.remote, err)
+	}
+	c.wmu.buf = buf
+	if c.wmu.flushing {
+		c.wmu.Unlock()
+		return nil
+	}
+	c.wmu.flushing = true
+	for len(c.wmu.buf) > 0 && c.wmu.err == nil {
+		out := c.wmu.buf
+		c.wmu.buf = c.wmu.spare[:0]
+		c.wmu.spare = nil
+		c.wmu.Unlock()
+
+		err = c.tr.write(out)
+
+		c.wmu.Lock()
+		if cap(out) <= maxKeptWriteBuf {
+			c.wmu.spare = out[:0]
+		}
+		if err != nil {
+			c.wmu.flushing = false
+			c.wmu.Unlock()
+			err = fmt.Errorf("write to %s: %w", c.remote, err)
+			c.closeWith(err)
+			return fmt.Errorf("%w: %s: %w", ErrConnClosed, c.remote, err)
+		}
+	}
+	c.wmu.flushing = false
+	c.wmu.Unlock()
+	// Our frame went out in the first batch; frames of others that were
+	// dropped by a close in between are their senders' loss, reported to
+	// them only as the connection closing.
+	return nil
+}
+
+// feed takes bytes read from the peer and dispatches every complete frame
+// in them. A returned error means the peer broke the protocol; the caller
+// closes the connection with it.
+func (c *Conn) feed(p []byte) error {
+	return c.in.split(p, c.onFrame)
+}
+
+// onFrame handles one complete frame, which it owns.
+func (c *Conn) onFrame(frame []byte) error {
+	cmd, err := protocol.DecodeFrame(frame)
+	if err != nil {
+		return err
+	}
+	c.lastRead.Store(time.Now().UnixNano())
+	if cmd.IsResponse() {
+		c.complete(cmd)
+		return nil
+	}
+	c.owner.spawn(func() { c.owner.serveRequest(c, cmd) })
+	return nil
+}
+
+// protocolError closes the connection because the peer sent bytes that are
+// not RocketMQ frames, and logs why.
+func (c *Conn) protocolError(err error) {
+	c.log.Warn("remoting: closing connection: bad frame", "err", err)
+	c.closeWith(fmt.Errorf("remoting: bad frame from %s: %w", c.remote, err))
+}
+
+// frameSplitter cuts a byte stream into frames. Each frame it emits is a
+// fresh slice (without the length prefix) that the receiver owns.
+type frameSplitter struct {
+	max    int
+	prefix [4]byte
+	nPre   int    // bytes of prefix collected
+	frame  []byte // frame being collected, nil between frames
+	need   int    // length of the frame being collected
+	err    error  // sticky: once the stream is broken nothing more is emitted
+}
+
+func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
+	if s.err != nil {
+		return s.err
+	}
+	defer func() { s.err = err }()
+	for len(p) > 0 {
+		if s.frame == nil {
+			k := copy(s.prefix[s.nPre:], p)
+			s.nPre += k
+			p = p[k:]
+			if s.nPre < 4 {
+				return nil
+			}
+			n, err := protocol.FrameLength(s.prefix[:], s.max)
+			if err != nil {
+				return err
+			}
+			s.nPre = 0
+			s.need = n
+			// Grow with the bytes that actually arrive rather than trusting
+			// the length field for the allocation: a peer announcing 16 MiB
+			// and sending nothing costs little.
+			s.frame = make([]byte, 0, min(n, max(len(p), 4<<10)))
+		}
+		k := min(s.need-len(s.frame), len(p))
+		s.frame = append(s.frame, p[:k]...)
+		p = p[k:]
+		if len(s.frame) == s.need {
+			f := s.frame
+			s.frame = nil
+			if err := emit(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package remoting owns the transport under RocketMQ's remoting protocol: a
+// server (on cloudwego/netpoll, or the standard library's net as a
+// fallback), a client, the opaque -> pending-call table, the handler
+// registry and the connection lifecycle. The wire format itself lives in
+// remoting/protocol.
+//
+// Invariants:
+//   - Requests on one connection are handled concurrently: every inbound
+//     request runs in its own goroutine, so a handler that holds a request
+//     (a long-polled pull) never delays the others on that connection.
+//   - Writes to one connection are serialised by Conn and coalesced: while
+//     one goroutine is in the write syscall, others append their frames to a
+//     buffer that the writing goroutine sends next, in one syscall.
+//   - Every complete frame already received is dispatched, even when the peer
+//     has closed the connection (the official client sends its last offset
+//     updates and closes without reading the replies).
+//   - A frame over the size limit or with a malformed header closes that
+//     connection only, with the reason logged.
+//   - Every goroutine started here belongs to a Server or a Client and is
+//     waited for by its Close. netpoll's global poller goroutines are the only
+//     exception: netpoll starts them once per process and never stops them.
+//
+// Opaques are owned by the transport: Invoke sends a shallow copy of the
+// request with a fresh opaque, so one Command may be sent concurrently or
+// retried; the response is matched by that opaque.
+package remoting

@@ -1,0 +1,175 @@
+package remoting
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+func TestMain(m *testing.M) {
+	if transport := os.Getenv(benchServerEnv); transport != "" {
+		// This process is the server half of a benchmark (bench_test.go).
+		os.Exit(runBenchServer(transport))
+	}
+	goleak.VerifyTestMain(m, leakIgnores...)
+}
+
+var leakIgnores = []goleak.Option{
+	// netpoll starts its pollers once per process and never stops them.
+	goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
+	// The official client (official_test.go) starts a cache janitor in a
+	// package initialiser; it lives as long as the process.
+	goleak.IgnoreTopFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
+}
+
+// transports are the server variants tests run against: netpoll with its
+// default reader goroutine, netpoll through its OnRequest callback, and the
+// standard library.
+var transports = []string{TransportNetpoll, TransportNetpoll + "+" + NetpollRunnerGo, TransportStd}
+
+// forEachTransport runs fn as a subtest per server transport.
+func forEachTransport(t *testing.T, fn func(t *testing.T, transport string)) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) { fn(t, tr) })
+	}
+}
+
+// logBuffer collects log output for assertions; safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// startServer starts a server on a loopback port and closes it when the
+// test ends. mod may adjust the config and register handlers.
+func startServer(t testing.TB, transport string, mod func(*ServerConfig), handlers map[int16]Handler) *Server {
+	t.Helper()
+	cfg := DefaultServerConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Transport, cfg.NetpollRunner, _ = strings.Cut(transport, "+")
+	cfg.Logger = quietLogger()
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for code, h := range handlers {
+		s.Handle(code, h)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newClient(t testing.TB, mod func(*ClientConfig)) *Client {
+	t.Helper()
+	cfg := DefaultClientConfig()
+	cfg.Logger = quietLogger()
+	if mod != nil {
+		mod(&cfg)
+	}
+	c := NewClient(cfg)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// echo answers SUCCESS with the request's body and a copy of its "k" field.
+func echo(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
+	resp.Body = req.Body
+	resp.SetExt("k", req.Ext("k"))
+	return resp
+}
+
+// eventually polls cond until it holds or the deadline passes. Used only
+// where the event is real network I/O with no hook to wait on.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// rawConn dials addr with a plain socket, for tests that send bytes no
+// Client would.
+func rawConn(t *testing.T, addr string) *net.TCPConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc.(*net.TCPConn)
+}
+
+func mustFrame(t testing.TB, c *protocol.Command) []byte {
+	t.Helper()
+	b, err := protocol.EncodeFrame(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readFrame reads one frame from a raw connection.
+func readFrame(t *testing.T, nc net.Conn) (*protocol.Command, error) {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var pre [4]byte
+	if _, err := io.ReadFull(nc, pre[:]); err != nil {
+		return nil, err
+	}
+	n, err := protocol.FrameLength(pre[:], protocol.MaxFrameSize)
+	if err != nil {
+		return nil, err
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(nc, frame); err != nil {
+		return nil, err
+	}
+	return protocol.DecodeFrame(frame)
+}
+
+// waitClosedByServer reads from nc until the server closes it.
+func waitClosedByServer(t *testing.T, nc net.Conn) {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.Copy(io.Discard, nc); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatal("server did not close the connection")
+		}
+	}
+}

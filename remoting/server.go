@@ -1,0 +1,218 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Server accepts connections and dispatches their requests to handlers.
+type Server struct {
+	cfg      ServerConfig
+	log      *slog.Logger
+	handlers handlerTable
+
+	mu struct {
+		sync.Mutex
+		started bool
+		closed  bool
+		conns   map[uint64]*Conn
+	}
+	// wg counts every goroutine the server owns: the accept or serve loop,
+	// the idle sweeper, per-connection readers and request handlers. Add is
+	// only called under mu while !closed, so Close's Wait never races it.
+	wg   sync.WaitGroup
+	stop chan struct{} // closed by Close; stops the idle sweeper
+
+	addr     string
+	listener listener
+}
+
+// listener is the accepting half of a transport.
+type listener interface {
+	// close stops accepting; connections are closed by the Server.
+	close() error
+}
+
+// NewServer validates cfg, fills in its defaults and returns a Server that
+// is not yet listening.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if err := cfg.ensureDefaults(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, stop: make(chan struct{})}
+	s.mu.conns = make(map[uint64]*Conn)
+	return s, nil
+}
+
+// Handle registers h for requests with the given code. Register handlers
+// before Start; a handler registered later serves requests that arrive after
+// it. A nil h removes the registration.
+func (s *Server) Handle(code int16, h Handler) { s.handlers.set(code, h, false) }
+
+// HandleDefault registers h for codes without a handler of their own.
+// Without one the server answers REQUEST_CODE_NOT_SUPPORTED with the remark
+// "request code N not supported".
+func (s *Server) HandleDefault(h Handler) { s.handlers.set(0, h, true) }
+
+// Start listens on the configured address and serves in the background.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.mu.started {
+		s.mu.Unlock()
+		return errors.New("remoting: server already started")
+	}
+	s.mu.started = true
+	s.mu.Unlock()
+
+	var err error
+	switch s.cfg.Transport {
+	case TransportStd:
+		s.listener, s.addr, err = s.listenStd()
+	default:
+		s.listener, s.addr, err = s.listenNetpoll()
+	}
+	if err != nil {
+		return fmt.Errorf("remoting: listen on %s: %w", s.cfg.Addr, err)
+	}
+	if s.cfg.IdleTimeout > 0 {
+		s.spawn(s.sweepIdle)
+	}
+	s.log.Debug("remoting: serving", "addr", s.addr, "transport", s.cfg.Transport)
+	return nil
+}
+
+// Addr returns the address the server listens on (host:port), or "" before
+// Start.
+func (s *Server) Addr() string { return s.addr }
+
+// Conns returns the open connections.
+func (s *Server) Conns() []*Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Conn, 0, len(s.mu.conns))
+	for _, c := range s.mu.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Close stops accepting, closes every connection (failing the server's own
+// calls in flight on them and cancelling handler contexts), and waits for
+// every goroutine the server started, handlers included. Handlers should
+// return once their context is cancelled. Closing twice is harmless.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	conns := make([]*Conn, 0, len(s.mu.conns))
+	for _, c := range s.mu.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	// Order: connections first (new ones are refused because closed is
+	// set), then the listener, whose netpoll shutdown waits for its
+	// connections to go idle, then every goroutine.
+	close(s.stop)
+	for _, c := range conns {
+		c.closeWith(ErrClosed)
+	}
+	var err error
+	if s.listener != nil {
+		err = s.listener.close()
+	}
+	s.wg.Wait()
+	return err
+}
+
+// spawn implements connOwner.
+func (s *Server) spawn(fn func()) bool {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// serveRequest implements connOwner.
+func (s *Server) serveRequest(c *Conn, req *protocol.Command) {
+	s.handlers.serve(s.log, c, req)
+}
+
+// addConn registers a new connection and runs the OnConnect hook. It returns
+// nil when the server is closing; the caller then closes the transport.
+func (s *Server) addConn(tr transport, remote, local string) *Conn {
+	c := newConn(s, tr, remote, local, s.cfg.MaxFrameSize, s.cfg.CallTimeout, s.log)
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.conns[c.id] = c
+	s.mu.Unlock()
+	c.log.Debug("remoting: connection accepted")
+	if s.cfg.OnConnect != nil {
+		s.cfg.OnConnect(c)
+	}
+	return c
+}
+
+// connClosed implements connOwner.
+func (s *Server) connClosed(c *Conn, reason error) {
+	s.mu.Lock()
+	delete(s.mu.conns, c.id)
+	s.mu.Unlock()
+	c.log.Debug("remoting: connection closed", "reason", reason)
+	if s.cfg.OnClose != nil {
+		s.cfg.OnClose(c)
+	}
+}
+
+// sweepIdle closes connections that have sent no frame for IdleTimeout.
+func (s *Server) sweepIdle() {
+	every := max(s.cfg.IdleTimeout/4, time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			limit := now.Add(-s.cfg.IdleTimeout).UnixNano()
+			for _, c := range s.Conns() {
+				if c.lastRead.Load() < limit {
+					c.log.Info("remoting: closing idle connection", "idle", s.cfg.IdleTimeout)
+					c.closeWith(fmt.Errorf("%w: no frame from %s for %v", ErrIdle, c.remote, s.cfg.IdleTimeout))
+				}
+			}
+		}
+	}
+}
+
+// ctxKey keys the *Conn in a netpoll connection's context.
+type ctxKey struct{}
+
+func connFrom(ctx context.Context) *Conn {
+	c, _ := ctx.Value(ctxKey{}).(*Conn)
+	return c
+}

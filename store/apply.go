@@ -1,0 +1,326 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// OpKind says what an Op does.
+type OpKind uint8
+
+// Op kinds.
+const (
+	OpAppend OpKind = iota + 1
+	OpCommitOffset
+	OpDeleteGroupOffsets
+	OpPutTopic
+	OpDeleteTopic
+	OpSetDelayOffset
+	OpPutCheckpoint
+	OpTruncate
+)
+
+// Op is one mutation. Every change to the store is an Op passed to Apply,
+// which decides offsets from the store's state and the Op alone (never a
+// clock), so replicas applying the same Ops in the same order hold
+// byte-identical data.
+type Op struct {
+	Kind OpKind
+	// Timestamp (ms) becomes the storeTimestamp of appended messages
+	// (raised, if needed, so that store time never decreases along the log).
+	Timestamp int64
+
+	// OpAppend: the messages, all written in one atomic batch.
+	Messages []AppendMessage
+
+	// OpCommitOffset, OpDeleteGroupOffsets: Group, Topic, QueueID, Offset.
+	// OpDeleteTopic: Topic.
+	Group   string
+	Topic   string
+	QueueID int32
+	Offset  int64
+
+	// OpPutTopic.
+	TopicConfig *meta.TopicConfig
+
+	// OpSetDelayOffset: Level and Offset.
+	Level int32
+
+	// OpPutCheckpoint: Name and Value.
+	Name  string
+	Value []byte
+
+	// OpTruncate: delete the log below Cutoff (a record boundary) and every
+	// queue entry pointing there. QueueMins are hints (computed outside the
+	// apply lock) that Apply checks and completes.
+	Cutoff    int64
+	QueueMins map[QueueID]int64
+}
+
+// AppendMessage is one message of an OpAppend.
+type AppendMessage struct {
+	// Record is the stored-message encoding. Apply copies it; the stored
+	// copy carries the assigned queueOffset, physicalOffset and
+	// storeTimestamp (Record itself is not modified).
+	Record   []byte
+	Topic    string
+	QueueID  int32
+	TagsCode int64
+	Keys     []string
+	UniqKey  string
+}
+
+// Appended is where Apply put one message.
+type Appended struct {
+	QueueOffset    int64
+	PhysOffset     int64
+	Size           int32
+	StoreTimestamp int64
+}
+
+// ApplyResult reports what an Op did.
+type ApplyResult struct {
+	Appended []Appended
+}
+
+// pending is the in-memory effect of an Op, made visible only after the
+// batch is durable.
+type pending struct {
+	nextPhys    int64
+	lastStoreTs int64
+	queueNext   map[QueueID]int64 // new next offsets
+	queueMin    map[QueueID]int64 // new min offsets (truncate)
+	newMinPhys  int64             // truncate: new log start, else -1
+	dropTopic   string            // delete topic
+}
+
+// Apply performs op: it assigns offsets under the apply lock, hands one batch
+// to Pebble's commit pipeline, releases the lock, waits for the batch to be
+// durable (sharing the wait with concurrent writers), then makes the result
+// readable and fires the arrival hook. Readers never see a write before it
+// is acknowledged.
+func (s *Store) Apply(op *Op) (*ApplyResult, error) {
+	b := s.db.NewBatch()
+	var plan *appendPlan
+	if op.Kind == OpAppend {
+		// The bytes of an append do not depend on the offsets except in
+		// fixed places, so the batch is built before taking the lock and
+		// only patched under it.
+		var err error
+		if plan, err = buildAppend(b, op); err != nil {
+			_ = b.Close()
+			return nil, err
+		}
+	}
+	s.applyMu.Lock()
+	if s.closing {
+		s.applyMu.Unlock()
+		_ = b.Close()
+		return nil, ErrClosed
+	}
+	if errp := s.failed.Load(); errp != nil {
+		s.applyMu.Unlock()
+		_ = b.Close()
+		return nil, *errp
+	}
+	var res *ApplyResult
+	var p *pending
+	var err error
+	if plan != nil {
+		res, p = s.assignAppendLocked(op, plan)
+	} else {
+		res, p, err = s.buildLocked(b, op)
+	}
+	if err != nil {
+		s.applyMu.Unlock()
+		_ = b.Close()
+		return nil, err
+	}
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		s.applyMu.Unlock()
+		_ = b.Close()
+		s.fail(err)
+		return nil, fmt.Errorf("store: apply: %w", err)
+	}
+	s.commitLocked(p)
+	s.inflight.Add(1)
+	s.applyMu.Unlock()
+	defer s.inflight.Done()
+
+	err = b.SyncWait()
+	_ = b.Close()
+	if err != nil {
+		s.fail(err)
+		return nil, fmt.Errorf("store: sync: %w", err)
+	}
+	s.publish(op, p)
+	return res, nil
+}
+
+// commitLocked advances the assignment state once the batch is in Pebble.
+func (s *Store) commitLocked(p *pending) {
+	s.nextPhys = p.nextPhys
+	s.lastStoreTs = p.lastStoreTs
+	if p.dropTopic != "" {
+		s.queuesMu.Lock()
+		for id := range s.queues {
+			if id.Topic == p.dropTopic {
+				delete(s.queues, id)
+			}
+		}
+		s.queuesMu.Unlock()
+	}
+	for id, next := range p.queueNext {
+		q := s.queue(id.Topic, id.ID)
+		if q == nil {
+			q = &queue{}
+			s.queuesMu.Lock()
+			s.queues[id] = q
+			s.queuesMu.Unlock()
+		}
+		q.next = next
+	}
+}
+
+// publish makes a durable batch visible. Batches can finish their sync wait
+// out of order, but the WAL is a prefix: once a later batch is durable every
+// earlier one is too, so raising each bound to a maximum is safe.
+func (s *Store) publish(op *Op, p *pending) {
+	raise(&s.readablePhys, p.nextPhys)
+	if p.newMinPhys >= 0 {
+		raise(&s.minPhys, p.newMinPhys)
+	}
+	for id, min := range p.queueMin {
+		if q := s.queue(id.Topic, id.ID); q != nil {
+			raise(&q.min, min)
+			raise(&q.readable, min)
+		}
+	}
+	for id, next := range p.queueNext {
+		q := s.queue(id.Topic, id.ID)
+		if q == nil {
+			continue // topic deleted meanwhile
+		}
+		if raise(&q.readable, next) && s.opts.OnArrival != nil && op.Kind == OpAppend {
+			s.opts.OnArrival(id.Topic, id.ID, q.readable.Load())
+		}
+	}
+}
+
+type int64Atomic interface {
+	Load() int64
+	CompareAndSwap(old, new int64) bool
+}
+
+// raise sets a to v if v is larger; it reports whether a grew.
+func raise(a int64Atomic, v int64) bool {
+	for {
+		cur := a.Load()
+		if v <= cur {
+			return false
+		}
+		if a.CompareAndSwap(cur, v) {
+			return true
+		}
+	}
+}
+
+// ErrInvalidOp is returned (wrapped) for an Op the store refuses; nothing
+// was written.
+var ErrInvalidOp = errors.New("store: invalid op")
+
+// buildLocked writes op into b and computes its effect, reading only the
+// store's state: this is the deterministic core of the apply path.
+func (s *Store) buildLocked(b *pebble.Batch, op *Op) (*ApplyResult, *pending, error) {
+	p := &pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1}
+	res := &ApplyResult{}
+	switch op.Kind {
+	case OpCommitOffset:
+		if err := checkName("group", op.Group); err != nil {
+			return nil, nil, err
+		}
+		if err := checkName("topic", op.Topic); err != nil {
+			return nil, nil, err
+		}
+		_ = b.Set(meta.OffsetKey(op.Group, op.Topic, op.QueueID), meta.EncodeInt64(op.Offset), nil)
+	case OpDeleteGroupOffsets:
+		if err := checkName("group", op.Group); err != nil {
+			return nil, nil, err
+		}
+		lo := meta.OffsetGroupPrefix(op.Group)
+		_ = b.DeleteRange(lo, prefixEnd(lo), nil)
+	case OpPutTopic:
+		if op.TopicConfig == nil {
+			return nil, nil, fmt.Errorf("%w: no topic config", ErrInvalidOp)
+		}
+		if err := op.TopicConfig.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+		}
+		v, err := meta.EncodeTopic(op.TopicConfig)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+		}
+		_ = b.Set(meta.TopicKey(op.TopicConfig.Name), v, nil)
+	case OpDeleteTopic:
+		if err := checkName("topic", op.Topic); err != nil {
+			return nil, nil, err
+		}
+		_ = b.Delete(meta.TopicKey(op.Topic), nil)
+		lo, hi := consumequeue.TopicBounds(consumequeue.EntryPrefix, op.Topic)
+		_ = b.DeleteRange(lo, hi, nil)
+		lo, hi = consumequeue.TopicBounds(consumequeue.FloorPrefix, op.Topic)
+		_ = b.DeleteRange(lo, hi, nil)
+		p.dropTopic = op.Topic
+	case OpSetDelayOffset:
+		_ = b.Set(meta.DelayKey(op.Level), meta.EncodeInt64(op.Offset), nil)
+	case OpPutCheckpoint:
+		if op.Name == "" {
+			return nil, nil, fmt.Errorf("%w: checkpoint without a name", ErrInvalidOp)
+		}
+		_ = b.Set(meta.CheckpointKey(op.Name), op.Value, nil)
+	case OpTruncate:
+		if err := s.buildTruncateLocked(b, op, p); err != nil {
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, fmt.Errorf("%w: kind %d", ErrInvalidOp, op.Kind)
+	}
+	return res, p, nil
+}
+
+func checkAppend(m *AppendMessage) error {
+	if err := checkName("topic", m.Topic); err != nil {
+		return err
+	}
+	if m.QueueID < 0 {
+		return fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
+	}
+	size, err := protocol.StoredRecordSize(m.Record)
+	if err != nil || size != len(m.Record) {
+		return fmt.Errorf("%w: record: %v (size %d of %d bytes)", ErrInvalidOp, err, size, len(m.Record))
+	}
+	return nil
+}
+
+func checkName(what, s string) error {
+	if s == "" || len(s) > 255 {
+		return fmt.Errorf("%w: %s name %q", ErrInvalidOp, what, s)
+	}
+	return nil
+}
+
+func prefixEnd(b []byte) []byte {
+	e := append([]byte(nil), b...)
+	for i := len(e) - 1; i >= 0; i-- {
+		if e[i] != 0xff {
+			e[i]++
+			return e[:i+1]
+		}
+	}
+	return nil
+}

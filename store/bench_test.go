@@ -1,0 +1,223 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/commitlog"
+	"github.com/runnelmq/runnel/store/walfs"
+)
+
+// Each store benchmark runs beside a "pebble" sub-benchmark writing or
+// reading the same bytes with raw Pebble batches: the physical limit on this
+// machine. For AsyncFlush the raw side commits with pebble.NoSync, which is
+// faster than anything kill-safe (see package walfs), so the ratio is
+// conservative.
+
+var benchBody = bytes.Repeat([]byte("b"), 1024)
+
+func benchMsg(q int32) *protocol.MessageExt {
+	m := msg("Bench", q, "", protocol.PropertyTags, "TagA", protocol.PropertyUniqClientMessageIDKey, "C0A80001000100000000000000000001")
+	m.Body = benchBody
+	return m
+}
+
+func benchOpen(b *testing.B, mode FlushMode) *Store {
+	opts := DefaultOptions(b.TempDir())
+	opts.FlushMode = mode
+	opts.RetentionInterval = -1
+	if os.Getenv("NOFSYNC") != "" {
+		opts.FlushInterval = -1
+	}
+	s, err := Open(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func rawOpen(b *testing.B, wrap bool) *pebble.DB {
+	opts := DefaultOptions(b.TempDir())
+	popts := &pebble.Options{FS: opts.FS, MemTableSize: opts.MemTableSize, Logger: quietLogger{},
+		Cache: pebble.NewCache(opts.CacheSize), FormatMajorVersion: pebble.FormatNewest}
+	if wrap {
+		popts.FS = walfs.New(opts.FS, true)
+	}
+	db, err := pebble.Open(opts.Dir, popts)
+	popts.Cache.Unref()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func BenchmarkAppend(b *testing.B) {
+	rec, _ := protocol.AppendStoredMessage(nil, benchMsg(0))
+	for _, mode := range []FlushMode{SyncFlush, AsyncFlush} {
+		for _, n := range []int{1, 64} {
+			name := fmt.Sprintf("%v/batch=%d", mode, n)
+			b.Run(name+"/store", func(b *testing.B) {
+				s := benchOpen(b, mode)
+				var q atomic.Int32
+				b.SetBytes(int64(n * len(rec)))
+				b.SetParallelism(4)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					batch := make([]*protocol.MessageExt, n)
+					qid := q.Add(1) % 4
+					for i := range batch {
+						batch[i] = benchMsg(qid)
+					}
+					for pb.Next() {
+						if _, err := s.Put(batch); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+			rawAppend := func(b *testing.B, wrap bool, wo *pebble.WriteOptions) {
+				db := rawOpen(b, wrap)
+				var phys atomic.Int64
+				b.SetBytes(int64(n * len(rec)))
+				b.SetParallelism(4)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					key := make([]byte, 0, commitlog.KeyLen)
+					for pb.Next() {
+						batch := db.NewBatch()
+						base := phys.Add(int64(n*len(rec))) - int64(n*len(rec))
+						for i := 0; i < n; i++ {
+							key = commitlog.AppendKey(key[:0], base+int64(i*len(rec)))
+							_ = batch.Set(key, rec, nil)
+						}
+						if err := batch.Commit(wo); err != nil {
+							b.Error(err)
+							return
+						}
+						_ = batch.Close()
+					}
+				})
+			}
+			if mode == SyncFlush {
+				b.Run(name+"/pebble", func(b *testing.B) { rawAppend(b, false, pebble.Sync) })
+			} else {
+				// The physical limit (not kill-safe), and the same bytes
+				// made kill-safe the way the store does it.
+				b.Run(name+"/pebble", func(b *testing.B) { rawAppend(b, false, pebble.NoSync) })
+				b.Run(name+"/pebble-walfs", func(b *testing.B) { rawAppend(b, true, pebble.Sync) })
+			}
+		}
+	}
+}
+
+const readPrefill = 20000
+
+func BenchmarkRead(b *testing.B) {
+	rec, _ := protocol.AppendStoredMessage(nil, benchMsg(0))
+	const perCall = 32
+	b.Run("store", func(b *testing.B) {
+		s := benchOpen(b, AsyncFlush)
+		batch := make([]*protocol.MessageExt, 100)
+		for i := range batch {
+			batch[i] = benchMsg(0)
+		}
+		for i := 0; i < readPrefill/len(batch); i++ {
+			if _, err := s.Put(batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetBytes(int64(perCall * len(rec)))
+		b.ResetTimer()
+		off := int64(0)
+		for i := 0; i < b.N; i++ {
+			r, err := s.Get("Bench", 0, off, perCall, 1<<20, nil)
+			if err != nil || r.Count != perCall {
+				b.Fatalf("%v %d %v", err, r.Count, r.Status)
+			}
+			off = r.NextBeginOffset
+			if off+perCall > readPrefill {
+				off = 0
+			}
+		}
+	})
+	b.Run("pebble", func(b *testing.B) {
+		db := rawOpen(b, false)
+		for i := 0; i < readPrefill; i++ {
+			_ = db.Set(commitlog.Key(int64(i*len(rec))), rec, pebble.NoSync)
+		}
+		lo, hi := commitlog.Bounds()
+		b.SetBytes(int64(perCall * len(rec)))
+		b.ResetTimer()
+		off := 0
+		var out []byte
+		for i := 0; i < b.N; i++ {
+			it, _ := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+			out = make([]byte, 0, perCall*len(rec))
+			n := 0
+			for ok := it.SeekGE(commitlog.Key(int64(off * len(rec)))); ok && n < perCall; ok = it.Next() {
+				out = append(out, it.Value()...)
+				n++
+			}
+			_ = it.Close()
+			if n != perCall {
+				b.Fatal(n)
+			}
+			off += perCall
+			if off+perCall > readPrefill {
+				off = 0
+			}
+		}
+		_ = out
+	})
+}
+
+// TestReopenLarge measures Open on a large store: opt in with
+// RUNNEL_STORE_REOPEN_MIB=1024 (the store's size in MiB of 1 KiB messages).
+func TestReopenLarge(t *testing.T) {
+	mib, _ := strconv.Atoi(os.Getenv("RUNNEL_STORE_REOPEN_MIB"))
+	if mib <= 0 {
+		t.Skip("set RUNNEL_STORE_REOPEN_MIB to run")
+	}
+	dir := t.TempDir()
+	opts := DefaultOptions(dir)
+	opts.RetentionInterval = -1
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]*protocol.MessageExt, 64)
+	for i := range batch {
+		batch[i] = benchMsg(int32(i % 8))
+	}
+	start := time.Now()
+	for s.MaxPhysOffset() < int64(mib)<<20 {
+		if _, err := s.Put(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("wrote %d MiB in %v", s.MaxPhysOffset()>>20, time.Since(start))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	s, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reopen of %d MiB store took %v", s.MaxPhysOffset()>>20, time.Since(start))
+	start = time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("close took %v", time.Since(start))
+}

@@ -1,0 +1,69 @@
+// Package store is Runnel's message store: RocketMQ's commit log, consume
+// queues, index and metadata on one Pebble database.
+//
+// # What it owns
+//
+// Messages are stored once, in RocketMQ's stored-message encoding, keyed by
+// a physical offset that only grows (package commitlog). Each (topic, queue)
+// has a consume queue mapping dense queue offsets to (physical offset,
+// size, tag hash, store time) (package consumequeue). Keys and unique
+// client ids are indexed (package index). Topic configs, consumer offsets,
+// delay-level progress and checkpoints live beside them (package meta). A
+// Get returns stored records back to back, ready to be a PULL body.
+//
+// Key space of the single Pebble DB (first byte):
+//
+//	'L' commit log        'Q' consume-queue entries   'q' queue floors
+//	'K' key index         'U' unique-id index         'M' metadata
+//
+// # One apply path
+//
+// Every mutation is an Op given to Apply: appends, offset commits, topic
+// changes, retention's truncation. Apply assigns physical and queue offsets
+// from the store's state under one lock and writes the log records, their
+// queue entries and index entries in ONE Pebble batch. Timestamps come from
+// the Op, never from a clock inside Apply, so replicas applying the same Ops
+// in the same order (a raft FSM, later) hold byte-identical stores.
+//
+// # Durability and the Pebble finding
+//
+// Pebble's WAL writer copies a committed batch into an in-memory block. A
+// commit with pebble.NoSync returns with the batch possibly still in that
+// buffer (it reaches the file only when a 32 KiB block fills or someone asks
+// for a sync), so kill -9 right after an acknowledged NoSync write loses it
+// (walfs.TestWhyWalfsExists shows this on Pebble's crash-cloning MemFS). So
+// the store never acknowledges a NoSync commit:
+//
+//   - SyncFlush: commits request a sync; Pebble's commit pipeline groups
+//     concurrent committers into one write+fsync (group commit).
+//   - AsyncFlush: commits also request a sync, but through package walfs,
+//     whose WAL files turn Sync into a no-op: the commit returns once
+//     Pebble's flush loop has written the batch to the file (page cache),
+//     which survives a process crash. A background flusher fsyncs every
+//     FlushInterval, bounding what an OS crash can lose, as with RocketMQ.
+//
+// Apply hands the batch to Pebble with ApplyNoSyncWait under the lock (so
+// batches enter the WAL in offset order) and waits for durability after
+// releasing it, so concurrent writers share a sync. Pebble makes a batch
+// visible before its sync completes; the store does not: each queue keeps a
+// readable bound raised only after the batch is durable, so readers (and
+// the arrival hook) never see an unacknowledged write.
+//
+// # Recovery
+//
+// Because every message is one batch with its queue and index entries,
+// Pebble's WAL replay alone makes them consistent: no queue entry without
+// its record, no record without its entry. Open then reads the write
+// position from the last log key and each queue's range from its first and
+// last keys: a few seeks per queue, independent of the data size. Verify
+// checks all invariants by a full scan.
+//
+// # Retention
+//
+// Retain (run in the background every RetentionInterval) deletes the log
+// prefix older than FileReservedTime or beyond DiskBudget with one range
+// deletion, and each queue's entries below it with another, in one batch.
+// The cutoffs are found by binary search outside the apply lock, so writers
+// wait only for that small batch. Index entries of deleted records are left
+// behind and skipped by readers (they are below the log's minimum offset).
+package store

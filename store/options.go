@@ -1,0 +1,180 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// FlushMode says when an append is acknowledged (RocketMQ flushDiskType).
+type FlushMode int
+
+const (
+	// AsyncFlush acknowledges once the write is in the operating system's page
+	// cache; the WAL is fsynced in the background every FlushInterval. A
+	// process crash loses nothing acknowledged; an OS crash or power loss may
+	// lose the last interval. RocketMQ's ASYNC_FLUSH, and its default.
+	AsyncFlush FlushMode = iota
+	// SyncFlush acknowledges only after fsync. Concurrent writers share one
+	// fsync (Pebble's commit pipeline groups them). RocketMQ's SYNC_FLUSH.
+	SyncFlush
+)
+
+// String returns RocketMQ's name for the mode.
+func (m FlushMode) String() string {
+	switch m {
+	case AsyncFlush:
+		return "ASYNC_FLUSH"
+	case SyncFlush:
+		return "SYNC_FLUSH"
+	}
+	return fmt.Sprintf("FlushMode(%d)", int(m))
+}
+
+// ParseFlushMode accepts RocketMQ's flushDiskType values.
+func ParseFlushMode(s string) (FlushMode, error) {
+	switch s {
+	case "ASYNC_FLUSH", "":
+		return AsyncFlush, nil
+	case "SYNC_FLUSH":
+		return SyncFlush, nil
+	}
+	return 0, fmt.Errorf("store: unknown flushDiskType %q", s)
+}
+
+// ArrivalHook is told that a queue's readable max offset grew. It runs on
+// the writer's goroutine after the data is readable, so it must not block.
+type ArrivalHook func(topic string, queueID int32, maxOffset int64)
+
+// Options configure a Store. The zero value of a field means its default
+// (see DefaultOptions), except where noted.
+type Options struct {
+	// Dir is the Pebble directory. Required.
+	Dir string
+	// FS is the filesystem. Default vfs.Default; tests use vfs.NewMem().
+	FS vfs.FS
+	// FlushMode (flushDiskType). Default AsyncFlush.
+	FlushMode FlushMode
+	// FlushInterval bounds how long an AsyncFlush write stays unsynced.
+	// Default 500ms (RocketMQ flushIntervalCommitLog). Negative disables the
+	// background fsync (only Flush and Close fsync), for tests.
+	FlushInterval time.Duration
+	// StoreHost is written into records whose StoreHost is unset; it must
+	// be the broker's reachable address. Default 127.0.0.1:10911.
+	StoreHost netip.AddrPort
+	// FileReservedTime is how long messages are kept (RocketMQ
+	// fileReservedTime, in hours there). Default 72h; negative keeps
+	// messages forever.
+	FileReservedTime time.Duration
+	// DiskBudget caps the commit log's logical size in bytes; older messages
+	// are deleted beyond it. Default 0: no cap.
+	DiskBudget int64
+	// RetentionInterval is how often retention runs in the background.
+	// Default 10s (cleanResourceInterval); negative disables the background
+	// task (Retain can still be called).
+	RetentionInterval time.Duration
+	// MaxTransferCount and MaxTransferBytes cap one Get, as RocketMQ's
+	// maxTransferCountOnMessageInMemory (32) and
+	// maxTransferBytesOnMessageInMemory (256 KiB). A Get returns at least one
+	// message whatever its size.
+	MaxTransferCount int
+	MaxTransferBytes int
+	// MaxMessageSize is the largest stored record accepted. Default 4 MiB
+	// (maxMessageSize) plus room for the header and properties.
+	MaxMessageSize int
+	// Clock supplies store timestamps and retention's "now". Default time.Now.
+	Clock func() time.Time
+	// OnArrival, if set, is called after appended messages become readable.
+	OnArrival ArrivalHook
+	// MemTableSize is Pebble's memtable size. Default 64 MiB. Larger means
+	// fewer flushes but more WAL to replay on open.
+	MemTableSize uint64
+	// CacheSize is Pebble's block cache. Default 128 MiB.
+	CacheSize int64
+	// Logger receives Pebble's messages. Default: errors to stderr, info
+	// dropped.
+	Logger pebble.Logger
+}
+
+// DefaultOptions returns options with every default filled in, for dir.
+func DefaultOptions(dir string) Options {
+	o := Options{Dir: dir}
+	o.EnsureDefaults()
+	return o
+}
+
+// EnsureDefaults fills zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = 500 * time.Millisecond
+	}
+	if !o.StoreHost.IsValid() {
+		o.StoreHost = netip.MustParseAddrPort("127.0.0.1:10911")
+	}
+	if o.FileReservedTime == 0 {
+		o.FileReservedTime = 72 * time.Hour
+	}
+	if o.RetentionInterval == 0 {
+		o.RetentionInterval = 10 * time.Second
+	}
+	if o.MaxTransferCount == 0 {
+		o.MaxTransferCount = 32
+	}
+	if o.MaxTransferBytes == 0 {
+		o.MaxTransferBytes = 256 << 10
+	}
+	if o.MaxMessageSize == 0 {
+		o.MaxMessageSize = 4<<20 + 64<<10
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 64 << 20
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = 128 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = quietLogger{}
+	}
+}
+
+// ErrBadOptions is returned (wrapped) by Validate.
+var ErrBadOptions = errors.New("store: bad options")
+
+// Validate names the first invalid field.
+func (o *Options) Validate() error {
+	switch {
+	case o.Dir == "":
+		return fmt.Errorf("%w: Dir is empty", ErrBadOptions)
+	case o.FlushMode != AsyncFlush && o.FlushMode != SyncFlush:
+		return fmt.Errorf("%w: FlushMode %d", ErrBadOptions, o.FlushMode)
+	case o.DiskBudget < 0:
+		return fmt.Errorf("%w: DiskBudget %d", ErrBadOptions, o.DiskBudget)
+	case o.MaxTransferCount < 0 || o.MaxTransferBytes < 0:
+		return fmt.Errorf("%w: MaxTransferCount/Bytes %d/%d", ErrBadOptions, o.MaxTransferCount, o.MaxTransferBytes)
+	case o.MaxMessageSize < 0:
+		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadOptions, o.MaxMessageSize)
+	case o.MemTableSize > 0 && o.MemTableSize < 1<<20:
+		return fmt.Errorf("%w: MemTableSize %d below 1 MiB", ErrBadOptions, o.MemTableSize)
+	}
+	return nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	pebble.DefaultLogger.Errorf(format, args...)
+}
+func (quietLogger) Fatalf(format string, args ...any) {
+	pebble.DefaultLogger.Fatalf(format, args...)
+}

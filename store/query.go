@@ -1,0 +1,287 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/commitlog"
+	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/index"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// ErrNotFound is returned when a message, entry or record does not exist
+// (or is not yet, or no longer, readable).
+var ErrNotFound = errors.New("store: not found")
+
+// ReadRecord returns the stored record at a physical offset.
+func (s *Store) ReadRecord(phys int64) ([]byte, error) {
+	if err := s.readLock(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	return s.readRecordLocked(phys)
+}
+
+func (s *Store) readRecordLocked(phys int64) ([]byte, error) {
+	if phys < s.minPhys.Load() || phys >= s.readablePhys.Load() {
+		return nil, fmt.Errorf("%w: physical offset %d", ErrNotFound, phys)
+	}
+	rec, err := commitlog.Read(s.db, phys)
+	if errors.Is(err, commitlog.ErrNotFound) {
+		return nil, fmt.Errorf("%w: physical offset %d", ErrNotFound, phys)
+	}
+	return rec, err
+}
+
+// LookupMessageID returns the record an offsetMsgId names
+// (VIEW_MESSAGE_BY_ID). The id's host is not checked against this store.
+func (s *Store) LookupMessageID(offsetMsgID string) ([]byte, error) {
+	_, phys, err := protocol.ParseOffsetMsgID(offsetMsgID)
+	if err != nil {
+		return nil, err
+	}
+	return s.ReadRecord(phys)
+}
+
+// QueryByKey returns up to maxNum records of topic whose KEYS contain key
+// and whose store time is in [begin, end] (ms; end <= 0 means no upper
+// bound), oldest first (QUERY_MESSAGE).
+func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) ([][]byte, error) {
+	return s.query(index.KindKey, topic, key, maxNum, begin, end)
+}
+
+// QueryByUniqKey returns the records of topic whose UNIQ_KEY is uniqKey
+// (normally one; a producer retry can store it twice).
+func (s *Store) QueryByUniqKey(topic, uniqKey string, maxNum int) ([][]byte, error) {
+	return s.query(index.KindUniq, topic, uniqKey, maxNum, 0, 0)
+}
+
+func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end int64) ([][]byte, error) {
+	if err := s.readLock(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	if maxNum <= 0 {
+		maxNum = 32
+	}
+	minPhys, readable := s.minPhys.Load(), s.readablePhys.Load()
+	lo, hi := index.Bounds(kind, topic, key)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out [][]byte
+	for ok := it.SeekGE(index.AppendKey(nil, kind, topic, key, minPhys)); ok && len(out) < maxNum; ok = it.Next() {
+		phys, err := index.PhysOf(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		if phys >= readable {
+			break
+		}
+		ts, err := index.DecodeValue(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if ts < begin || (end > 0 && ts > end) {
+			continue
+		}
+		rec, err := s.readRecordLocked(phys)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted by retention after the index entry was read
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, it.Error()
+}
+
+// OffsetByTime returns the first offset of a queue whose message was stored
+// at or after ts (ms), the max offset if every message is older, and the
+// min offset for an earlier ts (RocketMQ getOffsetInQueueByTime, LOWER).
+func (s *Store) OffsetByTime(topic string, queueID int32, ts int64) (int64, error) {
+	if err := s.readLock(); err != nil {
+		return 0, err
+	}
+	defer s.closeMu.RUnlock()
+	q := s.queue(topic, queueID)
+	if q == nil {
+		return 0, nil
+	}
+	max, min := q.readable.Load(), q.min.Load()
+	return consumequeue.SearchTime(s.db, topic, queueID, min, max, ts)
+}
+
+// QueueEntry returns the consume-queue entry at offset (for store time and
+// physical offset of a queue position, e.g. GET_EARLIEST_MSG_STORETIME).
+func (s *Store) QueueEntry(topic string, queueID int32, offset int64) (consumequeue.Entry, error) {
+	if err := s.readLock(); err != nil {
+		return consumequeue.Entry{}, err
+	}
+	defer s.closeMu.RUnlock()
+	q := s.queue(topic, queueID)
+	if q == nil || offset < q.min.Load() || offset >= q.readable.Load() {
+		return consumequeue.Entry{}, fmt.Errorf("%w: %s/%d offset %d", ErrNotFound, topic, queueID, offset)
+	}
+	e, ok, err := consumequeue.Get(s.db, topic, queueID, offset)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %s/%d offset %d", ErrNotFound, topic, queueID, offset)
+	}
+	return e, err
+}
+
+// CommitOffset stores a consumer group's offset for a queue.
+func (s *Store) CommitOffset(group, topic string, queueID int32, offset int64) error {
+	_, err := s.Apply(&Op{Kind: OpCommitOffset, Group: group, Topic: topic, QueueID: queueID, Offset: offset})
+	return err
+}
+
+// ConsumerOffset reads a committed offset; ok is false if none is stored.
+func (s *Store) ConsumerOffset(group, topic string, queueID int32) (offset int64, ok bool, err error) {
+	if err := s.readLock(); err != nil {
+		return 0, false, err
+	}
+	defer s.closeMu.RUnlock()
+	return meta.GetInt64(s.db, meta.OffsetKey(group, topic, queueID))
+}
+
+// DeleteConsumerOffsets forgets every offset of a group.
+func (s *Store) DeleteConsumerOffsets(group string) error {
+	_, err := s.Apply(&Op{Kind: OpDeleteGroupOffsets, Group: group})
+	return err
+}
+
+// RangeConsumerOffsets calls fn for every stored offset, in key order
+// (groups by name length, then bytes; likewise topics; then queue), until fn
+// returns false.
+func (s *Store) RangeConsumerOffsets(fn func(group, topic string, queueID int32, offset int64) bool) error {
+	if err := s.readLock(); err != nil {
+		return err
+	}
+	defer s.closeMu.RUnlock()
+	lo, hi := meta.OffsetBounds()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		g, t, q, err := meta.ParseOffsetKey(it.Key())
+		if err != nil {
+			return err
+		}
+		v, err := meta.DecodeInt64(it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(g, t, q, v) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// PutTopic creates or replaces a topic config.
+func (s *Store) PutTopic(c meta.TopicConfig) error {
+	_, err := s.Apply(&Op{Kind: OpPutTopic, TopicConfig: &c})
+	return err
+}
+
+// DeleteTopic removes a topic's config and its consume queues (offsets
+// restart at 0 if it is created again). Its log records stay until
+// retention removes them.
+func (s *Store) DeleteTopic(topic string) error {
+	_, err := s.Apply(&Op{Kind: OpDeleteTopic, Topic: topic})
+	return err
+}
+
+// Topic reads a topic config.
+func (s *Store) Topic(name string) (meta.TopicConfig, bool, error) {
+	if err := s.readLock(); err != nil {
+		return meta.TopicConfig{}, false, err
+	}
+	defer s.closeMu.RUnlock()
+	v, ok, err := meta.GetBytes(s.db, meta.TopicKey(name))
+	if err != nil || !ok {
+		return meta.TopicConfig{}, false, err
+	}
+	c, err := meta.DecodeTopic(v)
+	return c, err == nil, err
+}
+
+// Topics lists every topic config, by name.
+func (s *Store) Topics() ([]meta.TopicConfig, error) {
+	if err := s.readLock(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	lo, hi := meta.TopicBounds()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []meta.TopicConfig
+	for ok := it.First(); ok; ok = it.Next() {
+		c, err := meta.DecodeTopic(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, it.Error()
+}
+
+// SetDelayOffset records how far a delay level's queue has been delivered.
+func (s *Store) SetDelayOffset(level int32, offset int64) error {
+	_, err := s.Apply(&Op{Kind: OpSetDelayOffset, Level: level, Offset: offset})
+	return err
+}
+
+// DelayOffsets returns every delay level's progress.
+func (s *Store) DelayOffsets() (map[int32]int64, error) {
+	if err := s.readLock(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	lo, hi := meta.DelayBounds()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	out := make(map[int32]int64)
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != 6 {
+			return nil, fmt.Errorf("store: bad delay key %x", k)
+		}
+		v, err := meta.DecodeInt64(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out[int32(uint32(k[2])<<24|uint32(k[3])<<16|uint32(k[4])<<8|uint32(k[5]))] = v
+	}
+	return out, it.Error()
+}
+
+// PutCheckpoint stores a named opaque value.
+func (s *Store) PutCheckpoint(name string, value []byte) error {
+	_, err := s.Apply(&Op{Kind: OpPutCheckpoint, Name: name, Value: value})
+	return err
+}
+
+// Checkpoint reads a named value.
+func (s *Store) Checkpoint(name string) ([]byte, bool, error) {
+	if err := s.readLock(); err != nil {
+		return nil, false, err
+	}
+	defer s.closeMu.RUnlock()
+	return meta.GetBytes(s.db, meta.CheckpointKey(name))
+}

@@ -1,0 +1,291 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/runnelmq/runnel/store/commitlog"
+	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/store/walfs"
+)
+
+// ErrClosed is returned by every method of a closed Store.
+var ErrClosed = errors.New("store: closed")
+
+// ErrFailed is returned (wrapped with the cause) once a write could not be
+// made durable; the store then refuses writes until it is reopened.
+var ErrFailed = errors.New("store: failed")
+
+// QueueID names a consume queue.
+type QueueID = consumequeue.QueueID
+
+// minPhysKey persists the commit log's first live offset across restarts,
+// so the write position never moves back even when retention emptied the log.
+var minPhysKey = meta.StateKey("minPhys")
+
+// queue is the in-memory state of one consume queue.
+type queue struct {
+	// next is the next offset to assign. Guarded by Store.applyMu.
+	next int64
+	// min and readable bound what readers may see: [min, readable). They
+	// only grow, and readable only covers acknowledged (durable) writes.
+	min      atomic.Int64
+	readable atomic.Int64
+	// hint remembers where the last Get of this queue ended.
+	hint atomic.Pointer[readHint]
+}
+
+// readHint: queue offset `offset` is probably the record at phys.
+type readHint struct{ offset, phys int64 }
+
+// Store is the message store. All methods are safe for concurrent use.
+type Store struct {
+	opts  Options
+	db    *pebble.DB
+	wal   *walfs.FS
+	cache interface{ Unref() }
+
+	// applyMu serialises the apply path: offsets are assigned and batches
+	// enter Pebble's commit pipeline in one order.
+	applyMu     sync.Mutex
+	nextPhys    int64 // applyMu
+	lastStoreTs int64 // applyMu
+	closing     bool  // applyMu
+	inflight    sync.WaitGroup
+
+	failed atomic.Pointer[error]
+
+	queuesMu sync.RWMutex
+	queues   map[QueueID]*queue
+
+	// [minPhys, readablePhys) is the readable part of the log.
+	minPhys      atomic.Int64
+	readablePhys atomic.Int64
+
+	// closeMu is held shared by every reader of db and exclusively by Close,
+	// so Pebble is never used after it was closed.
+	closeMu sync.RWMutex
+	closed  bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Open opens or creates the store in opts.Dir, recovering its state from
+// Pebble: the write position from the last log record, each queue's range
+// from its first and last entries. Pebble's own WAL replay makes the log,
+// queues, index and metadata consistent, because every mutation was one
+// batch.
+func Open(opts Options) (*Store, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{})}
+	s.wal = walfs.New(opts.FS, opts.FlushMode == AsyncFlush)
+	cache := pebble.NewCache(opts.CacheSize)
+	s.cache = cache
+	popts := &pebble.Options{
+		FS:                 s.wal,
+		Cache:              cache,
+		MemTableSize:       opts.MemTableSize,
+		Logger:             opts.Logger,
+		FormatMajorVersion: pebble.FormatNewest,
+	}
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(opts.Dir, popts)
+	if err != nil {
+		cache.Unref()
+		return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
+	}
+	s.db = db
+	if err := s.recover(); err != nil {
+		_ = db.Close()
+		cache.Unref()
+		return nil, err
+	}
+	if opts.FlushMode == AsyncFlush && opts.FlushInterval > 0 {
+		s.goBackground(s.flushLoop)
+	}
+	if opts.RetentionInterval > 0 {
+		s.goBackground(s.retentionLoop)
+	}
+	return s, nil
+}
+
+func (s *Store) recover() error {
+	minPhys, _, err := meta.GetInt64(s.db, minPhysKey)
+	if err != nil {
+		return fmt.Errorf("store: recover: %w", err)
+	}
+	if first, ok, err := commitlog.First(s.db); err != nil {
+		return fmt.Errorf("store: recover: %w", err)
+	} else if ok && first.Phys > minPhys {
+		minPhys = first.Phys
+	}
+	next := minPhys
+	last, ok, err := commitlog.Last(s.db)
+	if err != nil {
+		return fmt.Errorf("store: recover: %w", err)
+	}
+	if ok {
+		next = last.Phys + last.Size
+		s.lastStoreTs = last.StoreTimestamp
+	}
+	s.nextPhys = next
+	s.minPhys.Store(minPhys)
+	s.readablePhys.Store(next)
+	ranges, err := consumequeue.Scan(s.db)
+	if err != nil {
+		return fmt.Errorf("store: recover queues: %w", err)
+	}
+	for id, r := range ranges {
+		q := &queue{next: r.Max}
+		q.min.Store(r.Min)
+		q.readable.Store(r.Max)
+		s.queues[id] = q
+	}
+	return nil
+}
+
+func (s *Store) goBackground(fn func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+}
+
+// flushLoop fsyncs the WAL every FlushInterval (AsyncFlush only).
+func (s *Store) flushLoop() {
+	t := time.NewTicker(s.opts.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if err := s.wal.SyncAll(); err != nil {
+				s.fail(fmt.Errorf("wal fsync: %w", err))
+			}
+		}
+	}
+}
+
+func (s *Store) retentionLoop() {
+	t := time.NewTicker(s.opts.RetentionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if _, err := s.Retain(s.opts.Clock()); err != nil && !errors.Is(err, ErrClosed) {
+				s.opts.Logger.Errorf("store: retention: %v", err)
+			}
+		}
+	}
+}
+
+func (s *Store) fail(err error) {
+	e := fmt.Errorf("%w: %w", ErrFailed, err)
+	s.failed.CompareAndSwap(nil, &e)
+}
+
+// Flush makes every acknowledged write durable now (an fsync of the WAL).
+func (s *Store) Flush() error {
+	if err := s.readLock(); err != nil {
+		return err
+	}
+	defer s.closeMu.RUnlock()
+	return s.wal.SyncAll()
+}
+
+// Close stops the background tasks, waits for writes in flight, fsyncs and
+// closes Pebble. Later calls return ErrClosed. Order matters: background
+// tasks use the apply path, and in-flight writes must finish their sync
+// wait before Pebble closes.
+func (s *Store) Close() error {
+	s.applyMu.Lock()
+	if s.closing {
+		s.applyMu.Unlock()
+		return ErrClosed
+	}
+	s.closing = true
+	s.applyMu.Unlock()
+
+	close(s.stop)
+	s.wg.Wait()
+	s.inflight.Wait()
+
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	s.closed = true
+	err := s.wal.SyncAll()
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	s.cache.Unref()
+	if err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+// readLock takes the shared close lock; the caller must RUnlock on success.
+func (s *Store) readLock() error {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) queue(topic string, queueID int32) *queue {
+	s.queuesMu.RLock()
+	q := s.queues[QueueID{Topic: topic, ID: queueID}]
+	s.queuesMu.RUnlock()
+	return q
+}
+
+// MinOffset is the first readable offset of a queue (0 if it is unknown).
+func (s *Store) MinOffset(topic string, queueID int32) int64 {
+	if q := s.queue(topic, queueID); q != nil {
+		return q.min.Load()
+	}
+	return 0
+}
+
+// MaxOffset is one past the last readable offset of a queue (0 if unknown).
+func (s *Store) MaxOffset(topic string, queueID int32) int64 {
+	if q := s.queue(topic, queueID); q != nil {
+		return q.readable.Load()
+	}
+	return 0
+}
+
+// MinPhysOffset is the first live commit-log offset.
+func (s *Store) MinPhysOffset() int64 { return s.minPhys.Load() }
+
+// MaxPhysOffset is the end of the readable commit log.
+func (s *Store) MaxPhysOffset() int64 { return s.readablePhys.Load() }
+
+// Queues lists every known queue with its readable range.
+func (s *Store) Queues() map[QueueID]consumequeue.Range {
+	s.queuesMu.RLock()
+	defer s.queuesMu.RUnlock()
+	out := make(map[QueueID]consumequeue.Range, len(s.queues))
+	for id, q := range s.queues {
+		out[id] = consumequeue.Range{Min: q.min.Load(), Max: q.readable.Load()}
+	}
+	return out
+}
