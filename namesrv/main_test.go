@@ -49,16 +49,13 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// testTransport is the remoting transport the tests serve on: "std" unless
-// NAMESRV_TEST_TRANSPORT says otherwise. These tests are about the name
-// server's behaviour, not the transport's; they default to std because the
-// netpoll transport hung intermittently under them (see the report on
-// issue 2); run them with NAMESRV_TEST_TRANSPORT=netpoll to exercise it.
+// testTransport is the remoting transport the tests serve on: netpoll, as
+// in production, unless NAMESRV_TEST_TRANSPORT says otherwise ("std").
 func testTransport() string {
 	if tr := os.Getenv("NAMESRV_TEST_TRANSPORT"); tr != "" {
 		return tr
 	}
-	return remoting.TransportStd
+	return remoting.TransportNetpoll
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

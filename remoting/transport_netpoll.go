@@ -55,6 +55,8 @@ func (t netpollTransport) close() error { return t.nc.Close() }
 
 type netpollListener struct {
 	evl netpoll.EventLoop
+	// served is closed when the goroutine running evl.Serve returns.
+	served chan struct{}
 }
 
 func (l *netpollListener) close() error {
@@ -63,7 +65,19 @@ func (l *netpollListener) close() error {
 	// mid-callback.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return l.evl.Shutdown(ctx)
+	for {
+		// netpoll's Shutdown does nothing when Serve has not yet installed
+		// its server (a Close right after Start), and Serve would then wait
+		// for a quit signal forever. Repeat until Serve has returned.
+		err := l.evl.Shutdown(ctx)
+		select {
+		case <-l.served:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("remoting: netpoll shutdown: %w", ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }
 
 func (s *Server) listenNetpoll() (listener, string, error) {
@@ -87,7 +101,9 @@ func (s *Server) listenNetpoll() (listener, string, error) {
 		return nil, "", err
 	}
 	addr := ln.Addr().String()
+	served := make(chan struct{})
 	if !s.spawn(func() {
+		defer close(served)
 		if err := evl.Serve(ln); err != nil && !errors.Is(err, netpoll.ErrConnClosed) {
 			s.log.Debug("remoting: netpoll serve returned", "addr", addr, "err", err)
 		}
@@ -95,7 +111,7 @@ func (s *Server) listenNetpoll() (listener, string, error) {
 		ln.Close()
 		return nil, "", ErrClosed
 	}
-	return &netpollListener{evl: evl}, addr, nil
+	return &netpollListener{evl: evl, served: served}, addr, nil
 }
 
 // onNetpollPrepare runs on the poller when a connection is accepted, before
