@@ -47,7 +47,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					var addr string
 					if proc == "same" {
-						addr = startServer(b, tr, benchServerConfig, map[int16]Handler{codeEcho: echo}).Addr()
+						addr = startServer(b, tr, nil, map[int16]Handler{codeEcho: echo}).Addr()
 					} else {
 						addr = startServerProcess(b, tr)
 					}
@@ -58,21 +58,12 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
-// benchServerConfig lets RUNNEL_BENCH_NETPOLL_RUNNER pick the netpoll mode,
-// for comparing them.
-func benchServerConfig(c *ServerConfig) {
-	if r := os.Getenv("RUNNEL_BENCH_NETPOLL_RUNNER"); r != "" {
-		c.NetpollRunner = r
-	}
-}
-
 // runBenchServer is the child process of proc=separate.
 func runBenchServer(transport string) int {
 	cfg := DefaultServerConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Transport = transport
 	cfg.Logger = quietLogger()
-	benchServerConfig(&cfg)
 	s, err := NewServer(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

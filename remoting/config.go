@@ -14,15 +14,6 @@ const (
 	TransportStd     = "std"
 )
 
-// NetpollRunner values.
-const (
-	NetpollRunnerGo   = "go"
-	NetpollRunnerPool = "pool"
-	// NetpollRunnerReader gives each connection a reader goroutine that
-	// blocks on netpoll's buffer, as the std transport does on a socket.
-	NetpollRunnerReader = "reader"
-)
-
 // ServerConfig configures a Server. Zero fields take the documented
 // defaults; DefaultServerConfig returns them filled in.
 type ServerConfig struct {
@@ -60,23 +51,13 @@ type ServerConfig struct {
 	// of a process applies it, and only if nothing used netpoll before.
 	// Default 0: netpoll's own choice, GOMAXPROCS/20+1.
 	NetpollPollers int
-	// NetpollRunner picks how a netpoll connection's bytes reach the frame
-	// splitter:
-	//   - NetpollRunnerReader (default): each connection has a reader
-	//     goroutine that blocks on netpoll's input buffer; the poller wakes
-	//     it when bytes arrive.
-	//   - NetpollRunnerGo: netpoll's OnRequest callback, run in a new
-	//     goroutine per readable event.
-	//   - NetpollRunnerPool: OnRequest run on netpoll's default goroutine pool
-	//     (bytedance/gopkg gopool).
-	// Whichever it is, the reading side only copies the bytes out, splits
-	// frames and starts one goroutine per request. Running OnRequest on the
-	// poller goroutine itself would save a hand-off but deadlocks netpoll
-	// v0.7.2 when the connection is closed during the callback. The reader
-	// measured fastest on loopback with few connections (see bench_test.go).
-	// The runner is process-wide in netpoll: the first netpoll Server of the
-	// process applies the pool/go choice.
-	NetpollRunner string
+	// A netpoll connection has one reader goroutine that blocks on netpoll's
+	// input buffer and is woken by the poller when bytes arrive; it copies
+	// them out, splits frames and starts one goroutine per request. Running
+	// netpoll's OnRequest callback instead (inline on the poller, or handed
+	// to a goroutine) was tried: inline deadlocks netpoll v0.7.2 when a
+	// connection closes during the callback, and handed-off callbacks lost
+	// frames that arrived just before the peer closed.
 }
 
 // DefaultServerConfig returns the defaults for every field.
@@ -89,8 +70,6 @@ func DefaultServerConfig() ServerConfig {
 		WriteTimeout: 10 * time.Second,
 		CallTimeout:  3 * time.Second,
 		Logger:       slog.Default(),
-
-		NetpollRunner: NetpollRunnerReader,
 	}
 }
 
@@ -123,14 +102,6 @@ func (c *ServerConfig) ensureDefaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger
-	}
-	if c.NetpollRunner == "" {
-		c.NetpollRunner = d.NetpollRunner
-	}
-	switch c.NetpollRunner {
-	case NetpollRunnerGo, NetpollRunnerPool, NetpollRunnerReader:
-	default:
-		return fmt.Errorf("%w: NetpollRunner %q, want %q, %q or %q", ErrBadConfig, c.NetpollRunner, NetpollRunnerGo, NetpollRunnerPool, NetpollRunnerReader)
 	}
 	if c.NetpollPollers < 0 {
 		return fmt.Errorf("%w: NetpollPollers %d is negative", ErrBadConfig, c.NetpollPollers)

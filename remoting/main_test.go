@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +35,7 @@ var leakIgnores = []goleak.Option{
 // transports are the server variants tests run against: netpoll with its
 // default reader goroutine, netpoll through its OnRequest callback, and the
 // standard library.
-var transports = []string{TransportNetpoll, TransportNetpoll + "+" + NetpollRunnerGo, TransportStd}
+var transports = []string{TransportNetpoll, TransportStd}
 
 // forEachTransport runs fn as a subtest per server transport.
 func forEachTransport(t *testing.T, fn func(t *testing.T, transport string)) {
@@ -71,7 +70,7 @@ func startServer(t testing.TB, transport string, mod func(*ServerConfig), handle
 	t.Helper()
 	cfg := DefaultServerConfig()
 	cfg.Addr = "127.0.0.1:0"
-	cfg.Transport, cfg.NetpollRunner, _ = strings.Cut(transport, "+")
+	cfg.Transport = transport
 	cfg.Logger = quietLogger()
 	if mod != nil {
 		mod(&cfg)

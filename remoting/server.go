@@ -1,7 +1,6 @@
 package remoting
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -207,12 +206,4 @@ func (s *Server) sweepIdle() {
 			}
 		}
 	}
-}
-
-// ctxKey keys the *Conn in a netpoll connection's context.
-type ctxKey struct{}
-
-func connFrom(ctx context.Context) *Conn {
-	c, _ := ctx.Value(ctxKey{}).(*Conn)
-	return c
 }

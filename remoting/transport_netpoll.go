@@ -12,6 +12,9 @@ import (
 	"github.com/cloudwego/netpoll"
 )
 
+// netpollReadSize is the size of the poller's reads from a connection.
+const netpollReadSize = 64 << 10
+
 // netpoll keeps its pollers and its runner in package globals, so they are
 // configured once per process, by the first netpoll Server.
 var netpollOnce sync.Once
@@ -20,11 +23,15 @@ func configureNetpoll(cfg *ServerConfig) error {
 	var err error
 	netpollOnce.Do(func() {
 		c := netpoll.Config{
+			// The poller's first read from a connection is BufferSize
+			// bytes (default one page), growing only when a read fills it.
+			// A peer that writes a burst and closes (the official client's
+			// last offset updates) gets an RST back once our first replies
+			// reach its closed socket, and the kernel drops whatever we had
+			// not read by then: read big from the start.
+			BufferSize:   netpollReadSize,
 			PollerNum:    cfg.NetpollPollers,
 			LoggerOutput: netpollLog{cfg.Logger},
-		}
-		if cfg.NetpollRunner == NetpollRunnerGo {
-			c.Runner = func(_ context.Context, f func()) { go f() }
 		}
 		err = netpoll.Configure(c)
 	})
@@ -88,11 +95,7 @@ func (s *Server) listenNetpoll() (listener, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	onRequest := netpoll.OnRequest(s.onNetpollRequest)
-	if s.cfg.NetpollRunner == NetpollRunnerReader {
-		onRequest = nil
-	}
-	evl, err := netpoll.NewEventLoop(onRequest,
+	evl, err := netpoll.NewEventLoop(nil,
 		netpoll.WithOnPrepare(s.onNetpollPrepare),
 		netpoll.WithWriteTimeout(s.cfg.WriteTimeout),
 	)
@@ -126,51 +129,33 @@ func (s *Server) onNetpollPrepare(nc netpoll.Connection) context.Context {
 		c.closeWith(errors.New("closed by peer"))
 		return nil
 	})
-	if s.cfg.NetpollRunner == NetpollRunnerReader {
-		if !s.spawn(func() { netpollReadLoop(c, nc) }) {
-			c.closeWith(ErrClosed)
-		}
+	if !s.spawn(func() { netpollReadLoop(c, nc) }) {
+		c.closeWith(ErrClosed)
 	}
-	return context.WithValue(context.Background(), ctxKey{}, c)
+	return context.Background()
 }
 
-// onNetpollRequest runs when bytes have arrived. It consumes all of them,
-// whole frames or not, and never blocks: netpoll calls it again only when
-// the input buffer was empty before the next read. It also runs after the
-// peer has closed while bytes remain, so frames sent just before a close are
-// still dispatched.
-func (s *Server) onNetpollRequest(ctx context.Context, nc netpoll.Connection) error {
-	c := connFrom(ctx)
-	r := nc.Reader()
-	if c == nil {
-		_ = r.Skip(r.Len())
-		return nc.Close()
-	}
-	for n := r.Len(); n > 0; n = r.Len() {
-		b, err := r.Next(n)
-		if err == nil {
-			err = c.feed(b)
-			_ = r.Release()
-		}
-		if err != nil {
-			// Closing inside the callback is netpoll's way; it stops the
-			// callback loop. (It would deadlock if the callback ran on the
-			// poller goroutine itself, which is why there is no inline
-			// runner.)
-			c.protocolError(err)
-			return nil
-		}
-	}
-	return nil
-}
-
-// netpollReadLoop is the NetpollRunnerReader mode: one goroutine per
+// netpollReadLoop is a connection's reader: one goroutine per
 // connection blocks until bytes are buffered, then feeds all of them. Bytes
 // buffered before the peer closed are fed before the EOF is seen.
 func netpollReadLoop(c *Conn, nc netpoll.Connection) {
 	r := nc.Reader()
 	for {
 		if _, err := r.Peek(1); err != nil {
+			// netpoll may report the peer's close while bytes it read just
+			// before are still buffered (the EOF trigger can overtake the
+			// data trigger). Dispatch them first: the official client sends
+			// its last offset updates and closes without waiting.
+			if n := r.Len(); n > 0 {
+				if b, nerr := r.Next(n); nerr == nil {
+					ferr := c.feed(b)
+					_ = r.Release()
+					if ferr != nil {
+						c.protocolError(ferr)
+						return
+					}
+				}
+			}
 			c.closeWith(fmt.Errorf("read: %w", err))
 			return
 		}
