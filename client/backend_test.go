@@ -37,7 +37,7 @@ func forBackends(t *testing.T, n int, fn func(t *testing.T, be *backend)) {
 		fn(t, be)
 	})
 	t.Run("runnel", func(t *testing.T) {
-		c := cluster.Start(t, cluster.Brokers(n))
+		c := startCluster(t, cluster.Brokers(n))
 		be := &backend{name: "runnel", ns: c.NamesrvAddr()}
 		for i := range n {
 			be.brokers = append(be.brokers, c.BrokerAddr(i))
@@ -118,4 +118,14 @@ func sum(offs []int64) int64 {
 		s += max(o, 0)
 	}
 	return s
+}
+
+// startCluster starts a Runnel cluster. It takes the test's temporary
+// directory first so that its removal is registered before, and so runs
+// after, the cluster's own cleanup (cluster.Start registers the brokers'
+// shutdown before their store directories).
+func startCluster(t testing.TB, opts ...cluster.Option) *cluster.Cluster {
+	t.Helper()
+	t.TempDir()
+	return cluster.Start(t, opts...)
 }

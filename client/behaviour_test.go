@@ -16,6 +16,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -411,4 +412,54 @@ func TestStartFailsForTopicWithoutRoute(t *testing.T) {
 	if err := cons.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
+	c := startFake(t)
+	c.CreateTopic("T", 1)
+	p := startProducer(t, c.NameServer(), nil)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	stuck := make(chan struct{})
+	var redelivered atomic.Int32
+	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
+		cfg.ConsumeTimeout = time.Hour // the loop never fires; the test calls expireSlow
+		cfg.Now = clock
+		cfg.Concurrently = func(ctx context.Context, msgs []*MessageExt) ConsumeResult {
+			if msgs[0].ReconsumeTimes > 0 {
+				redelivered.Add(1)
+				return ConsumeSuccess
+			}
+			select { // the first delivery hangs
+			case <-stuck:
+			case <-ctx.Done():
+			}
+			return ConsumeSuccess
+		}
+	})
+	startConsumer(t, cons, "T", "*")
+	defer close(stuck)
+	if _, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte("slow")}); err != nil {
+		t.Fatal(err)
+	}
+	mq := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	waitFor(t, 5*time.Second, "the call to hang", func() bool { return cons.QueueStats()[mq].Count == 1 })
+	cons.expireSlow() // not yet expired
+	if c.Brokers[0].Stats.SendBacks.Load() != 0 {
+		t.Fatal("sent back before the timeout")
+	}
+	mu.Lock()
+	now = now.Add(time.Hour + time.Second)
+	mu.Unlock()
+	cons.expireSlow()
+	if n := c.Brokers[0].Stats.SendBacks.Load(); n != 1 {
+		t.Fatalf("%d send-backs after the timeout, want 1", n)
+	}
+	if s := cons.QueueStats()[mq]; s.Count != 0 {
+		t.Fatalf("process queue still holds %d", s.Count)
+	}
+	waitFor(t, 5*time.Second, "redelivery through the retry topic", func() bool { return redelivered.Load() == 1 })
+	cons.persistAll(context.Background())
+	waitFor(t, 2*time.Second, "offset past the stuck message", func() bool { return c.Brokers[0].Offset("g", "T", 0) == 1 })
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
-	"github.com/runnelmq/runnel/integration/cluster"
 )
 
 // BenchmarkEndToEnd measures produce-and-consume throughput with this
@@ -31,7 +30,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.Run("batch32", func(b *testing.B) { benchEndToEnd(b, be, 32) })
 	})
 	b.Run("runnel", func(b *testing.B) {
-		c := cluster.Start(b)
+		c := startCluster(b)
 		be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
 		b.Run("single", func(b *testing.B) { benchEndToEnd(b, be, 1) })
 		b.Run("batch32", func(b *testing.B) { benchEndToEnd(b, be, 32) })

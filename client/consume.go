@@ -129,7 +129,11 @@ func (c *PushConsumer) consumeConcurrently(t consumeTask) {
 	if qs.pq.Dropped() || qs.ctx.Err() != nil {
 		return
 	}
+	run := c.running.start(&t, c.cfg.Now())
 	result := c.callConcurrent(qs.ctx, exts(t.msgs))
+	if !c.running.finish(run) {
+		return // timed out: already sent back and removed by expireSlow
+	}
 	if qs.pq.Dropped() {
 		// Reassigned meanwhile: the new owner starts from the committed
 		// offset, which never passed these messages.

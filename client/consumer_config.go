@@ -30,6 +30,14 @@ func (m MessageModel) String() string {
 	return protocol.MessageModelClustering
 }
 
+// Where a group with no committed offset starts (PushConsumerConfig.ConsumeFrom);
+// the same values as package offset's, here so that callers need one import.
+const (
+	ConsumeFromLastOffset  = offset.ConsumeFromLastOffset
+	ConsumeFromFirstOffset = offset.ConsumeFromFirstOffset
+	ConsumeFromTimestamp   = offset.ConsumeFromTimestamp
+)
+
 // ConsumeResult is a concurrent listener's verdict on a batch.
 type ConsumeResult int
 
@@ -107,6 +115,16 @@ type PushConsumerConfig struct {
 	// RetryLocalDelay is the pause before a batch whose send-back failed is
 	// consumed again locally. Default 5s.
 	RetryLocalDelay time.Duration
+	// ConsumeTimeout is how long a concurrent listener call may run before
+	// its messages are sent back for redelivery (delay level
+	// 3+reconsumeTimes) and dropped from the process queue, so that one
+	// stuck call cannot hold the queue's committed offset forever; the
+	// call's own result is then ignored. Checked every ConsumeTimeout/4.
+	// Default 15 minutes, as RocketMQ; negative disables it. Clustering
+	// only.
+	ConsumeTimeout time.Duration
+	// Now is the clock for ConsumeTimeout. Default time.Now.
+	Now func() time.Time
 	// LocalOffsetDir is the root of broadcasting offset files. Default
 	// $HOME/.rocketmq_offsets.
 	LocalOffsetDir string
@@ -133,6 +151,8 @@ func DefaultPushConsumerConfig() PushConsumerConfig {
 		ConsumeGoroutines:       20,
 		SuspendCurrentQueueTime: time.Second,
 		RetryLocalDelay:         5 * time.Second,
+		ConsumeTimeout:          15 * time.Minute,
+		Now:                     time.Now,
 	}
 }
 
@@ -189,6 +209,12 @@ func (c *PushConsumerConfig) ensureDefaults() error {
 		{"BrokerSuspendMax", &c.BrokerSuspendMax, d.BrokerSuspendMax},
 		{"SuspendCurrentQueueTime", &c.SuspendCurrentQueueTime, d.SuspendCurrentQueueTime},
 		{"RetryLocalDelay", &c.RetryLocalDelay, d.RetryLocalDelay},
+	}
+	if c.ConsumeTimeout == 0 {
+		c.ConsumeTimeout = d.ConsumeTimeout
+	}
+	if c.Now == nil {
+		c.Now = d.Now
 	}
 	for _, f := range durs {
 		if *f.v == 0 {

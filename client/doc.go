@@ -28,6 +28,9 @@
 //     one past the batch it finished. A consumer that dies re-delivers at most
 //     what it consumed since the last persist; a clean Shutdown persists
 //     synchronously and re-delivers nothing.
+//   - A concurrent listener call that runs longer than ConsumeTimeout has its
+//     messages sent back and removed from the process queue, so one stuck
+//     call cannot pin the committed offset; its late result is ignored.
 //   - At most one pull is in flight per queue: the queue's own goroutine
 //     issues it and waits for its answer.
 //   - Every goroutine belongs to a Producer, a PushConsumer or the shared

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client"
-	"github.com/runnelmq/runnel/client/offset"
 )
 
 func ExampleProducer() {
@@ -34,7 +33,7 @@ func ExamplePushConsumer() {
 	cfg := client.DefaultPushConsumerConfig()
 	cfg.Client.NameServerAddrs = []string{"127.0.0.1:9876"}
 	cfg.Group = "billing"
-	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+	cfg.ConsumeFrom = client.ConsumeFromFirstOffset
 	cfg.Concurrently = func(ctx context.Context, msgs []*client.MessageExt) client.ConsumeResult {
 		for _, m := range msgs {
 			fmt.Println(m.Topic, m.Tags(), string(m.Body))

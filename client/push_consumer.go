@@ -70,6 +70,7 @@ type PushConsumer struct {
 	life     context.Context
 	stopLife context.CancelFunc
 	tasks    *taskQueue // concurrent listener work
+	running  runningTasks
 	wg       sync.WaitGroup
 }
 
@@ -182,6 +183,9 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 		c.tasks = newTaskQueue()
 		for range c.cfg.ConsumeGoroutines {
 			c.spawn(c.consumeWorker)
+		}
+		if c.clustering() && c.cfg.ConsumeTimeout > 0 {
+			c.spawn(c.expireLoop)
 		}
 	}
 	c.mu.Unlock()

@@ -10,7 +10,7 @@ import (
 // TestSurvivesBrokerRestart: a Runnel broker restarts under a running
 // producer and consumer; both reconnect and nothing is lost.
 func TestSurvivesBrokerRestart(t *testing.T) {
-	c := cluster.Start(t, cluster.Brokers(2))
+	c := startCluster(t, cluster.Brokers(2))
 	be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0), c.BrokerAddr(1)}}
 	be.createTopic(t, "T", 2)
 	p := startProducer(t, be.ns, nil)

@@ -100,3 +100,25 @@ func (c *rcCollector) get(body string) *client.MessageExt {
 }
 
 func body(i int) string { return fmt.Sprintf("m-%05d", i) }
+
+// rcCount returns how many queues of topic c holds.
+func rcCount(c *client.PushConsumer, topic string) int {
+	n := 0
+	for _, mq := range c.Assigned() {
+		if mq.Topic == topic {
+			n++
+		}
+	}
+	return n
+}
+
+// rcCluster starts a cluster. It takes the test's temporary directory first
+// so that its removal is registered before, and so runs after, the
+// cluster's own cleanup: cluster.Start registers the brokers' shutdown
+// before their store directories, and a broker whose directory is already
+// gone fails its final flush.
+func rcCluster(t testing.TB, opts ...cluster.Option) *cluster.Cluster {
+	t.Helper()
+	t.TempDir()
+	return cluster.Start(t, opts...)
+}

@@ -26,7 +26,7 @@ import (
 )
 
 func TestClientOfficialProducerToOurConsumer(t *testing.T) {
-	c := cluster.Start(t, cluster.Brokers(2))
+	c := rcCluster(t, cluster.Brokers(2))
 	createTopic(t, c, 0, "Interop1", 4)
 	createTopic(t, c, 1, "Interop1", 4)
 	got := newRCCollector()
@@ -82,7 +82,7 @@ func TestClientOfficialProducerToOurConsumer(t *testing.T) {
 }
 
 func TestClientOurProducerToOfficialConsumer(t *testing.T) {
-	c := cluster.Start(t, cluster.Brokers(2))
+	c := rcCluster(t, cluster.Brokers(2))
 	createTopic(t, c, 0, "Interop2", 4)
 	createTopic(t, c, 1, "Interop2", 4)
 	got := newCollector()
@@ -127,7 +127,7 @@ func TestClientOurProducerToOfficialConsumer(t *testing.T) {
 }
 
 func TestClientMixedGroupSplitsQueues(t *testing.T) {
-	c := cluster.Start(t, cluster.Brokers(2))
+	c := rcCluster(t, cluster.Brokers(2))
 	createTopic(t, c, 0, "Mixed", 4)
 	createTopic(t, c, 1, "Mixed", 4)
 	var mu sync.Mutex
@@ -154,15 +154,7 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 	// Our consumer holds half of the 8 queues once both have rebalanced
 	// (the official one rebalances on the broker's notification or within
 	// its 20 s period).
-	eventually(t, 40*time.Second, "our consumer at 4 of 8 queues", func() bool {
-		n := 0
-		for _, mq := range ours.Assigned() {
-			if mq.Topic == "Mixed" {
-				n++
-			}
-		}
-		return n == 4
-	})
+	eventually(t, 40*time.Second, "our consumer at 4 of 8 queues", func() bool { return rcCount(ours, "Mixed") == 4 })
 	time.Sleep(2 * time.Second) // the official client's side of the same rebalance
 	mu.Lock()
 	recording = true
@@ -243,10 +235,11 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 }
 
 // TestClientMixedOrderlyGroup: an official orderly consumer and ours share a
-// group; broker locks keep every queue with one of them, and each key's
-// messages arrive in order.
+// group; broker locks keep every queue with one of them, ours hands the
+// queues it loses over at once (UNLOCK_BATCH_MQ), and each key's messages
+// arrive in order.
 func TestClientMixedOrderlyGroup(t *testing.T) {
-	c := cluster.Start(t)
+	c := rcCluster(t)
 	createTopic(t, c, 0, "MixedOrder", 4)
 	var mu sync.Mutex
 	lastSeen := map[string]int{}
@@ -270,14 +263,6 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 		fmt.Sscanf(strings.Replace(string(b), "-", " ", 1), "%s %d", &k, &i)
 		return k, i
 	}
-	off, err := newOrderlyOfficial(t, c, "mixed-og", "MixedOrder", func(m *primitive.MessageExt) {
-		k, i := parse(m.Body)
-		record("official", m.Queue.QueueId, k, i)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer off.Shutdown()
 	cfg := client.DefaultPushConsumerConfig()
 	cfg.Client = rcClientConfig(c)
 	cfg.Group = "mixed-og"
@@ -297,7 +282,18 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ours.Shutdown(context.Background())
-	eventually(t, 40*time.Second, "ours at 2 of 4 queues", func() bool { return len(ours.Assigned()) >= 2 })
+	eventually(t, 10*time.Second, "ours at 4 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 4 })
+	// The official client never unlocks a queue it gives up (its lock lapses
+	// after 60 s), so ours starts first and hands queues over with UNLOCK.
+	off, err := newOrderlyOfficial(t, c, "mixed-og", "MixedOrder", func(m *primitive.MessageExt) {
+		k, i := parse(m.Body)
+		record("official", m.Queue.QueueId, k, i)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Shutdown()
+	eventually(t, 40*time.Second, "ours down to 2 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 2 })
 	time.Sleep(2 * time.Second)
 
 	pcfg := client.DefaultProducerConfig()
