@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -117,5 +118,50 @@ func TestGroupAdmin(t *testing.T) {
 	}
 	if err := json.Unmarshal(resp.Body, &who); err != nil || len(who.GroupList) != 2 {
 		t.Fatalf("consume by who %s: %v", resp.Body, err)
+	}
+}
+
+func TestToolQueries(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := newRawClient(t, b.Addr())
+	rc.createTopic("TQ", 2)
+	hb := protocol.HeartbeatData{ClientID: "c1", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
+		ConsumerDataSet: []protocol.ConsumerData{{GroupName: "cg", ConsumeType: protocol.ConsumePassively,
+			MessageModel: protocol.MessageModelClustering, ConsumeFromWhere: protocol.ConsumeFromLastOffset,
+			SubscriptionDataSet: []protocol.SubscriptionData{protocol.BuildSubscriptionData("TQ", "a || b")}}}}
+	body, _ := hb.Encode()
+	expect(t, rc.call(protocol.ReqHeartBeat, nil, body), protocol.RespSuccess, "")
+
+	resp := rc.call(protocol.ReqGetConsumerConnectionList, map[string]string{"consumerGroup": "cg"}, nil)
+	expect(t, resp, protocol.RespSuccess, "")
+	var cc struct {
+		ConnectionSet     []connection                         `json:"connectionSet"`
+		SubscriptionTable map[string]protocol.SubscriptionData `json:"subscriptionTable"`
+		MessageModel      string                               `json:"messageModel"`
+	}
+	if err := json.Unmarshal(resp.Body, &cc); err != nil {
+		t.Fatal(err)
+	}
+	if len(cc.ConnectionSet) != 1 || cc.ConnectionSet[0].ClientID != "c1" || cc.ConnectionSet[0].ClientAddr == "" ||
+		cc.SubscriptionTable["TQ"].SubString != "a || b" || cc.MessageModel != "CLUSTERING" {
+		t.Fatalf("consumer connection %s", resp.Body)
+	}
+	expect(t, rc.call(protocol.ReqGetConsumerConnectionList, map[string]string{"consumerGroup": "none"}, nil), protocol.RespConsumerNotOnline, "not online")
+	resp = rc.call(protocol.ReqGetProducerConnectionList, map[string]string{"producerGroup": "pg"}, nil)
+	expect(t, resp, protocol.RespSuccess, "")
+	expect(t, rc.call(protocol.ReqGetProducerConnectionList, map[string]string{"producerGroup": "none"}, nil), protocol.RespSystemError, "not exist")
+
+	resp = rc.call(protocol.ReqGetTopicConfig, map[string]string{"topic": "TQ"}, nil)
+	expect(t, resp, protocol.RespSuccess, "")
+	var tc protocol.TopicConfig
+	if err := json.Unmarshal(resp.Body, &tc); err != nil || tc.ReadQueueNums != 2 {
+		t.Fatalf("topic config %s: %v", resp.Body, err)
+	}
+	expect(t, rc.call(protocol.ReqGetTopicConfig, map[string]string{"topic": "none"}, nil), protocol.RespTopicNotExist, "")
+
+	resp = rc.call(protocol.ReqGetBrokerConfig, nil, nil)
+	expect(t, resp, protocol.RespSuccess, "")
+	if !strings.Contains(string(resp.Body), "brokerName=broker-a\n") || !strings.Contains(string(resp.Body), "flushDiskType=ASYNC_FLUSH\n") {
+		t.Fatalf("broker config:\n%s", resp.Body)
 	}
 }

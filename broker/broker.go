@@ -379,6 +379,11 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqGetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroups)
 	h(protocol.ReqGetAllConsumerOffset, b.handleGetAllConsumerOffsets)
 	h(protocol.ReqQueryTopicConsumeByWho, b.handleTopicConsumeByWho)
+	h(protocol.ReqInvokeBrokerToResetOffset, b.handleResetOffset)
+	h(protocol.ReqGetConsumerConnectionList, b.handleConsumerConnections)
+	h(protocol.ReqGetProducerConnectionList, b.handleProducerConnections)
+	h(protocol.ReqGetTopicConfig, b.handleGetTopicConfig)
+	h(protocol.ReqGetBrokerConfig, b.handleGetBrokerConfig)
 	b.srv.HandleDefault(b.handleUnsupported)
 }
 

@@ -6,8 +6,10 @@
 // pull.go (PULL_MESSAGE with long polling), offset.go (consumer offsets and
 // queue offset queries), heartbeat.go (HEART_BEAT, consumer lists,
 // unregistering, NOTIFY_CONSUMER_IDS_CHANGED), lock.go (orderly queue locks),
-// admin.go (topic admin and stats), register.go (name server registration),
-// topic.go (the topic table). The pure tables it wires live in sub-packages:
+// admin.go (topic admin and stats), admin_groups.go and admin_tools.go
+// (group, connection and config listings for tools), reset.go (INVOKE_BROKER_TO_RESET_OFFSET), query.go (messages by id
+// and key), register.go (name server registration), topic.go (the topic
+// table), conf.go (RocketMQ broker.conf keys). The pure tables it wires live in sub-packages:
 // clients, lock, longpoll, offsets.
 //
 // Invariants:

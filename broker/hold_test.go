@@ -3,10 +3,12 @@ package broker
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -66,4 +68,9 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	if found.Load() != n {
 		t.Fatalf("%d of %d woken pulls returned the message", found.Load(), n)
 	}
+}
+
+// holdsAt reports whether a pull on LF queue 0 is held at offset off.
+func (b *Broker) holdsAt(off int64) bool {
+	return slices.Contains(b.holds.Offsets(longpoll.Key{Topic: "LF", QueueID: 0}), off)
 }

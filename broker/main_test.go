@@ -89,7 +89,8 @@ type rawClient struct {
 	addr string
 
 	mu       sync.Mutex
-	notified []string // consumerGroup of each NOTIFY_CONSUMER_IDS_CHANGED
+	notified []string            // consumerGroup of each NOTIFY_CONSUMER_IDS_CHANGED
+	resets   []*protocol.Command // RESET_CONSUMER_CLIENT_OFFSET requests
 }
 
 func newRawClient(t testing.TB, addr string) *rawClient {
@@ -99,6 +100,12 @@ func newRawClient(t testing.TB, addr string) *rawClient {
 	rc.cl.Handle(protocol.ReqNotifyConsumerIDsChanged, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		rc.mu.Lock()
 		rc.notified = append(rc.notified, req.Ext("consumerGroup"))
+		rc.mu.Unlock()
+		return nil
+	})
+	rc.cl.Handle(protocol.ReqResetConsumerClientOffset, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		rc.mu.Lock()
+		rc.resets = append(rc.resets, req)
 		rc.mu.Unlock()
 		return nil
 	})
@@ -195,4 +202,10 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+func (rc *rawClient) resetRequests() []*protocol.Command {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]*protocol.Command(nil), rc.resets...)
 }

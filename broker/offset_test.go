@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -142,4 +143,41 @@ func TestSendMessageV2(t *testing.T) {
 	if resp.Ext("queueOffset") != "0" || resp.Ext("msgId") == "" {
 		t.Fatalf("response ext %v", resp.ExtFields)
 	}
+}
+
+// TestOffsetUpdateBeforeReset: the official client sends its last
+// UPDATE_CONSUMER_OFFSET frames and closes the socket without reading the
+// replies (a reset when unread data is pending). The broker must apply
+// them all the same.
+func TestOffsetUpdateBeforeReset(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := newRawClient(t, b.Addr())
+	rc.createTopic("RST", 4)
+	nc, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []byte
+	for q := range int32(4) {
+		req := protocol.NewRequest(protocol.ReqUpdateConsumerOffset, protocol.UpdateConsumerOffsetRequestHeader{
+			ConsumerGroup: "g", Topic: "RST", QueueID: q, CommitOffset: int64(100 + q)}.Encode(), nil)
+		f, err := protocol.EncodeFrame(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, f...)
+	}
+	if _, err := nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.(*net.TCPConn).SetLinger(0) // close with RST, as an abrupt client does
+	_ = nc.Close()
+	waitFor(t, "all four offsets applied", func() bool {
+		for q := range int32(4) {
+			if off, ok := b.ConsumerOffset("g", "RST", q); !ok || off != int64(100+q) {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/runnelmq/runnel/broker/clients"
@@ -100,25 +101,43 @@ func (b *Broker) hold(c *remoting.Conn, req *protocol.Command, h *protocol.PullM
 	if wait <= 0 || wait > b.cfg.MaxSuspend {
 		wait = b.cfg.MaxSuspend
 	}
+	return b.park(c, req, h, b.cfg.Now().Add(wait))
+}
+
+func (b *Broker) park(c *remoting.Conn, req *protocol.Command, h *protocol.PullMessageRequestHeader, deadline time.Time) bool {
 	r := &longpoll.Request{
 		Key:      longpoll.Key{Topic: h.Topic, QueueID: h.QueueID},
 		Offset:   h.QueueOffset,
-		Deadline: b.cfg.Now().Add(wait),
+		Deadline: deadline,
 	}
-	r.Wake = func(bool) {
+	r.Wake = func(expired bool) {
 		if c.Err() != nil {
 			return // the consumer is gone; nobody to answer
 		}
-		b.spawn(func() {
-			resp := b.pull(c, req, h, false)
-			if resp == nil {
-				return
-			}
-			resp.Opaque = req.Opaque
-			b.send(c, func() error { return c.Reply(resp) })
-		})
+		b.spawn(func() { b.answerHeld(c, req, h, deadline, expired) })
 	}
 	return b.holds.Park(r)
+}
+
+// answerHeld runs a woken pull again and answers it. When the arrivals
+// that woke it are all filtered out by its subscription and time is left,
+// it is held again from past them instead (Java wakes a held pull only for
+// a matching arrival), so a consumer of rare tags is not sent round for a
+// new pull on every message of other tags.
+func (b *Broker) answerHeld(c *remoting.Conn, req *protocol.Command, h *protocol.PullMessageRequestHeader, deadline time.Time, expired bool) {
+	resp := b.pull(c, req, h, false)
+	if !expired && resp.Code == protocol.RespPullRetryImmediately && !b.closing.Load() && b.cfg.Now().Before(deadline) {
+		if next, err := strconv.ParseInt(resp.Ext("nextBeginOffset"), 10, 64); err == nil && next > h.QueueOffset {
+			past := *h
+			past.QueueOffset = next
+			if b.park(c, req, &past, deadline) {
+				return
+			}
+			resp = b.pull(c, req, &past, false)
+		}
+	}
+	resp.Opaque = req.Opaque
+	b.send(c, func() error { return c.Reply(resp) })
 }
 
 // pullFilter returns the filter of a pull: from the request when it carries

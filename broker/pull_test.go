@@ -182,3 +182,30 @@ func TestCloseAnswersHeldPulls(t *testing.T) {
 		t.Fatalf("held pull answered with %v", resp)
 	}
 }
+
+func TestLongPollHoldsOnPastFilteredArrivals(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := newRawClient(t, b.Addr())
+	rc.createTopic("LF", 1)
+	expect(t, rc.heartbeat("c1", "g", protocol.BuildSubscriptionData("LF", "A")), protocol.RespSuccess, "")
+	h := pullHeader("g", "LF", 0, 0, 32, protocol.PullFlagSuspend)
+	got := make(chan *protocol.Command, 1)
+	go func() { got <- rc.callTimeout(protocol.ReqPullMessage, h.Encode(), nil, 10*time.Second) }()
+	waitFor(t, "the pull to be held", func() bool { return b.holds.Len() == 1 })
+	expect(t, rc.send("LF", 0, "B", "not for me"), protocol.RespSuccess, "")
+	// The B arrival wakes the pull, which finds nothing for A and is held
+	// again from offset 1.
+	waitFor(t, "the pull held again", func() bool { return b.holds.Len() == 1 && b.holdsAt(1) })
+	select {
+	case r := <-got:
+		t.Fatalf("answered for a filtered arrival: %d %s", r.Code, r.Remark)
+	default:
+	}
+	expect(t, rc.send("LF", 0, "A", "for me"), protocol.RespSuccess, "")
+	resp := <-got
+	expect(t, resp, protocol.RespSuccess, "")
+	msgs, _ := protocol.DecodeMessages(resp.Body)
+	if len(msgs) != 1 || string(msgs[0].Body) != "for me" || decodePullHeader(t, resp).NextBeginOffset != 2 {
+		t.Fatalf("woken pull returned %d messages", len(msgs))
+	}
+}

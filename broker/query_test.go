@@ -23,7 +23,7 @@ func TestViewAndQueryMessage(t *testing.T) {
 	if msgs, err := protocol.DecodeMessages(resp.Body); err != nil || string(msgs[0].Body) != "findme" {
 		t.Fatalf("view: %v", err)
 	}
-	expect(t, rc.call(protocol.ReqViewMessageByID, protocol.ViewMessageRequestHeader{Offset: phys + 1 << 30}.Encode(), nil),
+	expect(t, rc.call(protocol.ReqViewMessageByID, protocol.ViewMessageRequestHeader{Offset: phys + 1<<30}.Encode(), nil),
 		protocol.RespSystemError, "can not find message")
 
 	q := protocol.QueryMessageRequestHeader{Topic: "Q", Key: "order-2", MaxNum: 10, BeginTimestamp: 0, EndTimestamp: 1 << 62}

@@ -105,7 +105,7 @@ type pending struct {
 // readable and fires the arrival hook. Readers never see a write before it
 // is acknowledged.
 func (s *Store) Apply(op *Op) (*ApplyResult, error) {
-	b := s.db.NewBatch()
+	b := s.db.NewBatchWithSize(batchSizeHint(op))
 	var plan *appendPlan
 	if op.Kind == OpAppend {
 		// The bytes of an append do not depend on the offsets except in
@@ -160,6 +160,19 @@ func (s *Store) Apply(op *Op) (*ApplyResult, error) {
 	}
 	s.publish(op, p)
 	return res, nil
+}
+
+// batchSizeHint estimates an Op's batch size so the batch is allocated once.
+func batchSizeHint(op *Op) int {
+	n := 64
+	for i := range op.Messages {
+		m := &op.Messages[i]
+		n += len(m.Record) + 3*(len(m.Topic)+40) + len(m.UniqKey)
+		for _, k := range m.Keys {
+			n += len(k) + len(m.Topic) + 40
+		}
+	}
+	return n
 }
 
 // commitLocked advances the assignment state once the batch is in Pebble.

@@ -112,6 +112,7 @@ func TestCrashRecovery(t *testing.T) {
 		all = append(all, acks...)
 		opts := DefaultOptions(dir)
 		opts.RetentionInterval = -1
+		tcOpen := time.Now()
 		s, err := Open(opts)
 		if err != nil {
 			t.Fatalf("cycle %d (%v): reopen: %v", c, mode, err)
@@ -153,7 +154,8 @@ func TestCrashRecovery(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("cycle %d %v: %d acks, %d records in store; child+open %v verify %v rest %v", c, mode, len(acks), rep.Records, tc1.Sub(tc0), tc2.Sub(tc1), time.Since(tc2))
+		t.Logf("cycle %d %v: %d acks, %d records in store; child %v, reopen %v, verify %v, checks %v",
+			c, mode, len(acks), rep.Records, tcOpen.Sub(tc0), tc1.Sub(tcOpen), tc2.Sub(tc1), time.Since(tc2))
 	}
 	if len(all) == 0 {
 		t.Fatal("no child ever acknowledged a write")

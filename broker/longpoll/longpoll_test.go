@@ -227,3 +227,20 @@ func BenchmarkParkNotify(b *testing.B) {
 		tbl.Notify(k, int64(i+1))
 	}
 }
+
+func TestOffsetsListsParkedRequests(t *testing.T) {
+	tb := New(nil)
+	k := Key{Topic: "T", QueueID: 1}
+	for _, off := range []int64{3, 5} {
+		if !tb.Park(&Request{Key: k, Offset: off, Deadline: time.Now().Add(time.Hour), Wake: func(bool) {}}) {
+			t.Fatal("not parked")
+		}
+	}
+	if got := tb.Offsets(k); len(got) != 2 || got[0] != 3 || got[1] != 5 {
+		t.Fatalf("offsets %v", got)
+	}
+	tb.Close()
+	if got := tb.Offsets(k); len(got) != 0 {
+		t.Fatalf("offsets after close %v", got)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/store"
@@ -36,11 +37,8 @@ func main() {
 }
 
 func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
-	var (
-		confFile, namesrv, listen, storeDir, name, cluster, advertise, logLevel, flush string
-		autoCreate                                                                     bool
-		brokerID                                                                       int64
-	)
+	var f flagValues
+	var logLevel string
 	cmd := &cobra.Command{
 		Use:          "broker",
 		Short:        "Runnel broker (RocketMQ remoting protocol)",
@@ -52,58 +50,9 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
 			}
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-			cfg := broker.DefaultConfig()
-			cfg.Logger = log
-			if confFile != "" {
-				f, err := os.Open(confFile)
-				if err != nil {
-					return err
-				}
-				ignored, err := cfg.ApplyProperties(f)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("%s: %w", confFile, err)
-				}
-				if len(ignored) > 0 {
-					log.Info("broker.conf keys ignored", "file", confFile, "keys", ignored)
-				}
-			}
-			fl := cmd.Flags()
-			if fl.Changed("namesrv") {
-				cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(namesrv)
-			} else if len(cfg.NamesrvAddrs) == 0 {
-				cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(getenv("NAMESRV_ADDR"))
-			}
-			if fl.Changed("listen") {
-				cfg.ListenAddr = listen
-			}
-			if fl.Changed("store-dir") || cfg.StoreDir == "" {
-				cfg.StoreDir = storeDir
-			}
-			if fl.Changed("broker-name") {
-				cfg.BrokerName = name
-			}
-			if fl.Changed("cluster") {
-				cfg.ClusterName = cluster
-			}
-			if fl.Changed("advertise") {
-				cfg.AdvertiseAddr = advertise
-			}
-			if fl.Changed("broker-id") {
-				cfg.BrokerID = brokerID
-			}
-			if fl.Changed("auto-create-topic") {
-				cfg.AutoCreateTopicEnable = autoCreate
-			}
-			if fl.Changed("flush-disk-type") {
-				m, err := store.ParseFlushMode(flush)
-				if err != nil {
-					return err
-				}
-				cfg.FlushMode = m
-			}
-			if len(cfg.NamesrvAddrs) == 0 {
-				log.Warn("no name server: clients will not find this broker (set --namesrv or NAMESRV_ADDR)")
+			cfg, err := buildConfig(cmd, &f, getenv, log)
+			if err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -112,20 +61,91 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 	}
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	def := broker.DefaultConfig()
-	f := cmd.Flags()
-	f.StringVarP(&confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
-	f.StringVar(&namesrv, "namesrv", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
-	f.StringVar(&listen, "listen", def.ListenAddr, "address to serve clients on")
-	f.StringVar(&storeDir, "store-dir", filepath.Join(os.TempDir(), "runnel-broker"), "message store directory")
-	f.StringVar(&name, "broker-name", def.BrokerName, "broker name")
-	f.StringVar(&cluster, "cluster", def.ClusterName, "cluster name")
-	f.StringVar(&advertise, "advertise", "", "ip:port clients use to reach this broker (default: the listen address; an unspecified host becomes this machine's first non-loopback IPv4, else 127.0.0.1)")
-	f.Int64Var(&brokerID, "broker-id", def.BrokerID, "broker id (0 = master)")
-	f.BoolVar(&autoCreate, "auto-create-topic", def.AutoCreateTopicEnable, "let producers create topics by sending to them")
-	f.StringVar(&flush, "flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	bindFlags(cmd.Flags(), &f, &logLevel)
 	return cmd
+}
+
+// bindFlags defines the command's flags on fs.
+func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
+	def := broker.DefaultConfig()
+	fs.StringVarP(&f.confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
+	fs.StringVar(&f.namesrv, "namesrv", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
+	fs.StringVar(&f.listen, "listen", def.ListenAddr, "address to serve clients on")
+	fs.StringVar(&f.storeDir, "store-dir", filepath.Join(os.TempDir(), "runnel-broker"), "message store directory")
+	fs.StringVar(&f.name, "broker-name", def.BrokerName, "broker name")
+	fs.StringVar(&f.cluster, "cluster", def.ClusterName, "cluster name")
+	fs.StringVar(&f.advertise, "advertise", "", "ip:port clients use to reach this broker (default: the listen address; an unspecified host becomes this machine's first non-loopback IPv4, else 127.0.0.1)")
+	fs.Int64Var(&f.brokerID, "broker-id", def.BrokerID, "broker id (0 = master)")
+	fs.BoolVar(&f.autoCreate, "auto-create-topic", def.AutoCreateTopicEnable, "let producers create topics by sending to them")
+	fs.StringVar(&f.flush, "flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
+	fs.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+// flagValues holds the command line.
+type flagValues struct {
+	confFile, namesrv, listen, storeDir, name, cluster, advertise, flush string
+	autoCreate                                                           bool
+	brokerID                                                             int64
+}
+
+// buildConfig layers the configuration: defaults, then broker.conf, then
+// the flags given on the command line; NAMESRV_ADDR fills the name servers
+// when neither the file nor a flag names any.
+func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, log *slog.Logger) (broker.Config, error) {
+	cfg := broker.DefaultConfig()
+	cfg.Logger = log
+	if f.confFile != "" {
+		file, err := os.Open(f.confFile)
+		if err != nil {
+			return cfg, err
+		}
+		ignored, err := cfg.ApplyProperties(file)
+		file.Close()
+		if err != nil {
+			return cfg, fmt.Errorf("%s: %w", f.confFile, err)
+		}
+		if len(ignored) > 0 {
+			log.Info("broker.conf keys ignored", "file", f.confFile, "keys", ignored)
+		}
+	}
+	fl := cmd.Flags()
+	if fl.Changed("namesrv") {
+		cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(f.namesrv)
+	} else if len(cfg.NamesrvAddrs) == 0 {
+		cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(getenv("NAMESRV_ADDR"))
+	}
+	if fl.Changed("listen") {
+		cfg.ListenAddr = f.listen
+	}
+	if fl.Changed("store-dir") || cfg.StoreDir == "" {
+		cfg.StoreDir = f.storeDir
+	}
+	if fl.Changed("broker-name") {
+		cfg.BrokerName = f.name
+	}
+	if fl.Changed("cluster") {
+		cfg.ClusterName = f.cluster
+	}
+	if fl.Changed("advertise") {
+		cfg.AdvertiseAddr = f.advertise
+	}
+	if fl.Changed("broker-id") {
+		cfg.BrokerID = f.brokerID
+	}
+	if fl.Changed("auto-create-topic") {
+		cfg.AutoCreateTopicEnable = f.autoCreate
+	}
+	if fl.Changed("flush-disk-type") {
+		m, err := store.ParseFlushMode(f.flush)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.FlushMode = m
+	}
+	if len(cfg.NamesrvAddrs) == 0 {
+		log.Warn("no name server: clients will not find this broker (set --namesrv or NAMESRV_ADDR)")
+	}
+	return cfg, cfg.Validate()
 }
 
 // serve runs the broker until ctx is done.

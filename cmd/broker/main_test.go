@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -252,4 +255,50 @@ func batchBody(n, size int) []byte {
 
 func appendU32(b []byte, v uint32) []byte {
 	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+func TestBuildConfigLayers(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "broker.conf")
+	if err := os.WriteFile(conf, []byte("brokerName=from-file\nlistenPort=20911\nstorePathRootDir=/from/file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "NAMESRV_ADDR" {
+				return v
+			}
+			return ""
+		}
+	}
+	parse := func(getenv func(string) string, args ...string) (broker.Config, error) {
+		cmd := &cobra.Command{}
+		var f flagValues
+		var level string
+		fs := cmd.Flags()
+		bindFlags(fs, &f, &level)
+		if err := fs.Parse(args); err != nil {
+			return broker.Config{}, err
+		}
+		return buildConfig(cmd, &f, getenv, log)
+	}
+	cfg, err := parse(env("10.0.0.9:9876;10.0.0.8:9876"), "-c", conf, "--broker-name", "from-flag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BrokerName != "from-flag" || cfg.ListenAddr != ":20911" || cfg.StoreDir != "/from/file" ||
+		len(cfg.NamesrvAddrs) != 2 || cfg.NamesrvAddrs[0] != "10.0.0.9:9876" {
+		t.Fatalf("layered config %+v", cfg)
+	}
+	cfg, err = parse(env("10.0.0.9:9876"), "--namesrv", "127.0.0.1:9876", "--flush-disk-type", "SYNC_FLUSH")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.NamesrvAddrs) != 1 || cfg.NamesrvAddrs[0] != "127.0.0.1:9876" || cfg.StoreDir != filepath.Join(os.TempDir(), "runnel-broker") || cfg.FlushMode.String() != "SYNC_FLUSH" {
+		t.Fatalf("flags over env: %+v", cfg)
+	}
+	if _, err := parse(env(""), "--flush-disk-type", "SOMETIMES"); err == nil {
+		t.Fatal("bad flush type accepted")
+	}
 }

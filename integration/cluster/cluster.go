@@ -72,6 +72,12 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		}
 	}
 	c := &Cluster{t: t, opts: o}
+	// Store directories first: cleanups run last-in first-out, so the
+	// directories must be registered before c.close to outlive the brokers.
+	dirs := make([]string, o.brokers)
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+	}
 	nscfg := namesrv.DefaultConfig()
 	nscfg.ListenAddr = "127.0.0.1:0"
 	nscfg.Logger = o.logger
@@ -89,7 +95,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		cfg.ListenAddr = "127.0.0.1:0"
 		cfg.BrokerName = "broker-" + string(rune('a'+i%26)) + suffix(i)
 		cfg.NamesrvAddrs = []string{ns.Addr()}
-		cfg.StoreDir = t.TempDir()
+		cfg.StoreDir = dirs[i]
 		cfg.Logger = o.logger
 		if o.configure != nil {
 			o.configure(i, &cfg)

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/offset"
+)
+
+const (
+	// startTimeout bounds joining the cluster: routes, heartbeat, first
+	// rebalance.
+	startTimeout = 30 * time.Second
+	// shutdownTimeout bounds the consumer's Shutdown, which waits for the
+	// listener and persists every offset.
+	shutdownTimeout = 10 * time.Second
+)
+
+// stopReason says why the consumer stopped.
+type stopReason int
+
+const (
+	stopSignal stopReason = iota // ctx ended: SIGINT or SIGTERM
+	stopDone                     // --max reached or stdout failed
+	stopIdle                     // --idle-timeout without a message
+)
+
+func (r stopReason) String() string {
+	return [...]string{"interrupted", "done", "idle"}[r]
+}
+
+// waitStop blocks until ctx ends, the output is done, or idle passes with
+// no message printed (never when idle is 0). after is time.After outside
+// tests.
+func waitStop(ctx context.Context, o *output, idle time.Duration, after func(time.Duration) <-chan time.Time) stopReason {
+	for {
+		var idleC <-chan time.Time
+		if idle > 0 {
+			idleC = after(idle)
+		}
+		select {
+		case <-ctx.Done():
+			return stopSignal
+		case <-o.done:
+			return stopDone
+		case <-o.activity:
+			// A message: wait idle again from now.
+		case <-idleC:
+			return stopIdle
+		}
+	}
+}
+
+// session is one run of the consumer with its dependencies.
+type session struct {
+	plan           plan
+	stdout, stderr io.Writer
+	terminal       bool // stderr is a terminal: show the status line
+	now            func() time.Time
+}
+
+// run consumes until a stop condition, then shuts the consumer down with
+// every printed message's offset persisted.
+//
+// Exactness: with --max, only the orderly listener is used. It refuses a
+// message beyond the limit with OrderlySuspend, which puts it back in its
+// process queue and leaves the queue's committed offset before it; the
+// concurrent listener has no such answer (RetryLater sends the message to
+// the group's retry topic and commits past it). With a batch size of one,
+// the committed offset of every queue is then exactly one past the last
+// message printed from it. Without --max, each message the listener sees
+// is printed and acknowledged, and Shutdown waits for the call in flight,
+// so the same holds after Ctrl-C or the idle timeout.
+func (s *session) run(ctx context.Context) error {
+	p := s.plan
+	logger := slog.New(slog.NewTextHandler(s.stderr, &slog.HandlerOptions{Level: p.logLevel}))
+	ccfg := client.DefaultClientConfig()
+	ccfg.NameServerAddrs = p.namesrvs
+	ccfg.Logger = logger
+
+	s.describe()
+	startCtx, cancelStart := context.WithTimeout(ctx, startTimeout)
+	defer cancelStart()
+
+	pcfg := client.DefaultPullConsumerConfig()
+	pcfg.Client, pcfg.Group = ccfg, p.group
+	pull, err := client.NewPullConsumer(pcfg)
+	if err != nil {
+		return err
+	}
+	if err := pull.Start(startCtx); err != nil {
+		return startError(ctx, err)
+	}
+	defer func() { _ = pull.Shutdown(context.Background()) }()
+	if _, err := pull.MessageQueues(startCtx, p.topic); err != nil {
+		return startError(ctx, fmt.Errorf("topic %s: %w", p.topic, err))
+	}
+	if p.randomGroup && !p.broadcast {
+		if err := placeStart(startCtx, pull, p); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			logger.Warn("consumer: could not set the new group's start offsets; --from follows the broker's rules for new groups", "err", err)
+		}
+	}
+
+	out := newOutput(s.stdout, nil, p.json, p.max, time.Local)
+	if s.terminal {
+		out.mu.status = s.stderr
+	}
+	cfg, cleanup, err := s.consumerConfig(ccfg, out)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	c, err := client.NewPushConsumer(cfg)
+	if err != nil {
+		return err
+	}
+	if err := c.Subscribe(p.topic, p.expr); err != nil {
+		return err
+	}
+	if err := c.Start(startCtx); err != nil {
+		_ = c.Shutdown(context.Background())
+		return startError(ctx, err)
+	}
+	cancelStart()
+	queues := 0
+	for _, mq := range c.Assigned() {
+		if mq.Topic == p.topic {
+			queues++
+		}
+	}
+	fmt.Fprintf(s.stderr, "consumer: consuming %d queues of %s\n", queues, p.topic)
+
+	statusCtx, stopStatus := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if s.terminal {
+		st := newStatusLine(out, p.group, c.Assigned, pull, s.now)
+		tick := time.NewTicker(statusInterval)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer tick.Stop()
+			st.run(statusCtx, tick.C)
+		}()
+	}
+
+	reason := waitStop(ctx, out, p.idle, time.After)
+
+	// Stop in this order: the status line (it reads from the brokers), then
+	// the consumer (waits for the listener, persists offsets, unlocks,
+	// unregisters), then the pull consumer (deferred).
+	stopStatus()
+	wg.Wait()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	serr := c.Shutdown(sctx)
+	why := reason.String()
+	switch {
+	case reason == stopIdle:
+		why = fmt.Sprintf("idle for %v", p.idle)
+	case reason == stopDone && out.limitReached():
+		why = fmt.Sprintf("reached --max %d", p.max)
+	case reason == stopDone:
+		why = "stdout failed"
+	}
+	fmt.Fprintf(s.stderr, "consumer: stopped (%s) after %d messages; group %s offsets %s\n",
+		why, out.count(), p.group, persistedText(serr, p))
+	return errors.Join(out.err(), serr)
+}
+
+func persistedText(err error, p plan) string {
+	switch {
+	case err != nil:
+		return "may not be persisted"
+	case p.broadcast && p.randomGroup:
+		return "discarded (broadcasting with a random group)"
+	case p.broadcast:
+		return "persisted locally"
+	}
+	return "committed"
+}
+
+// describe tells the user, on stderr, which group consumes what.
+func (s *session) describe() {
+	p := s.plan
+	group := p.group
+	if p.randomGroup {
+		group += " (random; --group to use a real one)"
+	}
+	mode := "clustering"
+	if p.broadcast {
+		mode = "broadcasting"
+	}
+	if p.orderly {
+		mode += ", orderly"
+	}
+	limit := ""
+	if p.max > 0 {
+		limit = fmt.Sprintf(", max %d", p.max)
+	}
+	fmt.Fprintf(s.stderr, "consumer: group %s; topic %s, tag %s, from %s, %s%s\n",
+		group, p.topic, p.expr, p.fromText, mode, limit)
+}
+
+// consumerConfig builds the push consumer's config around out. cleanup
+// removes what the run created (a random group's broadcasting offsets).
+func (s *session) consumerConfig(ccfg client.ClientConfig, out *output) (client.PushConsumerConfig, func(), error) {
+	p := s.plan
+	cfg := client.DefaultPushConsumerConfig()
+	cfg.Client = ccfg
+	cfg.Group = p.group
+	cfg.ConsumeFrom = p.from
+	cfg.ConsumeTimestamp = p.fromTime
+	// One message per listener call and one call at a time: printing is
+	// serialised anyway, and a batch of one makes every acknowledgement
+	// exactly one printed message.
+	cfg.ConsumeBatchSize = 1
+	cfg.ConsumeGoroutines = 1
+	cleanup := func() {}
+	if p.broadcast {
+		cfg.Model = client.Broadcasting
+		if p.randomGroup {
+			// Nobody will resume a random group: keep its offset file out
+			// of ~/.rocketmq_offsets.
+			dir, err := os.MkdirTemp("", "runnel-consumer-*")
+			if err != nil {
+				return cfg, cleanup, fmt.Errorf("offsets directory: %w", err)
+			}
+			cfg.LocalOffsetDir = dir
+			cleanup = func() { _ = os.RemoveAll(dir) }
+		}
+	}
+	if p.orderly {
+		cfg.Orderly = func(_ context.Context, msgs []*client.MessageExt) client.OrderlyResult {
+			for _, m := range msgs {
+				if !out.offer(m) {
+					// Not printed: back into the queue, not committed.
+					return client.OrderlySuspend
+				}
+			}
+			return client.OrderlySuccess
+		}
+	} else {
+		cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+			for _, m := range msgs {
+				if !out.offer(m) {
+					// Only when stdout failed: let the group get it again.
+					return client.ConsumeRetryLater
+				}
+			}
+			return client.ConsumeSuccess
+		}
+	}
+	return cfg, cleanup, nil
+}
+
+// placeStart commits a new random group's offset of every queue of the
+// topic where --from says. Brokers start a group without offsets at 0
+// whenever a queue still holds its first message, whatever its
+// consume-from setting (RocketMQ's rule, kept by Runnel); a debugging
+// consumer asked for "last" must not replay history, so the offsets are
+// set before the consumer starts.
+func placeStart(ctx context.Context, pull *client.PullConsumer, p plan) error {
+	mqs, err := pull.MessageQueues(ctx, p.topic)
+	if err != nil {
+		return err
+	}
+	for _, mq := range mqs {
+		var off int64
+		switch p.from {
+		case offset.ConsumeFromFirstOffset:
+			off, err = pull.MinOffset(ctx, mq)
+		case offset.ConsumeFromTimestamp:
+			off, err = pull.OffsetForTimestamp(ctx, mq, p.fromTime)
+		default:
+			off, err = pull.MaxOffset(ctx, mq)
+		}
+		if err != nil {
+			return err
+		}
+		if err := pull.CommitOffset(ctx, mq, off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startError reports a failure to start; an interrupt while starting is a
+// clean stop, not an error.
+func startError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
