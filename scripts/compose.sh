@@ -23,7 +23,10 @@ images() {
 	CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags '-s -w' -o bin/static/ \
 		./cmd/namesrv ./cmd/broker ./cmd/consumer ./cmd/runnelctl ./cmd/healthcheck
 	for role in namesrv broker tools; do
-		docker build -q -f "deploy/$role.Dockerfile" -t "runnel/$role:dev" bin/static >/dev/null
+		if ! log=$(docker build -q -f "deploy/$role.Dockerfile" -t "runnel/$role:dev" bin/static 2>&1); then
+			echo "$log" >&2
+			exit 1
+		fi
 	done
 	docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^runnel/' || true
 }
