@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/runnelmq/runnel/client"
@@ -111,10 +112,11 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}
 
-	out := newOutput(s.stdout, nil, p.json, p.max, time.Local)
+	var status io.Writer // the live status line goes to a terminal only
 	if s.terminal {
-		out.mu.status = s.stderr
+		status = s.stderr
 	}
+	out := newOutput(s.stdout, status, p.json, p.max, time.Local)
 	cfg, cleanup, err := s.consumerConfig(ccfg, out)
 	if err != nil {
 		return err
@@ -169,12 +171,19 @@ func (s *session) run(ctx context.Context) error {
 		why = fmt.Sprintf("idle for %v", p.idle)
 	case reason == stopDone && out.limitReached():
 		why = fmt.Sprintf("reached --max %d", p.max)
+	case reason == stopDone && errors.Is(out.err(), syscall.EPIPE):
+		why = "stdout closed"
 	case reason == stopDone:
 		why = "stdout failed"
 	}
 	fmt.Fprintf(s.stderr, "consumer: stopped (%s) after %d messages; group %s offsets %s\n",
 		why, out.count(), p.group, persistedText(serr, p))
-	return errors.Join(out.err(), serr)
+	werr := out.err()
+	if errors.Is(werr, syscall.EPIPE) {
+		// The reader went away (consumer | head): a normal end.
+		werr = nil
+	}
+	return errors.Join(werr, serr)
 }
 
 func persistedText(err error, p plan) string {
