@@ -39,6 +39,7 @@ type Broker struct {
 	clients *clients.Manager
 	locks   *lock.Manager
 	holds   *longpoll.Table
+	sched   scheduler // delay levels and delayed delivery (schedule_wire.go)
 
 	// storeHost is the advertised address, written into stored messages
 	// and registered with name servers; set once by Start.
@@ -77,7 +78,7 @@ func New(cfg Config) (*Broker, error) {
 		log:     cfg.Logger.With("broker", cfg.BrokerName),
 		offsets: offsets.New(),
 		clients: clients.New(clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
-		locks:   lock.New(lock.DefaultConfig(), cfg.Now),
+		locks:   lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
 		holds:   longpoll.New(cfg.Now),
 		regKick: make(chan struct{}, 1),
 		stop:    make(chan struct{}),
@@ -171,6 +172,10 @@ func (b *Broker) Start() error {
 	b.storeHost.Store(&host)
 	protocol.SetUniqIDHost(host.Addr())
 	b.holds.Start()
+	if err := b.startSchedule(); err != nil {
+		_ = b.srv.Close()
+		return err
+	}
 
 	b.registerAll(b.ctx)
 	b.spawn(b.registerLoop)
@@ -237,6 +242,7 @@ func (b *Broker) shutdown(clean bool) error {
 	close(b.stop)
 	b.cancel()
 	b.bg.Wait()
+	b.closeSchedule() // delivers into the store, so before it closes
 	var errs []error
 	if started {
 		if err := b.srv.Close(); err != nil {
@@ -333,6 +339,7 @@ func (b *Broker) ExpireClients() {
 // onArrival is the store's arrival hook: wake the pulls held on the queue.
 func (b *Broker) onArrival(topic string, queueID int32, maxOffset int64) {
 	b.holds.Notify(longpoll.Key{Topic: topic, QueueID: queueID}, maxOffset)
+	b.scheduleArrived(topic)
 }
 
 // onConnClose drops the connection's clients and notifies their groups.
@@ -376,6 +383,7 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqGetBrokerRuntimeInfo, b.handleRuntimeInfo)
 	h(protocol.ReqViewMessageByID, b.handleViewMessage)
 	h(protocol.ReqQueryMessage, b.handleQueryMessage)
+	h(protocol.ReqConsumerSendMsgBack, b.handleConsumerSendMsgBack)
 	h(protocol.ReqGetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroups)
 	h(protocol.ReqGetAllConsumerOffset, b.handleGetAllConsumerOffsets)
 	h(protocol.ReqQueryTopicConsumeByWho, b.handleTopicConsumeByWho)

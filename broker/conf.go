@@ -28,6 +28,8 @@ import (
 //	fileReservedTime       FileReservedTime (hours)
 //	defaultTopicQueueNums  DefaultTopicQueueNums
 //	maxMessageSize         MaxMessageSize (bytes)
+//	messageDelayLevel      MessageDelayLevel ("1s 5s ... 2h")
+//	rocketmq.broker.rebalance.lockMaxLiveTime  LockMaxLiveTime (ms)
 //
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
@@ -99,6 +101,17 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				return ignored, bad(err)
 			}
 			c.MaxMessageSize = v
+		case "messageDelayLevel":
+			if err := validDelayLevels(val); err != nil {
+				return ignored, bad(err)
+			}
+			c.MessageDelayLevel = val
+		case "rocketmq.broker.rebalance.lockMaxLiveTime":
+			v, err := strconv.ParseInt(val, 10, 64)
+			if err != nil || v <= 0 {
+				return ignored, bad(fmt.Errorf("not a positive number of milliseconds"))
+			}
+			c.LockMaxLiveTime = time.Duration(v) * time.Millisecond
 		default:
 			ignored = append(ignored, key)
 		}

@@ -80,6 +80,16 @@ type Config struct {
 	// StoreOptions, if set, adjusts the store options the broker derives
 	// from this config (tests use it for a smaller cache).
 	StoreOptions func(*store.Options)
+	// MessageDelayLevel (messageDelayLevel) lists the delays of levels 1..N,
+	// space-separated with unit s, m, h or d (Go durations like "500ms" are
+	// accepted too). Default "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m
+	// 20m 30m 1h 2h".
+	MessageDelayLevel string
+	// LockMaxLiveTime (rocketmq.broker.rebalance.lockMaxLiveTime, ms there)
+	// is how long an orderly consumer's queue lock lives without renewal.
+	// The official clients renew every 20 s, so keep it well above that.
+	// Default 60 s.
+	LockMaxLiveTime time.Duration
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left
@@ -101,6 +111,8 @@ func DefaultConfig() Config {
 		Transport:             remoting.TransportNetpoll,
 		Now:                   time.Now,
 		Logger:                slog.Default(),
+		MessageDelayLevel:     defaultMessageDelayLevel,
+		LockMaxLiveTime:       60 * time.Second,
 	}
 }
 
@@ -147,6 +159,12 @@ func (c *Config) ensureDefaults() {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	if c.MessageDelayLevel == "" {
+		c.MessageDelayLevel = d.MessageDelayLevel
+	}
+	if c.LockMaxLiveTime == 0 {
+		c.LockMaxLiveTime = d.LockMaxLiveTime
+	}
 }
 
 // Validate reports the first bad field.
@@ -176,6 +194,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: MaxSuspend %v", ErrBadConfig, c.MaxSuspend)
 	case c.FlushMode != store.AsyncFlush && c.FlushMode != store.SyncFlush:
 		return fmt.Errorf("%w: FlushMode %v", ErrBadConfig, c.FlushMode)
+	}
+	if err := validDelayLevels(c.MessageDelayLevel); err != nil {
+		return err
+	}
+	if c.LockMaxLiveTime <= 0 {
+		return fmt.Errorf("%w: LockMaxLiveTime %v", ErrBadConfig, c.LockMaxLiveTime)
 	}
 	for _, a := range c.NamesrvAddrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {

@@ -9,8 +9,11 @@
 // admin.go (topic admin and stats), admin_groups.go and admin_tools.go
 // (group, connection and config listings for tools), reset.go (INVOKE_BROKER_TO_RESET_OFFSET), query.go (messages by id
 // and key), register.go (name server registration), topic.go (the topic
-// table), conf.go (RocketMQ broker.conf keys). The pure tables it wires live in sub-packages:
-// clients, lock, longpoll, offsets.
+// table), conf.go (RocketMQ broker.conf keys), sendback.go
+// (CONSUMER_SEND_MSG_BACK: %RETRY% and %DLQ%), retry.go (the send path's
+// %RETRY% bookkeeping and DELAY diversion), schedule_wire.go (delayed
+// delivery). The pure tables it wires live in sub-packages: clients, lock,
+// longpoll, offsets; delayed delivery lives in schedule.
 //
 // Invariants:
 //   - every request gets an answer (or none for oneway requests): bad input

@@ -97,6 +97,9 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 			ReconsumeTimes: h.ReconsumeTimes,
 		})
 	}
+	if resp := b.divertSend(req, &h, msgs); resp != nil { // retry.go: %RETRY% -> %DLQ%, DELAY -> schedule topic
+		return resp
+	}
 	res, err := b.st.Put(msgs)
 	if err != nil {
 		return b.putError(req, err)

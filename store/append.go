@@ -62,6 +62,11 @@ func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
 	// The batch is complete: its buffer no longer moves. Walk it in the
 	// order the entries were added and keep the slices to patch.
 	plan := &appendPlan{slots: make([]appendSlot, len(op.Messages))}
+	total := 0
+	for _, n := range nIdx {
+		total += 2 * n
+	}
+	idxBacking := make([][]byte, 0, total) // one allocation for every slot's idx
 	r := batchrepr.Read(b.Repr())
 	var bad error
 	next := func() (k, v []byte) {
@@ -80,10 +85,12 @@ func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
 		sl.logKey, sl.rec = k[len(k)-8:], v
 		k, v = next()
 		sl.cqKey, sl.cqValue = k[len(k)-8:], v
+		start := len(idxBacking)
 		for j := 0; j < nIdx[i]; j++ {
 			k, v = next()
-			sl.idx = append(sl.idx, k[len(k)-8:], v)
+			idxBacking = append(idxBacking, k[len(k)-8:], v)
 		}
+		sl.idx = idxBacking[start:len(idxBacking):len(idxBacking)]
 	}
 	if bad != nil {
 		return nil, bad

@@ -54,7 +54,7 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 			Record:   rec,
 			Topic:    m.Topic,
 			QueueID:  m.QueueID,
-			TagsCode: protocol.TagsCode(m.Tags()),
+			TagsCode: protocol.TagsHashCode(m.Tags()),
 			Keys:     m.Keys(),
 			UniqKey:  m.UniqKey(),
 		}

@@ -147,7 +147,8 @@ func appendProperties(dst []byte, props map[string]string) []byte {
 	if len(props) == 0 {
 		return dst
 	}
-	names := make([]string, 0, len(props))
+	var small [8]string // most messages have a handful of properties
+	names := small[:0]
 	for k := range props {
 		names = append(names, k)
 	}
@@ -188,27 +189,4 @@ func UnmarshalProperties(s string) map[string]string {
 		props[item[:i]] = item[i+1:]
 	}
 	return props
-}
-
-// TagsCode is the consume-queue tag hash of a TAGS value: Java's
-// String.hashCode over UTF-16 code units, widened to int64, as
-// MessageExtBrokerInner.tagsString2tagsCode computes it. It equals the Go
-// client's byte hash for ASCII tags. An empty tag hashes to 0.
-func TagsCode(tags string) int64 {
-	var h int32
-	for _, r := range tags {
-		if r >= 0x10000 {
-			r1, r2 := utf16Pair(r)
-			h = 31*h + int32(r1)
-			h = 31*h + int32(r2)
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return int64(h)
-}
-
-func utf16Pair(r rune) (rune, rune) {
-	r -= 0x10000
-	return 0xD800 + (r>>10)&0x3FF, 0xDC00 + r&0x3FF
 }

@@ -265,30 +265,6 @@ func TestProperties(t *testing.T) {
 	}
 }
 
-func TestTagsCode(t *testing.T) {
-	cases := map[string]int64{
-		"":     0,
-		"TagA": 2598919, // seen on the wire (fact sheet section 7)
-		"a":    97,
-		"é":    233,              // one UTF-16 unit
-		"😀":    55357*31 + 56832, // surrogate pair, as Java hashes it
-	}
-	for in, want := range cases {
-		if got := TagsCode(in); got != want {
-			t.Errorf("TagsCode(%q) = %d, want %d", in, got, want)
-		}
-	}
-	// Java wraps at 32 bits and widens with sign.
-	long := strings.Repeat("zzzz", 10)
-	var h int32
-	for i := 0; i < len(long); i++ {
-		h = 31*h + int32(long[i])
-	}
-	if TagsCode(long) != int64(h) {
-		t.Errorf("overflowing hash mismatch")
-	}
-}
-
 func TestOffsetMsgID(t *testing.T) {
 	cases := []struct {
 		host netip.AddrPort

@@ -93,17 +93,17 @@ func (h RegisterBrokerResponseHeader) Encode() map[string]string {
 	return e
 }
 
-// UnregisterBrokerRequestHeader is the ext of UNREGISTER_BROKER.
-type UnregisterBrokerRequestHeader struct {
+// brokerIdentity is the ext shared by UNREGISTER_BROKER and
+// QUERY_DATA_VERSION: which broker is asking; all four fields are required.
+type brokerIdentity struct {
 	BrokerName  string
 	BrokerAddr  string
 	ClusterName string
 	BrokerID    int64
 }
 
-// Decode reads the header from ext; all four fields are required.
-func (h *UnregisterBrokerRequestHeader) Decode(ext map[string]string) error {
-	d := newExtDecoder("UNREGISTER_BROKER", ext)
+func (h *brokerIdentity) decode(name string, ext map[string]string) error {
+	d := newExtDecoder(name, ext)
 	h.BrokerName = d.str("brokerName", true)
 	h.BrokerAddr = d.str("brokerAddr", true)
 	h.ClusterName = d.str("clusterName", true)
@@ -111,8 +111,7 @@ func (h *UnregisterBrokerRequestHeader) Decode(ext map[string]string) error {
 	return d.err
 }
 
-// Encode returns the header as extFields.
-func (h UnregisterBrokerRequestHeader) Encode() map[string]string {
+func (h brokerIdentity) encode() map[string]string {
 	e := extEncoder{}
 	e.str("brokerName", h.BrokerName)
 	e.str("brokerAddr", h.BrokerAddr)
@@ -120,6 +119,17 @@ func (h UnregisterBrokerRequestHeader) Encode() map[string]string {
 	e.int64("brokerId", h.BrokerID)
 	return e
 }
+
+// UnregisterBrokerRequestHeader is the ext of UNREGISTER_BROKER.
+type UnregisterBrokerRequestHeader brokerIdentity
+
+// Decode reads the header from ext; all four fields are required.
+func (h *UnregisterBrokerRequestHeader) Decode(ext map[string]string) error {
+	return (*brokerIdentity)(h).decode("UNREGISTER_BROKER", ext)
+}
+
+// Encode returns the header as extFields.
+func (h UnregisterBrokerRequestHeader) Encode() map[string]string { return brokerIdentity(h).encode() }
 
 // BrokerHeartbeatRequestHeader is the ext of BROKER_HEARTBEAT (904), the
 // keep-alive Java 5 brokers send between registrations. Only the fields the
@@ -210,32 +220,15 @@ func DecodeRegisterBrokerBody(body []byte, compressed bool) (*RegisterBrokerBody
 // QueryDataVersionRequestHeader is the ext of QUERY_DATA_VERSION, which a
 // Java broker sends (with its DataVersion as JSON body) to ask whether it
 // needs to register again.
-type QueryDataVersionRequestHeader struct {
-	BrokerName  string
-	BrokerAddr  string
-	ClusterName string
-	BrokerID    int64
-}
+type QueryDataVersionRequestHeader brokerIdentity
 
 // Decode reads the header from ext; all four fields are required.
 func (h *QueryDataVersionRequestHeader) Decode(ext map[string]string) error {
-	d := newExtDecoder("QUERY_DATA_VERSION", ext)
-	h.BrokerName = d.str("brokerName", true)
-	h.BrokerAddr = d.str("brokerAddr", true)
-	h.ClusterName = d.str("clusterName", true)
-	h.BrokerID = d.int64("brokerId", true, 0)
-	return d.err
+	return (*brokerIdentity)(h).decode("QUERY_DATA_VERSION", ext)
 }
 
 // Encode returns the header as extFields.
-func (h QueryDataVersionRequestHeader) Encode() map[string]string {
-	e := extEncoder{}
-	e.str("brokerName", h.BrokerName)
-	e.str("brokerAddr", h.BrokerAddr)
-	e.str("clusterName", h.ClusterName)
-	e.int64("brokerId", h.BrokerID)
-	return e
-}
+func (h QueryDataVersionRequestHeader) Encode() map[string]string { return brokerIdentity(h).encode() }
 
 // QueryDataVersionResponseHeader is the ext of a QUERY_DATA_VERSION
 // response: whether the name server's copy differs from the broker's.

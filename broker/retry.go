@@ -1,0 +1,93 @@
+package broker
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// defaultMaxReconsumeTimes is a group's retry limit when the request does
+// not carry one (RocketMQ SubscriptionGroupConfig.retryMaxTimes).
+const defaultMaxReconsumeTimes = 16
+
+// dlqQueueNums is the queue count of a %DLQ% topic (MixAll.DLQ_NUMS_PER_GROUP).
+const dlqQueueNums = 1
+
+// dlqTopicPerm is the perm a %DLQ% topic is created with: write-only, as
+// RocketMQ 4.x creates it, so nothing consumes dead letters by accident;
+// an operator grants read (UPDATE_AND_CREATE_TOPIC) to re-consume them.
+const dlqTopicPerm = protocol.PermWrite
+
+// firstRetryLevel is added to the reconsume count to pick the delay level
+// of a retry when the client leaves it to the broker (level 3 is 10 s with
+// the default levels).
+const firstRetryLevel = 3
+
+// divertSend applies, to a single message about to be stored by
+// SEND_MESSAGE, the two rewrites Java's send path makes before the store:
+// a send to a %RETRY% topic (the official client's fallback when
+// CONSUMER_SEND_MSG_BACK fails) gets its reconsume bookkeeping and goes to
+// the group's %DLQ% once the reconsume count exceeds the maximum
+// (SendMessageProcessor.handleRetryAndDLQ); then a message with a DELAY
+// level waits in the schedule topic (HookUtils.handleScheduleMessage).
+// Batches are left alone (the send path refuses DELAY and %RETRY% in
+// batches). A non-nil response refuses the send.
+func (b *Broker) divertSend(req *protocol.Command, h *protocol.SendMessageRequestHeader, msgs []*protocol.MessageExt) *protocol.Command {
+	if req.Code == protocol.ReqSendBatchMessage || len(msgs) != 1 {
+		return nil
+	}
+	m := msgs[0]
+	if group, ok := strings.CutPrefix(m.Topic, retryGroupPrefix); ok {
+		maxTimes := int32(defaultMaxReconsumeTimes)
+		if _, ok := req.ExtFields["maxReconsumeTimes"]; ok || req.ExtFields["l"] != "" {
+			maxTimes = h.MaxReconsumeTimes
+		}
+		m.SetProperty(protocol.PropertyReconsumeTime, strconv.Itoa(int(m.ReconsumeTimes)))
+		m.SetProperty(protocol.PropertyMaxReconsumeTimes, strconv.Itoa(int(maxTimes)))
+		if m.ReconsumeTimes > maxTimes {
+			dlq, resp := b.ensureDLQ(req, group)
+			if resp != nil {
+				return resp
+			}
+			m.Topic, m.QueueID = dlq, 0
+			delete(m.Properties, protocol.PropertyDelayTimeLevel)
+			return nil
+		}
+	}
+	if schedulable(m.SysFlag) {
+		b.delayLevels().Transform(m)
+	}
+	return nil
+}
+
+// schedulable reports whether a message of this sysFlag may be delayed:
+// not a transaction's prepared or rollback half (Java delays only
+// TRANSACTION_NOT_TYPE and TRANSACTION_COMMIT_TYPE).
+func schedulable(sysFlag int32) bool {
+	t := sysFlag & protocol.SysFlagTransactionMask
+	return t == protocol.SysFlagTransactionNot || t == protocol.SysFlagTransactionComm
+}
+
+// ensureDLQ creates the group's dead-letter topic when it is missing
+// (TopicConfigManager.createTopicInSendMessageBackMethod) and has it
+// registered with the name servers. It returns the topic name, or the
+// refusal.
+func (b *Broker) ensureDLQ(req *protocol.Command, group string) (string, *protocol.Command) {
+	name := dlqGroupPrefix + group
+	if remark, ok := checkTopicName(name); !ok {
+		return "", protocol.NewResponse(req, protocol.RespSystemError, remark)
+	}
+	tc, created, err := b.topics.createIfAbsent(newTopic(name, dlqQueueNums, dlqTopicPerm))
+	if err != nil {
+		return "", errResponse(req, protocol.RespSystemError, "topic[%s] not exist: %v", name, err)
+	}
+	if created {
+		b.log.Info("broker: dead-letter topic created", "topic", name)
+		b.kickRegister()
+	}
+	if !protocol.IsWriteable(tc.Perm) {
+		return "", errResponse(req, protocol.RespNoPermission, "the topic[%s] sending message is forbidden", name)
+	}
+	return name, nil
+}

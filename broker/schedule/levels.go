@@ -1,0 +1,157 @@
+// Package schedule owns delayed delivery (RocketMQ's ScheduleMessageService):
+// a message carrying a delay level waits in the schedule topic
+// SCHEDULE_TOPIC_XXXX, queue level-1, with its real topic and queue in the
+// REAL_TOPIC and REAL_QID properties, and a Service moves it to its real
+// queue once storeTimestamp + delay(level) has passed.
+//
+// Invariants:
+//   - Each level's queue is delivered strictly in queue order, so the
+//     delivered entries of a level always form a prefix of its queue.
+//     Within one level store times never decrease, so due times do not
+//     either: the first entry not yet due ends a level's pass.
+//   - Progress (the next undelivered queue offset per level) is written
+//     with the store's SetDelayOffset after the delivering append. A crash
+//     between the two leaves the persisted offset behind; on start the
+//     Service therefore re-checks the entries from the persisted offset on,
+//     and skips every entry whose delivered copy is already in the real
+//     queue (same UNIQ_KEY, same queue, stored after the scheduled entry,
+//     each delivered copy matched at most once). Because delivered entries
+//     form a prefix, checking stops at the first entry not found. Only a
+//     message without a UNIQ_KEY (none reach the schedule topic through
+//     the broker's send paths) can be delivered twice.
+//   - Time comes from the injected clock; the one goroutine the Service
+//     starts is stopped and waited for by Close.
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Topic is where delayed messages wait (RocketMQ TopicValidator
+// RMQ_SYS_SCHEDULE_TOPIC); level L uses queue L-1.
+const Topic = "SCHEDULE_TOPIC_XXXX"
+
+// DefaultLevels is RocketMQ's MessageStoreConfig.messageDelayLevel.
+const DefaultLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+
+// ErrBadLevels is returned (wrapped) by ParseLevels for a malformed list.
+var ErrBadLevels = errors.New("schedule: bad delay levels")
+
+// ErrNotScheduled is returned (wrapped) by Restore for a stored message
+// that lacks a valid REAL_TOPIC or REAL_QID.
+var ErrNotScheduled = errors.New("schedule: not a scheduled message")
+
+// maxLevels bounds the level list: the schedule topic's queue ids are
+// level-1 and queue counts are capped at 1024 elsewhere.
+const maxLevels = 1024
+
+// Levels are the delays of levels 1..len(Levels).
+type Levels []time.Duration
+
+// ParseLevels parses RocketMQ's messageDelayLevel: space-separated
+// durations with a unit suffix s, m, h or d ("1s 5s 10s 30s 1m ... 2h").
+// Go duration strings ("500ms") are accepted too, so tests can use short
+// levels. Every delay must be positive.
+func ParseLevels(s string) (Levels, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("%w: empty list", ErrBadLevels)
+	}
+	if len(fields) > maxLevels {
+		return nil, fmt.Errorf("%w: %d levels, at most %d", ErrBadLevels, len(fields), maxLevels)
+	}
+	out := make(Levels, len(fields))
+	for i, f := range fields {
+		var d time.Duration
+		var err error
+		if n, ok := strings.CutSuffix(f, "d"); ok {
+			var days int64
+			days, err = strconv.ParseInt(n, 10, 32)
+			d = time.Duration(days) * 24 * time.Hour
+		} else {
+			d, err = time.ParseDuration(f)
+		}
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%w: level %d: %q is not a positive duration like 1s, 5m, 2h or 1d", ErrBadLevels, i+1, f)
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// Max returns the highest level.
+func (l Levels) Max() int { return len(l) }
+
+// Clamp maps a requested level to the one used: levels above the maximum
+// become the maximum (Java clamps too); 0 and below mean no delay.
+func (l Levels) Clamp(level int) int { return min(level, len(l)) }
+
+// Delay returns the delay of level (1-based), 0 for a level out of range.
+func (l Levels) Delay(level int) time.Duration {
+	if level < 1 || level > len(l) {
+		return 0
+	}
+	return l[level-1]
+}
+
+// DelayLevel returns a message's DELAY property as a level, 0 when absent
+// or not a positive number.
+func DelayLevel(m *protocol.Message) int {
+	v, err := strconv.Atoi(m.Properties[protocol.PropertyDelayTimeLevel])
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// Transform diverts a message with a positive DELAY level to the schedule
+// topic (Java HookUtils.transformDelayLevelMessage): the real topic and
+// queue go into REAL_TOPIC and REAL_QID, the level is clamped to the
+// maximum (and written back to DELAY), and the message moves to queue
+// level-1 of Topic. It reports whether m was diverted; m's properties map
+// is modified in place.
+func (l Levels) Transform(m *protocol.MessageExt) bool {
+	level := l.Clamp(DelayLevel(&m.Message))
+	if level <= 0 {
+		return false
+	}
+	m.SetProperty(protocol.PropertyRealTopic, m.Topic)
+	m.SetProperty(protocol.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.SetProperty(protocol.PropertyDelayTimeLevel, strconv.Itoa(level))
+	m.Topic = Topic
+	m.QueueID = int32(level - 1)
+	return true
+}
+
+// Restore builds the message to deliver from a stored scheduled message
+// (Java messageTimeUp): its real topic and queue, the delay properties
+// removed (REAL_TOPIC and REAL_QID stay, as in Java), everything else
+// kept. StoreHost is the scheduled copy's; the deliverer may replace it.
+func Restore(m *protocol.MessageExt) (*protocol.MessageExt, error) {
+	topic := m.Properties[protocol.PropertyRealTopic]
+	qid, err := strconv.ParseInt(m.Properties[protocol.PropertyRealQueueID], 10, 32)
+	if topic == "" || err != nil || qid < 0 {
+		return nil, fmt.Errorf("%w: REAL_TOPIC %q, REAL_QID %q at commit log offset %d", ErrNotScheduled,
+			topic, m.Properties[protocol.PropertyRealQueueID], m.CommitLogOffset)
+	}
+	props := maps.Clone(m.Properties)
+	delete(props, protocol.PropertyDelayTimeLevel)
+	delete(props, protocol.PropertyTimerDeliverMS)
+	delete(props, protocol.PropertyTimerDelaySec)
+	return &protocol.MessageExt{
+		Message:        protocol.Message{Topic: topic, Flag: m.Flag, Properties: props, Body: m.Body},
+		QueueID:        int32(qid),
+		SysFlag:        m.SysFlag,
+		BornTimestamp:  m.BornTimestamp,
+		BornHost:       m.BornHost,
+		StoreHost:      m.StoreHost,
+		ReconsumeTimes: m.ReconsumeTimes,
+	}, nil
+}

@@ -1,0 +1,65 @@
+package integration
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/integration/cluster"
+)
+
+// TestRunnelClientRetryToDLQ runs the retry path end to end under -race
+// (the official client's consumers cannot run there): Runnel's own push
+// consumer answers RECONSUME_LATER, the broker delays each send-back by
+// level 3 + reconsumeTimes and, after MaxReconsumeTimes 2, moves the
+// message to %DLQ%<group>.
+func TestRunnelClientRetryToDLQ(t *testing.T) {
+	c := rcCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.MessageDelayLevel = shortDelaysRC }))
+	createTopic(t, c, 0, "RcRetryT", 1)
+	createTopic(t, c, 0, "%RETRY%rc-retry", 1) // see TestRetryLater
+	p := rcProducer(t, c)
+	if _, err := p.Send(context.Background(), &client.Message{Topic: "RcRetryT", Body: []byte("rc-poison")}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var times []int32
+	cfg := client.DefaultPushConsumerConfig()
+	cfg.Client = rcClientConfig(c)
+	cfg.Group = "rc-retry"
+	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+	cfg.MaxReconsumeTimes = 2
+	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			times = append(times, m.ReconsumeTimes)
+		}
+		return client.ConsumeRetryLater
+	}
+	pc, err := client.NewPushConsumer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Subscribe("RcRetryT", "*"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
+
+	st := c.Broker(0).Store()
+	eventually(t, 30*time.Second, "the message in %DLQ%rc-retry", func() bool { return st.MaxOffset("%DLQ%rc-retry", 0) == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(times) != 3 || times[0] != 0 || times[1] != 1 || times[2] != 2 {
+		t.Fatalf("reconsume times seen %v, want [0 1 2]", times)
+	}
+}
+
+// shortDelaysRC: level n waits n*100 ms.
+const shortDelaysRC = "100ms 200ms 300ms 400ms 500ms 600ms"
