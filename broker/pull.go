@@ -45,7 +45,7 @@ func (b *Broker) pull(c *remoting.Conn, req *protocol.Command, h *protocol.PullM
 		return resp
 	}
 	if first && protocol.PullHasCommitOffset(h.SysFlag) {
-		b.offsets.Commit(offsets.Key{Group: h.ConsumerGroup, Topic: h.Topic, QueueID: h.QueueID}, h.CommitOffset)
+		b.offsets.CommitForward(offsets.Key{Group: h.ConsumerGroup, Topic: h.Topic, QueueID: h.QueueID}, h.CommitOffset)
 	}
 	res, err := b.st.Get(h.Topic, h.QueueID, h.QueueOffset, int(max(h.MaxMsgNums, 1)), int(h.MaxMsgBytes), filter)
 	if err != nil {

@@ -78,6 +78,26 @@ func (t *Table) Commit(k Key, offset int64) bool {
 	return true
 }
 
+// CommitForward records offset for k only if it is ahead of the offset
+// already recorded. It serves the commit piggy-backed on a pull: that value
+// is the consumer's view when it sent the pull, and handlers of one
+// connection run concurrently, so it can be processed after a newer explicit
+// UPDATE_CONSUMER_OFFSET (a consumer's final commit at shutdown) and must not
+// move the group back over messages already consumed.
+func (t *Table) CommitForward(k Key, offset int64) bool {
+	if offset < 0 {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old, ok := t.mu.offsets[k]; ok && old >= offset {
+		return old == offset
+	}
+	t.mu.offsets[k] = offset
+	t.mu.dirty[k] = struct{}{}
+	return true
+}
+
 // Get returns the offset of k.
 func (t *Table) Get(k Key) (int64, bool) {
 	t.mu.Lock()

@@ -77,3 +77,31 @@ func TestGroupTopicsAndDrop(t *testing.T) {
 		t.Fatalf("persisted %d, want 1", n)
 	}
 }
+
+// A pull's piggy-backed commit is the consumer's view when it sent the
+// pull; processed after the consumer's final explicit commit it must not
+// move the group back (the next owner would get those messages again).
+func TestCommitForwardNeverMovesBack(t *testing.T) {
+	tbl := New()
+	k := Key{Group: "g", Topic: "T", QueueID: 0}
+	if !tbl.CommitForward(k, 49) {
+		t.Fatal("first forward commit not recorded")
+	}
+	tbl.Commit(k, 50) // the explicit final commit
+	tbl.CommitForward(k, 49)
+	if off, _ := tbl.Get(k); off != 50 {
+		t.Fatalf("offset %d after a stale piggy-backed commit, want 50", off)
+	}
+	tbl.CommitForward(k, 60)
+	if off, _ := tbl.Get(k); off != 60 {
+		t.Fatalf("offset %d, want 60", off)
+	}
+	// An explicit commit (an admin reset) may still move it back.
+	tbl.Commit(k, 10)
+	if off, _ := tbl.Get(k); off != 10 {
+		t.Fatalf("offset %d after an explicit commit, want 10", off)
+	}
+	if tbl.CommitForward(k, -1) {
+		t.Fatal("negative offset recorded")
+	}
+}
