@@ -177,6 +177,10 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	pc := newPushConsumer(t, c, group, topic, "*", first.add)
 	eventually(t, 20*time.Second, "first batch", func() bool { return first.len() == 40 })
 	pc.shutdown() // persists its offsets with oneway updates as it closes
+	// Those updates travel on the old connection and the new instance's
+	// offset queries on another; the broker orders requests per connection,
+	// not across them, so wait until the updates are applied.
+	waitCommitted(t, c, group, topic, 40)
 
 	sendN(t, p, topic, "two", 40, "")
 	second := newCollector()
@@ -187,14 +191,7 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	pc.shutdown()
 	// The final offset updates are oneway frames sent as the client closes
 	// its socket; wait until the broker has applied them before restarting.
-	eventually(t, 10*time.Second, "offsets committed", func() bool {
-		var sum int64
-		for q := range int32(4) {
-			off, _ := c.Broker(0).ConsumerOffset(group, topic, q)
-			sum += off
-		}
-		return sum == 80
-	})
+	waitCommitted(t, c, group, topic, 80)
 
 	c.RestartBroker(0)
 	sendN(t, p, topic, "three", 40, "")
@@ -235,4 +232,18 @@ func TestIdleConsumerDoesNotPoll(t *testing.T) {
 	if n := c.Broker(0).PullRequests() - before; n > 4 {
 		t.Fatalf("%d pull requests in 2 s from an idle consumer", n)
 	}
+}
+
+// waitCommitted waits until the group's committed offsets over the topic's
+// four queues add up to want.
+func waitCommitted(t *testing.T, c *cluster.Cluster, group, topic string, want int64) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("offsets of %s committed up to %d", group, want), func() bool {
+		var sum int64
+		for q := range int32(4) {
+			off, _ := c.Broker(0).ConsumerOffset(group, topic, q)
+			sum += off
+		}
+		return sum == want
+	})
 }
