@@ -3,7 +3,7 @@
 
 GO      ?= go
 BIN     ?= bin
-FUZZTIME ?= 10s
+FUZZTIME ?= 30000x
 
 .PHONY: test vet unit fuzz bench build static images compose-up compose-down dev
 

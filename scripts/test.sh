@@ -16,5 +16,5 @@ go test -race -count=1 -timeout 25m ./...
 echo "== go test (official-client consumer tests, no race detector)"
 go test -count=1 -timeout 15m ./integration/... ./client/...
 
-echo "== fuzz (FUZZTIME=${FUZZTIME:-10s} per target)"
+echo "== fuzz (FUZZTIME=${FUZZTIME:-30000x} per target)"
 ./scripts/fuzz.sh
