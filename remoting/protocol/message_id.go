@@ -109,7 +109,9 @@ func (g *uniqIDGen) next(now time.Time) string {
 	var tail [6]byte
 	binary.BigEndian.PutUint32(tail[:], uint32(now.Sub(g.monthStart).Milliseconds()))
 	binary.BigEndian.PutUint16(tail[4:], g.counter)
-	return g.prefix + hex.EncodeToString(tail[:])
+	// Uppercase like Java's MessageClientIDSetter: ids are compared as
+	// strings, so a lowercase tail would not match a Java-made id.
+	return g.prefix + strings.ToUpper(hex.EncodeToString(tail[:]))
 }
 
 // ErrDecompress is returned (wrapped) by Decompress for bad or oversized input.

@@ -317,10 +317,11 @@ func TestUniqID(t *testing.T) {
 		t.Fatalf("prefix of %q", a)
 	}
 	// ms since month start = (1 day + 1.5 s) = 86401500 = 0x052661dc
-	if a[20:28] != "052661dc" || a[28:] != "0001" || b[28:] != "0002" {
+	if a[20:28] != "052661DC" || a[28:] != "0001" || b[28:] != "0002" {
 		t.Fatalf("tail of %q / %q", a, b)
 	}
-	if id := NewUniqID(); len(id) != 32 || strings.ToUpper(id[:20]) != id[:20] {
+	// All uppercase, as Java writes them.
+	if id := NewUniqID(); len(id) != 32 || strings.ToUpper(id) != id {
 		t.Fatalf("NewUniqID %q", id)
 	}
 }
