@@ -61,41 +61,31 @@ type Tail struct {
 // Last returns the last record's position, or ok=false for an empty log.
 func Last(r pebble.Reader) (t Tail, ok bool, err error) {
 	lo, hi := Bounds()
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return t, false, err
-	}
-	defer it.Close()
-	if !it.Last() {
-		return t, false, it.Error()
-	}
-	return tailOf(it)
+	return edge(r, lo, hi, (*pebble.Iterator).Last)
 }
 
 // First returns the first record's position, or ok=false for an empty log.
 func First(r pebble.Reader) (t Tail, ok bool, err error) {
 	lo, hi := Bounds()
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return t, false, err
-	}
-	defer it.Close()
-	if !it.First() {
-		return t, false, it.Error()
-	}
-	return tailOf(it)
+	return edge(r, lo, hi, (*pebble.Iterator).First)
 }
 
 // SeekGE returns the first record at or after phys.
 func SeekGE(r pebble.Reader, phys int64) (t Tail, ok bool, err error) {
 	_, hi := Bounds()
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: Key(phys), UpperBound: hi})
+	return edge(r, Key(phys), hi, (*pebble.Iterator).First)
+}
+
+// edge positions an iterator over [lo, hi) with pos and reads the record
+// it lands on.
+func edge(r pebble.Reader, lo, hi []byte, pos func(*pebble.Iterator) bool) (Tail, bool, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return t, false, err
+		return Tail{}, false, err
 	}
 	defer it.Close()
-	if !it.First() {
-		return t, false, it.Error()
+	if !pos(it) {
+		return Tail{}, false, it.Error()
 	}
 	return tailOf(it)
 }
