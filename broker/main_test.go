@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
+
 	"go.uber.org/goleak"
 
 	"github.com/runnelmq/runnel/remoting"
@@ -31,25 +33,7 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// fakeClock is a settable clock for expiry tests.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func newFakeClock() *fakeclock.Clock { return fakeclock.Default() }
 
 func testConfig(t testing.TB, dir string) Config {
 	cfg := DefaultConfig()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
+
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -15,14 +17,14 @@ import (
 const testLevels = "1s 2s 3s 4s 5s"
 
 // delayBroker starts a broker on a fake clock with testLevels.
-func delayBroker(t *testing.T, dir string) (*Broker, *fakeClock) {
+func delayBroker(t *testing.T, dir string) (*Broker, *fakeclock.Clock) {
 	t.Helper()
 	clk := newFakeClock()
 	b := startBrokerIn(t, dir, clk)
 	return b, clk
 }
 
-func startBrokerIn(t *testing.T, dir string, clk *fakeClock, mods ...func(*Config)) *Broker {
+func startBrokerIn(t *testing.T, dir string, clk *fakeclock.Clock, mods ...func(*Config)) *Broker {
 	t.Helper()
 	cfg := testConfig(t, dir)
 	cfg.Now = clk.Now

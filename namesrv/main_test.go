@@ -5,9 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"go.uber.org/goleak"
@@ -31,24 +32,6 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// fakeClock is the route table's clock in tests, moved by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // testTransport is the remoting transport the tests serve on: netpoll, as
 // in production, unless NAMESRV_TEST_TRANSPORT says otherwise ("std").
 func testTransport() string {
@@ -62,7 +45,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 type env struct {
 	srv   *Server
-	clock *fakeClock
+	clock *fakeclock.Clock
 	addr  string
 }
 
@@ -71,7 +54,7 @@ type env struct {
 // brokers, unless mod says otherwise.
 func start(t *testing.T, mod func(*Config)) *env {
 	t.Helper()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := fakeclock.New(time.Unix(1_700_000_000, 0))
 	cfg := DefaultConfig()
 	cfg.ListenAddr = "127.0.0.1:0"
 	cfg.ScanInterval = time.Hour

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
+
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -223,7 +225,7 @@ func TestInProcessCrash(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(mode), map[bool]uint64{false: 0, true: 1}[osCrash]))
 				fs := vfs.NewCrashableMem()
 				for cycle := 0; cycle < 10; cycle++ {
-					opts := memOptions(nil, &fakeClock{t: t0})
+					opts := memOptions(nil, fakeclock.New(t0))
 					opts.FS = fs
 					opts.FlushMode = mode
 					opts.MemTableSize = 1 << 20

@@ -7,13 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
+
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func TestRetentionByAge(t *testing.T) {
 	fs := vfs.NewMem()
-	clock := &fakeClock{t: t0}
+	clock := fakeclock.New(t0)
 	opts := memOptions(fs, clock)
 	opts.FileReservedTime = time.Hour
 	s, err := Open(opts)

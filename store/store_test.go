@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
+
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/meta"
@@ -24,36 +26,18 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeClock is a settable clock for store timestamps and retention.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func memOptions(fs vfs.FS, clock *fakeClock) Options {
+func memOptions(fs vfs.FS, clock *fakeclock.Clock) Options {
 	o := Options{Dir: "db", FS: fs, Clock: clock.Now, RetentionInterval: -1, FlushInterval: -1,
 		MemTableSize: 4 << 20, CacheSize: 8 << 20}
 	return o
 }
 
-func openMem(t testing.TB) (*Store, *fakeClock, vfs.FS) {
+func openMem(t testing.TB) (*Store, *fakeclock.Clock, vfs.FS) {
 	t.Helper()
 	fs := vfs.NewMem()
-	clock := &fakeClock{t: t0}
+	clock := fakeclock.New(t0)
 	s, err := Open(memOptions(fs, clock))
 	if err != nil {
 		t.Fatal(err)
@@ -402,7 +386,7 @@ func TestConsumerOffsetsAndMeta(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(memOptions(fs, &fakeClock{t: t0}))
+	s2, err := Open(memOptions(fs, fakeclock.New(t0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +430,7 @@ func TestDeleteTopic(t *testing.T) {
 
 func TestReopen(t *testing.T) {
 	fs := vfs.NewMem()
-	clock := &fakeClock{t: t0}
+	clock := fakeclock.New(t0)
 	s, err := Open(memOptions(fs, clock))
 	if err != nil {
 		t.Fatal(err)
@@ -495,7 +479,7 @@ func TestArrivalHookAfterReadable(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var got []arrival
-	opts := memOptions(fs, &fakeClock{t: t0})
+	opts := memOptions(fs, fakeclock.New(t0))
 	opts.OnArrival = func(topic string, q int32, max int64) {
 		// The data must already be readable when the hook runs.
 		r, err := s.Get(topic, q, max-1, 1, 0, nil)
@@ -530,7 +514,7 @@ func TestConcurrentWriters(t *testing.T) {
 	for _, mode := range []FlushMode{AsyncFlush, SyncFlush} {
 		t.Run(mode.String(), func(t *testing.T) {
 			fs := vfs.NewMem()
-			opts := memOptions(fs, &fakeClock{t: t0})
+			opts := memOptions(fs, fakeclock.New(t0))
 			opts.FlushMode = mode
 			opts.FlushInterval = time.Millisecond // exercise the background fsync
 			s, err := Open(opts)

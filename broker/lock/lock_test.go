@@ -5,23 +5,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/fakeclock"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newTable(t *testing.T) (*Manager, *fakeClock) {
+func newTable(t *testing.T) (*Manager, *fakeclock.Clock) {
 	t.Helper()
-	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	clk := fakeclock.New(time.Unix(1_700_000_000, 0))
 	return New(Config{MaxLiveTime: time.Minute}, clk.Now), clk
 }
 

@@ -6,30 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
+
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+func newFakeClock() *fakeclock.Clock { return fakeclock.Default() }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func newTable(clock *fakeClock) *Table {
+func newTable(clock *fakeclock.Clock) *Table {
 	cfg := DefaultConfig()
 	cfg.Now = clock.Now
 	return New(cfg)

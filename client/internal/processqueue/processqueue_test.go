@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/fakeclock"
 )
 
 type msg struct {
@@ -18,27 +20,9 @@ type msg struct {
 func (m msg) QueueOffset() int64 { return m.off }
 func (m msg) BodySize() int      { return m.size }
 
-// fakeClock is a settable clock for expiry tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+func newClock() *fakeclock.Clock { return fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func newPQ(c *fakeClock) *ProcessQueue[msg] {
+func newPQ(c *fakeclock.Clock) *ProcessQueue[msg] {
 	cfg := DefaultConfig()
 	cfg.Now = c.Now
 	return New[msg](cfg)
