@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,6 +208,11 @@ func (c *Conn) send(cmd *protocol.Command) error {
 		return nil
 	}
 	c.wmu.flushing = true
+	// Let the other goroutines answering on this connection append their
+	// frames first, so that one write syscall carries several of them.
+	c.wmu.Unlock()
+	runtime.Gosched()
+	c.wmu.Lock()
 	for len(c.wmu.buf) > 0 && c.wmu.err == nil {
 		out := c.wmu.buf
 		c.wmu.buf = c.wmu.spare[:0]
