@@ -288,6 +288,12 @@ func (s *Store) buildLocked(b *pebble.Batch, op *Op) (*ApplyResult, *pending, er
 		_ = b.DeleteRange(lo, hi, nil)
 		lo, hi = consumequeue.TopicBounds(consumequeue.FloorPrefix, op.Topic)
 		_ = b.DeleteRange(lo, hi, nil)
+		// Consumer offsets of the topic go too, or they would come back
+		// with a re-created topic (or after a restart) pointing past its
+		// new, empty queues.
+		if err := s.deleteTopicOffsets(b, op.Topic); err != nil {
+			return nil, nil, err
+		}
 		p.dropTopic = op.Topic
 	case OpSetDelayOffset:
 		_ = b.Set(meta.DelayKey(op.Level), meta.EncodeInt64(op.Offset), nil)
@@ -336,4 +342,26 @@ func prefixEnd(b []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// deleteTopicOffsets adds to b the deletion of every group's offsets of
+// topic. Offsets are keyed group first, so this scans them all; there are
+// few (groups x topics x queues).
+func (s *Store) deleteTopicOffsets(b *pebble.Batch, topic string) error {
+	lo, hi := meta.OffsetBounds()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		_, t, _, err := meta.ParseOffsetKey(it.Key())
+		if err != nil {
+			return err
+		}
+		if t == topic {
+			_ = b.Delete(append([]byte(nil), it.Key()...), nil)
+		}
+	}
+	return it.Error()
 }

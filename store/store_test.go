@@ -407,11 +407,30 @@ func TestDeleteTopic(t *testing.T) {
 	s, _, _ := openMem(t)
 	mustPut(t, s, msg("T", 0, "a"), msg("T", 1, "b"), msg("K", 0, "keep"))
 	_ = s.PutTopic(meta.TopicConfig{Name: "T", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6})
+	for _, g := range []string{"g1", "g2"} {
+		for _, topic := range []string{"T", "K", "TT"} {
+			if err := s.CommitOffset(g, topic, 1, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if err := s.DeleteTopic("T"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.Topic("T"); ok {
 		t.Fatal("config survived")
+	}
+	// Every group's offsets of T are gone; other topics' stay (TT shares
+	// T's prefix).
+	for _, g := range []string{"g1", "g2"} {
+		if _, ok, _ := s.ConsumerOffset(g, "T", 1); ok {
+			t.Fatalf("%s's offset of the deleted topic survived", g)
+		}
+		for _, topic := range []string{"K", "TT"} {
+			if off, ok, _ := s.ConsumerOffset(g, topic, 1); !ok || off != 1 {
+				t.Fatalf("%s's offset of %s lost with T", g, topic)
+			}
+		}
 	}
 	if r, _ := s.Get("T", 0, 0, 32, 0, nil); r.Status != GetNoMessageInQueue {
 		t.Fatalf("deleted queue: %v", r.Status)
