@@ -52,10 +52,12 @@ func (b *Broker) handleHeartbeat(_ context.Context, c *remoting.Conn, req *proto
 			}
 		} else {
 			for _, s := range cd.SubscriptionDataSet {
-				data.Subscriptions = append(data.Subscriptions, clients.Subscription{
+				sub := clients.Subscription{
 					Topic: s.Topic, Expression: s.SubString, ExpressionType: s.ExpressionType,
 					Tags: s.TagsSet, Codes: s.CodeSet, Version: s.SubVersion,
-				})
+				}
+				sub.Filter = filterOf(sub)
+				data.Subscriptions = append(data.Subscriptions, sub)
 			}
 		}
 		if b.clients.RegisterConsumer(ch, data) {

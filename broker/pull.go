@@ -153,7 +153,7 @@ func (b *Broker) pullFilter(req *protocol.Command, h *protocol.PullMessageReques
 		tags, codes := protocol.ParseSubExpression(h.Subscription)
 		return newTagFilter(tags, codes), nil
 	}
-	if _, ok := b.clients.Group(h.ConsumerGroup); !ok {
+	if !b.clients.HasGroup(h.ConsumerGroup) {
 		return nil, errResponse(req, protocol.RespSubscriptionNotExist,
 			"the consumer's group info not exist, group: %s; send a heartbeat first", h.ConsumerGroup)
 	}
@@ -170,9 +170,13 @@ func (b *Broker) pullFilter(req *protocol.Command, h *protocol.PullMessageReques
 		return nil, errResponse(req, protocol.RespFilterDataNotExist,
 			"The broker does not support consumer to filter message by %s (group %s, topic %s)", sub.ExpressionType, h.ConsumerGroup, h.Topic)
 	}
-	return filterOf(sub), nil
+	// Compiled at heartbeat time; nil (every tag) when the type differs.
+	f, _ := sub.Filter.(store.Filter)
+	return f, nil
 }
 
+// filterOf compiles a heartbeat subscription into the store's filter; nil
+// passes everything.
 func filterOf(s clients.Subscription) store.Filter {
 	if protocol.IsSubAll(s.Expression) {
 		return nil

@@ -50,6 +50,9 @@ type Subscription struct {
 	Tags           []string
 	Codes          []int64
 	Version        int64
+	// Filter is the caller's compiled form of the subscription, kept with
+	// it so that it is built once per heartbeat rather than on every pull.
+	Filter any
 }
 
 // ConsumerData is what a heartbeat says of one consumer group.
@@ -292,6 +295,13 @@ func sortedChannels(set map[chanKey]*Channel) []Channel {
 		return out[i].ConnID < out[j].ConnID
 	})
 	return out
+}
+
+// HasGroup reports whether a consumer group has a live member.
+func (m *Manager) HasGroup(group string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.consumers[group] != nil
 }
 
 // Subscription returns a group's subscription to topic.
