@@ -56,8 +56,15 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 			"the broker[%s] sending transaction message is forbidden", b.cfg.BrokerName)
 	}
 
-	born := parseAddrPort(c.RemoteAddr())
-	host := *b.storeHost.Load()
+	// Every message of the request shares where and when it was born.
+	proto := protocol.MessageExt{
+		QueueID:        queueID,
+		SysFlag:        h.SysFlag,
+		BornTimestamp:  h.BornTimestamp,
+		BornHost:       parseAddrPort(c.RemoteAddr()),
+		StoreHost:      *b.storeHost.Load(),
+		ReconsumeTimes: h.ReconsumeTimes,
+	}
 	var msgs []*protocol.MessageExt
 	if batch {
 		if strings.HasPrefix(h.Topic, retryGroupPrefix) {
@@ -71,15 +78,9 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 			if m.Properties[protocol.PropertyDelayTimeLevel] != "" {
 				return errResponse(req, protocol.RespMessageIllegal, "TimeDelayLevel is not supported for batched messages")
 			}
-			msgs = append(msgs, &protocol.MessageExt{
-				Message:        protocol.Message{Topic: h.Topic, Flag: m.Flag, Properties: m.Properties, Body: m.Body},
-				QueueID:        queueID,
-				SysFlag:        h.SysFlag,
-				BornTimestamp:  h.BornTimestamp,
-				BornHost:       born,
-				StoreHost:      host,
-				ReconsumeTimes: h.ReconsumeTimes,
-			})
+			ext := proto
+			ext.Message = protocol.Message{Topic: h.Topic, Flag: m.Flag, Properties: m.Properties, Body: m.Body}
+			msgs = append(msgs, &ext)
 		}
 	} else {
 		props := protocol.UnmarshalProperties(h.Properties)
@@ -87,15 +88,9 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 			props[protocol.PropertyUniqClientMessageIDKey] = protocol.NewUniqID()
 		}
 		props[protocol.PropertyCluster] = b.cfg.ClusterName
-		msgs = append(msgs, &protocol.MessageExt{
-			Message:        protocol.Message{Topic: h.Topic, Flag: h.Flag, Properties: props, Body: req.Body},
-			QueueID:        queueID,
-			SysFlag:        h.SysFlag,
-			BornTimestamp:  h.BornTimestamp,
-			BornHost:       born,
-			StoreHost:      host,
-			ReconsumeTimes: h.ReconsumeTimes,
-		})
+		ext := proto
+		ext.Message = protocol.Message{Topic: h.Topic, Flag: h.Flag, Properties: props, Body: req.Body}
+		msgs = append(msgs, &ext)
 	}
 	if resp := b.divertSend(req, &h, msgs); resp != nil { // retry.go: %RETRY% -> %DLQ%, DELAY -> schedule topic
 		return resp
