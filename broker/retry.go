@@ -40,7 +40,7 @@ func (b *Broker) divertSend(req *protocol.Command, h *protocol.SendMessageReques
 	m := msgs[0]
 	if group, ok := strings.CutPrefix(m.Topic, retryGroupPrefix); ok {
 		maxTimes := int32(defaultMaxReconsumeTimes)
-		if _, ok := req.ExtFields["maxReconsumeTimes"]; ok || req.ExtFields["l"] != "" {
+		if h.MaxReconsumeTimes >= 0 { // absent: the group's default, as Java
 			maxTimes = h.MaxReconsumeTimes
 		}
 		m.SetProperty(protocol.PropertyReconsumeTime, strconv.Itoa(int(m.ReconsumeTimes)))

@@ -189,3 +189,32 @@ func TestSendToRetryTopicCreatesIt(t *testing.T) {
 		t.Fatalf("retry topic %+v %v", tc, ok)
 	}
 }
+
+// A producer's send to a %RETRY% topic (the client's fallback when
+// CONSUMER_SEND_MSG_BACK fails) goes to the DLQ once its reconsume count
+// exceeds the request's maxReconsumeTimes, or the group default (16) when
+// the request has none.
+func TestRetrySendMaxReconsumeTimes(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := newRawClient(t, b.Addr())
+	send := func(reconsume, max int32) {
+		t.Helper()
+		h := sendHeader("%RETRY%g", 0, map[string]string{"RETRY_TOPIC": "T"})
+		h.ReconsumeTimes = reconsume
+		h.MaxReconsumeTimes = max // -1: the key is left out
+		expect(t, rc.call(protocol.ReqSendMessage, h.Encode(), []byte("r")), protocol.RespSuccess, "")
+	}
+	dlq := func() int64 { return b.Store().MaxOffset("%DLQ%g", 0) }
+	send(3, 2) // over the request's maximum
+	if dlq() != 1 {
+		t.Fatalf("reconsume 3 > max 2 not dead-lettered (DLQ holds %d)", dlq())
+	}
+	send(3, -1) // no maximum in the request: 16
+	if dlq() != 1 {
+		t.Fatal("reconsume 3 dead-lettered without a maximum in the request")
+	}
+	send(17, -1)
+	if dlq() != 2 {
+		t.Fatalf("reconsume 17 > default 16 not dead-lettered (DLQ holds %d)", dlq())
+	}
+}

@@ -20,7 +20,7 @@ type SendMessageRequestHeader struct {
 	Properties            string // properties / i, the property string
 	ReconsumeTimes        int32  // reconsumeTimes / j
 	UnitMode              bool   // unitMode / k
-	MaxReconsumeTimes     int32  // maxReconsumeTimes / l (Java: consumeRetryTimes)
+	MaxReconsumeTimes     int32  // maxReconsumeTimes / l (Java: consumeRetryTimes); -1 = absent
 	Batch                 bool   // batch / m
 	BrokerName            string // bname / n (RocketMQ 5 static topics; optional)
 }
@@ -80,7 +80,7 @@ func (h *SendMessageRequestHeader) decodeV1(name string, ext map[string]string) 
 		Properties:            d.str("properties", false),
 		ReconsumeTimes:        d.int32("reconsumeTimes", false, 0),
 		UnitMode:              d.bool("unitMode", false),
-		MaxReconsumeTimes:     d.int32("maxReconsumeTimes", false, 0),
+		MaxReconsumeTimes:     d.int32("maxReconsumeTimes", false, -1),
 		Batch:                 d.bool("batch", false),
 		BrokerName:            d.str("bname", false),
 	}
@@ -102,7 +102,7 @@ func (h *SendMessageRequestHeader) decodeV2(name string, ext map[string]string) 
 		Properties:            d.str(k.properties, false),
 		ReconsumeTimes:        d.int32(k.reconsumeTimes, false, 0),
 		UnitMode:              d.bool(k.unitMode, false),
-		MaxReconsumeTimes:     d.int32(k.maxReconsumeTimes, false, 0),
+		MaxReconsumeTimes:     d.int32(k.maxReconsumeTimes, false, -1),
 		Batch:                 d.bool(k.batch, false),
 		BrokerName:            d.str(k.brokerName, false),
 	}
@@ -133,7 +133,9 @@ func (h SendMessageRequestHeader) Encode() map[string]string {
 	e.str("properties", h.Properties)
 	e.int32("reconsumeTimes", h.ReconsumeTimes)
 	e.bool("unitMode", h.UnitMode)
-	e.int32("maxReconsumeTimes", h.MaxReconsumeTimes)
+	if h.MaxReconsumeTimes != -1 {
+		e.int32("maxReconsumeTimes", h.MaxReconsumeTimes)
+	}
 	e.bool("batch", h.Batch)
 	e.optStr("bname", h.BrokerName)
 	return e
@@ -155,7 +157,9 @@ func (h SendMessageRequestHeader) EncodeV2() map[string]string {
 	e.str(k.properties, h.Properties)
 	e.int32(k.reconsumeTimes, h.ReconsumeTimes)
 	e.bool(k.unitMode, h.UnitMode)
-	e.int32(k.maxReconsumeTimes, h.MaxReconsumeTimes)
+	if h.MaxReconsumeTimes != -1 {
+		e.int32(k.maxReconsumeTimes, h.MaxReconsumeTimes)
+	}
 	e.bool(k.batch, h.Batch)
 	e.optStr(k.brokerName, h.BrokerName)
 	return e
