@@ -422,6 +422,7 @@ func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	stuck := make(chan struct{})
+	entered := make(chan struct{}, 1)
 	var redelivered atomic.Int32
 	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
 		cfg.ConsumeTimeout = time.Hour // the loop never fires; the test calls expireSlow
@@ -431,6 +432,7 @@ func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
 				redelivered.Add(1)
 				return ConsumeSuccess
 			}
+			entered <- struct{}{}
 			select { // the first delivery hangs
 			case <-stuck:
 			case <-ctx.Done():
@@ -444,7 +446,16 @@ func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	mq := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
-	waitFor(t, 5*time.Second, "the call to hang", func() bool { return cons.QueueStats()[mq].Count == 1 })
+	// The message sits in the process queue before the listener call
+	// starts; only a started call can time out.
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listener was never called")
+	}
+	if n := cons.QueueStats()[mq].Count; n != 1 {
+		t.Fatalf("process queue holds %d, want 1", n)
+	}
 	cons.expireSlow() // not yet expired
 	if c.Brokers[0].Stats.SendBacks.Load() != 0 {
 		t.Fatal("sent back before the timeout")
