@@ -199,7 +199,13 @@ func (b *Broker) pull(ctx context.Context, conn *remoting.Conn, req *protocol.Co
 		}
 	}
 	if protocol.PullHasCommitOffset(h.SysFlag) && h.CommitOffset >= 0 {
-		b.offsets[offsetKey(h.ConsumerGroup, h.Topic, h.QueueID)] = h.CommitOffset
+		// Forward only, as Runnel's broker does: requests of one connection
+		// run concurrently, so a pull's commit (the consumer's view when it
+		// sent the pull) can land after its final UPDATE_CONSUMER_OFFSET.
+		k := offsetKey(h.ConsumerGroup, h.Topic, h.QueueID)
+		if cur, ok := b.offsets[k]; !ok || h.CommitOffset > cur {
+			b.offsets[k] = h.CommitOffset
+		}
 	}
 	b.mu.Unlock()
 
