@@ -4,35 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -41,12 +24,12 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type env struct {
 	t     testing.TB
 	fs    vfs.FS
-	clock *clock
+	clock *fakeclock.Clock
 	st    *store.Store
 }
 
 func newEnv(t testing.TB) *env {
-	e := &env{t: t, fs: vfs.NewMem(), clock: &clock{now: t0}}
+	e := &env{t: t, fs: vfs.NewMem(), clock: fakeclock.New(t0)}
 	e.open()
 	t.Cleanup(func() { _ = e.st.Close() })
 	return e
