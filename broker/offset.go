@@ -89,11 +89,14 @@ func (b *Broker) handleEarliestMsgStoreTime(_ context.Context, _ *remoting.Conn,
 	if err := h.Decode(req.ExtFields); err != nil {
 		return errResponse(req, protocol.RespSystemError, "%v", err)
 	}
-	e, err := b.st.QueueEntry(h.Topic, h.QueueID, b.st.MinOffset(h.Topic, h.QueueID))
-	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "no message in %s queue %d: %v", h.Topic, h.QueueID, err)
+	// An empty or unknown queue answers SUCCESS with -1, as Java's
+	// MessageStore.getEarliestMessageTime does: callers compare the value,
+	// they do not expect an error.
+	ts := int64(-1)
+	if e, err := b.st.QueueEntry(h.Topic, h.QueueID, b.st.MinOffset(h.Topic, h.QueueID)); err == nil {
+		ts = e.StoreTimestamp
 	}
 	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.ExtFields = protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: e.StoreTimestamp}.Encode()
+	resp.ExtFields = protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: ts}.Encode()
 	return resp
 }

@@ -59,6 +59,10 @@ func TestConsumerOffsets(t *testing.T) {
 	}
 	resp = rc.call(protocol.ReqGetMinOffset, protocol.GetMinOffsetRequestHeader{QueueRequestHeader: protocol.QueueRequestHeader{Topic: "O", QueueID: 0}}.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "")
+	var minh protocol.GetMinOffsetResponseHeader
+	if err := minh.Decode(resp.ExtFields); err != nil || minh.Offset != 0 {
+		t.Fatalf("min offset %d %v, want 0", minh.Offset, err)
+	}
 	var sh protocol.SearchOffsetResponseHeader
 	resp = rc.call(protocol.ReqSearchOffsetByTimestamp, protocol.SearchOffsetRequestHeader{Topic: "O", QueueID: 0, Timestamp: 1}.Encode(), nil)
 	if err := sh.Decode(resp.ExtFields); err != nil || sh.Offset != 0 {
@@ -69,8 +73,14 @@ func TestConsumerOffsets(t *testing.T) {
 	if err := eh.Decode(resp.ExtFields); err != nil || eh.Timestamp <= 0 {
 		t.Fatalf("earliest store time %d %v", eh.Timestamp, err)
 	}
-	expect(t, rc.call(protocol.ReqGetEarliestMsgStoreTime, protocol.GetEarliestMsgStoretimeRequestHeader{QueueRequestHeader: protocol.QueueRequestHeader{Topic: "O", QueueID: 1}}.Encode(), nil),
-		protocol.RespSystemError, "no message")
+	for _, q := range []protocol.QueueRequestHeader{{Topic: "O", QueueID: 1}, {Topic: "Unknown", QueueID: 0}} {
+		resp = rc.call(protocol.ReqGetEarliestMsgStoreTime, protocol.GetEarliestMsgStoretimeRequestHeader{QueueRequestHeader: q}.Encode(), nil)
+		expect(t, resp, protocol.RespSuccess, "")
+		eh = protocol.GetEarliestMsgStoretimeResponseHeader{}
+		if err := eh.Decode(resp.ExtFields); err != nil || eh.Timestamp != -1 {
+			t.Fatalf("earliest store time of empty %+v: %d %v, want -1", q, eh.Timestamp, err)
+		}
+	}
 
 	// Offsets survive a clean restart.
 	if err := b.Close(); err != nil {
