@@ -34,7 +34,7 @@ func (c *Conn) Invoke(ctx context.Context, req *protocol.Command) (*protocol.Com
 	if err := c.register(cmd.Opaque, cl); err != nil {
 		return nil, err
 	}
-	if err := c.send(cmd); err != nil {
+	if err := c.send(cmd, true); err != nil {
 		if c.unregister(cmd.Opaque) {
 			return nil, err
 		}
@@ -115,7 +115,7 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *protocol.Command, cb func(*
 		expire(timeoutErr)
 		return nil
 	}
-	if err := c.send(cmd); err != nil {
+	if err := c.send(cmd, true); err != nil {
 		if c.unregister(cmd.Opaque) {
 			cl.stop()
 			return err
@@ -133,7 +133,7 @@ func (c *Conn) InvokeOneway(req *protocol.Command) error {
 	}
 	cmd := *req
 	cmd.Flag = (cmd.Flag | protocol.FlagOneway) &^ protocol.FlagResponse
-	return c.send(&cmd)
+	return c.send(&cmd, true)
 }
 
 func (c *Conn) prepare(req *protocol.Command) (*protocol.Command, error) {
