@@ -32,9 +32,8 @@ var leakIgnores = []goleak.Option{
 	goleak.IgnoreTopFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
 }
 
-// transports are the server variants tests run against: netpoll with its
-// default reader goroutine, netpoll through its OnRequest callback, and the
-// standard library.
+// transports are the server variants tests run against: netpoll (a reader
+// goroutine per connection) and the standard library.
 var transports = []string{TransportNetpoll, TransportStd}
 
 // forEachTransport runs fn as a subtest per server transport.
