@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"strconv"
 
@@ -51,7 +52,11 @@ func (b *Broker) handleQueryMessage(_ context.Context, _ *remoting.Conn, req *pr
 	var recs [][]byte
 	var err error
 	if uniq, _ := strconv.ParseBool(req.Ext(uniqueKeyQueryFlag)); uniq {
-		recs, err = b.st.QueryByUniqKey(h.Topic, h.Key, n)
+		// The store's unique-key index takes no time range, but Java applies
+		// the request's range to both kinds of query; the range is applied
+		// here, to every copy, before the cap (a key has one or two copies).
+		recs, err = b.st.QueryByUniqKey(h.Topic, h.Key, maxQueryNum)
+		recs = storedWithin(recs, h.BeginTimestamp, h.EndTimestamp, n)
 	} else {
 		recs, err = b.st.QueryByKey(h.Topic, h.Key, n, h.BeginTimestamp, h.EndTimestamp)
 	}
@@ -72,4 +77,34 @@ func (b *Broker) handleQueryMessage(_ context.Context, _ *remoting.Conn, req *pr
 	}.Encode()
 	resp.Body = body
 	return resp
+}
+
+// storedWithin keeps, of records oldest first, at most n whose store time
+// is within [begin, end] (ms; end <= 0 is no upper bound, as the store's
+// key query takes it).
+func storedWithin(recs [][]byte, begin, end int64, n int) [][]byte {
+	out := recs[:0]
+	for _, r := range recs {
+		ts, ok := recordStoreTime(r)
+		if !ok || ts < begin || (end > 0 && ts > end) {
+			continue
+		}
+		if out = append(out, r); len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// recordStoreTime reads the store timestamp of an encoded record; false
+// when the record is too short to hold one.
+func recordStoreTime(rec []byte) (int64, bool) {
+	if len(rec) < protocol.StoredSysFlagPos+4 {
+		return 0, false
+	}
+	pos := protocol.StoreTimestampPos(int32(binary.BigEndian.Uint32(rec[protocol.StoredSysFlagPos:])))
+	if len(rec) < pos+8 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(rec[pos:])), true
 }
