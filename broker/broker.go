@@ -47,6 +47,11 @@ type Broker struct {
 	// pullCount counts PULL_MESSAGE requests received (tests use it to
 	// show that idle consumers do not poll).
 	pullCount atomic.Int64
+	// groupGetNums counts, per consumer group, the messages pull answers
+	// carried (RocketMQ's GROUP_GET_NUMS statistic): what the broker sent
+	// after its own filtering, which the clients cannot tell apart from
+	// their filtering. Group name -> *atomic.Int64.
+	groupGetNums sync.Map
 	// closing makes new pulls answer at once instead of parking.
 	closing atomic.Bool
 	// regKick asks the registration loop to register now.
@@ -436,3 +441,21 @@ func (b *Broker) ConsumerOffset(group, topic string, queueID int32) (int64, bool
 
 // PullRequests returns how many pull requests the broker has received.
 func (b *Broker) PullRequests() int64 { return b.pullCount.Load() }
+
+// MessagesPulled returns how many messages pull answers have carried to a
+// consumer group since the broker started.
+func (b *Broker) MessagesPulled(group string) int64 {
+	if n, ok := b.groupGetNums.Load(group); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+// countPulled adds n messages answered to group's pulls.
+func (b *Broker) countPulled(group string, n int) {
+	v, ok := b.groupGetNums.Load(group)
+	if !ok {
+		v, _ = b.groupGetNums.LoadOrStore(group, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(int64(n))
+}

@@ -68,6 +68,7 @@ func (b *Broker) pull(c *remoting.Conn, req *protocol.Command, h *protocol.PullM
 	}.Encode()
 	if code == protocol.RespSuccess {
 		resp.Body = res.Messages
+		b.countPulled(h.ConsumerGroup, res.Count)
 	}
 	return resp
 }

@@ -10,6 +10,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +23,16 @@ import (
 // queueRecorder records, per consumer, the queues it received from and
 // every body.
 type queueRecorder struct {
-	mu     sync.Mutex
-	queues map[int]map[int]bool // consumer -> queue ids
-	bodies map[string]int       // body -> times received
+	mu       sync.Mutex
+	queues   map[int]map[int]bool // consumer -> queue ids
+	bodies   map[string]int       // body -> times received
+	receipts []receipt
+}
+
+// receipt is one delivery: which consumer got which body from which queue.
+type receipt struct {
+	consumer, queue int
+	body            string
 }
 
 func newQueueRecorder() *queueRecorder {
@@ -40,6 +48,7 @@ func (r *queueRecorder) fn(consumer int) func(*primitive.MessageExt) {
 		}
 		r.queues[consumer][m.Queue.QueueId] = true
 		r.bodies[string(m.Body)]++
+		r.receipts = append(r.receipts, receipt{consumer, m.Queue.QueueId, string(m.Body)})
 	}
 }
 
@@ -47,6 +56,37 @@ func (r *queueRecorder) distinct() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.bodies)
+}
+
+// distinctWith counts the distinct bodies received that start with prefix.
+func (r *queueRecorder) distinctWith(prefix string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for b := range r.bodies {
+		if strings.HasPrefix(b, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// queuesWith returns, per consumer, the queues it received bodies starting
+// with prefix from.
+func (r *queueRecorder) queuesWith(prefix string) map[int]map[int]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[int]map[int]bool{}
+	for _, rc := range r.receipts {
+		if !strings.HasPrefix(rc.body, prefix) {
+			continue
+		}
+		if out[rc.consumer] == nil {
+			out[rc.consumer] = map[int]bool{}
+		}
+		out[rc.consumer][rc.queue] = true
+	}
+	return out
 }
 
 func (r *queueRecorder) queuesOf(consumer int) map[int]bool {
@@ -57,12 +97,6 @@ func (r *queueRecorder) queuesOf(consumer int) map[int]bool {
 		out[q] = true
 	}
 	return out
-}
-
-func (r *queueRecorder) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.queues = map[int]map[int]bool{}
 }
 
 func sendN(t *testing.T, p interface {
@@ -81,59 +115,87 @@ func sendN(t *testing.T, p interface {
 }
 
 // TestClusteringSplitAndRebalance: two push consumers of one group split
-// the queues and together receive every message; a third joins and, after
-// the broker's NOTIFY_CONSUMER_IDS_CHANGED, gets queues of its own well
-// before the clients' 20 s periodic rebalance.
+// the queues and together receive every message; a third joins and the
+// queues are split three ways: the newcomer takes queues, and the two
+// members give theirs up. The official consumer rebalances by itself only
+// when it starts and every 20 s; the members let go of queues before that
+// only because the broker sends NOTIFY_CONSUMER_IDS_CHANGED, so every split
+// must settle well before the members' first periodic rebalance.
 func TestClusteringSplitAndRebalance(t *testing.T) {
 	c := cluster.Start(t)
-	const topic, group = "Split", "g-split"
-	createTopic(t, c, 0, topic, 6)
+	const topic, group, queues = "Split", "g-split", 6
+	createTopic(t, c, 0, topic, queues)
 	p := newProducer(t, c)
 	rec := newQueueRecorder()
+	// The members' periodic rebalance first runs 20 s after they start; a
+	// split seen before then was driven by the broker's notifications.
+	periodic := time.Now().Add(20 * time.Second)
 	newPushConsumer(t, c, group, topic, "*", rec.fn(0))
 	newPushConsumer(t, c, group, topic, "*", rec.fn(1))
-	// Both members are registered before messages flow, so the split is
-	// settled: wait for the broker to list two clients.
 	eventually(t, 10*time.Second, "two members", func() bool {
 		return len(c.Broker(0).ConsumerIDs(group)) == 2
 	})
-	time.Sleep(500 * time.Millisecond) // the notification-driven rebalance settles
-	rec.reset()
-
-	const n = 60
-	sendN(t, p, topic, "first", n, "")
-	eventually(t, 20*time.Second, "every message", func() bool { return rec.distinct() == n })
-	q0, q1 := rec.queuesOf(0), rec.queuesOf(1)
-	if len(q0) == 0 || len(q1) == 0 {
-		t.Fatalf("queues not split: consumer0 %v consumer1 %v", q0, q1)
-	}
-	for q := range q0 {
-		if q1[q] {
-			t.Errorf("queue %d consumed by both", q)
-		}
-	}
-	if len(q0)+len(q1) != 6 {
-		t.Errorf("queues covered: %v + %v, want 6", q0, q1)
-	}
+	round := awaitSplit(t, p, rec, topic, queues, 2, 0, periodic)
 
 	newPushConsumer(t, c, group, topic, "*", rec.fn(2))
 	eventually(t, 10*time.Second, "three members", func() bool {
 		return len(c.Broker(0).ConsumerIDs(group)) == 3
 	})
-	start := time.Now()
-	// Keep sending until the newcomer gets a message: it must own queues
-	// after the notification, long before a 20 s periodic rebalance.
-	for i := 0; len(rec.queuesOf(2)) == 0; i++ {
-		if time.Since(start) > 12*time.Second {
-			t.Fatalf("third consumer got no queue within %v", time.Since(start))
+	awaitSplit(t, p, rec, topic, queues, 3, round, periodic)
+}
+
+// awaitSplit sends rounds of messages, two per queue (the official
+// producer picks queues round robin), waits until each round is received
+// in full, and returns once a round shows the queues split among the
+// consumers: each received from at least one queue, no queue went to two,
+// and every queue is covered. It fails the test if no round does so before
+// deadline. first numbers the first round; it returns the next number.
+func awaitSplit(t *testing.T, p interface {
+	SendSync(context.Context, ...*primitive.Message) (*primitive.SendResult, error)
+}, rec *queueRecorder, topic string, queues, consumers, first int, deadline time.Time) int {
+	t.Helper()
+	var last map[int]map[int]bool
+	for round := first; ; round++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no round split the %d queues among %d consumers before the periodic rebalance; last round: %v", queues, consumers, last)
 		}
-		sendN(t, p, topic, fmt.Sprintf("second-%d", i), 6, "")
-		time.Sleep(100 * time.Millisecond)
+		prefix := fmt.Sprintf("round%d-", round)
+		sendN(t, p, topic, prefix, 2*queues, "")
+		eventually(t, time.Until(deadline)+time.Second, "round "+prefix+" received", func() bool {
+			return rec.distinctWith(prefix) == 2*queues
+		})
+		last = rec.queuesWith(prefix)
+		if isSplit(last, queues, consumers) {
+			return round + 1
+		}
 	}
 }
 
+// isSplit reports whether each of consumers consumers holds a queue, no
+// queue is held twice, and the queues 0..queues-1 are all held.
+func isSplit(held map[int]map[int]bool, queues, consumers int) bool {
+	if len(held) != consumers {
+		return false
+	}
+	owner := map[int]int{}
+	for c, qs := range held {
+		if len(qs) == 0 {
+			return false
+		}
+		for q := range qs {
+			if _, dup := owner[q]; dup {
+				return false
+			}
+			owner[q] = c
+		}
+	}
+	return len(owner) == queues
+}
+
 // TestTagSubscription: a subscription "A || C" receives exactly the
-// messages tagged A and C.
+// messages tagged A and C, and the broker filtered them: the official
+// client filters by tag again on its side, so only the broker's count of
+// messages its pull answers carried shows that B and D never left it.
 func TestTagSubscription(t *testing.T) {
 	c := cluster.Start(t)
 	const topic = "Tags"
@@ -160,6 +222,9 @@ func TestTagSubscription(t *testing.T) {
 		if tag := m.GetTags(); tag != "A" && tag != "C" {
 			t.Errorf("received %s with tag %q", body, tag)
 		}
+	}
+	if n := c.Broker(0).MessagesPulled("g-tags"); n != 20 {
+		t.Errorf("the broker's pull answers carried %d messages, want the 20 tagged A or C", n)
 	}
 }
 

@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // TestProducerModes sends with every mode of the official producer to a
@@ -136,8 +138,50 @@ func TestSendRejections(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "CODE: 13") || !strings.Contains(err.Error(), "msg body length limit") {
 		t.Errorf("100 KiB body over a 64 KiB limit: err %v, want CODE: 13 with the body limit", err)
 	}
-	_, err = p.SendSync(ctx, primitive.NewMessage("SCHEDULE_TOPIC_XXXX", []byte("x")))
-	if err == nil {
-		t.Errorf("send to SCHEDULE_TOPIC_XXXX succeeded")
+	// The official producer checks nothing of a topic name itself: it asks
+	// the name server for a route, falls back to TBW102's route for an
+	// unknown topic, and sends; the broker's refusal comes back as
+	// "CODE: <code>, DESC: <remark>".
+	for _, tc := range []struct {
+		name, topic string
+		code        int16
+		remark      string
+	}{
+		{"illegal characters", "bad topic!", protocol.RespSystemError, "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"},
+		{"128 characters", strings.Repeat("t", 128), protocol.RespSystemError, "The specified topic is longer than topic max length"},
+		{"the auto-create template", "TBW102", protocol.RespSystemError, "the topic[TBW102] is conflict with system reserved words."},
+		{"a system topic", "SCHEDULE_TOPIC_XXXX", protocol.RespNoPermission, "Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden."},
+		{"another system topic", "SELF_TEST_TOPIC", protocol.RespNoPermission, "Sending message to topic[SELF_TEST_TOPIC] is forbidden."},
+	} {
+		_, err := p.SendSync(ctx, primitive.NewMessage(tc.topic, []byte("x")))
+		checkBrokerErr(t, tc.name, err, tc.code, tc.remark)
 	}
+
+	// A queue id beyond the topic's queues, through a selector that picks
+	// one the route does not have.
+	bad := newProducer(t, c, withNoRetry(), producer.WithQueueSelector(fixedQueue(99)))
+	_, err = bad.SendSync(ctx, primitive.NewMessage("Limits", []byte("x")))
+	checkBrokerErr(t, "queue id 99 of 2", err, protocol.RespSystemError, "request queueId[99] is illegal")
+}
+
+// checkBrokerErr asserts err is the official client's rendering of a broker
+// response with code and a remark containing remark.
+func checkBrokerErr(t *testing.T, what string, err error, code int16, remark string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: send succeeded, want CODE %d", what, code)
+		return
+	}
+	want := fmt.Sprintf("CODE: %d, DESC: ", code)
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), remark) {
+		t.Errorf("%s: err %q, want %q with remark %q", what, err, want, remark)
+	}
+}
+
+// fixedQueue is a queue selector that always picks queue id on the first
+// broker of the route, whether or not the topic has that queue.
+type fixedQueue int
+
+func (q fixedQueue) Select(m *primitive.Message, mqs []*primitive.MessageQueue, _ string) *primitive.MessageQueue {
+	return &primitive.MessageQueue{Topic: m.Topic, BrokerName: mqs[0].BrokerName, QueueId: int(q)}
 }

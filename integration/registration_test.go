@@ -2,9 +2,12 @@ package integration
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -12,11 +15,17 @@ import (
 
 func routeOf(t *testing.T, c *cluster.Cluster, topic string) (*protocol.TopicRouteData, int16) {
 	t.Helper()
+	return routeAt(t, c.NamesrvAddr(), topic)
+}
+
+// routeAt asks the name server at addr for topic's route.
+func routeAt(t *testing.T, addr, topic string) (*protocol.TopicRouteData, int16) {
+	t.Helper()
 	cl := remoting.NewClient(remoting.DefaultClientConfig())
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	resp, err := cl.Invoke(ctx, c.NamesrvAddr(), protocol.NewRequest(protocol.ReqGetRouteInfoByTopic,
+	resp, err := cl.Invoke(ctx, addr, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic,
 		protocol.GetRouteInfoRequestHeader{Topic: topic}.Encode(), nil))
 	if err != nil {
 		t.Fatal(err)
@@ -71,4 +80,96 @@ func TestRegistration(t *testing.T) {
 	if r, code = routeOf(t, c, "TBW102"); code != 0 || len(r.BrokerDatas) != 1 {
 		t.Fatalf("TBW102 after the kill: code %d %+v", code, r)
 	}
+}
+
+// TestRegistrationWithEveryNamesrv: a broker registers with each of its
+// name servers, and again every RegisterInterval without any change to its
+// topics, so a name server that restarted with an empty table learns the
+// broker's routes back; a clean stop unregisters from every one of them.
+// A name server also forgets a broker whose connection closes, so a third,
+// recording name server shows that the stop sent UNREGISTER_BROKER.
+func TestRegistrationWithEveryNamesrv(t *testing.T) {
+	rec := startRecordingNamesrv(t)
+	c := cluster.Start(t, cluster.Namesrvs(2), cluster.Configure(func(_ int, cfg *broker.Config) {
+		cfg.RegisterInterval = 200 * time.Millisecond
+		cfg.NamesrvAddrs = append(cfg.NamesrvAddrs, rec.srv.Addr())
+	}))
+	addrs := c.NamesrvAddrs()
+	if got := c.Broker(0).Config().NamesrvAddrs; !slices.Equal(got, append(addrs, rec.srv.Addr())) {
+		t.Fatalf("broker configured with name servers %v, want %v and the recorder", got, addrs)
+	}
+	createTopic(t, c, 0, "Everywhere", 3)
+	for i, addr := range addrs {
+		if r, code := routeAt(t, addr, "Everywhere"); code != protocol.RespSuccess || r.QueueDatas[0].ReadQueueNums != 3 {
+			t.Fatalf("name server %d right after creation: code %d %+v", i, code, r)
+		}
+	}
+
+	// Name server 1 comes back empty. Nothing changes on the broker, so
+	// only its periodic registration can fill the new table.
+	c.RestartNamesrv(1)
+	eventually(t, 10*time.Second, "the route back on the restarted name server", func() bool {
+		r, code := routeAt(t, addrs[1], "Everywhere")
+		return code == protocol.RespSuccess && len(r.BrokerDatas) == 1 && r.BrokerDatas[0].BrokerAddrs[0] == c.BrokerAddr(0)
+	})
+	if _, code := routeAt(t, addrs[0], "Everywhere"); code != protocol.RespSuccess {
+		t.Fatalf("name server 0 lost the route: code %d", code)
+	}
+
+	// Close returns after unregistering from every name server, so none
+	// has a route by then.
+	c.StopBroker(0)
+	for i, addr := range addrs {
+		if r, code := routeAt(t, addr, "Everywhere"); code != protocol.RespTopicNotExist {
+			t.Errorf("name server %d after a clean stop: code %d %+v, want 17", i, code, r)
+		}
+	}
+	want := protocol.UnregisterBrokerRequestHeader{
+		BrokerName: c.BrokerName(0), BrokerAddr: c.BrokerAddr(0), ClusterName: "DefaultCluster", BrokerID: 0,
+	}
+	if got := rec.unregistered(); len(got) != 1 || got[0] != want {
+		t.Errorf("UNREGISTER_BROKER requests %+v, want one %+v", got, want)
+	}
+}
+
+// recordingNamesrv answers REGISTER_BROKER and UNREGISTER_BROKER with
+// success and records the unregistrations.
+type recordingNamesrv struct {
+	srv *remoting.Server
+	mu  sync.Mutex
+	unr []protocol.UnregisterBrokerRequestHeader
+}
+
+func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
+	t.Helper()
+	r := &recordingNamesrv{}
+	srv, err := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Handle(protocol.ReqRegisterBroker, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		return protocol.NewResponse(req, protocol.RespSuccess, "")
+	})
+	srv.Handle(protocol.ReqUnregisterBroker, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		var h protocol.UnregisterBrokerRequestHeader
+		if err := h.Decode(req.ExtFields); err != nil {
+			return protocol.NewResponse(req, protocol.RespSystemError, err.Error())
+		}
+		r.mu.Lock()
+		r.unr = append(r.unr, h)
+		r.mu.Unlock()
+		return protocol.NewResponse(req, protocol.RespSuccess, "")
+	})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	r.srv = srv
+	return r
+}
+
+func (r *recordingNamesrv) unregistered() []protocol.UnregisterBrokerRequestHeader {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]protocol.UnregisterBrokerRequestHeader(nil), r.unr...)
 }

@@ -1,5 +1,5 @@
 // Package cluster starts a whole Runnel cluster in-process for tests: one
-// name server and N brokers on 127.0.0.1 with random ports and stores in
+// name server (or several) and N brokers on 127.0.0.1 with random ports and stores in
 // the test's temporary directory. Everything it starts is closed by the
 // test's cleanup.
 package cluster
@@ -21,6 +21,7 @@ type Option func(*options)
 
 type options struct {
 	brokers   int
+	namesrvs  int
 	configure func(i int, cfg *broker.Config)
 	logger    *slog.Logger
 }
@@ -28,6 +29,10 @@ type options struct {
 // Brokers sets the number of brokers (default 1). Broker i is named
 // "broker-a", "broker-b", ... in cluster "DefaultCluster".
 func Brokers(n int) Option { return func(o *options) { o.brokers = n } }
+
+// Namesrvs sets the number of name servers (default 1). Every broker
+// registers with all of them.
+func Namesrvs(n int) Option { return func(o *options) { o.namesrvs = n } }
 
 // Configure lets the test adjust broker i's config before it starts (and
 // restarts).
@@ -43,9 +48,10 @@ func Logger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 type Cluster struct {
 	t    testing.TB
 	opts options
-	ns   *namesrv.Server
 
 	mu      sync.Mutex
+	ns      []*namesrv.Server // nil while stopped; addresses fixed after the first start
+	nsAddrs []string
 	brokers []*node
 }
 
@@ -60,7 +66,7 @@ type node struct {
 // with t.Cleanup. It fails the test if any node does not start.
 func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
-	o := options{brokers: 1}
+	o := options{brokers: 1, namesrvs: 1}
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -78,23 +84,20 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	for i := range dirs {
 		dirs[i] = t.TempDir()
 	}
-	nscfg := namesrv.DefaultConfig()
-	nscfg.ListenAddr = "127.0.0.1:0"
-	nscfg.Logger = o.logger
-	ns, err := namesrv.New(nscfg)
-	if err != nil {
-		t.Fatalf("cluster: name server: %v", err)
-	}
-	if err := ns.Start(); err != nil {
-		t.Fatalf("cluster: name server: %v", err)
-	}
-	c.ns = ns
 	t.Cleanup(c.close)
+	for i := range o.namesrvs {
+		ns, err := c.startNamesrv("127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("cluster: name server %d: %v", i, err)
+		}
+		c.ns = append(c.ns, ns)
+		c.nsAddrs = append(c.nsAddrs, ns.Addr())
+	}
 	for i := range o.brokers {
 		cfg := broker.DefaultConfig()
 		cfg.ListenAddr = "127.0.0.1:0"
 		cfg.BrokerName = "broker-" + string(rune('a'+i%26)) + suffix(i)
-		cfg.NamesrvAddrs = []string{ns.Addr()}
+		cfg.NamesrvAddrs = append([]string(nil), c.nsAddrs...)
 		cfg.StoreDir = dirs[i]
 		cfg.Logger = o.logger
 		if o.configure != nil {
@@ -135,11 +138,61 @@ func (c *Cluster) startNode(n *node) error {
 	return nil
 }
 
-// NamesrvAddr returns the name server's address.
-func (c *Cluster) NamesrvAddr() string { return c.ns.Addr() }
+func (c *Cluster) startNamesrv(addr string) (*namesrv.Server, error) {
+	cfg := namesrv.DefaultConfig()
+	cfg.ListenAddr = addr
+	cfg.Logger = c.opts.logger
+	ns, err := namesrv.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ns.Start(); err != nil {
+		_ = ns.Close()
+		return nil, err
+	}
+	return ns, nil
+}
 
-// Namesrv returns the name server.
-func (c *Cluster) Namesrv() *namesrv.Server { return c.ns }
+// NamesrvAddr returns the (first) name server's address.
+func (c *Cluster) NamesrvAddr() string { return c.NamesrvAddrs()[0] }
+
+// NamesrvAddrs returns every name server's address; each stays the same
+// across restarts.
+func (c *Cluster) NamesrvAddrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.nsAddrs...)
+}
+
+// Namesrv returns the (first) name server (nil while it is stopped).
+func (c *Cluster) Namesrv() *namesrv.Server { return c.NamesrvAt(0) }
+
+// NamesrvAt returns name server i (nil while it is stopped).
+func (c *Cluster) NamesrvAt(i int) *namesrv.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ns[i]
+}
+
+// RestartNamesrv closes name server i and starts a new one on the same
+// address. The new one knows nothing: its route table fills again only as
+// brokers register.
+func (c *Cluster) RestartNamesrv(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ns := c.ns[i]; ns != nil {
+		c.ns[i] = nil
+		if err := ns.Close(); err != nil {
+			c.t.Errorf("cluster: close name server %d: %v", i, err)
+		}
+	}
+	ns, err := c.startNamesrv(c.nsAddrs[i])
+	if err != nil {
+		c.t.Fatalf("cluster: restart name server %d: %v", i, err)
+	}
+	c.ns[i] = ns
+}
 
 // Broker returns broker i (nil while it is stopped).
 func (c *Cluster) Broker(i int) *broker.Broker {
@@ -168,8 +221,10 @@ func (c *Cluster) StopBroker(i int) {
 	c.stop(i, true)
 }
 
-// KillBroker stops broker i as a crash would: offsets changed since the
-// last periodic persist are lost and the name server is not told.
+// KillBroker stops broker i as a crash would, as far as clients can tell
+// (Broker.Abort): offsets changed since the last periodic persist are lost
+// and the name servers are not told. The schedule and the store still
+// close cleanly; a test of a real crash needs a broker process.
 func (c *Cluster) KillBroker(i int) {
 	c.t.Helper()
 	c.stop(i, false)
@@ -211,7 +266,15 @@ func (c *Cluster) close() {
 	for i := range c.brokers {
 		c.stop(i, true)
 	}
-	if err := c.ns.Close(); err != nil {
-		c.t.Errorf("cluster: close name server: %v", err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, ns := range c.ns {
+		if ns == nil {
+			continue
+		}
+		c.ns[i] = nil
+		if err := ns.Close(); err != nil {
+			c.t.Errorf("cluster: close name server %d: %v", i, err)
+		}
 	}
 }
