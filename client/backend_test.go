@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting"
@@ -18,8 +19,14 @@ type backend struct {
 	name    string
 	ns      string
 	fake    *fakebroker.Cluster // nil for Runnel
+	runnel  *cluster.Cluster    // nil for the fake
 	brokers []string            // broker addresses
 }
+
+// fastDelayLevels are the Runnel brokers' delay levels in these tests, the
+// counterpart of the fake's DelayUnit: a message sent back for retry
+// (level 3 and up) comes again in well under a second instead of 10 s.
+const fastDelayLevels = "20ms 40ms 60ms 80ms 100ms 120ms 140ms 160ms 180ms 200ms 220ms 240ms 260ms 280ms 300ms 320ms 340ms 360ms"
 
 // forBackends runs fn against a fake cluster and a Runnel cluster, each with
 // n brokers.
@@ -37,8 +44,10 @@ func forBackends(t *testing.T, n int, fn func(t *testing.T, be *backend)) {
 		fn(t, be)
 	})
 	t.Run("runnel", func(t *testing.T) {
-		c := startCluster(t, cluster.Brokers(n))
-		be := &backend{name: "runnel", ns: c.NamesrvAddr()}
+		c := startCluster(t, cluster.Brokers(n), cluster.Configure(func(_ int, cfg *broker.Config) {
+			cfg.MessageDelayLevel = fastDelayLevels
+		}))
+		be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c}
 		for i := range n {
 			be.brokers = append(be.brokers, c.BrokerAddr(i))
 		}
@@ -112,6 +121,54 @@ func (be *backend) committed(t testing.TB, group, topic string) []int64 {
 	return out
 }
 
+// brokerOffset reads group's committed offset of topic/qid straight from
+// broker i's table (-1 where there is none), without a request that could
+// itself change what the consumers do.
+func (be *backend) brokerOffset(i int, group, topic string, qid int) int64 {
+	if be.fake != nil {
+		return be.fake.Brokers[i].Offset(group, topic, qid)
+	}
+	if off, ok := be.runnel.Broker(i).ConsumerOffset(group, topic, int32(qid)); ok {
+		return off
+	}
+	return -1
+}
+
+// pulls returns how many PULL_MESSAGE requests the brokers have received.
+func (be *backend) pulls() int64 {
+	var n int64
+	if be.fake != nil {
+		for _, b := range be.fake.Brokers {
+			n += b.Stats.Pulls.Load()
+		}
+		return n
+	}
+	for i := range be.brokers {
+		n += be.runnel.Broker(i).PullRequests()
+	}
+	return n
+}
+
+// waitMaxOffsets waits until every queue of topic shows want messages, so
+// that a consumer started next finds all of them in its first pull.
+func (be *backend) waitMaxOffsets(t testing.TB, topic string, want int64) {
+	t.Helper()
+	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
+	ctx := context.Background()
+	mqs, err := pc.MessageQueues(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "messages visible in every queue of "+topic, func() bool {
+		for _, mq := range mqs {
+			if n, err := pc.MaxOffset(ctx, mq); err != nil || n != want {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 func sum(offs []int64) int64 {
 	var s int64
 	for _, o := range offs {
@@ -128,4 +185,39 @@ func startCluster(t testing.TB, opts ...cluster.Option) *cluster.Cluster {
 	t.Helper()
 	t.TempDir()
 	return cluster.Start(t, opts...)
+}
+
+// resetOffsets has the broker reset group's offsets of topic's queues on
+// broker 0 (queue id -> offset). Runnel is asked as the admin tools ask
+// (INVOKE_BROKER_TO_RESET_OFFSET per queue), and pushes
+// RESET_CONSUMER_CLIENT_OFFSET to the group's clients itself; the fake
+// pushes it on the test's behalf.
+func (be *backend) resetOffsets(t testing.TB, group, topic string, offs map[int]int64) {
+	t.Helper()
+	if be.fake != nil {
+		b := be.fake.Brokers[0]
+		table := protocol.ResetOffsetBody{OffsetTable: map[protocol.MessageQueue]int64{}}
+		for qid, off := range offs {
+			table.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: b.Name(), QueueID: int32(qid)}] = off
+		}
+		b.CallClients(group, func() *protocol.Command {
+			req := protocol.NewRequest(protocol.ReqResetConsumerClientOffset,
+				protocol.ResetOffsetRequestHeader{Topic: topic, Group: group, Timestamp: 0, QueueID: -1, Offset: -1}.Encode(),
+				table.Encode())
+			req.Flag |= protocol.FlagOneway
+			return req
+		}, time.Second)
+		return
+	}
+	rc := remoting.NewClient(remoting.ClientConfig{Logger: discardLogger()})
+	defer rc.Close()
+	for qid, off := range offs {
+		h := protocol.ResetOffsetRequestHeader{Topic: topic, Group: group, Timestamp: 0, IsForce: true, QueueID: int32(qid), Offset: off}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := rc.Invoke(ctx, be.brokers[0], protocol.NewRequest(protocol.ReqInvokeBrokerToResetOffset, h.Encode(), nil))
+		cancel()
+		if err != nil || resp.Code != protocol.RespSuccess {
+			t.Fatalf("reset offset of %s queue %d: %v %v", topic, qid, err, resp)
+		}
+	}
 }

@@ -20,45 +20,12 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func TestConsumeFromLastAndTimestamp(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 2)
-	p := startProducer(t, c.NameServer(), nil)
-	produce(t, p, "T", 0, 10)
-	time.Sleep(20 * time.Millisecond)
-	mark := time.Now()
-	time.Sleep(20 * time.Millisecond)
-	produce(t, p, "T", 10, 10)
-
-	last, stamp := newCollector(), newCollector()
-	cl := newConsumer(t, c.NameServer(), "g-last", func(cfg *PushConsumerConfig) {
-		cfg.ConsumeFrom = offset.ConsumeFromLastOffset
-		cfg.Concurrently = last.listener()
-	})
-	startConsumer(t, cl, "T", "*")
-	ct := newConsumer(t, c.NameServer(), "g-ts", func(cfg *PushConsumerConfig) {
-		cfg.ConsumeFrom = offset.ConsumeFromTimestamp
-		cfg.ConsumeTimestamp = mark
-		cfg.Concurrently = stamp.listener()
-	})
-	startConsumer(t, ct, "T", "*")
-	produce(t, p, "T", 20, 6)
-	waitFor(t, 5*time.Second, "new messages at the LAST consumer", func() bool { return last.distinct() == 6 })
-	waitFor(t, 5*time.Second, "messages after the timestamp", func() bool { return stamp.distinct() == 16 })
-	time.Sleep(100 * time.Millisecond)
-	for b := range last.count {
-		if b < "m-00020" {
-			t.Fatalf("LAST consumer got old message %s", b)
-		}
-	}
-	for b := range stamp.count {
-		if b < "m-00010" {
-			t.Fatalf("TIMESTAMP consumer got %s, stored before the timestamp", b)
-		}
-	}
-}
-
-func TestBrokerRequestsRunningInfoAndResetOffset(t *testing.T) {
+// TestBrokerRequestsRunningInfo: GET_CONSUMER_RUNNING_INFO,
+// GET_CONSUMER_STATUS_FROM_CLIENT and CONSUME_MESSAGE_DIRECTLY, which a
+// broker forwards from the admin tools. Fake only: Runnel's broker does not
+// forward them (yet); RESET_CONSUMER_CLIENT_OFFSET, which it does send, is
+// TestBrokerResetsConsumerOffset.
+func TestBrokerRequestsRunningInfo(t *testing.T) {
 	c := startFake(t)
 	c.CreateTopic("T", 2)
 	p := startProducer(t, c.NameServer(), nil)
@@ -119,20 +86,6 @@ func TestBrokerRequestsRunningInfoAndResetOffset(t *testing.T) {
 		t.Fatalf("consume directly: %v", answers)
 	}
 	waitFor(t, time.Second, "direct message at the listener", func() bool { col.mu.Lock(); defer col.mu.Unlock(); return col.count["direct"] == 1 })
-
-	// Reset both queues to offset 15: the 2*5 messages from there on come again.
-	before := col.deliveries()
-	b.CallClients("g", func() *protocol.Command {
-		req := protocol.NewRequest(protocol.ReqResetConsumerClientOffset,
-			protocol.ResetOffsetRequestHeader{Topic: "T", Group: "g", Timestamp: 0, QueueID: -1, Offset: -1}.Encode(),
-			[]byte(`{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:15,{"brokerName":"broker-a","queueId":1,"topic":"T"}:15}}`))
-		req.Flag |= protocol.FlagOneway
-		return req
-	}, time.Second)
-	waitFor(t, 5*time.Second, "redelivery from offset 15", func() bool { return col.deliveries() == before+10 })
-	waitFor(t, 5*time.Second, "offsets back at the end", func() bool {
-		return b.Offset("g", "T", 0) == 20 && b.Offset("g", "T", 1) == 20
-	})
 }
 
 func TestPullConsumer(t *testing.T) {

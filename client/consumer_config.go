@@ -80,7 +80,11 @@ type PushConsumerConfig struct {
 	// ConsumeFrom is where a group with no committed offset starts:
 	// ConsumeFromLastOffset (default), ConsumeFromFirstOffset or
 	// ConsumeFromTimestamp (then ConsumeTimestamp, default 30 minutes
-	// before Start).
+	// before Start). It applies only where the broker reports no offset:
+	// RocketMQ brokers, and Runnel, report offset 0 for a new group on a
+	// young queue (min offset 0, its first message still stored), so on such
+	// a queue every new group starts at the beginning whatever this says,
+	// as with the official clients.
 	ConsumeFrom      offset.ConsumeFrom
 	ConsumeTimestamp time.Time
 	// Strategy splits queues among the group's clients. Default

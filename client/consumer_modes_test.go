@@ -239,9 +239,12 @@ func testSlowListenerBoundedByFlowControl(t *testing.T, be *backend) {
 }
 
 func TestTagFilterAndRetryTopic(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 2)
-	p := startProducer(t, c.NameServer(), nil)
+	forBackends(t, 1, testTagFilterAndRetryTopic)
+}
+
+func testTagFilterAndRetryTopic(t *testing.T, be *backend) {
+	be.createTopic(t, "T", 2)
+	p := startProducer(t, be.ns, nil)
 	ctx := context.Background()
 	for i, tag := range []string{"A", "B", "C", "A", "B", "C"} {
 		if _, err := p.Send(ctx, &Message{Topic: "T", Tags: tag, Body: []byte(fmt.Sprintf("%s-%d", tag, i))}); err != nil {
@@ -251,7 +254,7 @@ func TestTagFilterAndRetryTopic(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string][]int32{}
 	var retryTopic string
-	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
+	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) {
 		cfg.Concurrently = func(_ context.Context, msgs []*MessageExt) ConsumeResult {
 			mu.Lock()
 			defer mu.Unlock()
@@ -288,8 +291,8 @@ func TestTagFilterAndRetryTopic(t *testing.T) {
 	if got["A-0"][1] != 1 || retryTopic != "T" {
 		t.Fatalf("retry delivery: reconsumeTimes %v, topic %q (want 1, T)", got["A-0"], retryTopic)
 	}
-	if c.Brokers[0].Stats.SendBacks.Load() != 2 {
-		t.Fatalf("%d CONSUMER_SEND_MSG_BACK, want 2", c.Brokers[0].Stats.SendBacks.Load())
+	if be.fake != nil && be.fake.Brokers[0].Stats.SendBacks.Load() != 2 {
+		t.Fatalf("%d CONSUMER_SEND_MSG_BACK, want 2", be.fake.Brokers[0].Stats.SendBacks.Load())
 	}
 }
 

@@ -295,7 +295,13 @@ func (c *PushConsumer) consumerData() protocol.ConsumerData {
 	return d
 }
 
+// persistAll is the periodic persist. It runs under rebalanceMu so that it
+// never reads a queue's offset before a rebalance or reset changes it and
+// sends it after: a stale offset landing after a dropped queue's final
+// commit would re-deliver, and after a reset would undo it.
 func (c *PushConsumer) persistAll(ctx context.Context) {
+	c.rebalanceMu.Lock()
+	defer c.rebalanceMu.Unlock()
 	_, store, ok := c.state()
 	if !ok {
 		return

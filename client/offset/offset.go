@@ -116,7 +116,13 @@ func (t *Table) Snapshot(topic string) map[queue.MessageQueue]int64 {
 }
 
 // ConsumeFrom is where a consumer group with no recorded offset for a queue
-// starts, RocketMQ's ConsumeFromWhere.
+// starts, RocketMQ's ConsumeFromWhere. "No recorded offset" is the
+// broker's answer, not the group's history: a RocketMQ broker (and Runnel)
+// answers QUERY_CONSUMER_OFFSET for a group it has never seen with 0, not
+// QUERY_NOT_FOUND, while the queue is young (min offset 0 and, for Java,
+// its first message still in memory), so there a new group starts at 0;
+// the policy takes effect once a queue's oldest messages are gone (and, on
+// Runnel, on an empty queue).
 type ConsumeFrom int
 
 const (

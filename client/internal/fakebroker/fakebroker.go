@@ -100,8 +100,9 @@ type Broker struct {
 	locks     map[lockKey]lockEntry
 	arrivals  map[string]chan struct{} // topic@qid -> closed on the next arrival
 	timers    []*time.Timer
-	failSends []int16 // codes to answer the next sends with
-	failBacks int     // CONSUMER_SEND_MSG_BACKs still to refuse
+	failSends []int16        // codes to answer the next sends with
+	failTopic map[string]int // topic -> sends to it still to refuse
+	failBacks int            // CONSUMER_SEND_MSG_BACKs still to refuse
 	closed    bool
 	quit      chan struct{}
 }
@@ -112,14 +113,15 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func StartBroker(cfg Config) (*Broker, error) {
 	cfg.defaults()
 	b := &Broker{
-		cfg:      cfg,
-		topics:   map[string]*topicState{},
-		byPhys:   map[int64]*protocol.MessageExt{},
-		offsets:  map[string]int64{},
-		groups:   map[string]map[string]*client{},
-		locks:    map[lockKey]lockEntry{},
-		arrivals: map[string]chan struct{}{},
-		quit:     make(chan struct{}),
+		cfg:       cfg,
+		topics:    map[string]*topicState{},
+		byPhys:    map[int64]*protocol.MessageExt{},
+		offsets:   map[string]int64{},
+		groups:    map[string]map[string]*client{},
+		locks:     map[lockKey]lockEntry{},
+		arrivals:  map[string]chan struct{}{},
+		failTopic: map[string]int{},
+		quit:      make(chan struct{}),
 	}
 	if !cfg.NoAutoCreate {
 		b.topics[protocol.DefaultTopicKey] = newTopic(8, 7)
@@ -187,6 +189,15 @@ func (b *Broker) FailNextSends(codes ...int16) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.failSends = append(b.failSends, codes...)
+}
+
+// FailSendsTo makes the next n sends to topic fail with SYSTEM_ERROR,
+// leaving sends to other topics alone (a client's fallback send to a retry
+// topic can fail while its producer's sends go through).
+func (b *Broker) FailSendsTo(topic string, n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failTopic[topic] += n
 }
 
 // FailNextSendBacks makes the next n CONSUMER_SEND_MSG_BACK requests fail

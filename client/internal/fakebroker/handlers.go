@@ -74,6 +74,10 @@ func (b *Broker) send(_ context.Context, conn *remoting.Conn, req *protocol.Comm
 		b.failSends = b.failSends[1:]
 		return fail(req, code, "injected failure")
 	}
+	if b.failTopic[h.Topic] > 0 {
+		b.failTopic[h.Topic]--
+		return fail(req, protocol.RespSystemError, "injected failure of a send to "+h.Topic)
+	}
 	t := b.topics[h.Topic]
 	if t == nil {
 		tmpl := b.topics[h.DefaultTopic]

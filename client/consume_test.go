@@ -1,0 +1,148 @@
+package client
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/client/queue"
+)
+
+// TestFailedSendBackConsumedAgainLocally: when a failed message can go
+// back neither by CONSUMER_SEND_MSG_BACK nor by the fallback send to the
+// retry topic, it stays in the process queue, holding the committed offset
+// below it, and is consumed again locally after RetryLocalDelay with its
+// reconsume count raised (RocketMQ's submitConsumeRequestLater).
+func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
+	c := startFake(t)
+	c.CreateTopic("T", 1)
+	b := c.Brokers[0]
+	p := startProducer(t, c.NameServer(), nil)
+	release := make(chan struct{})
+	second := make(chan *MessageExt, 1)
+	var afterConsumed atomic.Bool
+	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
+		cfg.RetryLocalDelay = 20 * time.Millisecond
+		cfg.Concurrently = func(ctx context.Context, msgs []*MessageExt) ConsumeResult {
+			m := msgs[0]
+			switch {
+			case string(m.Body) == "after":
+				afterConsumed.Store(true)
+				return ConsumeSuccess
+			case m.ReconsumeTimes == 0:
+				return ConsumeRetryLater
+			}
+			second <- m
+			select { // hold the redelivery while the test looks at the offset
+			case <-release:
+			case <-ctx.Done():
+			}
+			return ConsumeSuccess
+		}
+	})
+	startConsumer(t, cons, "T", "*")
+	b.FailNextSendBacks(1)
+	b.FailSendsTo("%RETRY%g", 1)
+	ctx := context.Background()
+	first, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("fails")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("after")}); err != nil {
+		t.Fatal(err)
+	}
+	var m *MessageExt
+	select {
+	case m = <-second:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the failed message never came back")
+	}
+	if m.ReconsumeTimes != 1 || m.MsgID != first.MsgID || m.Queue.Topic != "T" || m.QueueOffset != 0 {
+		t.Fatalf("came back as %s reconsumeTimes %d from %v@%d; want the original %s, reconsumeTimes 1, from T@0",
+			m.MsgID, m.ReconsumeTimes, m.Queue, m.QueueOffset, first.MsgID)
+	}
+	if n := len(b.Messages("%RETRY%g", 0)); n != 0 {
+		t.Fatalf("%d messages in the retry topic; the redelivery should be local", n)
+	}
+	if sb, sends := b.Stats.SendBacks.Load(), b.Stats.Sends.Load(); sb != 1 || sends != 3 {
+		t.Fatalf("%d send-backs and %d sends, want 1 and 3 (two messages and the failed fallback)", sb, sends)
+	}
+	// "after" (offset 1) is done, but the offset must wait for "fails".
+	waitFor(t, 5*time.Second, "the later message consumed", afterConsumed.Load)
+	mq := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	_, store, _ := cons.state()
+	if err := store.persistSync(ctx, []queue.MessageQueue{mq}); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := store.Read(ctx, mq, offset.ReadFromMemory); off != 0 || b.Offset("g", "T", 0) > 0 {
+		t.Fatalf("offset moved past a message still to be consumed: memory %d, broker %d", off, b.Offset("g", "T", 0))
+	}
+	close(release)
+	waitFor(t, 5*time.Second, "offset past both once the redelivery succeeded", func() bool { return b.Offset("g", "T", 0) == 2 })
+}
+
+// TestConcurrentBatchSizeAndGoroutines: ConsumeBatchSize caps the messages
+// of one listener call, and ConsumeGoroutines the calls in flight.
+func TestConcurrentBatchSizeAndGoroutines(t *testing.T) {
+	forBackends(t, 1, testConcurrentBatchSizeAndGoroutines)
+}
+
+func testConcurrentBatchSizeAndGoroutines(t *testing.T, be *backend) {
+	const n, batch, workers = 40, 4, 2
+	be.createTopic(t, "T", 1)
+	p := startProducer(t, be.ns, nil)
+	produce(t, p, "T", 0, n) // a backlog: one pull brings 32
+	be.waitMaxOffsets(t, "T", n)
+	var (
+		mu                    sync.Mutex
+		inFlight, maxInFlight int
+		calls, biggest, seen  int
+		release               = make(chan struct{})
+		released              atomic.Bool
+	)
+	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) {
+		cfg.ConsumeBatchSize = batch
+		cfg.ConsumeGoroutines = workers
+		cfg.Concurrently = func(ctx context.Context, msgs []*MessageExt) ConsumeResult {
+			mu.Lock()
+			inFlight++
+			calls++
+			seen += len(msgs)
+			maxInFlight = max(maxInFlight, inFlight)
+			biggest = max(biggest, len(msgs))
+			mu.Unlock()
+			if !released.Load() {
+				select { // the first calls hold their workers busy
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			return ConsumeSuccess
+		}
+	})
+	startConsumer(t, cons, "T", "*")
+	waitFor(t, 5*time.Second, "the workers busy", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= workers })
+	// With every worker held and batches waiting, a third call would start
+	// at once if the pool were larger; watch for one for a while.
+	time.Sleep(100 * time.Millisecond)
+	released.Store(true)
+	close(release)
+	waitFor(t, 10*time.Second, "all consumed", func() bool { mu.Lock(); defer mu.Unlock(); return seen == n })
+	mu.Lock()
+	defer mu.Unlock()
+	if maxInFlight > workers {
+		t.Fatalf("%d listener calls in flight, ConsumeGoroutines is %d", maxInFlight, workers)
+	}
+	if biggest > batch || biggest < 2 {
+		t.Fatalf("largest call had %d messages; want 2..%d from a backlog", biggest, batch)
+	}
+	if calls >= n {
+		t.Fatalf("%d calls for %d backlogged messages: batches were not used", calls, n)
+	}
+}
