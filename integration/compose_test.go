@@ -9,265 +9,206 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
-	"github.com/apache/rocketmq-client-go/v2/consumer"
-	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/apache/rocketmq-client-go/v2/producer"
-
-	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/client/offset"
 )
 
-// composeNamesrv is where docker-compose.yml publishes the name server.
-const composeNamesrv = "127.0.0.1:9876"
-
-// TestCompose builds the FROM-scratch images, brings the compose cluster
-// up, produces and consumes through the published ports with the official
-// client and with ours, restarts a broker container and checks its data
-// survived, and takes everything down. It needs a Docker engine and runs
+// TestCompose builds the FROM-scratch images and brings docker-compose.yml
+// up under its own project, network and ports. It shows that the one
+// address the brokers advertise (the compose network's gateway) works from
+// both sides: the host produces and consumes with the official client and
+// with ours, and the tools image, run on the compose network, sends
+// messages and consumes every message the host sent. Then it replaces
+// broker-a's container and checks that every queue and every group's
+// committed offsets came back unchanged, that a group resumes where it
+// stopped, and that messages are still found by id. The project goes down
+// with its volumes however the test ends. It needs a Docker engine and runs
 // only when RUNNEL_COMPOSE_TEST=1 (.ci/run sets it where docker works).
 func TestCompose(t *testing.T) {
 	if os.Getenv("RUNNEL_COMPOSE_TEST") != "1" {
 		t.Skip("set RUNNEL_COMPOSE_TEST=1 to run the docker compose test")
 	}
-	root := repoRoot(t)
-	script := filepath.Join(root, "scripts", "compose.sh")
-	env := append(os.Environ(), "COMPOSE_PROJECT_NAME=runnel-test")
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(script, args...)
-		cmd.Dir = root
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("compose.sh %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	compose := func(args ...string) {
-		t.Helper()
-		full := append([]string{"-p", "runnel-test"}, args...)
-		cmd := exec.Command("docker-compose", full...)
-		if _, err := exec.LookPath("docker-compose"); err != nil {
-			cmd = exec.Command("docker", append([]string{"compose"}, full...)...)
-		}
-		cmd.Dir = root
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("compose %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	p := newComposeProject(t)
+	t.Logf("project %s: network %s.0/24, name server 127.0.0.1:%d, brokers %s %s",
+		composeProjectName, p.net, p.nsPort, p.brokerAAddr, p.brokerBAddr)
 
-	t.Log(strings.TrimSpace(run("images")))
-	t.Cleanup(func() { run("down") })
+	t.Log(strings.TrimSpace(p.mustScript("images")))
+	t.Logf("images: %s", p.imageSizes())
+	t.Cleanup(p.down) // registered before up, so a failed up is cleaned too
 	start := time.Now()
-	up := run("up")
-	t.Logf("up to healthy: %v (%s)", time.Since(start).Round(100*time.Millisecond), lastLine(up))
+	up := p.mustScript("start")
+	t.Logf("up to healthy: %v (%s)", time.Since(start).Round(100*time.Millisecond), lineWith(up, "up to healthy"))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-
-	// The cluster answers from the host: two broker groups registered.
-	adm, err := admin.New(admin.Config{NamesrvAddrs: []string{composeNamesrv}})
+	adm, err := admin.New(admin.Config{NamesrvAddrs: []string{p.namesrvAddr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer adm.Close()
-	eventually(t, 30*time.Second, "two brokers registered", func() bool {
-		bs, err := adm.Brokers(ctx)
-		return err == nil && len(bs) == 2
-	})
+
+	// The name server hands out the gateway address for both brokers.
+	waitBrokers(t, ctx, adm, []string{p.brokerAAddr, p.brokerBAddr})
+	// The ports are also published on loopback, for host tools that assume it.
+	for _, addr := range []string{p.namesrvAddr, fmt.Sprintf("127.0.0.1:%d", p.aPort), fmt.Sprintf("127.0.0.1:%d", p.bPort)} {
+		if out, _, err := p.exec(filepath.Join(p.root, "bin", "static", "healthcheck"), addr); err != nil {
+			t.Fatalf("healthcheck %s from the host: %v\n%s", addr, err, out)
+		}
+	}
 	topic := fmt.Sprintf("ComposeTopic%d", time.Now().UnixNano()%1e9)
 	if _, err := adm.CreateTopic(ctx, admin.TopicSpec{Topic: topic, ReadQueueNums: 4, WriteQueueNums: 4}); err != nil {
 		t.Fatalf("create topic: %v", err)
 	}
-
-	// Official producer -> our consumer.
-	p, err := rocketmq.NewProducer(
-		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{composeNamesrv})),
-		producer.WithInstanceName(instance("compose-p")),
-		producer.WithGroupName("compose-pg"),
-		producer.WithRetry(2),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown()
 	const n = 40
-	for i := 0; i < n; i++ {
-		if _, err := p.SendSync(ctx, primitive.NewMessage(topic, []byte(fmt.Sprintf("official-%d", i)))); err != nil {
-			t.Fatalf("official send %d: %v", i, err)
-		}
-	}
-	ours := newComposeCollector()
-	cfg := client.DefaultPushConsumerConfig()
-	cfg.Client = client.DefaultClientConfig()
-	cfg.Client.NameServerAddrs = []string{composeNamesrv}
-	cfg.Client.InstanceName = instance("compose-rc")
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Group = "compose-rc-group"
-	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
-		for _, m := range msgs {
-			ours.add(string(m.Body))
-		}
-		return client.ConsumeSuccess
-	}
-	rc, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.Subscribe(topic, "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 60*time.Second, "our consumer receives the official producer's messages",
-		func() bool { return ours.count("official-") == n })
-	if err := rc.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	var sent []string // every body, in the order sent
+
+	// From the host: official producer -> our consumer.
+	official := composeBodies("official-", n)
+	sendOfficial(t, ctx, p.namesrvAddr, topic, official)
+	sent = append(sent, official...)
+	rcCfg := composeConsumerConfig(p.namesrvAddr, "compose-rc-group")
+	got := consumeOurs(t, ctx, adm, rcCfg, topic, official, n)
+	if extra := got.without(official); len(extra) > 0 {
+		t.Fatalf("our consumer received messages that were not sent: %q", extra)
 	}
 
-	// Our producer -> the official consumer.
-	pcfg := client.DefaultProducerConfig()
-	pcfg.Client = cfg.Client
-	pcfg.Client.InstanceName = instance("compose-rp")
-	pcfg.Group = "compose-rc-pg"
-	rp, err := client.NewProducer(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rp.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer rp.Shutdown(context.Background())
-	for i := 0; i < n; i++ {
-		if _, err := rp.Send(ctx, &client.Message{Topic: topic, Body: []byte(fmt.Sprintf("ours-%d", i))}); err != nil {
-			t.Fatalf("our send %d: %v", i, err)
-		}
-	}
-	theirs := newComposeCollector()
-	oc, err := rocketmq.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{composeNamesrv})),
-		consumer.WithInstance(instance("compose-c")),
-		consumer.WithGroupName("compose-official-group"),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = oc.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		for _, m := range msgs {
-			theirs.add(string(m.Body))
-		}
-		return consumer.ConsumeSuccess, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := oc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 60*time.Second, "the official consumer receives our producer's messages",
-		func() bool { return theirs.count("ours-") == n })
-	_ = oc.Shutdown()
+	// From the host: our producer -> the official consumer.
+	ours := composeBodies("ours-", n)
+	sendOurs(t, ctx, p.namesrvAddr, topic, ours)
+	sent = append(sent, ours...)
+	consumeOfficial(t, ctx, adm, p.namesrvAddr, "compose-official-group", topic, slices.Concat(official, ours))
 
-	// Restart broker-a's container: its messages and the groups' offsets
-	// live on its named volume.
-	before := queueTotals(t, ctx, adm, topic)
-	t.Logf("memory: %s", dockerMemory(t))
-	compose("restart", "broker-a")
-	run("wait")
-	eventually(t, 60*time.Second, "broker-a serves the same data after its restart", func() bool {
-		after, err := queueTotalsErr(ctx, adm, topic)
-		return err == nil && after == before
-	})
-	if before == 0 {
-		t.Fatal("no messages counted before the restart")
+	// From a container on the compose network: runnelctl sends, and the
+	// consumer CLI reads back exactly what was sent from both sides.
+	container := composeBodies("container-", 10)
+	rows := p.tool("runnelctl", append([]string{"send", "--topic", topic, "--keys", "from-container", "-o", "json"}, container...)...)
+	sentRows := decodeLines[struct {
+		Status      string `json:"status"`
+		OffsetMsgID string `json:"offsetMsgId"`
+		Broker      string `json:"brokerName"`
+	}](t, rows)
+	if len(sentRows) != len(container) {
+		t.Fatalf("runnelctl send in a container printed %d rows, want %d:\n%s", len(sentRows), len(container), rows)
+	}
+	sent = append(sent, container...)
+	out := p.run("--profile", "consumer", "run", "--rm", "-T", "consumer", "--topic", topic,
+		"--group", "compose-cli-group", "--from", "first", "--max", fmt.Sprint(len(sent)),
+		"--idle-timeout", "60s", "--format", "json")
+	var printed []string
+	brokersSeen := map[string]bool{}
+	for _, r := range decodeLines[struct {
+		Body   *string `json:"body"`
+		Broker string  `json:"brokerName"`
+	}](t, out) {
+		if r.Body == nil {
+			t.Fatalf("consumer printed a record without a text body:\n%s", out)
+		}
+		printed = append(printed, *r.Body)
+		brokersSeen[r.Broker] = true
+	}
+	if !sameSet(printed, sent) {
+		t.Fatalf("the consumer container printed %d messages, want the %d sent:\n got %q\nwant %q", len(printed), len(sent), sorted(printed), sorted(sent))
+	}
+	if len(brokersSeen) != 2 {
+		t.Fatalf("the consumer container read from brokers %v, want both", brokersSeen)
+	}
+	// A container on another network (Docker's default bridge) reaches the
+	// brokers at the same address.
+	for _, addr := range []string{p.brokerAAddr, p.brokerBAddr} {
+		if out, errOut, err := p.exec("docker", "run", "--rm", "--entrypoint", "/bin/healthcheck", "runnel/tools:dev", addr); err != nil {
+			t.Fatalf("healthcheck %s from the default bridge: %v\n%s%s", addr, err, out, errOut)
+		}
+	}
+
+	// Each group's committed offsets are what it consumed (the CLI commits
+	// as it exits).
+	committed := map[string]int64{"compose-rc-group": n, "compose-official-group": 2 * n, "compose-cli-group": int64(len(sent))}
+	groups := slices.Sorted(maps.Keys(committed))
+	for _, g := range groups {
+		waitCommittedTotal(t, ctx, adm, g, topic, committed[g])
+	}
+	queuesBefore := topicQueues(t, ctx, adm, topic)
+	if total := storedTotal(queuesBefore); total != int64(len(sent)) {
+		t.Fatalf("%d messages stored, want %d: %+v", total, len(sent), queuesBefore)
+	}
+	offsetsBefore := map[string][]admin.QueueProgress{}
+	for _, g := range groups {
+		offsetsBefore[g] = groupOffsets(t, ctx, adm, g, topic)
+	}
+	t.Logf("memory: %s", p.memory())
+
+	// Replace broker-a's container with a new one (a clean stop, then a
+	// fresh container with fresh anonymous volumes): its messages and the
+	// groups' offsets must come back from its named volume.
+	p.run("up", "-d", "--no-deps", "--force-recreate", "--renew-anon-volumes", "broker-a")
+	p.mustScript("wait")
+	waitBrokers(t, ctx, adm, []string{p.brokerAAddr, p.brokerBAddr})
+	// Both brokers are registered, so the route names broker-a again; the
+	// stats ask it for its queues.
+	queuesAfter, err := adm.TopicStats(ctx, topic)
+	if err != nil {
+		t.Fatalf("topic stats after broker-a's restart: %v", err)
+	}
+	if queuesAfter = stripStats(queuesAfter); !slices.Equal(queuesAfter, queuesBefore) {
+		t.Fatalf("queues changed across broker-a's restart:\nbefore %+v\nafter  %+v", queuesBefore, queuesAfter)
+	}
+	for _, g := range groups {
+		if after := groupOffsets(t, ctx, adm, g, topic); !slices.Equal(after, offsetsBefore[g]) {
+			t.Fatalf("group %s's offsets changed across broker-a's restart:\nbefore %+v\nafter  %+v", g, offsetsBefore[g], after)
+		}
+	}
+	onA := 0
+	for i, r := range sentRows {
+		if r.Broker != "broker-a" {
+			continue
+		}
+		onA++
+		m, err := adm.QueryMessageByID(ctx, r.OffsetMsgID, "")
+		if err != nil || string(m.Body) != container[i] {
+			t.Fatalf("message %s on broker-a after its restart: %v, %+v", r.OffsetMsgID, err, m)
+		}
+	}
+	if onA == 0 {
+		t.Fatalf("no message of the container's went to broker-a: %+v", sentRows)
+	}
+
+	// A host client still works after the restart, and a group resumes at
+	// its committed offsets: compose-rc-group gets what it had not
+	// consumed, and none of the official producer's messages again.
+	after := composeBodies("after-", 10)
+	sendOurs(t, ctx, p.namesrvAddr, topic, after)
+	want := slices.Concat(ours, container, after)
+	got = consumeOurs(t, ctx, adm, rcCfg, topic, want, n+int64(len(want)))
+	if extra := got.without(want); len(extra) > 0 {
+		t.Fatalf("compose-rc-group received messages it had consumed before the restart: %q", extra)
 	}
 }
 
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
-func repoRoot(t *testing.T) string {
+// waitBrokers waits until the name server lists exactly the brokers at
+// addrs (sorted by name).
+func waitBrokers(t *testing.T, ctx context.Context, adm *admin.Admin, addrs []string) {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller")
-	}
-	return filepath.Dir(filepath.Dir(file))
-}
-
-// queueTotals is the sum of the topic's per-queue max offsets on every broker.
-func queueTotals(t *testing.T, ctx context.Context, adm *admin.Admin, topic string) int64 {
-	t.Helper()
-	n, err := queueTotalsErr(ctx, adm, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func queueTotalsErr(ctx context.Context, adm *admin.Admin, topic string) (int64, error) {
-	stats, err := adm.TopicStats(ctx, topic)
-	if err != nil {
-		return 0, err
-	}
-	var total int64
-	for _, q := range stats {
-		total += q.MaxOffset - q.MinOffset
-	}
-	return total, nil
-}
-
-func dockerMemory(t *testing.T) string {
-	out, err := exec.Command("docker", "stats", "--no-stream", "--format", "{{.Name}}={{.MemUsage}}").Output()
-	if err != nil {
-		return err.Error()
-	}
-	return strings.Join(strings.Fields(string(out)), " ")
-}
-
-type composeCollector struct {
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func newComposeCollector() *composeCollector { return &composeCollector{seen: map[string]bool{}} }
-
-func (c *composeCollector) add(body string) {
-	c.mu.Lock()
-	c.seen[body] = true
-	c.mu.Unlock()
-}
-
-func (c *composeCollector) count(prefix string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for b := range c.seen {
-		if strings.HasPrefix(b, prefix) {
-			n++
+	var last []string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		last = last[:0]
+		bs, err := adm.Brokers(ctx)
+		for _, b := range bs {
+			last = append(last, b.Addr)
 		}
+		if err == nil && slices.Equal(last, addrs) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("brokers listed by the name server: %v (%v), want %v", last, err, addrs)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return n
 }

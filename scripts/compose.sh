@@ -4,7 +4,13 @@
 #
 #   scripts/compose.sh images   # build bin/static/* and the runnel/* images
 #   scripts/compose.sh up       # images, then start and wait until every service is healthy
+#   scripts/compose.sh start    # start and wait, with the images as they are
+#   scripts/compose.sh wait     # wait until every service is healthy
 #   scripts/compose.sh down     # stop and remove containers and volumes
+#
+# COMPOSE_PROJECT_NAME picks the project (default runnel); RUNNEL_NET,
+# RUNNEL_ADVERTISE_HOST and the RUNNEL_*_PORT variables are described in
+# docker-compose.yml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +22,18 @@ elif command -v docker-compose >/dev/null; then
 else
 	echo "compose: neither 'docker compose' nor 'docker-compose' is installed" >&2
 	exit 1
+fi
+
+# The brokers advertise the compose network's gateway. docker-compose.yml
+# cannot derive one variable from another, so a moved network (RUNNEL_NET)
+# moves the advertised address here.
+if [[ -n "${RUNNEL_NET:-}" && -z "${RUNNEL_ADVERTISE_HOST:-}" ]]; then
+	export RUNNEL_ADVERTISE_HOST="$RUNNEL_NET.1"
+fi
+if [[ "${RUNNEL_ADVERTISE_HOST:-}" == 127.* ]]; then
+	echo "compose: RUNNEL_ADVERTISE_HOST=$RUNNEL_ADVERTISE_HOST: every port is already published on 127.0.0.1;" \
+		"give an address containers can reach too (unset it for the network's gateway)" >&2
+	exit 2
 fi
 
 images() {
@@ -31,20 +49,23 @@ images() {
 	docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^runnel/' || true
 }
 
+# wait_healthy asks the engine directly, one `docker ps` per round:
+# docker-compose v1 takes about half a second per call, which would
+# dominate the time to healthy.
 wait_healthy() {
-	local deadline=$((SECONDS + ${COMPOSE_WAIT:-120}))
+	local deadline=$((SECONDS + ${COMPOSE_WAIT:-120})) states all svc
 	while ((SECONDS < deadline)); do
-		local all=1
+		states=$(docker ps -a --filter "label=com.docker.compose.project=$project" \
+			--format '{{.Label "com.docker.compose.service"}}={{.Status}}')
+		all=1
 		for svc in namesrv broker-a broker-b; do
-			id=$("${compose[@]}" ps -q "$svc")
-			status=$(docker inspect --format '{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}' "$id" 2>/dev/null || echo missing)
-			[[ "$status" == healthy ]] || all=0
+			grep -q "^$svc=Up .*(healthy)" <<<"$states" || all=0
 		done
 		if ((all)); then
 			echo "compose: all services healthy"
 			return 0
 		fi
-		sleep 0.5
+		sleep 0.2
 	done
 	echo "compose: services not healthy in time" >&2
 	"${compose[@]}" ps >&2
@@ -52,19 +73,25 @@ wait_healthy() {
 	return 1
 }
 
+start() {
+	local t0
+	t0=$(date +%s%N)
+	"${compose[@]}" up -d
+	wait_healthy
+	echo "compose: up to healthy in $((($(date +%s%N) - t0) / 1000000)) ms"
+}
+
 case "${1:-}" in
 images) images ;;
 up)
 	images
-	start=$SECONDS
-	"${compose[@]}" up -d
-	wait_healthy
-	echo "compose: up to healthy in $((SECONDS - start))s"
+	start
 	;;
+start) start ;;
 wait) wait_healthy ;;
-down) "${compose[@]}" down -v ;;
+down) "${compose[@]}" down -v --remove-orphans ;;
 *)
-	echo "usage: $0 images|up|wait|down" >&2
+	echo "usage: $0 images|up|start|wait|down" >&2
 	exit 2
 	;;
 esac

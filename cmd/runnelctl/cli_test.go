@@ -59,7 +59,7 @@ func TestErrorsAreOneLine(t *testing.T) {
 		{[]string{"topic", "create", "t", "--perm", "Q"}, "--perm"},
 		{[]string{"topic", "create", "t", "--queues", "2", "--read-queues", "3"}, "exclude each other"},
 		{[]string{"send"}, "needs --topic"},
-		{[]string{"send", "--topic", "t", "--delay", "19"}, "delay level"},
+		{[]string{"send", "--topic", "t", "--delay", "-1"}, "delay level"},
 		{[]string{"group", "progress"}, "needs --group"},
 		{[]string{"group", "reset-offset", "--group", "g", "--topic", "t", "--to", "yesterday"}, `time "yesterday"`},
 		{[]string{"group", "reset-offset", "--group", "g"}, "needs --topic"},

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
@@ -96,7 +97,11 @@ func TestProcessAgainstCluster(t *testing.T) {
 		t.Skip("builds the binary and starts a cluster")
 	}
 	bin := buildBinary(t)
-	cl := cluster.Start(t, cluster.Brokers(2))
+	// Two short delay levels, so a delayed send is delivered within the
+	// test and a level above 2 is out of the brokers' range.
+	cl := cluster.Start(t, cluster.Brokers(2), cluster.Configure(func(_ int, cfg *broker.Config) {
+		cfg.MessageDelayLevel = testDelayLevels
+	}))
 	c := ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()}
 
 	var brokers []admin.Broker
@@ -226,6 +231,10 @@ func TestProcessAgainstCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("delayed send", func(t *testing.T) {
+		testDelayedSend(t, ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()})
+	})
+
 	// Delete: gone from the list and the route.
 	c.ok("", "topic", "delete", "orders")
 	if out := c.ok("", "topic", "list"); strings.Contains(out, "orders") {
@@ -234,6 +243,65 @@ func TestProcessAgainstCluster(t *testing.T) {
 	r := c.run("", "topic", "route", "orders")
 	if r.code != 1 || !strings.Contains(r.stderr, "TOPIC_NOT_EXIST") {
 		t.Fatalf("route after delete: %+v", r)
+	}
+}
+
+// testDelayLevels is the brokers' messageDelayLevel in
+// TestProcessAgainstCluster.
+const testDelayLevels = "300ms 600ms"
+
+// testDelayedSend sends with --delay and a user property: the message is
+// stored in the schedule topic with its DELAY level, real topic and the
+// property, and later arrives in its topic with the property. A level above
+// the brokers' highest is stored at the highest, with a warning.
+func testDelayedSend(t *testing.T, c ctl) {
+	c.ok("", "topic", "create", "reminders", "--queues", "1")
+	r := c.run("", "send", "--topic", "reminders", "--delay", "1", "--property", "k=v", "-o", "json", "later")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("delayed send: %+v", r)
+	}
+	sent := parseSent(t, r.stdout)
+
+	var scheduled messageView
+	c.okJSON(&scheduled, "message", "get", sent[0].OffsetMsgID)
+	props := scheduled.Properties
+	if scheduled.Topic != "SCHEDULE_TOPIC_XXXX" || scheduled.QueueID != 0 || props["DELAY"] != "1" ||
+		props["REAL_TOPIC"] != "reminders" || props["k"] != "v" || *scheduled.Body != "later" {
+		t.Fatalf("the stored copy of a message sent with --delay 1: %+v", scheduled)
+	}
+	if out := c.ok("", "message", "get", sent[0].OffsetMsgID); !strings.Contains(out, "  DELAY=1\n") || !strings.Contains(out, "  k=v\n") {
+		t.Fatalf("message get text of a delayed message:\n%s", out)
+	}
+
+	// Delivered once due: the same client id, now in the real topic.
+	var delivered messageView
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := c.run("", "message", "get", sent[0].MsgID, "--topic", "reminders", "-o", "json")
+		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &delivered) == nil && delivered.Topic == "reminders" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delayed message never reached its topic: last %+v", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if delivered.Properties["k"] != "v" || delivered.Properties["DELAY"] != "" || *delivered.Body != "later" {
+		t.Fatalf("delivered copy %+v", delivered)
+	}
+
+	// Level 5 of 2: the broker stores it at level 2 and send says so.
+	r = c.run("", "send", "--topic", "reminders", "--delay", "5", "-o", "json", "too-late")
+	if r.code != 0 {
+		t.Fatalf("send with a level above the broker's: %+v", r)
+	}
+	clamped := parseSent(t, r.stdout)
+	if want := "runnelctl: warning: broker " + clamped[0].Broker + " has no delay level 5; it stored the message at its highest level, 2\n"; r.stderr != want {
+		t.Fatalf("stderr of a level-5 send %q, want %q", r.stderr, want)
+	}
+	c.okJSON(&scheduled, "message", "get", clamped[0].OffsetMsgID)
+	if scheduled.Properties["DELAY"] != "2" || scheduled.QueueID != 1 {
+		t.Fatalf("stored copy of a level-5 send: %+v", scheduled)
 	}
 }
 

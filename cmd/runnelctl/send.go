@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // sendFlags are the options of `runnelctl send`.
@@ -40,7 +42,13 @@ func newSendCmd(a *app) *cobra.Command {
 		Long: `Send one message per argument, or, without arguments, one message per line of
 standard input. Each message gets the same keys, tag, delay level and properties.
 Prints each message's id (the client id producers report), its offsetMsgId (the
-broker's id), and the queue and offset it was stored at.`,
+broker's id), and the queue and offset it was stored at.
+
+Delay levels are the broker's (its messageDelayLevel; RocketMQ's default table has
+18: 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h). A delayed message
+waits in SCHEDULE_TOPIC_XXXX until it is due. A broker takes a level above its
+highest as its highest, as RocketMQ does, without an error; send then warns on
+stderr with the level the broker stored.`,
 		Example: `  runnelctl send --topic orders "first order" "second order"
   runnelctl send --topic orders --keys order-42 --tag created '{"id":42}'
   seq 1 100 | runnelctl send --topic numbers
@@ -49,8 +57,11 @@ broker's id), and the queue and offset it was stored at.`,
 			if f.topic == "" {
 				return fmt.Errorf("send needs --topic")
 			}
-			if f.delay < 0 || f.delay > 18 {
-				return fmt.Errorf("--delay %d: want a delay level 0..18 (1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h)", f.delay)
+			// Only the broker knows its levels (they are configurable and
+			// not in its config answer), so the upper end is checked after
+			// the send: see checkDelay.
+			if f.delay < 0 {
+				return fmt.Errorf("--delay %d: want a delay level >= 1, or 0 for none", f.delay)
 			}
 			return a.send(cmd.Context(), f, args)
 		},
@@ -59,7 +70,7 @@ broker's id), and the queue and offset it was stored at.`,
 	fl.StringVarP(&f.topic, "topic", "t", "", "topic to send to (required)")
 	fl.StringSliceVarP(&f.keys, "keys", "k", nil, "message keys, indexed for `message query` (repeat or comma-separate)")
 	fl.StringVar(&f.tag, "tag", "", "message tag")
-	fl.IntVar(&f.delay, "delay", 0, "delay level 1..18 (RocketMQ's table: 1s 5s 10s 30s 1m ... 2h); 0 = none")
+	fl.IntVar(&f.delay, "delay", 0, "delay level: 1 up to the broker's highest (default table 1s 5s 10s 30s 1m ... 2h, 18 levels); 0 = none")
 	fl.StringVarP(&f.group, "group", "g", "runnelctl", "producer group")
 	fl.StringToStringVar(&f.props, "property", nil, "user property key=value (repeatable)")
 	return cmd
@@ -91,6 +102,7 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 	// 32 hex digits).
 	const rowFormat = "%-10s %-32s %-32s %-12s %5v %12v\n"
 	sent := 0
+	checked := map[string]bool{} // brokers whose delay level checkDelay has seen
 	sendOne := func(body string) error {
 		m := &client.Message{Topic: f.topic, Body: []byte(body), Tags: f.tag, Keys: f.keys,
 			DelayLevel: f.delay, Properties: f.props}
@@ -99,6 +111,9 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 			return fmt.Errorf("send message %d to %s: %w", sent+1, f.topic, err)
 		}
 		sent++
+		if f.delay > 0 {
+			a.checkDelay(ctx, checked, res.Queue.BrokerName, res.OffsetMsgID, f.delay)
+		}
 		row := sentRow{Status: res.Status.String(), MsgID: res.MsgID, OffsetMsgID: res.OffsetMsgID,
 			Broker: res.Queue.BrokerName, QueueID: res.Queue.QueueID, QueueOffset: res.QueueOffset}
 		if a.output == "json" {
@@ -143,6 +158,32 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 				return err
 			}
 		}
+	}
+}
+
+// checkDelay warns on stderr when broker stored a delayed message at
+// another level than asked: a broker clamps a level above its highest to
+// its highest instead of refusing the send (RocketMQ does the same), so
+// without this a mistyped level would silently mean the longest delay. It
+// reads back the first delayed message stored on each broker, whose DELAY
+// property holds the level in force. A failed read-back only skips the
+// check: the send itself succeeded.
+func (a *app) checkDelay(ctx context.Context, checked map[string]bool, broker, offsetMsgID string, want int) {
+	if checked[broker] {
+		return
+	}
+	checked[broker] = true
+	adm, err := a.admin()
+	if err != nil {
+		return
+	}
+	m, err := adm.QueryMessageByID(ctx, offsetMsgID, "")
+	if err != nil {
+		return
+	}
+	if got := m.Properties[protocol.PropertyDelayTimeLevel]; got != "" && got != strconv.Itoa(want) {
+		fmt.Fprintf(a.stderr, "runnelctl: warning: broker %s has no delay level %d; it stored the message at its highest level, %s\n",
+			broker, want, got)
 	}
 }
 
