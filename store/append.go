@@ -46,14 +46,14 @@ func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
 		key = consumequeue.AppendKey(key[:0], m.Topic, m.QueueID, 0)
 		_ = b.Set(key, zero[:], nil)
 		for _, k := range m.Keys {
-			if k == "" || len(k) > index.MaxKeyLen {
-				continue
+			if !indexable(k) {
+				continue // recordIndexKeys skips the same keys
 			}
 			key = index.AppendKey(key[:0], index.KindKey, m.Topic, k, 0)
 			_ = b.Set(key, zero[:8], nil)
 			nIdx[i]++
 		}
-		if m.UniqKey != "" && len(m.UniqKey) <= index.MaxKeyLen {
+		if indexable(m.UniqKey) {
 			key = index.AppendKey(key[:0], index.KindUniq, m.Topic, m.UniqKey, 0)
 			_ = b.Set(key, zero[:8], nil)
 			nIdx[i]++

@@ -60,6 +60,13 @@ type Op struct {
 	// apply lock) that Apply checks and completes.
 	Cutoff    int64
 	QueueMins map[QueueID]int64
+	// OpTruncate: IndexKeys are hints too, the index entries of the
+	// records in [log start when planned, IndexTo). Apply deletes those that
+	// point into [current log start, Cutoff) (an entry there can only belong
+	// to a deleted record) and reads the records in [IndexTo, Cutoff) itself
+	// for the rest, so no hint leaves an entry behind or deletes a live one.
+	IndexKeys [][]byte
+	IndexTo   int64
 }
 
 // AppendMessage is one message of an OpAppend.
@@ -71,8 +78,11 @@ type AppendMessage struct {
 	Topic    string
 	QueueID  int32
 	TagsCode int64
-	Keys     []string
-	UniqKey  string
+	// Keys and UniqKey are what is indexed; they must be the record's own
+	// KEYS words and UNIQ_KEY, because retention finds the index entries to
+	// delete by reading the record (Verify checks this).
+	Keys    []string
+	UniqKey string
 }
 
 // Appended is where Apply put one message.

@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -195,54 +193,4 @@ func BenchmarkRead(b *testing.B) {
 		}
 		_ = out
 	})
-}
-
-// TestReopenLarge measures Open on a large store: opt in with
-// RUNNEL_STORE_REOPEN_MIB=1024 (the store's size in MiB of 1 KiB messages).
-func TestReopenLarge(t *testing.T) {
-	mib, _ := strconv.Atoi(os.Getenv("RUNNEL_STORE_REOPEN_MIB"))
-	if mib <= 0 {
-		t.Skip("set RUNNEL_STORE_REOPEN_MIB to run")
-	}
-	dir := t.TempDir()
-	opts := DefaultOptions(dir)
-	opts.RetentionInterval = -1
-	s, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch := make([]*protocol.MessageExt, 64)
-	for i := range batch {
-		batch[i] = benchMsg(int32(i % 8))
-	}
-	start := time.Now()
-	for s.MaxPhysOffset() < int64(mib)<<20 {
-		if _, err := s.Put(batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("wrote %d MiB in %v", s.MaxPhysOffset()>>20, time.Since(start))
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	start = time.Now()
-	s, err = Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("reopen of %d MiB store took %v", s.MaxPhysOffset()>>20, time.Since(start))
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// Once Pebble's background compactions have settled, Open is cheap.
-	start = time.Now()
-	if s, err = Open(opts); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("second reopen took %v", time.Since(start))
-	start = time.Now()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("close took %v", time.Since(start))
 }

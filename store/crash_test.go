@@ -2,9 +2,9 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	randv1 "math/rand"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -14,45 +14,67 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/internal/fakeclock"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/meta"
 )
 
 // The crash test re-executes the test binary as a writer child (crashChild),
-// kills it with SIGKILL at a random moment, reopens the store and checks it
-// against every append the child reported as acknowledged.
+// kills it with SIGKILL at a random moment (sometimes while Open is still
+// recovering), reopens the store and checks it against everything the child
+// reported as acknowledged: appends, consumer offsets, topic configs and a
+// checkpoint, with retention deleting the log's head in the background.
 const (
 	crashChildEnv = "RUNNEL_STORE_CRASH_CHILD" // the store directory
 	crashModeEnv  = "RUNNEL_STORE_CRASH_MODE"
 	crashTagEnv   = "RUNNEL_STORE_CRASH_TAG"
 	crashTopic    = "Crash"
+	crashGroup    = "CrashGroup"
 	crashQueues   = 3
+	// crashBudget is the child's DiskBudget: small enough that retention
+	// (every crashRetention) deletes the head of the log within a few
+	// cycles, and keeps Verify's full pass cheap.
+	crashBudget    = 512 << 10
+	crashRetention = 2 * time.Millisecond
+	// crashMaxRecord bounds a child's record, so the log kept under the
+	// budget can be checked: retention stops at the first record starting
+	// at or after (end - budget).
+	crashMaxRecord = 1 << 10
 )
 
-// crashChild writes batches from several goroutines and prints one line per
-// acknowledged message: "A queue offset phys body".
+// crashChild prints "opening", opens the store and prints "ready <µs the
+// Open took>". Then four goroutines write batches and print one line per
+// acknowledged message, "A queue offset phys body", while another commits
+// each queue's max offset ("O queue offset"), creates topics ("T name")
+// and bumps a checkpoint ("C n"), each printed once acknowledged.
 func crashChild() {
 	mode, _ := strconv.Atoi(os.Getenv(crashModeEnv))
 	opts := DefaultOptions(os.Getenv(crashChildEnv))
 	opts.FlushMode = FlushMode(mode)
 	opts.MemTableSize = 1 << 20 // rotate WALs and flush often, to crash in those paths too
-	opts.RetentionInterval = -1
-	s, err := Open(opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "open:", err)
-		os.Exit(2)
-	}
+	opts.DiskBudget = crashBudget
+	opts.FileReservedTime = -1
+	opts.RetentionInterval = crashRetention
 	tag := os.Getenv(crashTagEnv)
 	var mu sync.Mutex
 	out := os.Stdout
-	fmt.Fprintln(out, "ready")
-	var wg sync.WaitGroup
+	println := func(s string) {
+		mu.Lock()
+		_, _ = out.WriteString(s)
+		mu.Unlock()
+	}
+	fail := func(what string, err error, code int) {
+		fmt.Fprintln(os.Stderr, what, err)
+		os.Exit(code)
+	}
+	println("opening\n")
+	start := time.Now()
+	s, err := Open(opts)
+	if err != nil {
+		fail("open:", err, 2)
+	}
+	println(fmt.Sprintf("ready %d\n", time.Since(start).Microseconds()))
 	for w := 0; w < 4; w++ {
-		wg.Add(1)
 		go func(w int) {
-			defer wg.Done()
 			body := make([]byte, 0, 600)
 			for i := 0; ; i++ {
 				n := 1 + (i % 5)
@@ -66,26 +88,62 @@ func crashChild() {
 				}
 				rs, err := s.Put(ms)
 				if err != nil {
-					fmt.Fprintln(os.Stderr, "put:", err)
-					os.Exit(3)
+					fail("put:", err, 3)
 				}
 				var sb strings.Builder
 				for j, r := range rs {
 					fmt.Fprintf(&sb, "A %d %d %d %s\n", ms[j].QueueID, r.QueueOffset, r.CommitLogOffset, ms[j].Body)
 				}
-				mu.Lock()
-				_, _ = out.WriteString(sb.String())
-				mu.Unlock()
+				println(sb.String())
 			}
 		}(w)
 	}
-	wg.Wait()
+	// Offsets are committed by this goroutine alone, each queue's growing
+	// (the max offset only grows, across restarts too), so the last
+	// acknowledged commit of a queue is the highest.
+	// The checkpoint counts on from its stored value, so it only grows.
+	k0 := 0
+	if v, ok, err := s.Checkpoint("crash"); err != nil {
+		fail("checkpoint:", err, 6)
+	} else if ok {
+		k0, _ = strconv.Atoi(string(v))
+		k0 = k0 - k0%20 + 20
+	}
+	for k := k0; ; k++ {
+		q := int32(k % crashQueues)
+		off := s.MaxOffset(crashTopic, q)
+		if err := s.CommitOffset(crashGroup, crashTopic, q, off); err != nil {
+			fail("commit:", err, 4)
+		}
+		println(fmt.Sprintf("O %d %d\n", q, off))
+		if k%20 == 0 {
+			name := fmt.Sprintf("%s-T%d", tag, k)
+			if err := s.PutTopic(meta.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}); err != nil {
+				fail("topic:", err, 5)
+			}
+			println("T " + name + "\n")
+			if err := s.PutCheckpoint("crash", []byte(strconv.Itoa(k))); err != nil {
+				fail("checkpoint:", err, 6)
+			}
+			println(fmt.Sprintf("C %d\n", k))
+		}
+	}
 }
 
 type ack struct {
 	queue     int32
 	off, phys int64
 	body      string
+}
+
+// crashRun is what one child acknowledged before it was killed.
+type crashRun struct {
+	acks       []ack
+	offsets    map[int32]int64 // highest committed offset per queue
+	topics     []string
+	checkpoint int64 // -1: none
+	ready      bool  // Open had returned before the kill
+	openTime   time.Duration
 }
 
 func TestCrashRecovery(t *testing.T) {
@@ -100,18 +158,41 @@ func TestCrashRecovery(t *testing.T) {
 	var dir string
 	rng := randv1.New(randv1.NewSource(time.Now().UnixNano()))
 	var all []ack
+	var offsets map[int32]int64
+	var topics []string
+	var checkpoint int64
+	openTime := 2 * time.Millisecond // the child's last Open, to aim kills into the next
+	killedInOpen, killsInOpen, truncated := 0, 0, 0
 	for c := 0; c < cycles; c++ {
 		mode := FlushMode(c % 2)
 		if c%10 == 0 {
-			// A fresh store every 10 cycles keeps Verify's full pass cheap;
-			// within a group each reopen recovers a store that was itself
-			// recovered.
+			// A fresh store every 10 cycles; within a group each reopen
+			// recovers a store that was itself recovered.
 			dir = fmt.Sprintf("%s/%d", root, c)
-			all = nil
+			all, offsets, topics, checkpoint = nil, map[int32]int64{}, nil, -1
+		}
+		// Every fifth cycle aims the kill into Open's recovery of the store
+		// the previous cycle's kill left.
+		inOpen := c%5 == 4
+		after := time.Duration(5+rng.Intn(60)) * time.Millisecond
+		if inOpen {
+			after = time.Duration(rng.Int63n(int64(openTime) + 1))
+			killsInOpen++
 		}
 		tc0 := time.Now()
-		acks := runCrashChild(t, dir, mode, fmt.Sprint("c", c), time.Duration(5+rng.Intn(60))*time.Millisecond)
-		all = append(all, acks...)
+		run := runCrashChild(t, dir, mode, fmt.Sprint("c", c), inOpen, after)
+		if run.ready {
+			openTime = run.openTime
+		} else {
+			killedInOpen++
+		}
+		all = append(all, run.acks...)
+		for q, off := range run.offsets {
+			offsets[q] = max(offsets[q], off)
+		}
+		topics = append(topics, run.topics...)
+		checkpoint = max(checkpoint, run.checkpoint)
+
 		opts := DefaultOptions(dir)
 		opts.RetentionInterval = -1
 		tcOpen := time.Now()
@@ -122,49 +203,96 @@ func TestCrashRecovery(t *testing.T) {
 		tc1 := time.Now()
 		rep, err := s.Verify()
 		tc2 := time.Now()
-		if err != nil || rep.Orphans != 0 {
+		fatal := func(format string, args ...any) {
+			t.Helper()
 			_ = s.Close()
-			t.Fatalf("cycle %d (%v): %+v %v", c, mode, rep, err)
+			t.Fatalf("cycle %d (%v, killed in open %v): %s", c, mode, !run.ready, fmt.Sprintf(format, args...))
+		}
+		if err != nil || rep.Orphans != 0 || rep.StaleIndex != 0 {
+			fatal("%+v %v", rep, err)
+		}
+		minPhys, maxPhys := s.MinPhysOffset(), s.MaxPhysOffset()
+		if minPhys > 0 {
+			truncated++
+			if maxPhys-minPhys < crashBudget-crashMaxRecord {
+				fatal("retention kept %d bytes [%d, %d), budget %d", maxPhys-minPhys, minPhys, maxPhys, crashBudget)
+			}
 		}
 		// Every message ever acknowledged is where it was acknowledged,
-		// with its body (checked for this cycle's and a sample of older ones).
-		check := acks
-		if len(all) > len(acks) {
+		// with its body and index entries (checked for this cycle's and a
+		// sample of older ones), unless retention deleted it.
+		check := run.acks
+		if len(all) > len(run.acks) {
 			for i := 0; i < 50; i++ {
 				check = append(check, all[rng.Intn(len(all))])
 			}
 		}
 		for _, a := range check {
-			r, err := s.Get(crashTopic, a.queue, a.off, 1, 0, nil)
-			if err != nil || r.Status != GetFound {
-				_ = s.Close()
-				t.Fatalf("cycle %d (%v): acked %+v missing: %v %v", c, mode, a, r.Status, err)
-			}
-			m, _ := protocol.DecodeMessagesRaw(r.Messages)
-			if m[0].CommitLogOffset != a.phys || string(m[0].Body) != a.body {
-				_ = s.Close()
-				t.Fatalf("cycle %d: acked %+v reads back as phys %d body %.20q", c, a, m[0].CommitLogOffset, m[0].Body)
+			checkAck(fatal, s, a, minPhys)
+		}
+		for q, want := range offsets {
+			if got, ok, err := s.ConsumerOffset(crashGroup, crashTopic, q); err != nil || !ok || got < want {
+				fatal("committed offset of queue %d: %d %v %v, acknowledged %d", q, got, ok, err, want)
 			}
 		}
-		if len(acks) > 0 {
-			a := acks[len(acks)-1]
-			id := strings.SplitN(a.body, "p", 2)[0]
-			if recs, err := s.QueryByUniqKey(crashTopic, id, 4); err != nil || len(recs) != 1 {
-				t.Fatalf("cycle %d: uniq-key lookup of %s: %d %v", c, id, len(recs), err)
+		for _, name := range topics {
+			if _, ok, err := s.Topic(name); err != nil || !ok {
+				fatal("acknowledged topic %s: %v %v", name, ok, err)
+			}
+		}
+		if checkpoint >= 0 {
+			v, ok, err := s.Checkpoint("crash")
+			if n, _ := strconv.ParseInt(string(v), 10, 64); err != nil || !ok || n < checkpoint {
+				fatal("checkpoint %q %v %v, acknowledged %d", v, ok, err, checkpoint)
 			}
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("cycle %d %v: %d acks, %d records in store; child %v, reopen %v, verify %v, checks %v",
-			c, mode, len(acks), rep.Records, tcOpen.Sub(tc0), tc1.Sub(tcOpen), tc2.Sub(tc1), time.Since(tc2))
+		t.Logf("cycle %d %v: ready %v, %d acks, %d records [%d, %d), %d index entries; child %v, reopen %v, verify %v, checks %v",
+			c, mode, run.ready, len(run.acks), rep.Records, minPhys, maxPhys, rep.IndexEntries,
+			tcOpen.Sub(tc0), tc1.Sub(tcOpen), tc2.Sub(tc1), time.Since(tc2))
 	}
-	if len(all) == 0 {
+	t.Logf("%d cycles: %d of %d kills aimed at Open landed in it; retention had run in %d", cycles, killedInOpen, killsInOpen, truncated)
+	if len(all) == 0 || len(offsets) == 0 {
 		t.Fatal("no child ever acknowledged a write")
+	}
+	if cycles >= 20 && (killedInOpen == 0 || truncated == 0) {
+		t.Fatalf("the test did not exercise what it should: %d kills in Open, retention seen in %d cycles", killedInOpen, truncated)
 	}
 }
 
-func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, after time.Duration) []ack {
+// checkAck checks one acknowledged append after a reopen: readable at its
+// offset with its body and found by its unique id, or, if retention deleted
+// it, gone from the queue and the index alike.
+func checkAck(fatal func(string, ...any), s *Store, a ack, minPhys int64) {
+	id := strings.SplitN(a.body, "p", 2)[0]
+	recs, err := s.QueryByUniqKey(crashTopic, id, 4)
+	if err != nil {
+		fatal("uniq-key lookup of %s: %v", id, err)
+	}
+	if a.phys < minPhys {
+		if q := s.MinOffset(crashTopic, a.queue); q <= a.off || len(recs) != 0 {
+			fatal("acked %+v is below the log start %d but queue min is %d and the index finds %d", a, minPhys, q, len(recs))
+		}
+		return
+	}
+	r, err := s.Get(crashTopic, a.queue, a.off, 1, 0, nil)
+	if err != nil || r.Status != GetFound {
+		fatal("acked %+v missing: %v %v", a, r.Status, err)
+	}
+	m, _ := protocol.DecodeMessagesRaw(r.Messages)
+	if m[0].CommitLogOffset != a.phys || string(m[0].Body) != a.body {
+		fatal("acked %+v reads back as phys %d body %.20q", a, m[0].CommitLogOffset, m[0].Body)
+	}
+	if len(recs) != 1 {
+		fatal("uniq-key lookup of %s found %d records", id, len(recs))
+	}
+}
+
+// runCrashChild starts a child on dir and SIGKILLs it after the given
+// delay, counted from its "opening" line if inOpen, else from "ready".
+func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, inOpen bool, after time.Duration) crashRun {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashModeEnv+"="+strconv.Itoa(int(mode)), crashTagEnv+"="+tag)
@@ -179,26 +307,58 @@ func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, after t
 	}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	if !sc.Scan() || sc.Text() != "ready" {
+	sc.Split(wholeLines)
+	if !sc.Scan() || sc.Text() != "opening" {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		t.Fatalf("child did not start: %q %s", sc.Text(), stderr.String())
 	}
 	killed := make(chan struct{})
-	timer := time.AfterFunc(after, func() {
+	kill := func() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		close(killed)
-	})
-	var acks []ack
+	}
+	var timer *time.Timer
+	if inOpen {
+		timer = time.AfterFunc(after, kill)
+	}
+	run := crashRun{offsets: map[int32]int64{}, checkpoint: -1}
 	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), " ", 5)
-		if len(f) != 5 || f[0] != "A" {
-			continue // a line torn by the kill
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "ready "); ok && !run.ready {
+			run.ready = true
+			us, _ := strconv.ParseInt(rest, 10, 64)
+			run.openTime = time.Duration(us) * time.Microsecond
+			if !inOpen {
+				timer = time.AfterFunc(after, kill)
+			}
+			continue
 		}
-		q, _ := strconv.Atoi(f[1])
-		off, _ := strconv.ParseInt(f[2], 10, 64)
-		phys, _ := strconv.ParseInt(f[3], 10, 64)
-		acks = append(acks, ack{int32(q), off, phys, f[4]})
+		f := strings.SplitN(line, " ", 5)
+		switch {
+		case len(f) == 5 && f[0] == "A":
+			q, _ := strconv.Atoi(f[1])
+			off, _ := strconv.ParseInt(f[2], 10, 64)
+			phys, _ := strconv.ParseInt(f[3], 10, 64)
+			run.acks = append(run.acks, ack{int32(q), off, phys, f[4]})
+		case len(f) == 3 && f[0] == "O":
+			q, err1 := strconv.Atoi(f[1])
+			off, err2 := strconv.ParseInt(f[2], 10, 64)
+			if err1 == nil && err2 == nil {
+				run.offsets[int32(q)] = max(run.offsets[int32(q)], off)
+			}
+		case len(f) == 2 && f[0] == "T" && strings.HasPrefix(f[1], tag+"-T"):
+			run.topics = append(run.topics, f[1])
+		case len(f) == 2 && f[0] == "C":
+			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				run.checkpoint = max(run.checkpoint, n)
+			}
+		}
+	}
+	if timer == nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child stopped before it was ready: %s", stderr.String())
 	}
 	<-killed
 	timer.Stop()
@@ -206,95 +366,17 @@ func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, after t
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		t.Fatalf("child exited on its own: %v %s", err, stderr.String())
 	}
-	// The last line may have been cut mid-way by the kill: drop an ack
-	// whose body is shorter than any the child writes.
-	if n := len(acks); n > 0 && !strings.HasPrefix(acks[n-1].body, tag+"-") {
-		acks = acks[:n-1]
-	}
-	return acks
+	return run
 }
 
-// TestInProcessCrash crashes the store's filesystem instead of the process:
-// a MemFS clone keeping every write that reached the filesystem is what a
-// kill -9 leaves; a clone keeping only synced data is what an OS crash
-// leaves. Many cycles run quickly and deterministically.
-func TestInProcessCrash(t *testing.T) {
-	for _, mode := range []FlushMode{AsyncFlush, SyncFlush} {
-		for _, osCrash := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%v/osCrash=%v", mode, osCrash), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(uint64(mode), map[bool]uint64{false: 0, true: 1}[osCrash]))
-				fs := vfs.NewCrashableMem()
-				for cycle := 0; cycle < 10; cycle++ {
-					opts := memOptions(nil, fakeclock.New(t0))
-					opts.FS = fs
-					opts.FlushMode = mode
-					opts.MemTableSize = 1 << 20
-					s, err := Open(opts)
-					if err != nil {
-						t.Fatalf("cycle %d open: %v", cycle, err)
-					}
-					var mu sync.Mutex
-					var acked []ack
-					var wg sync.WaitGroup
-					stop := make(chan struct{})
-					for w := 0; w < 3; w++ {
-						wg.Add(1)
-						go func(w int) {
-							defer wg.Done()
-							for i := 0; ; i++ {
-								select {
-								case <-stop:
-									return
-								default:
-								}
-								body := fmt.Sprintf("%d-%d-%d-%s", cycle, w, i, strings.Repeat("x", i%300))
-								r, err := s.Put([]*protocol.MessageExt{msg("T", int32(w), body)})
-								if err != nil {
-									return // closed under us at the end of the cycle
-								}
-								mu.Lock()
-								acked = append(acked, ack{int32(w), r[0].QueueOffset, r[0].CommitLogOffset, body})
-								mu.Unlock()
-							}
-						}(w)
-					}
-					time.Sleep(time.Duration(1+rng.IntN(5)) * time.Millisecond)
-					mu.Lock()
-					mustSurvive := append([]ack(nil), acked...)
-					mu.Unlock()
-					if mode == AsyncFlush && osCrash {
-						// Only what the background flusher synced survives an
-						// OS crash: simulate one flusher tick, which covers
-						// every ack taken before it (not those after).
-						_ = s.Flush()
-					}
-					pct := 100
-					if osCrash {
-						pct = 0
-					}
-					crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rng})
-					close(stop)
-					wg.Wait()
-					_ = s.Close()
-
-					fs = crashed
-					opts.FS = fs
-					s, err = Open(opts)
-					if err != nil {
-						t.Fatalf("cycle %d reopen: %v", cycle, err)
-					}
-					if rep, err := s.Verify(); err != nil || rep.Orphans != 0 {
-						t.Fatalf("cycle %d: %+v %v", cycle, rep, err)
-					}
-					for _, a := range mustSurvive {
-						r, err := s.Get("T", a.queue, a.off, 1, 0, nil)
-						if err != nil || r.Status != GetFound || bodies(t, r.Messages)[0] != a.body {
-							t.Fatalf("cycle %d: acked %v/%d lost after crash (%d acked): %v %v", cycle, a.queue, a.off, len(mustSurvive), r.Status, err)
-						}
-					}
-					_ = s.Close()
-				}
-			})
-		}
+// wholeLines splits like bufio.ScanLines but drops a last line without its
+// newline: the kill cut it, and it may be a prefix of what was acknowledged.
+func wholeLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
 	}
+	if atEOF && len(data) > 0 {
+		return len(data), nil, nil
+	}
+	return 0, nil, nil
 }

@@ -62,8 +62,15 @@
 //
 // Retain (run in the background every RetentionInterval) deletes the log
 // prefix older than FileReservedTime or beyond DiskBudget with one range
-// deletion, and each queue's entries below it with another, in one batch.
-// The cutoffs are found by binary search outside the apply lock, so writers
-// wait only for that small batch. Index entries of deleted records are left
-// behind and skipped by readers (they are below the log's minimum offset).
+// deletion, each queue's entries below it with another, and the deleted
+// records' index entries one by one, all in one OpTruncate batch through
+// Apply. The cutoffs are found by binary search and the index entries by
+// reading the doomed records, both outside the apply lock; one OpTruncate
+// covers at most about 1 MiB of log, so writers wait only for small batches.
+//
+// DiskBudget counts the log's logical bytes (the sum of its records), not
+// Pebble's size on disk: deleted data leaves the disk only when compactions
+// drop it, and queue and index entries add roughly 60 bytes per message
+// plus about 60 per key, so the directory can exceed the budget by that
+// overhead and by the not-yet-compacted deletions.
 package store

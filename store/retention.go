@@ -5,50 +5,63 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/index"
 	"github.com/runnelmq/runnel/store/meta"
 )
 
-// Retain runs one retention pass as of now: it deletes the commit log below
-// the first record younger than FileReservedTime, and further while the log
-// is larger than DiskBudget, with the queue entries that point there. It
-// returns the number of log bytes deleted.
+// Retain runs retention as of now: it deletes the commit log below the
+// first record younger than FileReservedTime, and further while the log is
+// larger than DiskBudget, with the queue entries and index entries that
+// point there. It returns the number of log bytes deleted.
 //
-// The cutoff and each queue's new minimum are searched outside the apply
-// lock (binary searches, a few reads per queue); the OpTruncate itself is a
-// handful of range deletions, so writers wait only for that batch.
+// The cutoff, each queue's new minimum and the index entries to delete are
+// found outside the apply lock (binary searches and one read of the deleted
+// records); each OpTruncate covers at most truncateStep bytes of log, so
+// writers wait only for a bounded batch at a time.
 func (s *Store) Retain(now time.Time) (int64, error) {
-	if err := s.readLock(); err != nil {
-		return 0, err
-	}
-	op, err := s.planTruncate(now)
-	s.closeMu.RUnlock()
-	if err != nil || op == nil {
-		return 0, err
-	}
 	before := s.minPhys.Load()
-	if _, err := s.Apply(op); err != nil {
-		return 0, err
+	for {
+		if err := s.readLock(); err != nil {
+			return s.minPhys.Load() - before, err
+		}
+		op, more, err := s.planTruncate(now)
+		s.closeMu.RUnlock()
+		if err != nil || op == nil {
+			return s.minPhys.Load() - before, err
+		}
+		if _, err := s.Apply(op); err != nil {
+			return s.minPhys.Load() - before, err
+		}
+		if !more {
+			return s.minPhys.Load() - before, nil
+		}
 	}
-	return s.minPhys.Load() - before, nil
 }
 
-func (s *Store) planTruncate(now time.Time) (*Op, error) {
+// truncateStep caps the log bytes one OpTruncate deletes; a variable so
+// tests can make retention take several steps.
+var truncateStep int64 = 1 << 20 // 1 MiB: appends p99 during retention was 1.1-1.2 ms vs 1.3-1.7 ms at 4 MiB
+
+// planTruncate builds the next OpTruncate (nil if nothing is due); more
+// reports that it stopped at truncateStep short of what is due.
+func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 	lo, hi := s.minPhys.Load(), s.readablePhys.Load()
 	cutoff := lo
 	if s.opts.FileReservedTime > 0 {
 		ts := now.Add(-s.opts.FileReservedTime).UnixMilli()
 		c, err := commitlog.SearchTime(s.db, lo, hi, ts)
 		if err != nil {
-			return nil, fmt.Errorf("store: retention: %w", err)
+			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
 		cutoff = max(cutoff, c)
 	}
 	if b := s.opts.DiskBudget; b > 0 && hi-lo > b {
 		t, ok, err := commitlog.SeekGE(s.db, hi-b)
 		if err != nil {
-			return nil, fmt.Errorf("store: retention: %w", err)
+			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
 		c := hi
 		if ok && t.Phys < hi {
@@ -57,8 +70,14 @@ func (s *Store) planTruncate(now time.Time) (*Op, error) {
 		cutoff = max(cutoff, c)
 	}
 	if cutoff <= lo {
-		return nil, nil
+		return nil, false, nil
 	}
+	keys, end, err := indexKeysBetween(s.db, nil, lo, cutoff, truncateStep)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: retention: %w", err)
+	}
+	more = end < cutoff
+	cutoff = end
 	mins := make(map[QueueID]int64)
 	for id, r := range s.Queues() {
 		if r.Min >= r.Max {
@@ -66,13 +85,71 @@ func (s *Store) planTruncate(now time.Time) (*Op, error) {
 		}
 		m, err := consumequeue.SearchPhys(s.db, id.Topic, id.ID, r.Min, r.Max, cutoff)
 		if err != nil {
-			return nil, fmt.Errorf("store: retention: %w", err)
+			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
 		if m > r.Min {
 			mins[id] = m
 		}
 	}
-	return &Op{Kind: OpTruncate, Cutoff: cutoff, QueueMins: mins}, nil
+	return &Op{Kind: OpTruncate, Cutoff: cutoff, QueueMins: mins, IndexKeys: keys, IndexTo: cutoff}, more, nil
+}
+
+// indexKeysBetween appends to dst the index entries of the records in
+// [from, to) and returns where it stopped: at to, or at the first record
+// boundary at least limit bytes past from (limit <= 0: no limit). The
+// entries are derived from each record's own KEYS and UNIQ_KEY, exactly as
+// an append derives them (recordIndexKeys).
+func indexKeysBetween(r pebble.Reader, dst [][]byte, from, to, limit int64) ([][]byte, int64, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: commitlog.Key(from), UpperBound: commitlog.Key(to)})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		phys, err := commitlog.DecodeKey(it.Key())
+		if err != nil {
+			return nil, 0, err
+		}
+		if limit > 0 && phys > from && phys-from >= limit {
+			return dst, phys, it.Error()
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, 0, err
+		}
+		m, _, err := protocol.DecodeStoredMessage(v, false)
+		if err != nil {
+			return nil, 0, fmt.Errorf("record at %d: %w", phys, err)
+		}
+		dst = recordIndexKeys(dst, m, phys)
+	}
+	return dst, to, it.Error()
+}
+
+// recordIndexKeys appends the index keys an append of m at phys writes:
+// one per non-empty KEYS word and one for UNIQ_KEY, each short enough to be
+// indexed. buildAppend and this function must agree.
+func recordIndexKeys(dst [][]byte, m *protocol.MessageExt, phys int64) [][]byte {
+	for _, k := range m.Keys() {
+		if indexable(k) {
+			dst = append(dst, index.AppendKey(nil, index.KindKey, m.Topic, k, phys))
+		}
+	}
+	if u := m.UniqKey(); indexable(u) {
+		dst = append(dst, index.AppendKey(nil, index.KindUniq, m.Topic, u, phys))
+	}
+	return dst
+}
+
+func indexable(key string) bool { return key != "" && len(key) <= index.MaxKeyLen }
+
+// isIndexKeyIn reports whether k is an index key pointing into [lo, hi).
+func isIndexKeyIn(k []byte, lo, hi int64) bool {
+	if len(k) < 1+8 || (k[0] != index.KindKey && k[0] != index.KindUniq) {
+		return false
+	}
+	phys, err := index.PhysOf(k)
+	return err == nil && phys >= lo && phys < hi
 }
 
 // buildTruncateLocked checks an OpTruncate against the current state and
@@ -99,6 +176,21 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 		}
 	}
 	_ = b.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
+	// Index entries are keyed by key, not offset, so each deleted record's
+	// entries are deleted one by one: from the hint, and from the records
+	// the hint does not cover.
+	keys := op.IndexKeys[:len(op.IndexKeys):len(op.IndexKeys)]
+	if from := max(minPhys, op.IndexTo); from < cutoff {
+		var err error
+		if keys, _, err = indexKeysBetween(s.db, keys, from, cutoff, 0); err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
+		if isIndexKeyIn(k, minPhys, cutoff) {
+			_ = b.Delete(k, nil)
+		}
+	}
 	_ = b.Set(minPhysKey, meta.EncodeInt64(cutoff), nil)
 	p.newMinPhys = cutoff
 	p.queueMin = make(map[QueueID]int64)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ import (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(crashChildEnv) != "" {
+		if mib, _ := strconv.ParseInt(os.Getenv(fillEnv), 10, 64); mib > 0 {
+			fillChild(mib)
+		}
 		crashChild()
 		return
 	}

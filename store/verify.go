@@ -7,6 +7,7 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/index"
 )
 
 // VerifyReport summarises a Verify pass.
@@ -16,6 +17,12 @@ type VerifyReport struct {
 	// Orphans are records no queue entry points at. Only DeleteTopic
 	// creates them legitimately.
 	Orphans int64
+	// IndexEntries are key and unique-id index entries checked.
+	IndexEntries int64
+	// StaleIndex are index entries below the log's start: readers skip
+	// them, retention deletes them with their records, so only a store
+	// written by an older version has any.
+	StaleIndex int64
 }
 
 type placeKey struct {
@@ -33,7 +40,10 @@ type placeVal struct {
 // promises: the log is dense from MinPhysOffset to MaxPhysOffset and every
 // record decodes with its own offset; every queue is dense over [min, max)
 // and each entry points at a record of that topic, queue, offset and size;
-// every record is pointed at by its queue (else it counts as an orphan).
+// every record is pointed at by its queue (else it counts as an orphan);
+// every index entry at or above the log's start points at a record with
+// that topic, key (or unique id) and store time, and every record's keys
+// and unique id are indexed.
 // It reads everything sequentially and holds a map of every record in
 // memory, so it is for tests and operators on a quiet store, not the hot
 // path.
@@ -44,8 +54,11 @@ func (s *Store) Verify() (VerifyReport, error) {
 	}
 	defer s.closeMu.RUnlock()
 	minPhys, maxPhys := s.minPhys.Load(), s.readablePhys.Load()
-	records, err := s.verifyLog(&rep, minPhys, maxPhys)
+	records, indexed, err := s.verifyLog(&rep, minPhys, maxPhys)
 	if err != nil {
+		return rep, err
+	}
+	if err := s.verifyIndex(&rep, indexed, minPhys); err != nil {
 		return rep, err
 	}
 	queues := s.Queues()
@@ -104,47 +117,92 @@ func (s *Store) Verify() (VerifyReport, error) {
 // verifyLog checks the log's density and returns where each record claims
 // to belong. Two records claiming one place can only follow a topic's
 // deletion and re-creation; the older one is an orphan.
-func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeKey]placeVal, error) {
+// It also returns the index entries the records call for, with their
+// store times.
+func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeKey]placeVal, map[string]int64, error) {
 	lo, hi := commitlog.Bounds()
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer it.Close()
 	records := make(map[placeKey]placeVal)
+	indexed := make(map[string]int64)
+	var keys [][]byte
 	expect := int64(-1)
 	for ok := it.First(); ok; ok = it.Next() {
 		phys, err := commitlog.DecodeKey(it.Key())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if expect < 0 && phys != minPhys {
-			return nil, fmt.Errorf("store: verify: log starts at %d, min is %d", phys, minPhys)
+			return nil, nil, fmt.Errorf("store: verify: log starts at %d, min is %d", phys, minPhys)
 		}
 		if expect >= 0 && phys != expect {
-			return nil, fmt.Errorf("store: verify: hole in log: record at %d, expected %d", phys, expect)
+			return nil, nil, fmt.Errorf("store: verify: hole in log: record at %d, expected %d", phys, expect)
 		}
 		rec := it.Value()
 		m, n, err := protocol.DecodeStoredMessage(rec, false)
 		if err != nil || n != len(rec) {
-			return nil, fmt.Errorf("store: verify: record at %d: %v (%d of %d bytes)", phys, err, n, len(rec))
+			return nil, nil, fmt.Errorf("store: verify: record at %d: %v (%d of %d bytes)", phys, err, n, len(rec))
 		}
 		if m.CommitLogOffset != phys {
-			return nil, fmt.Errorf("store: verify: record at %d says offset %d", phys, m.CommitLogOffset)
+			return nil, nil, fmt.Errorf("store: verify: record at %d says offset %d", phys, m.CommitLogOffset)
 		}
 		k := placeKey{m.Topic, m.QueueID, m.QueueOffset}
 		if _, dup := records[k]; dup {
 			rep.Orphans++
 		}
 		records[k] = placeVal{phys: phys, ts: m.StoreTimestamp, size: int32(len(rec))}
+		keys = recordIndexKeys(keys[:0], m, phys)
+		for _, k := range keys {
+			indexed[string(k)] = m.StoreTimestamp
+		}
 		expect = phys + int64(len(rec))
 		rep.Records++
 	}
 	if err := it.Error(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if expect >= 0 && expect != maxPhys || expect < 0 && minPhys != maxPhys {
-		return nil, fmt.Errorf("store: verify: log ends at %d, max is %d (min %d)", expect, maxPhys, minPhys)
+		return nil, nil, fmt.Errorf("store: verify: log ends at %d, max is %d (min %d)", expect, maxPhys, minPhys)
 	}
-	return records, nil
+	return records, indexed, nil
+}
+
+// verifyIndex matches the key and unique-id index against want, the
+// entries the live records call for.
+func (s *Store) verifyIndex(rep *VerifyReport, want map[string]int64, minPhys int64) error {
+	for _, kind := range []byte{index.KindKey, index.KindUniq} {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{kind}, UpperBound: []byte{kind + 1}})
+		if err != nil {
+			return err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			phys, err := index.PhysOf(it.Key())
+			if err != nil {
+				_ = it.Close()
+				return err
+			}
+			if phys < minPhys {
+				rep.StaleIndex++
+				continue
+			}
+			ts, err := index.DecodeValue(it.Value())
+			wantTs, found := want[string(it.Key())]
+			if err != nil || !found || ts != wantTs {
+				_ = it.Close()
+				return fmt.Errorf("store: verify: index entry %q -> %d points at no record with that key and store time %d (%v)", it.Key(), ts, wantTs, err)
+			}
+			delete(want, string(it.Key()))
+			rep.IndexEntries++
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	for k := range want {
+		return fmt.Errorf("store: verify: %d index entries missing, e.g. %q", len(want), k)
+	}
+	return nil
 }

@@ -11,9 +11,10 @@
 // lookup is a single range scan and can stop at a count.
 //
 // Entries are written in the same Pebble batch as the record they point at.
-// Retention deletes the log by range and cannot find a record's index
-// entries without reading it, so entries may outlive their record: readers
-// skip entries below the log's minimum physical offset.
+// Retention deletes the log by range; it finds a record's index entries by
+// reading the record, and deletes them in the same batch as the range.
+// Readers still skip entries below the log's minimum physical offset (an
+// entry read just before a truncation, or left by an older version).
 package index
 
 import (
