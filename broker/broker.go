@@ -397,6 +397,9 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqGetProducerConnectionList, b.handleProducerConnections)
 	h(protocol.ReqGetTopicConfig, b.handleGetTopicConfig)
 	h(protocol.ReqGetBrokerConfig, b.handleGetBrokerConfig)
+	h(protocol.ReqGetConsumerRunningInfo, b.handleConsumerRunningInfo)
+	h(protocol.ReqConsumeMessageDirectly, b.handleConsumeMessageDirectly)
+	h(protocol.ReqInvokeBrokerToGetConsumerStatus, b.handleGetConsumerStatus)
 	b.srv.HandleDefault(b.handleUnsupported)
 }
 

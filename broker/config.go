@@ -90,6 +90,13 @@ type Config struct {
 	// The official clients renew every 20 s, so keep it well above that.
 	// Default 60 s.
 	LockMaxLiveTime time.Duration
+	// ConsumerCallTimeout bounds how long the broker waits for a consumer
+	// when an admin request is forwarded to it (GET_CONSUMER_RUNNING_INFO,
+	// CONSUME_MESSAGE_DIRECTLY, INVOKE_BROKER_TO_GET_CONSUMER_STATUS); the
+	// admin is then answered CONSUME_MSG_TIMEOUT. Keep it below the admin
+	// tools' own timeout (5 s for mqadmin and runnelctl) for that answer to
+	// reach them. Default 5 s, Java's Broker2Client.getConsumeStatus.
+	ConsumerCallTimeout time.Duration
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left
@@ -113,6 +120,7 @@ func DefaultConfig() Config {
 		Logger:                slog.Default(),
 		MessageDelayLevel:     defaultMessageDelayLevel,
 		LockMaxLiveTime:       60 * time.Second,
+		ConsumerCallTimeout:   5 * time.Second,
 	}
 }
 
@@ -165,6 +173,9 @@ func (c *Config) ensureDefaults() {
 	if c.LockMaxLiveTime == 0 {
 		c.LockMaxLiveTime = d.LockMaxLiveTime
 	}
+	if c.ConsumerCallTimeout == 0 {
+		c.ConsumerCallTimeout = d.ConsumerCallTimeout
+	}
 }
 
 // Validate reports the first bad field.
@@ -192,6 +203,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: ChannelExpiry %v", ErrBadConfig, c.ChannelExpiry)
 	case c.MaxSuspend <= 0:
 		return fmt.Errorf("%w: MaxSuspend %v", ErrBadConfig, c.MaxSuspend)
+	case c.ConsumerCallTimeout < 0:
+		return fmt.Errorf("%w: ConsumerCallTimeout %v", ErrBadConfig, c.ConsumerCallTimeout)
 	case c.FlushMode != store.AsyncFlush && c.FlushMode != store.SyncFlush:
 		return fmt.Errorf("%w: FlushMode %v", ErrBadConfig, c.FlushMode)
 	}

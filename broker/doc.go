@@ -7,7 +7,10 @@
 // queue offset queries), heartbeat.go (HEART_BEAT, consumer lists,
 // unregistering, NOTIFY_CONSUMER_IDS_CHANGED), lock.go (orderly queue locks),
 // admin.go (topic admin and stats), admin_groups.go and admin_tools.go
-// (group, connection and config listings for tools), reset.go (INVOKE_BROKER_TO_RESET_OFFSET), query.go (messages by id
+// (group, connection and config listings for tools), reset.go (INVOKE_BROKER_TO_RESET_OFFSET),
+// consumer_admin.go (admin requests forwarded to a consumer client:
+// GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY,
+// INVOKE_BROKER_TO_GET_CONSUMER_STATUS), query.go (messages by id
 // and key), register.go (name server registration), topic.go (the topic
 // table), conf.go (RocketMQ broker.conf keys), sendback.go
 // (CONSUMER_SEND_MSG_BACK: %RETRY% and %DLQ%), retry.go (the send path's
@@ -18,6 +21,8 @@
 // Invariants:
 //   - every request gets an answer (or none for oneway requests): bad input
 //     gets a RocketMQ response code with a remark, never a panic or a hang;
+//   - a request forwarded to a consumer client holds no goroutine while the
+//     client thinks, and is answered within ConsumerCallTimeout;
 //   - a pull that finds nothing with the SUSPEND flag is held (no goroutine)
 //     until a message arrives on its queue or its suspend time passes, and
 //     is then answered by running the pull again; it is never answered

@@ -1,7 +1,8 @@
 // Package admin is Runnel's administration API: cluster and topic
-// management, consumer group progress and offset resets, and message
-// lookups, spoken over RocketMQ's remoting protocol to name servers and
-// brokers — Runnel's or Apache RocketMQ's (standard request codes, and
+// management, consumer group progress and offset resets, live consumers
+// (their connections, running info, consuming one message directly — the
+// brokers forward these to the client), and message lookups, spoken over
+// RocketMQ's remoting protocol to name servers and brokers — Runnel's or Apache RocketMQ's (standard request codes, and
 // bodies in JSON or in fastjson's integer-key and object-key forms).
 //
 // It plays the part of Java's DefaultMQAdminExt: name server questions go to

@@ -24,6 +24,10 @@ var (
 	// ErrNoBroker is wrapped when an operation has no broker to go to: an
 	// unknown cluster or broker name, or a broker group without a master.
 	ErrNoBroker = errors.New("admin: no broker")
+	// ErrNotOnline is matched by failures that mean no broker has the
+	// consumer group, or the one client asked for, connected; also by a
+	// *ResponseError whose code is CONSUMER_NOT_ONLINE.
+	ErrNotOnline = errors.New("admin: consumer not online")
 )
 
 // ResponseError is an answer whose code is not SUCCESS.
@@ -44,7 +48,7 @@ func (e *ResponseError) Error() string {
 
 // Is matches ErrNotFound for TOPIC_NOT_EXIST, QUERY_NOT_FOUND and
 // SUBSCRIPTION_GROUP_NOT_EXIST, and ErrUnsupported for
-// REQUEST_CODE_NOT_SUPPORTED.
+// REQUEST_CODE_NOT_SUPPORTED, and ErrNotOnline for CONSUMER_NOT_ONLINE.
 func (e *ResponseError) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
@@ -52,6 +56,8 @@ func (e *ResponseError) Is(target error) bool {
 			e.Code == protocol.RespSubscriptionGroupNotExist
 	case ErrUnsupported:
 		return e.Code == protocol.RespRequestCodeNotSupported
+	case ErrNotOnline:
+		return e.Code == protocol.RespConsumerNotOnline
 	}
 	return false
 }

@@ -13,12 +13,13 @@ import (
 func newGroupCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "group",
-		Short: "Consumer groups: list, progress, offset reset",
+		Short: "Consumer groups: list, progress, online consumers, offset reset",
 		Example: `  runnelctl group list
   runnelctl group progress --group billing
+  runnelctl group consumers --group billing --running
   runnelctl group reset-offset --group billing --topic orders --to earliest`,
 	}
-	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupResetCmd(a))
+	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a))
 	return cmd
 }
 

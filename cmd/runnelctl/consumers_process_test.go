@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/integration/cluster"
+)
+
+// liveConsumer starts our push consumer of topic in group, left running
+// until the test ends, and returns its client id and delivery count.
+func liveConsumer(t *testing.T, namesrv, group, topic string) (string, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	cfg := client.DefaultPushConsumerConfig()
+	cfg.Client.NameServerAddrs = []string{namesrv}
+	cfg.Client.InstanceName = "runnelctl-live-" + group
+	cfg.Client.ClientIP = "127.0.0.1"
+	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Client.RebalanceInterval = 200 * time.Millisecond
+	cfg.Group = group
+	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+		n.Add(int64(len(msgs)))
+		return client.ConsumeSuccess
+	}
+	cons, err := client.NewPushConsumer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cons.Subscribe(topic, "*"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cons.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cons.Shutdown(context.Background()) })
+	return cfg.Client.ClientID(), &n
+}
+
+// TestProcessGroupConsumers drives `group consumers` from the built binary
+// against a live consumer of ours: its connection, then its running info
+// as a table and as JSON, and the errors for a group nobody consumes.
+func TestProcessGroupConsumers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts a cluster")
+	}
+	bin := buildBinary(t)
+	cl := cluster.Start(t)
+	c := ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()}
+	const topic, group = "live-orders", "live-billing"
+	c.ok("", "topic", "create", topic, "--queues", "2")
+	c.ok("a\nb\nc\n", "send", "--topic", topic)
+	id, consumed := liveConsumer(t, cl.NamesrvAddr(), group, topic)
+	deadline := time.Now().Add(20 * time.Second)
+	for consumed.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("consumed %d of 3 messages in 20s", consumed.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	out := c.ok("", "group", "consumers", "--group", group)
+	for _, want := range []string{"group " + group + ": CLUSTERING", id, "GO", cl.BrokerName(0), topic} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("group consumers: no %q in\n%s", want, out)
+		}
+	}
+
+	// Running info, once both queues show the offsets committed.
+	var got consumersOutput
+	for {
+		got = consumersOutput{}
+		c.okJSON(&got, "group", "consumers", "--group", group, "--running")
+		if len(got.Running) == 1 && got.Running[0].Info != nil {
+			var committed int64
+			for _, q := range got.Running[0].Info.Queues {
+				if q.Topic == topic {
+					committed += q.CommitOffset
+				}
+			}
+			if committed == 3 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := json.Marshal(got)
+			t.Fatalf("running info never showed 3 committed: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got.ConsumerConnection == nil || len(got.Clients) != 1 || got.Clients[0].ClientID != id ||
+		got.Running[0].ClientID != id || got.Running[0].Info.Properties["consumerGroup"] != group {
+		b, _ := json.Marshal(got)
+		t.Fatalf("json: %s", b)
+	}
+	out = c.ok("", "group", "consumers", "--group", group, "--running")
+	for _, want := range []string{"== " + id, "COMMIT OFFSET", "consumerGroup", "asked through broker " + cl.BrokerName(0)} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("group consumers --running: no %q in\n%s", want, out)
+		}
+	}
+
+	r := c.run("", "group", "consumers", "--group", "nobody-here")
+	if r.code != 1 || !strings.Contains(r.stderr, "not online") {
+		t.Fatalf("offline group: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = c.run("", "group", "consumers", "--group", group, "--stack")
+	if r.code != 1 || !strings.Contains(r.stderr, "--stack needs --running") {
+		t.Fatalf("--stack alone: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
