@@ -56,7 +56,10 @@
 // its record, no record without its entry. Open then reads the write
 // position from the last log key and each queue's range from its first and
 // last keys: a few seeks per queue, independent of the data size. Verify
-// checks all invariants by a full scan.
+// checks all invariants by a full scan. Pebble's Open flushes what it
+// replayed (at most about two memtables) and would then wait for the
+// compactions that flush asks for; compactionGate holds every compaction
+// until the store is open, so they run in the background instead.
 //
 // # Retention
 //

@@ -101,6 +101,9 @@ func Open(opts Options) (*Store, error) {
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	// Compactions wait until the store is open (see compactionGate).
+	gate := newCompactionGate()
+	popts.Experimental.CompactionScheduler = gate
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {
 		cache.Unref()
@@ -112,6 +115,7 @@ func Open(opts Options) (*Store, error) {
 		cache.Unref()
 		return nil, err
 	}
+	gate.release()
 	if opts.FlushMode == AsyncFlush && opts.FlushInterval > 0 {
 		s.goBackground(s.flushLoop)
 	}
