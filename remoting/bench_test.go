@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,15 @@ import (
 // serves until its stdin closes.
 const benchServerEnv = "RUNNEL_BENCH_SERVER"
 
+// benchServerProfileEnv, when set to a path, makes the benchmark server
+// write a CPU profile of its whole life there, so the server side of
+// proc=separate can be profiled on its own:
+//
+//	RUNNEL_BENCH_SERVER_CPUPROFILE=/tmp/server.pprof go test -run '^$' -bench 'RoundTrip/proc=separate/inflight=64/conns=1/transport=netpoll' ./remoting
+//
+// With several sub-benchmarks each server overwrites the file; select one.
+const benchServerProfileEnv = "RUNNEL_BENCH_SERVER_CPUPROFILE"
+
 // BenchmarkRoundTrip measures request/response round trips per second over
 // loopback: the netpoll server against the same handler on the standard
 // library's net, with 1 and 64 requests in flight on one connection and
@@ -29,6 +39,9 @@ const benchServerEnv = "RUNNEL_BENCH_SERVER"
 // proc=separate runs the server in a child process, as a broker runs apart
 // from its clients; proc=same runs it inside the benchmark process, where
 // the client's and the server's wake-ups share one Go scheduler.
+// proc=separate also reports the server process's CPU time (user + system)
+// per round trip, srv-cpu-ns/op, which other load on the machine disturbs
+// less than the round trips/s.
 //
 //	go test -run '^$' -bench RoundTrip -benchtime 1s ./remoting
 func BenchmarkRoundTrip(b *testing.B) {
@@ -45,13 +58,16 @@ func BenchmarkRoundTrip(b *testing.B) {
 			for _, tr := range []string{TransportNetpoll, TransportStd} {
 				name := fmt.Sprintf("proc=%s/inflight=%d/conns=%d/transport=%s", proc, c.inflight, c.conns, tr)
 				b.Run(name, func(b *testing.B) {
-					var addr string
 					if proc == "same" {
-						addr = startServer(b, tr, nil, map[int16]Handler{codeEcho: echo}).Addr()
-					} else {
-						addr = startServerProcess(b, tr)
+						addr := startServer(b, tr, nil, map[int16]Handler{codeEcho: echo}).Addr()
+						benchRoundTrip(b, addr, c.inflight, c.conns)
+						return
 					}
+					addr, stop := startServerProcess(b, tr)
 					benchRoundTrip(b, addr, c.inflight, c.conns)
+					// The server's CPU includes its start and the clients'
+					// dials, which a run of a second makes negligible.
+					b.ReportMetric(float64(stop().Nanoseconds())/float64(b.N), "srv-cpu-ns/op")
 				})
 			}
 		}
@@ -70,6 +86,19 @@ func runBenchServer(transport string) int {
 		return 1
 	}
 	s.Handle(codeEcho, echo)
+	if path := os.Getenv(benchServerProfileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := s.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -80,7 +109,11 @@ func runBenchServer(transport string) int {
 	return 0
 }
 
-func startServerProcess(b *testing.B, transport string) string {
+// startServerProcess starts a benchmark server in a child process and
+// returns its address and a function that stops it and returns the CPU time
+// it used. The child is stopped at the end of the benchmark if stop was not
+// called.
+func startServerProcess(b *testing.B, transport string) (addr string, stop func() time.Duration) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), benchServerEnv+"="+transport)
@@ -96,15 +129,23 @@ func startServerProcess(b *testing.B, transport string) string {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		stdin.Close()
-		cmd.Wait()
-	})
+	var once sync.Once
+	stop = func() time.Duration {
+		once.Do(func() {
+			stdin.Close()
+			cmd.Wait()
+		})
+		if st := cmd.ProcessState; st != nil {
+			return st.UserTime() + st.SystemTime()
+		}
+		return 0
+	}
+	b.Cleanup(func() { stop() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		b.Fatalf("benchmark server: %v", err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), stop
 }
 
 func benchRoundTrip(b *testing.B, addr string, inflight, conns int) {

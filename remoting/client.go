@@ -213,6 +213,12 @@ func (cl *Client) spawn(fn func()) bool {
 	return true
 }
 
+// dispatch implements connOwner. Servers send a client few requests, so
+// each gets a goroutine of its own rather than a pool.
+func (cl *Client) dispatch(c *Conn, req *protocol.Command) bool {
+	return cl.spawn(func() { c.serve(req) })
+}
+
 // serveRequest implements connOwner.
 func (cl *Client) serveRequest(c *Conn, req *protocol.Command) {
 	cl.handlers.serve(cl.log, c, req)

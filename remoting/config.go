@@ -56,7 +56,8 @@ type ServerConfig struct {
 	NetpollPollers int
 	// A netpoll connection has one reader goroutine that blocks on netpoll's
 	// input buffer and is woken by the poller when bytes arrive; it copies
-	// them out, splits frames and starts one goroutine per request. Running
+	// them out, splits frames and hands each request to a pooled worker
+	// goroutine (a new one when none is parked; see workers.go). Running
 	// netpoll's OnRequest callback instead (inline on the poller, or handed
 	// to a goroutine) was tried: inline deadlocks netpoll v0.7.2 when a
 	// connection closes during the callback (the close frees the operator,

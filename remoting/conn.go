@@ -28,7 +28,12 @@ type connOwner interface {
 	// spawn runs fn in a goroutine the owner waits for on Close, or returns
 	// false without running it when the owner is closing.
 	spawn(fn func()) bool
-	// serveRequest handles one inbound request; it runs in a spawned goroutine.
+	// dispatch calls c.serve(req) on a goroutine the owner waits for on
+	// Close, never behind another request, or returns false without calling
+	// it when the owner is closing.
+	dispatch(c *Conn, req *protocol.Command) bool
+	// serveRequest handles one inbound request; it runs in a dispatched
+	// goroutine.
 	serveRequest(c *Conn, req *protocol.Command)
 	// connClosed runs once, after c is closed.
 	connClosed(c *Conn, reason error)
@@ -274,13 +279,17 @@ func (c *Conn) onFrame(frame []byte) error {
 		return nil
 	}
 	c.serving.Add(1)
-	if !c.owner.spawn(func() {
-		defer c.serving.Add(-1)
-		c.owner.serveRequest(c, cmd)
-	}) {
+	if !c.owner.dispatch(c, cmd) {
 		c.serving.Add(-1)
 	}
 	return nil
+}
+
+// serve handles one request that onFrame dispatched. A panic in the handler
+// is recovered below serveRequest, so serving is always decremented.
+func (c *Conn) serve(req *protocol.Command) {
+	c.owner.serveRequest(c, req)
+	c.serving.Add(-1)
 }
 
 // protocolError closes the connection because the peer sent bytes that are

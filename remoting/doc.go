@@ -6,8 +6,11 @@
 //
 // Invariants:
 //   - Requests on one connection are handled concurrently: every inbound
-//     request runs in its own goroutine, so a handler that holds a request
-//     (a long-polled pull) never delays the others on that connection.
+//     request runs in a goroutine of its own for as long as its handler
+//     runs, so a handler that holds a request (a long-polled pull) never
+//     delays the others on that connection. A Server takes these goroutines
+//     from a pool of parked workers (workers.go), starting a new one when
+//     none is parked, so their stacks stay grown between requests.
 //   - Writes to one connection are serialised by Conn and coalesced: while
 //     one goroutine is in the write syscall, others append their frames to a
 //     buffer that the writing goroutine sends next, in one syscall.

@@ -15,7 +15,8 @@ import (
 // answers later through conn.Reply (a deferred response, e.g. a long-polled
 // pull) or when no answer is due. The response's Opaque and FlagResponse are
 // set from req before it is sent. ctx is cancelled when the connection
-// closes. Handlers run concurrently, one goroutine per request.
+// closes. Handlers run concurrently, each request on a goroutine of its own
+// while its handler runs (a Server reuses them: see workers.go).
 //
 // No response is sent for a oneway request, whatever the handler returns.
 type Handler func(ctx context.Context, conn *Conn, req *protocol.Command) *protocol.Command

@@ -26,7 +26,10 @@ type Server struct {
 	// the idle sweeper, per-connection readers and request handlers. Add is
 	// only called under mu while !closed, so Close's Wait never races it.
 	wg   sync.WaitGroup
-	stop chan struct{} // closed by Close; stops the idle sweeper
+	stop chan struct{} // closed by Close; stops the idle sweeper and the worker retirer
+
+	// workers run the handlers of inbound requests.
+	workers workerPool
 
 	addr     string
 	listener listener
@@ -46,6 +49,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, stop: make(chan struct{})}
 	s.mu.conns = make(map[uint64]*Conn)
+	s.workers.spawn = s.spawn
 	return s, nil
 }
 
@@ -86,6 +90,7 @@ func (s *Server) Start() error {
 	if s.cfg.IdleTimeout > 0 {
 		s.spawn(s.sweepIdle)
 	}
+	s.spawn(func() { s.workers.retireLoop(s.stop) })
 	s.log.Debug("remoting: serving", "addr", s.addr, "transport", s.cfg.Transport)
 	return nil
 }
@@ -122,10 +127,13 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 
-	// Order: connections first (new ones are refused because closed is
-	// set), then the listener, whose netpoll shutdown waits for its
-	// connections to go idle, then every goroutine.
+	// Order: the worker pool first, so that no request is dispatched from
+	// here on (as spawn refuses once closed is set) and parked workers exit;
+	// then connections (new ones are refused because closed is set), then
+	// the listener, whose netpoll shutdown waits for its connections to go
+	// idle, then every goroutine, busy workers included.
 	close(s.stop)
+	s.workers.close()
 	for _, c := range conns {
 		c.closeWith(ErrClosed)
 	}
@@ -151,6 +159,11 @@ func (s *Server) spawn(fn func()) bool {
 		fn()
 	}()
 	return true
+}
+
+// dispatch implements connOwner: requests run on the worker pool.
+func (s *Server) dispatch(c *Conn, req *protocol.Command) bool {
+	return s.workers.run(task{c, req})
 }
 
 // serveRequest implements connOwner.
