@@ -40,6 +40,7 @@ type Broker struct {
 	locks   *lock.Manager
 	holds   *longpoll.Table
 	sched   scheduler // delay levels and delayed delivery (schedule_wire.go)
+	txn     txState   // transaction ends and checks (transaction.go, txcheck.go)
 
 	// storeHost is the advertised address, written into stored messages
 	// and registered with name servers; set once by Start.
@@ -186,6 +187,7 @@ func (b *Broker) Start() error {
 	b.spawn(b.registerLoop)
 	b.spawn(b.persistLoop)
 	b.spawn(b.scanLoop)
+	b.spawn(b.txCheckLoop)
 	b.log.Info("broker: serving", "addr", b.srv.Addr(), "advertise", host.String(),
 		"cluster", b.cfg.ClusterName, "namesrv", b.cfg.NamesrvAddrs, "store", b.cfg.StoreDir)
 	return nil
@@ -389,6 +391,7 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqViewMessageByID, b.handleViewMessage)
 	h(protocol.ReqQueryMessage, b.handleQueryMessage)
 	h(protocol.ReqConsumerSendMsgBack, b.handleConsumerSendMsgBack)
+	h(protocol.ReqEndTransaction, b.handleEndTransaction)
 	h(protocol.ReqGetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroups)
 	h(protocol.ReqGetAllConsumerOffset, b.handleGetAllConsumerOffsets)
 	h(protocol.ReqQueryTopicConsumeByWho, b.handleTopicConsumeByWho)

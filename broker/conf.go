@@ -30,6 +30,9 @@ import (
 //	maxMessageSize         MaxMessageSize (bytes)
 //	messageDelayLevel      MessageDelayLevel ("1s 5s ... 2h")
 //	rocketmq.broker.rebalance.lockMaxLiveTime  LockMaxLiveTime (ms)
+//	transactionTimeOut        TransactionTimeout (ms)
+//	transactionCheckMax       TransactionCheckMax
+//	transactionCheckInterval  TransactionCheckInterval (ms)
 //
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
@@ -112,6 +115,22 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				return ignored, bad(fmt.Errorf("not a positive number of milliseconds"))
 			}
 			c.LockMaxLiveTime = time.Duration(v) * time.Millisecond
+		case "transactionTimeOut", "transactionCheckInterval":
+			v, err := strconv.ParseInt(val, 10, 64)
+			if err != nil || v <= 0 {
+				return ignored, bad(fmt.Errorf("not a positive number of milliseconds"))
+			}
+			if key == "transactionTimeOut" {
+				c.TransactionTimeout = time.Duration(v) * time.Millisecond
+			} else {
+				c.TransactionCheckInterval = time.Duration(v) * time.Millisecond
+			}
+		case "transactionCheckMax":
+			v, err := strconv.Atoi(val)
+			if err != nil || v <= 0 {
+				return ignored, bad(fmt.Errorf("not a positive number"))
+			}
+			c.TransactionCheckMax = v
 		default:
 			ignored = append(ignored, key)
 		}

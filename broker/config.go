@@ -97,6 +97,18 @@ type Config struct {
 	// tools' own timeout (5 s for mqadmin and runnelctl) for that answer to
 	// reach them. Default 5 s, Java's Broker2Client.getConsumeStatus.
 	ConsumerCallTimeout time.Duration
+	// TransactionTimeout (transactionTimeOut, ms there) is how long after
+	// its birth a transaction's half message is left to its producer's
+	// END_TRANSACTION before the broker asks (CHECK_TRANSACTION_STATE); a
+	// message's CHECK_IMMUNITY_TIME_IN_SECONDS overrides it. Default 6 s.
+	TransactionTimeout time.Duration
+	// TransactionCheckMax (transactionCheckMax) is how many times a half
+	// message is checked before it is discarded (into
+	// TRANS_CHECK_MAX_TIME_TOPIC). Default 15.
+	TransactionCheckMax int
+	// TransactionCheckInterval (transactionCheckInterval, ms there) is how
+	// often half messages are checked. Default 60 s.
+	TransactionCheckInterval time.Duration
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left
@@ -121,6 +133,10 @@ func DefaultConfig() Config {
 		MessageDelayLevel:     defaultMessageDelayLevel,
 		LockMaxLiveTime:       60 * time.Second,
 		ConsumerCallTimeout:   5 * time.Second,
+
+		TransactionTimeout:       6 * time.Second,
+		TransactionCheckMax:      15,
+		TransactionCheckInterval: 60 * time.Second,
 	}
 }
 
@@ -176,6 +192,15 @@ func (c *Config) ensureDefaults() {
 	if c.ConsumerCallTimeout == 0 {
 		c.ConsumerCallTimeout = d.ConsumerCallTimeout
 	}
+	if c.TransactionTimeout == 0 {
+		c.TransactionTimeout = d.TransactionTimeout
+	}
+	if c.TransactionCheckMax == 0 {
+		c.TransactionCheckMax = d.TransactionCheckMax
+	}
+	if c.TransactionCheckInterval == 0 {
+		c.TransactionCheckInterval = d.TransactionCheckInterval
+	}
 }
 
 // Validate reports the first bad field.
@@ -213,6 +238,14 @@ func (c *Config) Validate() error {
 	}
 	if c.LockMaxLiveTime <= 0 {
 		return fmt.Errorf("%w: LockMaxLiveTime %v", ErrBadConfig, c.LockMaxLiveTime)
+	}
+	switch {
+	case c.TransactionTimeout < 0:
+		return fmt.Errorf("%w: TransactionTimeout %v", ErrBadConfig, c.TransactionTimeout)
+	case c.TransactionCheckMax < 0:
+		return fmt.Errorf("%w: TransactionCheckMax %d", ErrBadConfig, c.TransactionCheckMax)
+	case c.TransactionCheckInterval <= 0:
+		return fmt.Errorf("%w: TransactionCheckInterval %v", ErrBadConfig, c.TransactionCheckInterval)
 	}
 	for _, a := range c.NamesrvAddrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {

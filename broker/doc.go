@@ -15,7 +15,8 @@
 // table), conf.go (RocketMQ broker.conf keys), sendback.go
 // (CONSUMER_SEND_MSG_BACK: %RETRY% and %DLQ%), retry.go (the send path's
 // %RETRY% bookkeeping and DELAY diversion), schedule_wire.go (delayed
-// delivery). The pure tables it wires live in sub-packages: clients, lock,
+// delivery), transaction.go (half messages and END_TRANSACTION), txcheck.go
+// (CHECK_TRANSACTION_STATE to producers of unfinished transactions). The pure tables it wires live in sub-packages: clients, lock,
 // longpoll, offsets; delayed delivery lives in schedule.
 //
 // Invariants:

@@ -51,9 +51,8 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 		return errResponse(req, protocol.RespMessageIllegal,
 			"the message is illegal, maybe msg properties length limit 32KiB (got %d bytes).", len(h.Properties))
 	}
-	if h.SysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
-		return errResponse(req, protocol.RespNoPermission,
-			"the broker[%s] sending transaction message is forbidden", b.cfg.BrokerName)
+	if batch && h.SysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
+		return errResponse(req, protocol.RespMessageIllegal, "batch request does not support transaction messages")
 	}
 
 	// Every message of the request shares where and when it was born.
@@ -66,6 +65,7 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 		ReconsumeTimes: h.ReconsumeTimes,
 	}
 	var msgs []*protocol.MessageExt
+	half := false // a transaction's half message (transaction.go)
 	if batch {
 		if strings.HasPrefix(h.Topic, retryGroupPrefix) {
 			return errResponse(req, protocol.RespMessageIllegal, "batch request does not support retry group %s", h.Topic)
@@ -91,8 +91,17 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 		ext := proto
 		ext.Message = protocol.Message{Topic: h.Topic, Flag: h.Flag, Properties: props, Body: req.Body}
 		msgs = append(msgs, &ext)
+		// A consumer's own re-send to %RETRY% (the official clients'
+		// send-back fallback) copies TRAN_MSG from a committed message; it
+		// is a retry, not a new transaction.
+		half = isHalfSend(h.SysFlag, props) && !strings.HasPrefix(h.Topic, retryGroupPrefix)
 	}
-	if resp := b.divertSend(req, &h, msgs); resp != nil { // retry.go: %RETRY% -> %DLQ%, DELAY -> schedule topic
+	if half {
+		// Stored in the half queue until END_TRANSACTION; a DELAY applies at commit.
+		if resp := b.toHalf(req, h.ProducerGroup, msgs[0]); resp != nil {
+			return resp
+		}
+	} else if resp := b.divertSend(req, &h, msgs); resp != nil { // retry.go: %RETRY% -> %DLQ%, DELAY -> schedule topic
 		return resp
 	}
 	res, err := b.st.Put(msgs)

@@ -36,11 +36,6 @@ func TestSendValidation(t *testing.T) {
 			h["queueId"] = "x"
 			return h
 		}(), want: protocol.RespSystemError, remark: "queueId"},
-		{name: "transaction half", hdr: func() map[string]string {
-			h := sendHeader("Two", 0, nil)
-			h.SysFlag = protocol.SysFlagTransactionPrep
-			return h.Encode()
-		}(), want: protocol.RespNoPermission, remark: "transaction"},
 		{name: "bad batch", reqCod: protocol.ReqSendBatchMessage, hdr: sendHeader("Two", 0, nil).EncodeV2(), body: []byte{0, 0, 0, 9, 1}, want: protocol.RespMessageIllegal, remark: "batch"},
 		{name: "batch to retry topic", reqCod: protocol.ReqSendBatchMessage, hdr: sendHeader("%RETRY%g", 0, nil).EncodeV2(),
 			body: encodeBatch([]batchMessage{{Body: []byte("x")}}), want: protocol.RespMessageIllegal, remark: "retry group"},

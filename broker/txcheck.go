@@ -1,0 +1,286 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+)
+
+// The transaction check (Java TransactionalMessageCheckService and
+// TransactionalMessageServiceImpl.check): every TransactionCheckInterval a
+// pass reads the half queue from its progress — the offset of consumer
+// group CID_SYS_RMQ_TRANS on it, written to the store at the end of each
+// pass — up to where the queue ended when the pass began, and for each half
+// whose transaction has no op:
+//
+//   - checked TransactionCheckMax times already, or older than the file
+//     reserved time: discarded, i.e. copied to TRANS_CHECK_MAX_TIME_TOPIC
+//     with a "discard" op, in one write;
+//   - younger than its immunity (CHECK_IMMUNITY_TIME_IN_SECONDS, else
+//     TransactionTimeout), measured from its born time as Java does: with
+//     the default immunity the pass stops there (what follows is younger);
+//     with its own immunity it is re-put at the end of the queue unchecked,
+//     so it holds nothing up;
+//   - otherwise: re-put at the end with TRANSACTION_CHECK_TIMES raised, and
+//     CHECK_TRANSACTION_STATE (39) goes oneway, about that renewed copy, to
+//     one live connection of its producer group (PGROUP), whose answer is an
+//     END_TRANSACTION naming the copy. No producer online: the check is
+//     counted all the same, as in Java.
+//
+// A crash between a renewal and the progress write makes the next pass
+// renew the half again; the copies share their origin, so the transaction
+// still ends once.
+
+// TxCheckResult says what one check pass did.
+type TxCheckResult struct {
+	// Checked halves were renewed and their producer asked (Sent of them
+	// reached a live producer connection).
+	Checked, Sent int
+	// Ended halves already had their op; Discarded ran out of checks.
+	Ended, Discarded int
+	// Deferred halves were immune and moved to the end of the queue.
+	Deferred int
+	// Progress is the half queue offset the next pass starts from.
+	Progress int64
+}
+
+// txCheckLoop runs a check pass every TransactionCheckInterval until Close.
+func (b *Broker) txCheckLoop() {
+	t := time.NewTicker(b.cfg.TransactionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			res, err := b.CheckTransactions()
+			if err != nil {
+				b.log.Error("broker: transaction check", "err", err)
+			}
+			if res.Checked+res.Discarded > 0 {
+				b.log.Info("broker: transaction check", "checked", res.Checked, "sent", res.Sent,
+					"discarded", res.Discarded, "progress", res.Progress)
+			}
+		}
+	}
+}
+
+// txProgressKey is where the check pass keeps its progress.
+var txProgressKey = offsets.Key{Group: txCheckGroup, Topic: topicTransHalf, QueueID: 0}
+
+// CheckTransactions runs one check pass now, with the broker's clock. The
+// loop calls it every TransactionCheckInterval; tests call it after moving
+// their clock. A store error ends the pass early; the halves not yet done
+// are taken again by the next pass.
+func (b *Broker) CheckTransactions() (TxCheckResult, error) {
+	b.txn.checkMu.Lock()
+	defer b.txn.checkMu.Unlock()
+	var res TxCheckResult
+	if _, ok := b.topics.get(topicTransHalf); !ok {
+		return res, nil // no half message was ever sent
+	}
+	start, _ := b.offsets.Get(txProgressKey)
+	off := max(start, b.st.MinOffset(topicTransHalf, 0))
+	end := b.st.MaxOffset(topicTransHalf, 0) // renewed copies land past it
+	now := b.cfg.Now()
+	var err error
+scan:
+	for ; off < end; off++ {
+		select {
+		case <-b.stop:
+			break scan
+		default:
+		}
+		var m *protocol.MessageExt
+		m, err = b.readHalf(off)
+		if errors.Is(err, store.ErrNotFound) {
+			err = nil
+			if mo := b.st.MinOffset(topicTransHalf, 0); mo > off+1 {
+				off = mo - 1 // removed by retention meanwhile
+			}
+			continue
+		}
+		if err != nil {
+			break
+		}
+		if m == nil {
+			continue // undecodable, logged
+		}
+		var stop bool
+		if stop, err = b.checkHalf(m, now, &res); err != nil || stop {
+			break
+		}
+	}
+	res.Progress = off
+	if off != start {
+		b.offsets.Commit(txProgressKey, off)
+		if perr := b.st.CommitOffset(txProgressKey.Group, txProgressKey.Topic, 0, off); perr != nil && err == nil {
+			err = fmt.Errorf("broker: write transaction check progress: %w", perr)
+		}
+	}
+	return res, err
+}
+
+// readHalf reads the half at a queue offset; nil (logged) when the record
+// does not decode.
+func (b *Broker) readHalf(off int64) (*protocol.MessageExt, error) {
+	e, err := b.st.QueueEntry(topicTransHalf, 0, off)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := b.st.ReadRecord(e.PhysOffset)
+	if err != nil {
+		return nil, err
+	}
+	m, _, err := protocol.DecodeStoredMessage(rec, false)
+	if err != nil {
+		b.log.Error("broker: undecodable half message skipped", "queueOffset", off, "err", err)
+		return nil, nil
+	}
+	return m, nil
+}
+
+// checkHalf handles one half of a pass; stop ends the pass before it.
+func (b *Broker) checkHalf(m *protocol.MessageExt, now time.Time, res *TxCheckResult) (stop bool, err error) {
+	origin := txOrigin(m)
+	mu := b.txn.lock(origin)
+	mu.Lock()
+	defer mu.Unlock()
+	ended, err := b.txEnded(origin)
+	if err != nil {
+		return false, err
+	}
+	if ended != "" {
+		res.Ended++
+		return false, nil
+	}
+	times, _ := strconv.Atoi(m.Property(protocol.PropertyTransactionCheckTimes))
+	age := now.UnixMilli() - m.BornTimestamp
+	if times >= b.cfg.TransactionCheckMax || age > b.cfg.FileReservedTime.Milliseconds() {
+		res.Discarded++
+		return false, b.discardHalf(m, origin)
+	}
+	immunity, own := b.txImmunity(m)
+	if age >= 0 && age < immunity.Milliseconds() {
+		if !own {
+			return true, nil
+		}
+		res.Deferred++
+		_, err := b.renewHalf(m, origin, times)
+		return false, err
+	}
+	renewed, err := b.renewHalf(m, origin, times+1)
+	if err != nil {
+		return false, err
+	}
+	res.Checked++
+	if b.sendCheck(renewed) {
+		res.Sent++
+	}
+	return false, nil
+}
+
+// txImmunity returns how long after its birth a half is left alone, and
+// whether the half set it itself (Java getImmunityTime: seconds, -1 or
+// unparsable meaning the broker's TransactionTimeout).
+func (b *Broker) txImmunity(m *protocol.MessageExt) (time.Duration, bool) {
+	v := m.Property(protocol.PropertyCheckImmunityTimeInSecs)
+	if v == "" {
+		return b.cfg.TransactionTimeout, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n == -1 {
+		return b.cfg.TransactionTimeout, true
+	}
+	return time.Duration(n) * time.Second, true
+}
+
+// renewHalf re-puts a half at the end of the half queue, naming its origin
+// and with TRANSACTION_CHECK_TIMES set to times (when > 0), and returns the
+// copy as stored.
+func (b *Broker) renewHalf(m *protocol.MessageExt, origin int64, times int) (*protocol.MessageExt, error) {
+	c := *m
+	c.Properties = maps.Clone(m.Properties)
+	c.SetProperty(propTxOrigin, strconv.FormatInt(origin, 10))
+	if times > 0 {
+		c.SetProperty(protocol.PropertyTransactionCheckTimes, strconv.Itoa(times))
+	}
+	c.StoreHost = *b.storeHost.Load()
+	put, err := b.st.Put([]*protocol.MessageExt{&c})
+	if err != nil {
+		return nil, fmt.Errorf("broker: renew half message: %w", err)
+	}
+	c.QueueOffset, c.CommitLogOffset = put[0].QueueOffset, put[0].CommitLogOffset
+	c.StoreTimestamp, c.OffsetMsgID = put[0].StoreTimestamp, put[0].OffsetMsgID
+	return &c, nil
+}
+
+// discardHalf ends a half's transaction without an answer: a copy goes to
+// TRANS_CHECK_MAX_TIME_TOPIC (Java DefaultTransactionalMessageCheckListener
+// resolveDiscardMsg) with a "discard" op, in one write.
+func (b *Broker) discardHalf(m *protocol.MessageExt, origin int64) error {
+	for _, topic := range []string{topicTransCheckMax, topicTransOpHalf} {
+		_, created, err := b.topics.createIfAbsent(newTopic(topic, 1, defaultTopicPerm))
+		if err != nil {
+			return err
+		}
+		if created {
+			b.kickRegister()
+		}
+	}
+	c := *m
+	c.Topic, c.QueueID = topicTransCheckMax, 0
+	c.StoreHost = *b.storeHost.Load()
+	if _, err := b.st.Put([]*protocol.MessageExt{&c, b.txOp(m, origin, txEndDiscard)}); err != nil {
+		return fmt.Errorf("broker: discard half message: %w", err)
+	}
+	b.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(protocol.PropertyProducerGroup),
+		"topic", m.Property(protocol.PropertyRealTopic), "uniqKey", m.UniqKey(), "checks", m.Property(protocol.PropertyTransactionCheckTimes))
+	return nil
+}
+
+// sendCheck sends CHECK_TRANSACTION_STATE about a renewed half to one live
+// connection of its producer group, rotating among them
+// (AbstractTransactionalMessageCheckListener.sendCheckMessage): the header
+// names the copy, the body is the copy in the stored-message encoding with
+// its real topic and queue. It reports whether a connection was found.
+func (b *Broker) sendCheck(m *protocol.MessageExt) bool {
+	group := m.Property(protocol.PropertyProducerGroup)
+	var live []*remoting.Conn
+	for _, ch := range b.clients.ProducerChannels(group) {
+		if conn, ok := ch.Conn.(*remoting.Conn); ok && conn.Err() == nil {
+			live = append(live, conn)
+		}
+	}
+	if len(live) == 0 {
+		b.log.Debug("broker: no producer online to check a transaction", "group", group, "uniqKey", m.UniqKey())
+		return false
+	}
+	conn := live[b.txn.rr%uint64(len(live))]
+	b.txn.rr++
+	c := *m
+	c.Topic = m.Property(protocol.PropertyRealTopic)
+	if q, err := strconv.ParseInt(m.Property(protocol.PropertyRealQueueID), 10, 32); err == nil {
+		c.QueueID = int32(q)
+	}
+	body, err := protocol.AppendStoredMessage(nil, &c)
+	if err != nil {
+		b.log.Error("broker: encode transaction check", "err", err)
+		return false
+	}
+	uniq := m.UniqKey()
+	hdr := protocol.CheckTransactionStateRequestHeader{
+		TranStateTableOffset: m.QueueOffset, CommitLogOffset: m.CommitLogOffset,
+		MsgID: uniq, TransactionID: uniq, OffsetMsgID: m.OffsetMsgID,
+	}
+	req := protocol.NewRequest(protocol.ReqCheckTransactionState, hdr.Encode(), body)
+	b.send(conn, func() error { return conn.InvokeOneway(req) })
+	return true
+}
