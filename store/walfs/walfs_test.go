@@ -49,7 +49,9 @@ func TestWhyWalfsExists(t *testing.T) {
 		// OS crash (clone with only synced bytes), before SyncAll.
 		processCrash, osCrash bool
 	}{
-		// A NoSync commit sits in the LogWriter's memory: kill -9 loses it.
+		// A NoSync commit sits in the LogWriter's memory until its flusher
+		// goroutine writes it out: kill -9 may lose it (whether it did here
+		// depends on that goroutine's timing, so it is not asserted).
 		{"plain NoSync", false, false, false, false},
 		// A Sync commit is written and fsynced.
 		{"plain Sync", false, true, true, true},
@@ -72,7 +74,7 @@ func TestWhyWalfsExists(t *testing.T) {
 			}
 			proc := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(1, 2))})
 			osc := mem.CrashClone(vfs.CrashCloneCfg{})
-			if got := has(t, proc, "k"); got != c.processCrash {
+			if got := has(t, proc, "k"); got != c.processCrash && (c.sync || c.deferSync) {
 				t.Errorf("after process crash: present=%v, want %v", got, c.processCrash)
 			}
 			if got := has(t, osc, "k"); got != c.osCrash {
