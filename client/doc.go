@@ -14,6 +14,9 @@
 //     answers the broker's requests to the client.
 //   - Producer: route lookup with auto-creation through TBW102, queue
 //     selection, retry on another broker, compression and batching.
+//   - TransactionProducer: a Producer that sends halves, runs the local
+//     transaction, ends it, and answers the broker's CHECK_TRANSACTION_STATE
+//     on a bounded worker pool (transaction.go).
 //   - PushConsumer: rebalance (client/rebalance strategies), one pull
 //     goroutine per assigned queue with long polling and flow control
 //     (client/internal/processqueue), a consume service (a goroutine pool for

@@ -63,6 +63,7 @@ func (in *instance) registerHandlers() {
 		resp.Body = c.consumerStatus(req.Ext("topic"))
 		return resp
 	})
+	in.rc.Handle(protocol.ReqCheckTransactionState, in.handleCheckTransaction)
 	in.rc.Handle(protocol.ReqResetConsumerClientOffset, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		var h protocol.ResetOffsetRequestHeader
 		if err := h.Decode(req.ExtFields); err != nil {

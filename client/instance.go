@@ -40,8 +40,10 @@ type instance struct {
 		refs      int
 		producers map[string]int // group -> number of producers using it
 		consumers map[string]consumerImpl
-		publish   map[string]bool // topics producers have sent to
-		stopped   bool            // set before wg.Wait: spawn refuses from then on
+		// txProducers answer the broker's transaction checks of their group.
+		txProducers map[string]*TransactionProducer
+		publish     map[string]bool // topics producers have sent to
+		stopped     bool            // set before wg.Wait: spawn refuses from then on
 	}
 
 	// life is cancelled when the instance stops; every loop and call the
@@ -91,6 +93,7 @@ func acquireInstance(cfg ClientConfig) (*instance, error) {
 	inst.mu.refs = 1
 	inst.mu.producers = map[string]int{}
 	inst.mu.consumers = map[string]consumerImpl{}
+	inst.mu.txProducers = map[string]*TransactionProducer{}
 	inst.mu.publish = map[string]bool{}
 	inst.rc = remoting.NewClient(cfg.remotingConfig())
 	inst.registerHandlers()
