@@ -185,9 +185,9 @@ func (b *Broker) Start() error {
 
 	b.registerAll(b.ctx)
 	b.spawn(b.registerLoop)
-	b.spawn(b.persistLoop)
-	b.spawn(b.scanLoop)
-	b.spawn(b.txCheckLoop)
+	b.spawn(func() { b.every(b.cfg.OffsetPersistInterval, b.persistTick) })
+	b.spawn(func() { b.every(clientScanInterval, b.scanTick) })
+	b.spawn(func() { b.every(b.cfg.TransactionCheckInterval, b.txCheckTick) })
 	b.log.Info("broker: serving", "addr", b.srv.Addr(), "advertise", host.String(),
 		"cluster", b.cfg.ClusterName, "namesrv", b.cfg.NamesrvAddrs, "store", b.cfg.StoreDir)
 	return nil
@@ -290,19 +290,25 @@ func (b *Broker) spawn(fn func()) {
 	}()
 }
 
-// persistLoop writes changed consumer offsets every OffsetPersistInterval.
-func (b *Broker) persistLoop() {
-	t := time.NewTicker(b.cfg.OffsetPersistInterval)
+// every runs fn every d until the broker stops: the shape of the broker's
+// periodic work (offset persistence, client scan, transaction checks).
+func (b *Broker) every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
-			if err := b.persistOffsets(); err != nil {
-				b.log.Error("broker: persist consumer offsets", "err", err)
-			}
+			fn()
 		}
+	}
+}
+
+// persistTick writes changed consumer offsets (every OffsetPersistInterval).
+func (b *Broker) persistTick() {
+	if err := b.persistOffsets(); err != nil {
+		b.log.Error("broker: persist consumer offsets", "err", err)
 	}
 }
 
@@ -319,19 +325,10 @@ func (b *Broker) persistOffsets() error {
 	return err
 }
 
-// scanLoop expires idle clients and sweeps stale locks every 10 s.
-func (b *Broker) scanLoop() {
-	t := time.NewTicker(clientScanInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			b.ExpireClients()
-			b.locks.Sweep()
-		}
-	}
+// scanTick expires idle clients and sweeps stale locks (every 10 s).
+func (b *Broker) scanTick() {
+	b.ExpireClients()
+	b.locks.Sweep()
 }
 
 // ExpireClients drops clients silent for ChannelExpiry and notifies the

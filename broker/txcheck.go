@@ -51,24 +51,15 @@ type TxCheckResult struct {
 	Progress int64
 }
 
-// txCheckLoop runs a check pass every TransactionCheckInterval until Close.
-func (b *Broker) txCheckLoop() {
-	t := time.NewTicker(b.cfg.TransactionCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			res, err := b.CheckTransactions()
-			if err != nil {
-				b.log.Error("broker: transaction check", "err", err)
-			}
-			if res.Checked+res.Discarded > 0 {
-				b.log.Info("broker: transaction check", "checked", res.Checked, "sent", res.Sent,
-					"discarded", res.Discarded, "progress", res.Progress)
-			}
-		}
+// txCheckTick runs a check pass (every TransactionCheckInterval).
+func (b *Broker) txCheckTick() {
+	res, err := b.CheckTransactions()
+	if err != nil {
+		b.log.Error("broker: transaction check", "err", err)
+	}
+	if res.Checked+res.Discarded > 0 {
+		b.log.Info("broker: transaction check", "checked", res.Checked, "sent", res.Sent,
+			"discarded", res.Discarded, "progress", res.Progress)
 	}
 }
 
