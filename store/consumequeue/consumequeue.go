@@ -225,6 +225,20 @@ func scanFloors(r pebble.Reader) (map[QueueID]int64, error) {
 // SearchTime returns the first offset in [min, max) whose entry's store time
 // is >= ts, or max if none is.
 func SearchTime(r pebble.Reader, topic string, queueID int32, min, max, ts int64) (int64, error) {
+	return search(r, topic, queueID, min, max, func(e Entry) bool { return e.StoreTimestamp >= ts })
+}
+
+// SearchPhys returns the first offset in [min, max) whose entry points at or
+// after phys, or max if none does. Retention uses it to find a queue's new
+// minimum.
+func SearchPhys(r pebble.Reader, topic string, queueID int32, min, max, phys int64) (int64, error) {
+	return search(r, topic, queueID, min, max, func(e Entry) bool { return e.PhysOffset >= phys })
+}
+
+// search returns the first offset in [min, max) whose entry satisfies atOrPast,
+// or max if none does. atOrPast must be monotone along the queue, as physical
+// offsets and store times are.
+func search(r pebble.Reader, topic string, queueID int32, min, max int64, atOrPast func(Entry) bool) (int64, error) {
 	lo, hi := min, max
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -236,31 +250,7 @@ func SearchTime(r pebble.Reader, topic string, queueID int32, min, max, ts int64
 			lo = mid + 1
 			continue
 		}
-		if e.StoreTimestamp >= ts {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo, nil
-}
-
-// SearchPhys returns the first offset in [min, max) whose entry points at or
-// after phys, or max if none does. Retention uses it to find a queue's new
-// minimum.
-func SearchPhys(r pebble.Reader, topic string, queueID int32, min, max, phys int64) (int64, error) {
-	lo, hi := min, max
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		e, ok, err := Get(r, topic, queueID, mid)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			lo = mid + 1
-			continue
-		}
-		if e.PhysOffset >= phys {
+		if atOrPast(e) {
 			hi = mid
 		} else {
 			lo = mid + 1
