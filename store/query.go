@@ -258,15 +258,15 @@ func (s *Store) DelayOffsets() (map[int32]int64, error) {
 	defer it.Close()
 	out := make(map[int32]int64)
 	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		if len(k) != 6 {
-			return nil, fmt.Errorf("store: bad delay key %x", k)
+		level, err := meta.ParseDelayKey(it.Key())
+		if err != nil {
+			return nil, err
 		}
 		v, err := meta.DecodeInt64(it.Value())
 		if err != nil {
 			return nil, err
 		}
-		out[int32(uint32(k[2])<<24|uint32(k[3])<<16|uint32(k[4])<<8|uint32(k[5]))] = v
+		out[level] = v
 	}
 	return out, it.Error()
 }

@@ -36,21 +36,13 @@ const (
 	prefix         = 'M'
 )
 
-// Topic permission bits (RocketMQ PermName).
-const (
-	PermPriority = 8
-	PermRead     = 4
-	PermWrite    = 2
-	PermInherit  = 1
-)
-
 // TopicConfig is a topic's configuration as the store keeps it. The field
 // names follow RocketMQ's TopicConfig JSON.
 type TopicConfig struct {
 	Name            string `json:"topicName"`
 	ReadQueueNums   int32  `json:"readQueueNums"`
 	WriteQueueNums  int32  `json:"writeQueueNums"`
-	Perm            int32  `json:"perm"`
+	Perm            int32  `json:"perm"` // protocol.Perm* bits
 	TopicFilterType string `json:"topicFilterType"`
 	TopicSysFlag    int32  `json:"topicSysFlag"`
 	Order           bool   `json:"order"`
@@ -130,6 +122,14 @@ func ParseOffsetKey(k []byte) (group, topic string, queueID int32, err error) {
 // DelayKey is the key of a delay level's progress.
 func DelayKey(level int32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{prefix, kindDelay}, uint32(level))
+}
+
+// ParseDelayKey returns the level in a delay key.
+func ParseDelayKey(k []byte) (int32, error) {
+	if len(k) != 6 || k[0] != prefix || k[1] != kindDelay {
+		return 0, fmt.Errorf("meta: bad delay key %x", k)
+	}
+	return int32(binary.BigEndian.Uint32(k[2:])), nil
 }
 
 // DelayBounds cover every delay level.

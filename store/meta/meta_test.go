@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func TestOffsetKeys(t *testing.T) {
@@ -23,7 +25,7 @@ func TestOffsetKeys(t *testing.T) {
 }
 
 func TestTopicConfig(t *testing.T) {
-	c := TopicConfig{Name: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite, TopicFilterType: "SINGLE_TAG", Order: true}
+	c := TopicConfig{Name: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: protocol.PermRead | protocol.PermWrite, TopicFilterType: "SINGLE_TAG", Order: true}
 	b, err := EncodeTopic(&c)
 	if err != nil {
 		t.Fatal(err)
@@ -42,5 +44,17 @@ func TestTopicConfig(t *testing.T) {
 	}
 	if _, err := DecodeInt64([]byte{1}); err == nil {
 		t.Fatal("short int decoded")
+	}
+}
+
+func TestDelayKeys(t *testing.T) {
+	for _, level := range []int32{1, 18, 1 << 30} {
+		got, err := ParseDelayKey(DelayKey(level))
+		if err != nil || got != level {
+			t.Fatalf("level %d: parsed %d, %v", level, got, err)
+		}
+	}
+	if _, err := ParseDelayKey(CheckpointKey("abcd")); err == nil {
+		t.Fatal("a checkpoint key parsed as a delay key")
 	}
 }
