@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -166,13 +167,10 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 		return fmt.Errorf("%w: truncate to %d, log ends at %d", ErrInvalidOp, cutoff, s.nextPhys)
 	}
 	if cutoff < s.nextPhys {
-		if _, ok, err := commitlog.SeekGE(s.db, cutoff); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("%w: truncate to %d: no record there", ErrInvalidOp, cutoff)
-		}
-		if _, err := commitlog.Read(s.db, cutoff); err != nil {
+		if _, err := commitlog.Read(s.db, cutoff); errors.Is(err, commitlog.ErrNotFound) {
 			return fmt.Errorf("%w: truncate to %d: not a record boundary", ErrInvalidOp, cutoff)
+		} else if err != nil {
+			return err
 		}
 	}
 	_ = b.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
@@ -195,14 +193,15 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 	p.newMinPhys = cutoff
 	p.queueMin = make(map[QueueID]int64)
 
+	// Only the apply path adds or drops queues, and it holds applyMu, so
+	// the snapshot stays exact while the batch is built.
 	s.queuesMu.RLock()
-	ids := make([]QueueID, 0, len(s.queues))
-	for id := range s.queues {
-		ids = append(ids, id)
+	queues := make(map[QueueID]*queue, len(s.queues))
+	for id, q := range s.queues {
+		queues[id] = q
 	}
 	s.queuesMu.RUnlock()
-	for _, id := range ids {
-		q := s.queue(id.Topic, id.ID)
+	for id, q := range queues {
 		min, next := q.min.Load(), q.next
 		if min >= next {
 			continue
