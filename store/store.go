@@ -117,10 +117,10 @@ func Open(opts Options) (*Store, error) {
 	}
 	gate.release()
 	if opts.FlushMode == AsyncFlush && opts.FlushInterval > 0 {
-		s.goBackground(s.flushLoop)
+		s.goEvery(opts.FlushInterval, s.syncWAL)
 	}
 	if opts.RetentionInterval > 0 {
-		s.goBackground(s.retentionLoop)
+		s.goEvery(opts.RetentionInterval, s.retainNow)
 	}
 	return s, nil
 }
@@ -160,42 +160,34 @@ func (s *Store) recover() error {
 	return nil
 }
 
-func (s *Store) goBackground(fn func()) {
+// goEvery runs fn every interval on a background goroutine until Close.
+func (s *Store) goEvery(interval time.Duration, fn func()) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		fn()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				fn()
+			}
+		}
 	}()
 }
 
-// flushLoop fsyncs the WAL every FlushInterval (AsyncFlush only).
-func (s *Store) flushLoop() {
-	t := time.NewTicker(s.opts.FlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			if err := s.wal.SyncAll(); err != nil {
-				s.fail(fmt.Errorf("wal fsync: %w", err))
-			}
-		}
+// syncWAL fsyncs the WAL (AsyncFlush's flusher, every FlushInterval).
+func (s *Store) syncWAL() {
+	if err := s.wal.SyncAll(); err != nil {
+		s.fail(fmt.Errorf("wal fsync: %w", err))
 	}
 }
 
-func (s *Store) retentionLoop() {
-	t := time.NewTicker(s.opts.RetentionInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			if _, err := s.Retain(s.opts.Clock()); err != nil && !errors.Is(err, ErrClosed) {
-				s.opts.Logger.Errorf("store: retention: %v", err)
-			}
-		}
+func (s *Store) retainNow() {
+	if _, err := s.Retain(s.opts.Clock()); err != nil && !errors.Is(err, ErrClosed) {
+		s.opts.Logger.Errorf("store: retention: %v", err)
 	}
 }
 
