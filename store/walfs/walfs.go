@@ -10,11 +10,11 @@
 // until the LogWriter's flush loop has written the block to the file
 // (write(2), the OS page cache) and then called Sync on it.
 //
-// With DeferSync on, Sync on a WAL file only records that a sync is owed and
-// returns: the commit is acknowledged once its bytes are in the page cache,
-// which a process crash cannot take away (only an OS crash or power loss
-// can, the same promise RocketMQ's ASYNC_FLUSH makes). SyncAll, called by the
-// store's flusher at a bounded interval, performs the owed fsyncs. Closing a
+// With DeferSync on, Sync on a WAL file returns at once: the commit is
+// acknowledged once its bytes are in the page cache, which a process crash
+// cannot take away (only an OS crash or power loss can, the same promise
+// RocketMQ's ASYNC_FLUSH makes). SyncAll, called by the store's flusher at a
+// bounded interval, fsyncs every open WAL file. Closing a
 // WAL file always fsyncs it, so a rotated-away WAL is never left unsynced.
 // Concurrent committers still share one write via Pebble's own commit
 // pipeline (group commit).
@@ -80,8 +80,9 @@ func (fs *FS) track(f vfs.File) vfs.File {
 	return w
 }
 
-// SyncAll fsyncs every open WAL file that has unsynced writes. It is safe to
-// call concurrently with writes; the first error is returned.
+// SyncAll fsyncs every open WAL file (an idle file's fdatasync finds nothing
+// to write). It is safe to call concurrently with writes; the first error is
+// returned.
 func (fs *FS) SyncAll() error {
 	fs.mu.Lock()
 	files := make([]*walFile, 0, len(fs.files))
@@ -109,10 +110,9 @@ type walFile struct {
 	closed bool
 }
 
-func (f *walFile) Sync() error                 { return nil }
-func (f *walFile) SyncData() error             { return nil }
-func (f *walFile) SyncTo(int64) (bool, error)  { return false, nil }
-func (f *walFile) Write(p []byte) (int, error) { return f.File.Write(p) }
+func (f *walFile) Sync() error                { return nil }
+func (f *walFile) SyncData() error            { return nil }
+func (f *walFile) SyncTo(int64) (bool, error) { return false, nil }
 
 func (f *walFile) realSync() error {
 	f.syncMu.Lock()
