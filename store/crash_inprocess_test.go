@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
@@ -32,35 +31,45 @@ func TestInProcessCrash(t *testing.T) {
 					if err != nil {
 						t.Fatalf("cycle %d open: %v", cycle, err)
 					}
+					// Crash once the writers have had a random number of
+					// acks, so every cycle has acknowledged writes to lose.
+					target := 1 + rng.IntN(200)
 					var mu sync.Mutex
 					var acked []ack
-					var wg sync.WaitGroup
-					stop := make(chan struct{})
-					for w := 0; w < 3; w++ {
-						wg.Add(1)
-						go func(w int) {
-							defer wg.Done()
-							for i := 0; ; i++ {
-								select {
-								case <-stop:
-									return
-								default:
-								}
-								body := fmt.Sprintf("%d-%d-%d-%s", cycle, w, i, strings.Repeat("x", i%300))
-								r, err := s.Put([]*protocol.MessageExt{msg("T", int32(w), body)})
-								if err != nil {
-									return // closed under us at the end of the cycle
-								}
-								mu.Lock()
-								acked = append(acked, ack{int32(w), r[0].QueueOffset, r[0].CommitLogOffset, body})
-								mu.Unlock()
+					var putErr error
+					reached := make(chan struct{})
+					var once sync.Once
+					signal := func() { once.Do(func() { close(reached) }) }
+					stop := runWriters(3, func(w, i int) bool {
+						body := fmt.Sprintf("%d-%d-%d-%s", cycle, w, i, strings.Repeat("x", i%300))
+						r, err := s.Put([]*protocol.MessageExt{msg("T", int32(w), body)})
+						mu.Lock()
+						defer mu.Unlock()
+						if err != nil {
+							// Closed under us at the end of the cycle, or a
+							// real failure before the target (checked below).
+							if putErr == nil {
+								putErr = err
 							}
-						}(w)
-					}
-					time.Sleep(time.Duration(1+rng.IntN(5)) * time.Millisecond)
+							signal()
+							return false
+						}
+						acked = append(acked, ack{int32(w), r[0].QueueOffset, r[0].CommitLogOffset, body})
+						if len(acked) >= target {
+							signal()
+						}
+						return true
+					})
+					<-reached
 					mu.Lock()
 					mustSurvive := append([]ack(nil), acked...)
+					err = putErr
 					mu.Unlock()
+					if err != nil {
+						stop()
+						_ = s.Close()
+						t.Fatalf("cycle %d: put failed after %d acks: %v", cycle, len(mustSurvive), err)
+					}
 					if mode == AsyncFlush && osCrash {
 						// Only what the background flusher synced survives an
 						// OS crash: simulate one flusher tick, which covers
@@ -72,8 +81,7 @@ func TestInProcessCrash(t *testing.T) {
 						pct = 0
 					}
 					crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rng})
-					close(stop)
-					wg.Wait()
+					stop()
 					_ = s.Close()
 
 					fs = crashed

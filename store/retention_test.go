@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -156,33 +155,20 @@ func TestRetentionConcurrentWithWrites(t *testing.T) {
 	s, clock, _ := openMem(t)
 	s.opts.FileReservedTime = -1
 	s.opts.DiskBudget = 50_000
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for w := 0; w < 3; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := s.Put([]*protocol.MessageExt{msg("T", int32(i%3), "payload"), msg("U", 0, "x")}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}(w)
-	}
+	stop := runWriters(3, func(_, i int) bool {
+		if _, err := s.Put([]*protocol.MessageExt{msg("T", int32(i%3), "payload"), msg("U", 0, "x")}); err != nil {
+			t.Error(err)
+			return false
+		}
+		return true
+	})
 	for i := 0; i < 30; i++ {
 		if _, err := s.Retain(clock.Now()); err != nil {
 			t.Error(err)
 		}
 		time.Sleep(time.Millisecond) // let writers interleave; not a timing assertion
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if _, err := s.Retain(clock.Now()); err != nil {
 		t.Fatal(err)
 	}

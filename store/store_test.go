@@ -71,6 +71,30 @@ func mustPut(t testing.TB, s *Store, ms ...*protocol.MessageExt) []PutResult {
 	return r
 }
 
+// runWriters starts n goroutines, each calling put(w, i) for i = 0, 1, ...
+// until put returns false or stop is called; stop waits for them all.
+func runWriters(n int, put func(w, i int) bool) (stop func()) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !put(w, i) {
+					return
+				}
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
+}
+
 func bodies(t testing.TB, b []byte) []string {
 	t.Helper()
 	ms, err := protocol.DecodeMessagesRaw(b)
