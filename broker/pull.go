@@ -154,11 +154,11 @@ func (b *Broker) pullFilter(req *protocol.Command, h *protocol.PullMessageReques
 		tags, codes := protocol.ParseSubExpression(h.Subscription)
 		return newTagFilter(tags, codes), nil
 	}
-	if !b.clients.HasGroup(h.ConsumerGroup) {
+	sub, hasGroup, ok := b.clients.Subscription(h.ConsumerGroup, h.Topic)
+	if !hasGroup {
 		return nil, errResponse(req, protocol.RespSubscriptionNotExist,
 			"the consumer's group info not exist, group: %s; send a heartbeat first", h.ConsumerGroup)
 	}
-	sub, ok := b.clients.Subscription(h.ConsumerGroup, h.Topic)
 	if !ok {
 		return nil, errResponse(req, protocol.RespSubscriptionNotExist,
 			"the consumer's subscription not exist, group: %s, topic: %s", h.ConsumerGroup, h.Topic)

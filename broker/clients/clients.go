@@ -297,23 +297,18 @@ func sortedChannels(set map[chanKey]*Channel) []Channel {
 	return out
 }
 
-// HasGroup reports whether a consumer group has a live member.
-func (m *Manager) HasGroup(group string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.mu.consumers[group] != nil
-}
-
-// Subscription returns a group's subscription to topic.
-func (m *Manager) Subscription(group, topic string) (Subscription, bool) {
+// Subscription returns a group's subscription to topic. hasGroup tells a
+// group with no live member apart from a group not subscribed to topic
+// (the pull path answers them differently), from one lookup under the lock.
+func (m *Manager) Subscription(group, topic string) (s Subscription, hasGroup, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.mu.consumers[group]
 	if g == nil {
-		return Subscription{}, false
+		return Subscription{}, false, false
 	}
-	s, ok := g.subs[topic]
-	return s, ok
+	s, ok = g.subs[topic]
+	return s, true, ok
 }
 
 // Group returns a snapshot of a consumer group.

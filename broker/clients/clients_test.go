@@ -95,16 +95,19 @@ func TestSubscriptions(t *testing.T) {
 		Subscription{Topic: "U", Expression: "*", Version: 10}))
 	// An older version of T's subscription does not replace the newer one.
 	m.RegisterConsumer(ch, consumer("g", Subscription{Topic: "T", Expression: "C", Version: 5}))
-	s, ok := m.Subscription("g", "T")
+	s, _, ok := m.Subscription("g", "T")
 	if !ok || s.Expression != "A || B" {
 		t.Fatalf("sub = %+v %v", s, ok)
 	}
-	// U is no longer named: dropped.
-	if _, ok := m.Subscription("g", "U"); ok {
-		t.Fatal("unnamed topic kept")
+	// U is no longer named: dropped, while the group stays known.
+	if _, hasGroup, ok := m.Subscription("g", "U"); !hasGroup || ok {
+		t.Fatalf("unnamed topic: hasGroup %v, ok %v; want true, false", hasGroup, ok)
+	}
+	if _, hasGroup, ok := m.Subscription("nobody", "T"); hasGroup || ok {
+		t.Fatalf("unknown group: hasGroup %v, ok %v; want false, false", hasGroup, ok)
 	}
 	m.RegisterConsumer(ch, consumer("g", Subscription{Topic: "T", Expression: "C", Version: 11}))
-	if s, _ := m.Subscription("g", "T"); s.Expression != "C" {
+	if s, _, _ := m.Subscription("g", "T"); s.Expression != "C" {
 		t.Fatalf("newer sub not taken: %+v", s)
 	}
 	if got := m.GroupsOfTopic("T"); !reflect.DeepEqual(got, []string{"g"}) {
