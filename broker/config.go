@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,65 +142,30 @@ func DefaultConfig() Config {
 }
 
 // ensureDefaults fills zero fields that have no meaningful zero value.
-// AutoCreateTopicEnable and BrokerID are taken as given.
+// AutoCreateTopicEnable, BrokerID and FlushMode (AsyncFlush is its zero)
+// are taken as given.
 func (c *Config) ensureDefaults() {
 	d := DefaultConfig()
-	if c.ListenAddr == "" {
-		c.ListenAddr = d.ListenAddr
-	}
-	if c.BrokerName == "" {
-		c.BrokerName = d.BrokerName
-	}
-	if c.ClusterName == "" {
-		c.ClusterName = d.ClusterName
-	}
-	if c.DefaultTopicQueueNums == 0 {
-		c.DefaultTopicQueueNums = d.DefaultTopicQueueNums
-	}
-	if c.FileReservedTime == 0 {
-		c.FileReservedTime = d.FileReservedTime
-	}
-	if c.MaxMessageSize == 0 {
-		c.MaxMessageSize = d.MaxMessageSize
-	}
-	if c.RegisterInterval == 0 {
-		c.RegisterInterval = d.RegisterInterval
-	}
-	if c.OffsetPersistInterval == 0 {
-		c.OffsetPersistInterval = d.OffsetPersistInterval
-	}
-	if c.ChannelExpiry == 0 {
-		c.ChannelExpiry = d.ChannelExpiry
-	}
-	if c.MaxSuspend == 0 {
-		c.MaxSuspend = d.MaxSuspend
-	}
-	if c.Transport == "" {
-		c.Transport = d.Transport
-	}
-	if c.Now == nil {
+	c.ListenAddr = cmp.Or(c.ListenAddr, d.ListenAddr)
+	c.BrokerName = cmp.Or(c.BrokerName, d.BrokerName)
+	c.ClusterName = cmp.Or(c.ClusterName, d.ClusterName)
+	c.DefaultTopicQueueNums = cmp.Or(c.DefaultTopicQueueNums, d.DefaultTopicQueueNums)
+	c.FileReservedTime = cmp.Or(c.FileReservedTime, d.FileReservedTime)
+	c.MaxMessageSize = cmp.Or(c.MaxMessageSize, d.MaxMessageSize)
+	c.RegisterInterval = cmp.Or(c.RegisterInterval, d.RegisterInterval)
+	c.OffsetPersistInterval = cmp.Or(c.OffsetPersistInterval, d.OffsetPersistInterval)
+	c.ChannelExpiry = cmp.Or(c.ChannelExpiry, d.ChannelExpiry)
+	c.MaxSuspend = cmp.Or(c.MaxSuspend, d.MaxSuspend)
+	c.Transport = cmp.Or(c.Transport, d.Transport)
+	c.Logger = cmp.Or(c.Logger, d.Logger)
+	c.MessageDelayLevel = cmp.Or(c.MessageDelayLevel, d.MessageDelayLevel)
+	c.LockMaxLiveTime = cmp.Or(c.LockMaxLiveTime, d.LockMaxLiveTime)
+	c.ConsumerCallTimeout = cmp.Or(c.ConsumerCallTimeout, d.ConsumerCallTimeout)
+	c.TransactionTimeout = cmp.Or(c.TransactionTimeout, d.TransactionTimeout)
+	c.TransactionCheckMax = cmp.Or(c.TransactionCheckMax, d.TransactionCheckMax)
+	c.TransactionCheckInterval = cmp.Or(c.TransactionCheckInterval, d.TransactionCheckInterval)
+	if c.Now == nil { // a func is not comparable, so not cmp.Or
 		c.Now = d.Now
-	}
-	if c.Logger == nil {
-		c.Logger = d.Logger
-	}
-	if c.MessageDelayLevel == "" {
-		c.MessageDelayLevel = d.MessageDelayLevel
-	}
-	if c.LockMaxLiveTime == 0 {
-		c.LockMaxLiveTime = d.LockMaxLiveTime
-	}
-	if c.ConsumerCallTimeout == 0 {
-		c.ConsumerCallTimeout = d.ConsumerCallTimeout
-	}
-	if c.TransactionTimeout == 0 {
-		c.TransactionTimeout = d.TransactionTimeout
-	}
-	if c.TransactionCheckMax == 0 {
-		c.TransactionCheckMax = d.TransactionCheckMax
-	}
-	if c.TransactionCheckInterval == 0 {
-		c.TransactionCheckInterval = d.TransactionCheckInterval
 	}
 }
 

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +33,28 @@ func TestConfigValidate(t *testing.T) {
 	cfg.StoreDir = "/tmp/x"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEnsureDefaultsFillsEveryDefault: a zero Config gets every default
+// DefaultConfig names, except the fields whose zero is meaningful; a field
+// added to DefaultConfig but not to ensureDefaults fails here.
+func TestEnsureDefaultsFillsEveryDefault(t *testing.T) {
+	var got Config
+	got.ensureDefaults()
+	if got.Now == nil {
+		t.Fatal("Now left nil")
+	}
+	want := DefaultConfig()
+	want.AutoCreateTopicEnable = false // taken as given
+	got.Now, want.Now = nil, nil       // funcs do not compare
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ensureDefaults on a zero Config:\n got %+v\nwant %+v", got, want)
+	}
+	set := Config{MaxSuspend: time.Second, TransactionCheckMax: 3}
+	set.ensureDefaults()
+	if set.MaxSuspend != time.Second || set.TransactionCheckMax != 3 {
+		t.Fatalf("set fields overwritten: MaxSuspend %v, TransactionCheckMax %d", set.MaxSuspend, set.TransactionCheckMax)
 	}
 }
 
