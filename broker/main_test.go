@@ -50,7 +50,15 @@ func testConfig(t testing.TB, dir string) Config {
 // startBroker starts a broker without name servers; mod adjusts its config.
 func startBroker(t testing.TB, mod func(*Config)) *Broker {
 	t.Helper()
-	cfg := testConfig(t, t.TempDir())
+	return startBrokerAt(t, t.TempDir(), mod)
+}
+
+// startBrokerAt is startBroker on the store in dir, so that a test can stop
+// a broker (Close or Abort; the cleanup's second Close is a no-op) and start
+// another on the same store.
+func startBrokerAt(t testing.TB, dir string, mod func(*Config)) *Broker {
+	t.Helper()
+	cfg := testConfig(t, dir)
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -23,14 +23,7 @@ func updateOffset(rc *rawClient, group, topic string, q int32, off int64) *proto
 
 func TestConsumerOffsets(t *testing.T) {
 	dir := t.TempDir()
-	cfg := testConfig(t, dir)
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
+	b := startBrokerAt(t, dir, nil)
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("O", 2)
 
@@ -86,14 +79,7 @@ func TestConsumerOffsets(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b2, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b2.Close() })
-	if err := b2.Start(); err != nil {
-		t.Fatal(err)
-	}
+	b2 := startBrokerAt(t, dir, nil)
 	rc2 := newRawClient(t, b2.Addr())
 	if resp, off = queryOffset(rc2, "g", "O", 0); resp.Code != protocol.RespSuccess || off != 1 {
 		t.Fatalf("after restart: code %d offset %d, want 1", resp.Code, off)
@@ -104,14 +90,8 @@ func TestConsumerOffsets(t *testing.T) {
 }
 
 func TestAbortLosesUnpersistedOffsets(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	b := startBrokerAt(t, dir, nil)
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("A", 1)
 	expect(t, updateOffset(rc, "g", "A", 0, 3), protocol.RespSuccess, "")
@@ -122,7 +102,7 @@ func TestAbortLosesUnpersistedOffsets(t *testing.T) {
 	if err := b.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	b2, err := New(cfg)
+	b2, err := New(testConfig(t, dir)) // not started: the offsets are loaded by New
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,14 +154,7 @@ func TestLongPollExpires(t *testing.T) {
 }
 
 func TestCloseAnswersHeldPulls(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
+	b := startBroker(t, nil)
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("HC", 1)
 	h := pullHeader("g", "HC", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagSubscription)

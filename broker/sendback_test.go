@@ -26,21 +26,13 @@ func delayBroker(t *testing.T, dir string) (*Broker, *fakeclock.Clock) {
 
 func startBrokerIn(t *testing.T, dir string, clk *fakeclock.Clock, mods ...func(*Config)) *Broker {
 	t.Helper()
-	cfg := testConfig(t, dir)
-	cfg.Now = clk.Now
-	cfg.MessageDelayLevel = testLevels
-	for _, m := range mods {
-		m(&cfg)
-	}
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
+	return startBrokerAt(t, dir, func(cfg *Config) {
+		cfg.Now = clk.Now
+		cfg.MessageDelayLevel = testLevels
+		for _, m := range mods {
+			m(cfg)
+		}
+	})
 }
 
 // stepSchedule runs one delivery pass by hand (serialised with the

@@ -223,16 +223,7 @@ func TestTransactionConcurrentCommitsStoreOnce(t *testing.T) {
 
 func TestTransactionCommitAfterRestart(t *testing.T) {
 	dir := t.TempDir()
-	open := func() *Broker {
-		b, err := New(testConfig(t, dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	open := func() *Broker { return startBrokerAt(t, dir, nil) }
 	b := open()
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Tx", 2)
@@ -244,7 +235,6 @@ func TestTransactionCommitAfterRestart(t *testing.T) {
 	}
 
 	b = open()
-	t.Cleanup(func() { _ = b.Close() })
 	rc2 := newRawClient(t, b.Addr())
 	if n := b.st.MaxOffset("Tx", 1); n != 0 {
 		t.Fatalf("real queue has %d messages before commit", n)

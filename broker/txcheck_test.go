@@ -214,18 +214,7 @@ func TestTransactionCheckImmunityDefersWithoutBlocking(t *testing.T) {
 func TestTransactionCheckSurvivesRestart(t *testing.T) {
 	clk := newFakeClock()
 	dir := t.TempDir()
-	open := func() *Broker {
-		cfg := testConfig(t, dir)
-		cfg.Now = clk.Now
-		b, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	open := func() *Broker { return startBrokerAt(t, dir, func(c *Config) { c.Now = clk.Now }) }
 	b := open()
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Tx", 1)
@@ -239,7 +228,6 @@ func TestTransactionCheckSurvivesRestart(t *testing.T) {
 	}
 
 	b = open()
-	t.Cleanup(func() { _ = b.Close() })
 	if off, ok := b.ConsumerOffset(txCheckGroup, topicTransHalf, 0); !ok || off != 1 {
 		t.Fatalf("check progress after restart %d %v, want 1", off, ok)
 	}
