@@ -7,8 +7,8 @@
 //   - Persist hands every entry changed since the last successful Persist
 //     to the caller's writer, and an entry whose write fails stays dirty, so
 //     the next Persist retries it;
-//   - a group's or topic's entries can be dropped as a whole (group or topic
-//     deleted); a dropped entry is not written again.
+//   - a topic's entries can be dropped as a whole (topic deleted); a dropped
+//     entry is not written again.
 //
 // The table is pure: it imports no network or store code. The broker wires
 // Persist to the store every few seconds and on shutdown.
