@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/broker/lock"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -79,6 +80,10 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	levels, err := schedule.ParseLevels(cfg.MessageDelayLevel)
+	if err != nil { // Validate parses them too; kept for a clear error
+		return nil, fmt.Errorf("%w: MessageDelayLevel: %v", ErrBadConfig, err)
+	}
 	b := &Broker{
 		cfg:     cfg,
 		log:     cfg.Logger.With("broker", cfg.BrokerName),
@@ -86,6 +91,7 @@ func New(cfg Config) (*Broker, error) {
 		clients: clients.New(clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
 		locks:   lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
 		holds:   longpoll.New(cfg.Now),
+		sched:   scheduler{levels: levels},
 		regKick: make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 	}

@@ -2,36 +2,22 @@ package broker
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// scheduler is the broker's delayed delivery: the levels in force (from
-// Config.MessageDelayLevel, parsed on first use since the send path may
-// need them before Start has finished) and the service that delivers (set
+// scheduler is the broker's delayed delivery: the levels in force (parsed
+// from Config.MessageDelayLevel by New) and the service that delivers (set
 // by Start; nil before and after a failed Start).
 type scheduler struct {
-	once      sync.Once
-	levelsVal schedule.Levels
-	svc       atomic.Pointer[schedule.Service]
+	levels schedule.Levels
+	svc    atomic.Pointer[schedule.Service]
 }
 
-// delayLevels returns the delay levels. Config.Validate has parsed the same
-// string, so the fallback to the defaults is never expected.
-func (b *Broker) delayLevels() schedule.Levels {
-	b.sched.once.Do(func() {
-		l, err := schedule.ParseLevels(b.cfg.MessageDelayLevel)
-		if err != nil {
-			b.log.Error("broker: bad MessageDelayLevel, using the defaults", "err", err)
-			l, _ = schedule.ParseLevels(schedule.DefaultLevels)
-		}
-		b.sched.levelsVal = l
-	})
-	return b.sched.levelsVal
-}
+// delayLevels returns the delay levels in force.
+func (b *Broker) delayLevels() schedule.Levels { return b.sched.levels }
 
 // startSchedule starts delivering due messages; Start calls it once the store host is known.
 func (b *Broker) startSchedule() error {
