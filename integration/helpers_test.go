@@ -65,6 +65,18 @@ func (pc *pushConsumer) shutdown() { pc.once.Do(func() { _ = pc.Shutdown() }) }
 func newPushConsumer(t testing.TB, c *cluster.Cluster, group, topic, expr string,
 	fn func(*primitive.MessageExt), opts ...consumer.Option) *pushConsumer {
 	t.Helper()
+	return startListener(t, c, group, topic, expr, func(m *primitive.MessageExt) consumer.ConsumeResult {
+		fn(m)
+		return consumer.ConsumeSuccess
+	}, opts...)
+}
+
+// startListener starts a push consumer whose listener decides each
+// message's result; a batch fails if any of its messages does. expr is a
+// tag expression ("" or "*" for all).
+func startListener(t testing.TB, c *cluster.Cluster, group, topic, expr string,
+	fn func(*primitive.MessageExt) consumer.ConsumeResult, opts ...consumer.Option) *pushConsumer {
+	t.Helper()
 	all := append([]consumer.Option{
 		consumer.WithNameServer([]string{c.NamesrvAddr()}),
 		consumer.WithInstance(instance("c")),
@@ -80,10 +92,13 @@ func newPushConsumer(t testing.TB, c *cluster.Cluster, group, topic, expr string
 		sel = consumer.MessageSelector{Type: consumer.TAG, Expression: expr}
 	}
 	err = pc.Subscribe(topic, sel, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		res := consumer.ConsumeSuccess
 		for _, m := range msgs {
-			fn(m)
+			if r := fn(m); r != consumer.ConsumeSuccess {
+				res = r
+			}
 		}
-		return consumer.ConsumeSuccess, nil
+		return res, nil
 	})
 	if err != nil {
 		t.Fatalf("subscribe: %v", err)

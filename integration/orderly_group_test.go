@@ -185,12 +185,12 @@ func TestOrderlyTwoConsumers(t *testing.T) {
 	// Owners renew every 500 ms, well inside the 3 s lock life.
 	opts := []consumer.Option{consumer.WithConsumerOrder(true), consumer.WithRebalanceLockInterval(500 * time.Millisecond)}
 
-	a := startListener(t, c, group, topic, r.listener(0), opts...)
+	a := startListener(t, c, group, topic, "", r.listener(0), opts...)
 	s := startOrderedSender(t, c, topic, 8)
 	eventually(t, 30*time.Second, "the first consumer on all 4 queues", func() bool { return r.queuesOf(0) == 4 })
 
 	bStart := time.Now()
-	startListener(t, c, group, topic, r.listener(1), opts...)
+	startListener(t, c, group, topic, "", r.listener(1), opts...)
 	// The second consumer's share is still locked by the first; it gets it
 	// at a rebalance (every 20 s in the client) after the locks expired.
 	eventually(t, 45*time.Second, "the second consumer on 2 queues", func() bool { return r.queuesOf(1) == 2 })
@@ -246,7 +246,7 @@ func TestOrderlyDeadLetter(t *testing.T) {
 		}
 	}
 	d := newDeliveries()
-	startListener(t, c, group, topic, func(m *primitive.MessageExt) consumer.ConsumeResult {
+	startListener(t, c, group, topic, "", func(m *primitive.MessageExt) consumer.ConsumeResult {
 		d.add(m)
 		if string(m.Body) == "poison" {
 			return consumer.SuspendCurrentQueueAMoment

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
@@ -32,41 +31,6 @@ func delayCluster(t *testing.T, levels string) *cluster.Cluster {
 	t.Helper()
 	t.TempDir() // see rcCluster: the directory must outlive the brokers
 	return cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.MessageDelayLevel = levels }))
-}
-
-// startListener starts a push consumer whose listener decides each
-// message's result.
-func startListener(t *testing.T, c *cluster.Cluster, group, topic string,
-	fn func(*primitive.MessageExt) consumer.ConsumeResult, opts ...consumer.Option) *pushConsumer {
-	t.Helper()
-	all := append([]consumer.Option{
-		consumer.WithNameServer([]string{c.NamesrvAddr()}),
-		consumer.WithInstance(instance("c")),
-		consumer.WithGroupName(group),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	}, opts...)
-	pc, err := rocketmq.NewPushConsumer(all...)
-	if err != nil {
-		t.Fatalf("new push consumer: %v", err)
-	}
-	err = pc.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		res := consumer.ConsumeSuccess
-		for _, m := range msgs {
-			if r := fn(m); r != consumer.ConsumeSuccess {
-				res = r
-			}
-		}
-		return res, nil
-	})
-	if err != nil {
-		t.Fatalf("subscribe: %v", err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("start push consumer: %v", err)
-	}
-	w := &pushConsumer{PushConsumer: pc}
-	t.Cleanup(w.shutdown)
-	return w
 }
 
 // delivery is one call of the listener for a message.
@@ -116,7 +80,7 @@ func TestRetryLater(t *testing.T) {
 	// route poll (30 s). Created up front, retries flow from the start.
 	createTopic(t, c, 0, "%RETRY%g-retry", 1)
 	d := newDeliveries()
-	startListener(t, c, "g-retry", "RetryT", func(m *primitive.MessageExt) consumer.ConsumeResult {
+	startListener(t, c, "g-retry", "RetryT", "", func(m *primitive.MessageExt) consumer.ConsumeResult {
 		if d.add(m) == 1 {
 			return consumer.ConsumeRetryLater
 		}
@@ -156,7 +120,7 @@ func TestDeadLetter(t *testing.T) {
 	}
 	createTopic(t, c, 0, "%RETRY%g-dead", 1) // see TestRetryLater
 	d := newDeliveries()
-	startListener(t, c, "g-dead", "DeadT", func(m *primitive.MessageExt) consumer.ConsumeResult {
+	startListener(t, c, "g-dead", "DeadT", "", func(m *primitive.MessageExt) consumer.ConsumeResult {
 		d.add(m)
 		return consumer.ConsumeRetryLater
 	}, consumer.WithMaxReconsumeTimes(2))
