@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"net/netip"
 	"testing"
 )
 
@@ -117,4 +118,22 @@ func serName(st byte) string {
 		return "/rocketmq"
 	}
 	return "/json"
+}
+
+// BenchmarkMessageIDs covers the ids made per message: OffsetMsgID for every
+// stored and every decoded message, NewUniqID for every one sent.
+func BenchmarkMessageIDs(b *testing.B) {
+	host := netip.MustParseAddrPort("192.0.2.4:10911")
+	b.Run("OffsetMsgID", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			_ = OffsetMsgID(host, int64(i))
+		}
+	})
+	b.Run("NewUniqID", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_ = NewUniqID()
+		}
+	})
 }

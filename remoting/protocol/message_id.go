@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"strings"
 	"sync"
 	"time"
 )
@@ -23,10 +22,22 @@ var ErrBadMessageID = errors.New("protocol: bad message id")
 // offsetMsgId: uppercase hex of IP (4 or 16 bytes), port (int32) and offset
 // (int64); 32 characters for IPv4, 56 for IPv6.
 func OffsetMsgID(storeHost netip.AddrPort, physOffset int64) string {
-	b := make([]byte, 0, 28)
-	b = appendHost(b, storeHost)
+	var raw [28]byte
+	b := appendHost(raw[:0], storeHost)
 	b = binary.BigEndian.AppendUint64(b, uint64(physOffset))
-	return strings.ToUpper(hex.EncodeToString(b))
+	var out [56]byte
+	return string(appendUpperHex(out[:0], b))
+}
+
+// appendUpperHex appends src as uppercase hex, the form of RocketMQ's ids.
+// Ids are made per message (stored, decoded, sent), so they are built in a
+// caller's stack buffer and cost one allocation, the string.
+func appendUpperHex(dst, src []byte) []byte {
+	const digits = "0123456789ABCDEF"
+	for _, v := range src {
+		dst = append(dst, digits[v>>4], digits[v&0xF])
+	}
+	return dst
 }
 
 // ParseOffsetMsgID reverses OffsetMsgID.
@@ -78,7 +89,7 @@ func newUniqIDGen(ip [4]byte) *uniqIDGen {
 	b = append(b, ip[:]...)
 	b = binary.BigEndian.AppendUint16(b, uint16(os.Getpid()))
 	b = binary.BigEndian.AppendUint32(b, 0) // class-loader id: 0, as the Go client
-	return &uniqIDGen{prefix: strings.ToUpper(hex.EncodeToString(b))}
+	return &uniqIDGen{prefix: string(appendUpperHex(nil, b))}
 }
 
 // SetUniqIDHost sets the IPv4 address NewUniqID embeds. Until it is called a
@@ -111,7 +122,9 @@ func (g *uniqIDGen) next(now time.Time) string {
 	binary.BigEndian.PutUint16(tail[4:], g.counter)
 	// Uppercase like Java's MessageClientIDSetter: ids are compared as
 	// strings, so a lowercase tail would not match a Java-made id.
-	return g.prefix + strings.ToUpper(hex.EncodeToString(tail[:]))
+	var out [32]byte
+	id := append(out[:0], g.prefix...)
+	return string(appendUpperHex(id, tail[:]))
 }
 
 // ErrDecompress is returned (wrapped) by Decompress for bad or oversized input.
