@@ -57,7 +57,7 @@ func (c *Conn) Invoke(ctx context.Context, req *protocol.Command) (*protocol.Com
 		}
 	case <-timeout:
 		if c.unregister(cmd.Opaque) {
-			return nil, fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, cmd.Code, c.remote, c.callTimeout)
+			return nil, c.timeoutError(cmd)
 		}
 	}
 	// The response or the close won the race and is completing the call.
@@ -89,11 +89,10 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *protocol.Command, cb func(*
 		t        *time.Timer
 		timedOut atomic.Bool
 	)
-	timeoutErr := fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, cmd.Code, c.remote, c.callTimeout)
 	if _, ok := ctx.Deadline(); !ok {
 		t = time.AfterFunc(c.callTimeout, func() {
 			timedOut.Store(true)
-			expire(timeoutErr)
+			expire(c.timeoutError(cmd))
 		})
 	}
 	stopCtx := context.AfterFunc(ctx, func() { expire(c.ctxError(ctx, cmd)) })
@@ -112,7 +111,7 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *protocol.Command, cb func(*
 		return nil
 	}
 	if timedOut.Load() {
-		expire(timeoutErr)
+		expire(c.timeoutError(cmd))
 		return nil
 	}
 	if err := c.send(cmd, true); err != nil {
@@ -144,6 +143,13 @@ func (c *Conn) prepare(req *protocol.Command) (*protocol.Command, error) {
 	cmd.Opaque = protocol.NextOpaque()
 	cmd.Flag &^= protocol.FlagResponse | protocol.FlagOneway
 	return &cmd, nil
+}
+
+// timeoutError is the error of a call that outlived the call timeout. It is
+// built only when a call times out: formatting it up front cost every call
+// its allocations.
+func (c *Conn) timeoutError(cmd *protocol.Command) error {
+	return fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, cmd.Code, c.remote, c.callTimeout)
 }
 
 func (c *Conn) ctxError(ctx context.Context, cmd *protocol.Command) error {
