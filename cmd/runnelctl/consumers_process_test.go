@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,21 +15,36 @@ import (
 	"github.com/runnelmq/runnel/integration/cluster"
 )
 
-// liveConsumer starts our push consumer of topic in group, left running
-// until the test ends, and returns its client id and delivery count.
-func liveConsumer(t *testing.T, namesrv, group, topic string) (string, *atomic.Int64) {
+// pushConsumer starts our push consumer of topic in group from the first
+// offset, with instance as its InstanceName, and shuts it down when the test
+// ends (an earlier Shutdown makes that a no-op). got is closed once want
+// distinct messages have arrived.
+func pushConsumer(t *testing.T, namesrv, instance, group, topic string, want int) (cons *client.PushConsumer, id string, got <-chan struct{}) {
 	t.Helper()
-	var n atomic.Int64
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+		done = make(chan struct{})
+	)
 	cfg := client.DefaultPushConsumerConfig()
 	cfg.Client.NameServerAddrs = []string{namesrv}
-	cfg.Client.InstanceName = "runnelctl-live-" + group
+	cfg.Client.InstanceName = instance
 	cfg.Client.ClientIP = "127.0.0.1"
 	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.Client.RebalanceInterval = 200 * time.Millisecond
 	cfg.Group = group
 	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+	cfg.BrokerSuspendMax = time.Second
 	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
-		n.Add(int64(len(msgs)))
+		mu.Lock()
+		defer mu.Unlock()
+		before := len(seen)
+		for _, m := range msgs {
+			seen[m.MsgID] = true
+		}
+		if before < want && len(seen) >= want {
+			close(done)
+		}
 		return client.ConsumeSuccess
 	}
 	cons, err := client.NewPushConsumer(cfg)
@@ -43,7 +58,7 @@ func liveConsumer(t *testing.T, namesrv, group, topic string) (string, *atomic.I
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cons.Shutdown(context.Background()) })
-	return cfg.Client.ClientID(), &n
+	return cons, cfg.Client.ClientID(), done
 }
 
 // TestProcessGroupConsumers drives `group consumers` from the built binary
@@ -59,13 +74,12 @@ func TestProcessGroupConsumers(t *testing.T) {
 	const topic, group = "live-orders", "live-billing"
 	c.ok("", "topic", "create", topic, "--queues", "2")
 	c.ok("a\nb\nc\n", "send", "--topic", topic)
-	id, consumed := liveConsumer(t, cl.NamesrvAddr(), group, topic)
+	_, id, got3 := pushConsumer(t, cl.NamesrvAddr(), "runnelctl-live-"+group, group, topic, 3)
 	deadline := time.Now().Add(20 * time.Second)
-	for consumed.Load() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("consumed %d of 3 messages in 20s", consumed.Load())
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-got3:
+	case <-time.After(time.Until(deadline)):
+		t.Fatal("the 3 messages were not consumed in 20s")
 	}
 
 	out := c.ok("", "group", "consumers", "--group", group)

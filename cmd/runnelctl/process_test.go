@@ -5,22 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/broker"
-	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
 )
 
@@ -335,50 +330,11 @@ func containsGroup(gs []admin.Group, name string) bool {
 // messages arrived, then shuts it down, which commits the offsets.
 func consumeAll(t *testing.T, namesrv, group, topic string, n int) {
 	t.Helper()
-	var (
-		mu   sync.Mutex
-		seen = map[string]bool{}
-	)
-	cfg := client.DefaultPushConsumerConfig()
-	cfg.Client.NameServerAddrs = []string{namesrv}
-	cfg.Client.InstanceName = "runnelctl-test-" + group
-	cfg.Client.ClientIP = "127.0.0.1"
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Client.RebalanceInterval = 200 * time.Millisecond
-	cfg.Group = group
-	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	cfg.BrokerSuspendMax = time.Second
-	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, m := range msgs {
-			seen[m.MsgID] = true
-		}
-		return client.ConsumeSuccess
-	}
-	cons, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Subscribe(topic, "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		mu.Lock()
-		got := len(seen)
-		mu.Unlock()
-		if got >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cons.Shutdown(context.Background())
-			t.Fatalf("consumed %d of %d messages in 20s", got, n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	cons, _, got := pushConsumer(t, namesrv, "runnelctl-test-"+group, group, topic, n)
+	select {
+	case <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%d messages were not consumed in 20s", n)
 	}
 	if err := cons.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
