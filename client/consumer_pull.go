@@ -25,7 +25,7 @@ type pullResult struct {
 // pullRPC sends one PULL_MESSAGE for mq at off. suspend holds the pull at
 // the broker up to suspendMax when nothing is there; commit > 0 piggy-backs
 // the committed offset.
-func pullRPC(ctx context.Context, inst *instance, group string, mq queue.MessageQueue, off int64, max int,
+func pullRPC(ctx context.Context, inst *instance, group string, mq queue.MessageQueue, off int64, maxMsgs int,
 	sub *protocol.SubscriptionData, postSub bool, suspendMax time.Duration, commit int64) (*pullResult, error) {
 	addr, err := inst.brokerAddr(ctx, mq.BrokerName)
 	if err != nil {
@@ -36,8 +36,8 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		Topic:                mq.Topic,
 		QueueID:              int32(mq.QueueID),
 		QueueOffset:          off,
-		MaxMsgNums:           int32(max),
-		CommitOffset:         max64(commit, 0),
+		MaxMsgNums:           int32(maxMsgs),
+		CommitOffset:         max(commit, 0),
 		SuspendTimeoutMillis: suspendMax.Milliseconds(),
 		ExpressionType:       protocol.ExpressionTypeTag,
 		BrokerName:           mq.BrokerName,
@@ -80,13 +80,6 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		}
 	}
 	return res, nil
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // sleep waits d or until ctx ends; it reports whether ctx is still live.

@@ -234,21 +234,26 @@ func (p *Producer) Send(ctx context.Context, msgs ...*Message) (SendResult, erro
 // cannot start: a bad message or a producer that is not running.
 // Shutdown waits for callbacks in flight.
 func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), msgs ...*Message) error {
-	inst, err := p.instance()
-	if err != nil {
-		return err
-	}
-	req, err := p.prepare(msgs)
-	if err != nil {
-		return err
-	}
+	// The state check and wg.Add share one critical section so that
+	// Shutdown, which sets closed under the same lock before it waits,
+	// never misses a send.
 	p.mu.Lock()
-	if p.mu.closed {
+	switch {
+	case p.mu.closed:
 		p.mu.Unlock()
 		return ErrClosed
+	case !p.mu.started:
+		p.mu.Unlock()
+		return ErrNotStarted
 	}
+	inst := p.mu.inst
 	p.wg.Add(1)
 	p.mu.Unlock()
+	req, err := p.prepare(msgs)
+	if err != nil {
+		p.wg.Done()
+		return err
+	}
 	go func() {
 		defer p.wg.Done()
 		// The caller's ctx may end as soon as SendAsync returns; the send

@@ -166,10 +166,9 @@ func (pc *PullConsumer) Pull(ctx context.Context, mq queue.MessageQueue, off int
 		out.Status = PullFound
 		if len(res.msgs) == 0 {
 			out.Status = PullNoMatchedMessage
+			break
 		}
-		for _, m := range toExt(mq, res.msgs) {
-			out.Messages = append(out.Messages, m.m)
-		}
+		out.Messages = exts(toExt(mq, res.msgs))
 	case protocol.RespPullNotFound:
 		out.Status = PullNoNewMessage
 	case protocol.RespPullRetryImmediately:
