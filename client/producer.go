@@ -414,6 +414,9 @@ func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQ
 		Properties:            r.props,
 		Batch:                 r.batch,
 		BrokerName:            mq.BrokerName,
+		// Not a consumer's re-send: no maximum, so a send to a %RETRY%
+		// topic gets the group's default rather than 0.
+		MaxReconsumeTimes: -1,
 	}
 	var req *protocol.Command
 	if r.batch {

@@ -10,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // TestRunnelClientRetryToDLQ runs the retry path end to end under -race
@@ -63,3 +64,28 @@ func TestRunnelClientRetryToDLQ(t *testing.T) {
 
 // shortDelaysRC: level n waits n*100 ms.
 const shortDelaysRC = "100ms 200ms 300ms 400ms 500ms 600ms"
+
+// TestProducerSendToRetryTopicKeepsDefaultMax: a plain producer send to a
+// %RETRY% topic (what a client does when CONSUMER_SEND_MSG_BACK fails)
+// carries no maxReconsumeTimes unless the sender set one, so the broker
+// records the group's default (16), not 0.
+func TestProducerSendToRetryTopicKeepsDefaultMax(t *testing.T) {
+	c := rcCluster(t)
+	createTopic(t, c, 0, "%RETRY%rc-plain", 1)
+	p := rcProducer(t, c)
+	res, err := p.Send(context.Background(), &client.Message{Topic: "%RETRY%rc-plain", Body: []byte("again")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := c.Broker(0).Store().LookupMessageID(res.OffsetMsgID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := protocol.DecodeMessages(rec)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("stored record: %d messages, %v", len(msgs), err)
+	}
+	if got := msgs[0].Property(protocol.PropertyMaxReconsumeTimes); got != "16" {
+		t.Fatalf("stored MAX_RECONSUME_TIMES %q, want the default 16", got)
+	}
+}

@@ -20,7 +20,7 @@ type SendMessageRequestHeader struct {
 	Properties            string // properties / i, the property string
 	ReconsumeTimes        int32  // reconsumeTimes / j
 	UnitMode              bool   // unitMode / k
-	MaxReconsumeTimes     int32  // maxReconsumeTimes / l (Java: consumeRetryTimes); -1 = absent
+	MaxReconsumeTimes     int32  // maxReconsumeTimes / l (Java: consumeRetryTimes); -1 = absent: a struct literal must set it, 0 is a real maximum
 	Batch                 bool   // batch / m
 	BrokerName            string // bname / n (RocketMQ 5 static topics; optional)
 }
