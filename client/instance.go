@@ -34,6 +34,10 @@ type instance struct {
 	log      *slog.Logger
 	rc       *remoting.Client
 	routes   routeTable
+	// publish holds the topics producers have sent to (for route
+	// refresh); a sync.Map because every send notes its topic and all but
+	// the first find it there, without the instance lock.
+	publish sync.Map
 
 	mu struct {
 		sync.Mutex
@@ -42,8 +46,7 @@ type instance struct {
 		consumers map[string]consumerImpl
 		// txProducers answer the broker's transaction checks of their group.
 		txProducers map[string]*TransactionProducer
-		publish     map[string]bool // topics producers have sent to
-		stopped     bool            // set before wg.Wait: spawn refuses from then on
+		stopped     bool // set before wg.Wait: spawn refuses from then on
 	}
 
 	// life is cancelled when the instance stops; every loop and call the
@@ -94,7 +97,6 @@ func acquireInstance(cfg ClientConfig) (*instance, error) {
 	inst.mu.producers = map[string]int{}
 	inst.mu.consumers = map[string]consumerImpl{}
 	inst.mu.txProducers = map[string]*TransactionProducer{}
-	inst.mu.publish = map[string]bool{}
 	inst.rc = remoting.NewClient(cfg.remotingConfig())
 	inst.registerHandlers()
 	inst.startLoops()
@@ -246,9 +248,9 @@ func (in *instance) unregisterProducer(group string) {
 }
 
 func (in *instance) notePublish(topic string) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.mu.publish[topic] = true
+	if _, ok := in.publish.Load(topic); !ok {
+		in.publish.Store(topic, struct{}{})
+	}
 }
 
 // invoke sends a request, applying the call timeout when ctx has none.
@@ -264,11 +266,12 @@ func (in *instance) invoke(ctx context.Context, addr string, cmd *protocol.Comma
 // refreshRoutes re-reads the route of every topic a producer sent to or a
 // consumer subscribes to.
 func (in *instance) refreshRoutes(ctx context.Context) {
-	in.mu.Lock()
 	topics := map[string]bool{}
-	for t := range in.mu.publish {
-		topics[t] = true
-	}
+	in.publish.Range(func(t, _ any) bool {
+		topics[t.(string)] = true
+		return true
+	})
+	in.mu.Lock()
 	cs := make([]consumerImpl, 0, len(in.mu.consumers))
 	for _, c := range in.mu.consumers {
 		cs = append(cs, c)
