@@ -9,7 +9,6 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
-	"github.com/runnelmq/runnel/store/index"
 )
 
 // appendPlan holds, for each message of an OpAppend, the places inside the
@@ -20,22 +19,21 @@ type appendPlan struct {
 }
 
 type appendSlot struct {
-	logKey  []byte   // 8-byte physical offset at the end of the log key
-	rec     []byte   // the record (queueOffset, physicalOffset, storeTimestamp)
-	cqKey   []byte   // 8-byte queue offset at the end of the entry key
-	cqValue []byte   // the whole entry
-	idx     [][]byte // per index entry: key tail (phys) then value (ts), alternating
+	logKey []byte   // 8-byte physical offset at the end of the log key
+	rec    []byte   // the record (queueOffset, physicalOffset, storeTimestamp)
+	hashes []uint32 // index hashes of its keys and unique id
 }
 
-// buildAppend validates op and writes its records, queue entries and index
-// entries into b with zeros where offsets go.
+// buildAppend validates op and writes its records into b with zeros where
+// offsets go. Queue and index entries are not keys of their own (see
+// derived.go); their index hashes are computed here, outside the lock.
 func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
 	if len(op.Messages) == 0 {
 		return nil, fmt.Errorf("%w: append of no messages", ErrInvalidOp)
 	}
 	var key []byte
-	var zero [consumequeue.EntrySize]byte
-	nIdx := make([]int, len(op.Messages))
+	plan := &appendPlan{slots: make([]appendSlot, len(op.Messages))}
+	var hashes []uint32
 	for i := range op.Messages {
 		m := &op.Messages[i]
 		if err := checkAppend(m); err != nil {
@@ -43,95 +41,73 @@ func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
 		}
 		key = commitlog.AppendKey(key[:0], 0)
 		_ = b.Set(key, m.Record, nil)
-		key = consumequeue.AppendKey(key[:0], m.Topic, m.QueueID, 0)
-		_ = b.Set(key, zero[:], nil)
-		for _, k := range m.Keys {
-			if !indexable(k) {
-				continue // recordIndexKeys skips the same keys
-			}
-			key = index.AppendKey(key[:0], index.KindKey, m.Topic, k, 0)
-			_ = b.Set(key, zero[:8], nil)
-			nIdx[i]++
-		}
-		if indexable(m.UniqKey) {
-			key = index.AppendKey(key[:0], index.KindUniq, m.Topic, m.UniqKey, 0)
-			_ = b.Set(key, zero[:8], nil)
-			nIdx[i]++
-		}
+		n := len(hashes)
+		hashes = recordHashes(hashes, m.Topic, m.Keys, m.UniqKey)
+		plan.slots[i].hashes = hashes[n:len(hashes):len(hashes)]
 	}
 	// The batch is complete: its buffer no longer moves. Walk it in the
-	// order the entries were added and keep the slices to patch.
-	plan := &appendPlan{slots: make([]appendSlot, len(op.Messages))}
-	total := 0
-	for _, n := range nIdx {
-		total += 2 * n
-	}
-	idxBacking := make([][]byte, 0, total) // one allocation for every slot's idx
+	// order the records were added and keep the slices to patch.
 	r := batchrepr.Read(b.Repr())
-	var bad error
-	next := func() (k, v []byte) {
-		_, k, v, ok, err := r.Next()
-		if (!ok || err != nil || len(k) < 8) && bad == nil {
-			bad = fmt.Errorf("store: batch does not read back as built: %v", err)
-		}
-		if bad != nil {
-			return make([]byte, 8), make([]byte, consumequeue.EntrySize)
-		}
-		return k, v
-	}
 	for i := range plan.slots {
-		sl := &plan.slots[i]
-		k, v := next()
-		sl.logKey, sl.rec = k[len(k)-8:], v
-		k, v = next()
-		sl.cqKey, sl.cqValue = k[len(k)-8:], v
-		start := len(idxBacking)
-		for j := 0; j < nIdx[i]; j++ {
-			k, v = next()
-			idxBacking = append(idxBacking, k[len(k)-8:], v)
+		_, k, v, ok, err := r.Next()
+		if !ok || err != nil || len(k) != commitlog.KeyLen {
+			return nil, fmt.Errorf("store: batch does not read back as built: %v", err)
 		}
-		sl.idx = idxBacking[start:len(idxBacking):len(idxBacking)]
-	}
-	if bad != nil {
-		return nil, bad
+		plan.slots[i].logKey, plan.slots[i].rec = k[len(k)-8:], v
 	}
 	return plan, nil
 }
 
-// assignAppendLocked assigns offsets and the store time to a built append
-// and patches them into the batch: the deterministic core of an append.
-func (s *Store) assignAppendLocked(op *Op, plan *appendPlan) (*ApplyResult, *pending) {
+// assignAppendLocked assigns offsets and the store time to a built append,
+// patches them into the batch and adds the messages' queue and index
+// entries (writing filled chunks, and a checkpoint when one is due, into
+// b): the deterministic core of an append.
+func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*ApplyResult, *pending) {
 	p := &pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1}
 	ts := max(op.Timestamp, p.lastStoreTs)
 	p.lastStoreTs = ts
 	p.queueNext = make(map[QueueID]int64, 1)
 	res := &ApplyResult{Appended: make([]Appended, len(op.Messages))}
 	be := binary.BigEndian
+	type added struct {
+		id QueueID
+		q  *queue
+	}
+	queues := make([]added, len(op.Messages))
+	s.segMu.Lock()
 	for i := range op.Messages {
 		m := &op.Messages[i]
 		sl := &plan.slots[i]
 		id := QueueID{Topic: m.Topic, ID: m.QueueID}
-		off, ok := p.queueNext[id]
-		if !ok {
-			if q := s.queue(m.Topic, m.QueueID); q != nil {
-				off = q.next
-			}
+		q := s.queue(m.Topic, m.QueueID)
+		if q == nil {
+			q = s.addQueueLocked(id)
 		}
-		p.queueNext[id] = off + 1
+		queues[i] = added{id, q}
+		off := q.next
+		q.next++
+		p.queueNext[id] = q.next
 		phys := p.nextPhys
 		size := int32(len(sl.rec))
 		be.PutUint64(sl.logKey, uint64(phys))
 		protocol.PatchQueueOffset(sl.rec, off)
 		protocol.PatchPhysicalOffset(sl.rec, phys)
 		protocol.PatchStoreTimestamp(sl.rec, ts)
-		be.PutUint64(sl.cqKey, uint64(off))
-		consumequeue.Entry{PhysOffset: phys, Size: size, TagsCode: m.TagsCode, StoreTimestamp: ts}.AppendEncode(sl.cqValue[:0])
-		for j := 0; j < len(sl.idx); j += 2 {
-			be.PutUint64(sl.idx[j], uint64(phys))
-			be.PutUint64(sl.idx[j+1], uint64(ts))
+		for _, h := range sl.hashes {
+			s.openSeg.Add(h, phys, ts)
 		}
 		res.Appended[i] = Appended{QueueOffset: off, PhysOffset: phys, Size: size, StoreTimestamp: ts}
 		p.nextPhys += int64(size)
+	}
+	s.segMu.Unlock()
+	// Chunks written here may grow b, so only after every record is patched.
+	for i := range op.Messages {
+		a := &res.Appended[i]
+		s.appendEntryLocked(b, p, queues[i].id, queues[i].q, a.QueueOffset, consumequeue.Entry{
+			PhysOffset: a.PhysOffset, Size: a.Size, TagsCode: op.Messages[i].TagsCode, StoreTimestamp: a.StoreTimestamp})
+	}
+	if s.checkpointDue(p.nextPhys) {
+		s.checkpointLocked(b, p, p.nextPhys, "")
 	}
 	return res, p
 }

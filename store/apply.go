@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/index"
 	"github.com/runnelmq/runnel/store/meta"
 )
 
@@ -60,13 +61,6 @@ type Op struct {
 	// apply lock) that Apply checks and completes.
 	Cutoff    int64
 	QueueMins map[QueueID]int64
-	// OpTruncate: IndexKeys are hints too, the index entries of the
-	// records in [log start when planned, IndexTo). Apply deletes those that
-	// point into [current log start, Cutoff) (an entry there can only belong
-	// to a deleted record) and reads the records in [IndexTo, Cutoff) itself
-	// for the rest, so no hint leaves an entry behind or deletes a live one.
-	IndexKeys [][]byte
-	IndexTo   int64
 }
 
 // AppendMessage is one message of an OpAppend.
@@ -79,8 +73,8 @@ type AppendMessage struct {
 	QueueID  int32
 	TagsCode int64
 	// Keys and UniqKey are what is indexed; they must be the record's own
-	// KEYS words and UNIQ_KEY, because retention finds the index entries to
-	// delete by reading the record (Verify checks this).
+	// KEYS words and UNIQ_KEY, because recovery rebuilds the index from the
+	// records (Verify checks this).
 	Keys    []string
 	UniqKey string
 }
@@ -107,6 +101,8 @@ type pending struct {
 	queueMin    map[QueueID]int64 // new min offsets (truncate)
 	newMinPhys  int64             // truncate: new log start, else -1
 	dropTopic   string            // delete topic
+	chunks      []chunkDone       // queue chunks the batch wrote
+	sealed      *index.Segment    // index segment the batch wrote
 }
 
 // Apply performs op: it assigns offsets under the apply lock, hands one batch
@@ -142,7 +138,7 @@ func (s *Store) Apply(op *Op) (*ApplyResult, error) {
 	var p *pending
 	var err error
 	if plan != nil {
-		res, p = s.assignAppendLocked(op, plan)
+		res, p = s.assignAppendLocked(b, op, plan)
 	} else {
 		res, p, err = s.buildLocked(b, op)
 	}
@@ -177,15 +173,14 @@ func batchSizeHint(op *Op) int {
 	n := 64
 	for i := range op.Messages {
 		m := &op.Messages[i]
-		n += len(m.Record) + 3*(len(m.Topic)+40) + len(m.UniqKey)
-		for _, k := range m.Keys {
-			n += len(k) + len(m.Topic) + 40
-		}
+		n += len(m.Record) + 16
 	}
 	return n
 }
 
 // commitLocked advances the assignment state once the batch is in Pebble.
+// (An append has already advanced its queues: if its batch fails, the store
+// fails and takes no more writes.)
 func (s *Store) commitLocked(p *pending) {
 	s.nextPhys = p.nextPhys
 	s.lastStoreTs = p.lastStoreTs
@@ -198,22 +193,22 @@ func (s *Store) commitLocked(p *pending) {
 		}
 		s.queuesMu.Unlock()
 	}
-	for id, next := range p.queueNext {
-		q := s.queue(id.Topic, id.ID)
-		if q == nil {
-			q = &queue{}
-			s.queuesMu.Lock()
-			s.queues[id] = q
-			s.queuesMu.Unlock()
-		}
-		q.next = next
-	}
+}
+
+// addQueueLocked creates a queue on its first append.
+func (s *Store) addQueueLocked(id QueueID) *queue {
+	q := &queue{}
+	s.queuesMu.Lock()
+	s.queues[id] = q
+	s.queuesMu.Unlock()
+	return q
 }
 
 // publish makes a durable batch visible. Batches can finish their sync wait
 // out of order, but the WAL is a prefix: once a later batch is durable every
 // earlier one is too, so raising each bound to a maximum is safe.
 func (s *Store) publish(op *Op, p *pending) {
+	s.releaseDerived(p)
 	raise(&s.readablePhys, p.nextPhys)
 	if p.newMinPhys >= 0 {
 		raise(&s.minPhys, p.newMinPhys)
@@ -304,6 +299,9 @@ func (s *Store) buildLocked(b *pebble.Batch, op *Op) (*ApplyResult, *pending, er
 		if err := s.deleteTopicOffsets(b, op.Topic); err != nil {
 			return nil, nil, err
 		}
+		// Without a checkpoint, a restart would replay the topic's records
+		// since the last one and bring its queues back.
+		s.checkpointLocked(b, p, s.nextPhys, op.Topic)
 		p.dropTopic = op.Topic
 	case OpSetDelayOffset:
 		_ = b.Set(meta.DelayKey(op.Level), meta.EncodeInt64(op.Offset), nil)

@@ -6,24 +6,37 @@
 // Messages are stored once, in RocketMQ's stored-message encoding, keyed by
 // a physical offset that only grows (package commitlog). Each (topic, queue)
 // has a consume queue mapping dense queue offsets to (physical offset,
-// size, tag hash, store time) (package consumequeue). Keys and unique
-// client ids are indexed (package index). Topic configs, consumer offsets,
-// delay-level progress and checkpoints live beside them (package meta). A
-// Get returns stored records back to back, ready to be a PULL body.
+// size, tag hash, store time), stored in chunks of 64 entries (package
+// consumequeue). Keys and unique client ids are indexed in hash segments
+// over stretches of the log (package index). Topic configs, consumer
+// offsets, delay-level progress and checkpoints live beside them (package
+// meta). A Get returns stored records back to back, ready to be a PULL body.
 //
 // Key space of the single Pebble DB (first byte):
 //
-//	'L' commit log        'Q' consume-queue entries   'q' queue floors
-//	'K' key index         'U' unique-id index         'M' metadata
+//	'L' commit log        'Q' consume-queue chunks    'q' queue floors
+//	'x' index segments    'X' index buckets           'M' metadata
+//
+// # Derived data
+//
+// Queue entries and index entries are functions of the log, and a Pebble
+// key for each message's entry cost Pebble as much CPU as the message
+// itself. So, as RocketMQ builds its consume queues and index files from
+// the commit log, they are written in bulk: a queue chunk when it fills,
+// an index segment when it is sealed, and the unfilled rest at checkpoints
+// every CheckpointBytes of log. In between they live in memory (see
+// derived.go); readers look there first.
 //
 // # One apply path
 //
 // Every mutation is an Op given to Apply: appends, offset commits, topic
 // changes, retention's truncation. Apply assigns physical and queue offsets
-// from the store's state under one lock and writes the log records, their
-// queue entries and index entries in ONE Pebble batch. Timestamps come from
-// the Op, never from a clock inside Apply, so replicas applying the same Ops
-// in the same order (a raft FSM, later) hold byte-identical stores.
+// from the store's state under one lock and writes the log records, with
+// any queue chunk they fill and any checkpoint that is due, in ONE Pebble
+// batch. Checkpoints are decided by the Op sequence alone and timestamps
+// come from the Op, never from a clock inside Apply, so replicas applying
+// the same Ops in the same order (a raft FSM, later) hold byte-identical
+// stores.
 //
 // # Durability and the Pebble finding
 //
@@ -51,12 +64,13 @@
 //
 // # Recovery
 //
-// Because every message is one batch with its queue and index entries,
-// Pebble's WAL replay alone makes them consistent: no queue entry without
-// its record, no record without its entry. Open then reads the write
-// position from the last log key and each queue's range from its first and
-// last keys: a few seeks per queue, independent of the data size. Verify
-// checks all invariants by a full scan. Pebble's Open flushes what it
+// Pebble's WAL replay makes each batch all-or-nothing: no chunk or
+// segment without the records it points at. Open reads the write position
+// from the last log key and each queue's range from its first and last
+// chunks, a few seeks per queue, then replays the log written since the
+// last checkpoint (at most CheckpointBytes and one batch) to rebuild what
+// was only in memory, and checkpoints it. Verify checks all invariants by a
+// full scan. Pebble's Open flushes what it
 // replayed (at most about two memtables) and would then wait for the
 // compactions that flush asks for; compactionGate holds every compaction
 // until the store is open, so they run in the background instead.
@@ -65,15 +79,16 @@
 //
 // Retain (run in the background every RetentionInterval) deletes the log
 // prefix older than FileReservedTime or beyond DiskBudget with one range
-// deletion, each queue's entries below it with another, and the deleted
-// records' index entries one by one, all in one OpTruncate batch through
-// Apply. The cutoffs are found by binary search and the index entries by
-// reading the doomed records, both outside the apply lock; one OpTruncate
-// covers at most about 1 MiB of log, so writers wait only for small batches.
+// deletion, each queue's chunks wholly below it with another, and the index
+// segments wholly below it with a third, all in one OpTruncate batch
+// through Apply. The cutoffs are found by binary search outside the apply
+// lock; one OpTruncate covers at most about 1 MiB of log, so writers wait
+// only for small batches.
 //
 // DiskBudget counts the log's logical bytes (the sum of its records), not
 // Pebble's size on disk: deleted data leaves the disk only when compactions
-// drop it, and queue and index entries add roughly 60 bytes per message
-// plus about 60 per key, so the directory can exceed the budget by that
-// overhead and by the not-yet-compacted deletions.
+// drop it, and queue and index entries add about 28 bytes per message
+// plus 12 per key, so the directory can exceed the budget by that
+// overhead and by the not-yet-compacted deletions. A queue chunk or index
+// segment that straddles the log's start stays until it lies wholly below.
 package store

@@ -8,7 +8,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/commitlog"
-	"github.com/runnelmq/runnel/store/consumequeue"
 )
 
 // GetStatus is the outcome of Get, as RocketMQ's GetMessageStatus.
@@ -158,16 +157,10 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 		return err
 	}
 	defer logIt.Close()
-	var cqIt *pebble.Iterator // created on first use: the fast path may not need it
-	defer func() {
-		if cqIt != nil {
-			cqIt.Close()
-		}
-	}()
+	cur := &entryCursor{s: s, q: q, topic: topic, queueID: queueID, start: -1}
 
 	res.Status = GetNoMatchedMessage
 	scanEnd := offset + int64(max(minScan, maxMsgs))
-	cqPos := int64(-1) // queue offset cqIt is positioned at, or -1
 	var want []byte
 	lastPhys, lastSize := int64(-1), int64(0) // record logIt is positioned at
 	// A consumer usually asks next for where its last Get ended; the hint
@@ -212,33 +205,17 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 		}
 		if rec == nil {
 			// Slow path: the queue entry says where the record is.
-			if cqIt == nil {
-				if cqIt, err = s.db.NewIter(&pebble.IterOptions{
-					LowerBound: consumequeue.Key(topic, queueID, offset),
-					UpperBound: consumequeue.Key(topic, queueID, res.MaxOffset),
-				}); err != nil {
-					return err
-				}
-			}
-			var ok bool
-			if cqPos >= 0 && cqPos+1 == off {
-				ok = cqIt.Next()
-			} else {
-				ok = cqIt.SeekGE(consumequeue.Key(topic, queueID, off))
-			}
-			if !ok {
-				cqPos = -1
-				break
-			}
-			k := cqIt.Key()
-			if len(k) < 8 {
-				return fmt.Errorf("store: bad queue key %x", k)
-			}
-			cqPos = int64(binary.BigEndian.Uint64(k[len(k)-8:])) // bounds keep us inside this queue
-			off = cqPos                                          // above off only if retention removed entries meanwhile
-			e, err := consumequeue.DecodeEntry(cqIt.Value())
+			e, inQueue, err := cur.at(off)
 			if err != nil {
 				return err
+			}
+			if !inQueue {
+				// Retention removed it meanwhile: go on from the new minimum.
+				if min := q.min.Load(); off < min {
+					off = min
+					continue
+				}
+				break
 			}
 			if batchFull(res, int(e.Size), maxMsgs, maxBytes) {
 				break
@@ -291,13 +268,7 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 		res.Status = GetFound
 		off++
 	}
-	if err := logIt.Error(); err != nil {
-		return err
-	}
-	if cqIt != nil {
-		return cqIt.Error()
-	}
-	return nil
+	return logIt.Error()
 }
 
 // batchFull is RocketMQ's isTheBatchFull: the first message always fits.

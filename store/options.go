@@ -97,6 +97,13 @@ type Options struct {
 	MemTableSize uint64
 	// CacheSize is Pebble's block cache. Default 128 MiB.
 	CacheSize int64
+	// CheckpointBytes is how much log may be appended between checkpoints
+	// of the derived data: the unfilled consume-queue chunks and the open
+	// index segment live in memory in between, and after a crash Open
+	// rebuilds them by reading the log written since the last checkpoint.
+	// Default 8 MiB. Smaller means a shorter replay and more rewrites of
+	// unfilled chunks.
+	CheckpointBytes int64
 	// Logger receives Pebble's messages. Default: errors to stderr, info
 	// dropped.
 	Logger pebble.Logger
@@ -144,6 +151,9 @@ func (o *Options) EnsureDefaults() {
 	if o.CacheSize == 0 {
 		o.CacheSize = 128 << 20
 	}
+	if o.CheckpointBytes == 0 {
+		o.CheckpointBytes = 8 << 20
+	}
 	if o.Logger == nil {
 		o.Logger = quietLogger{}
 	}
@@ -165,6 +175,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxTransferCount/Bytes %d/%d", ErrBadOptions, o.MaxTransferCount, o.MaxTransferBytes)
 	case o.MaxMessageSize < 0:
 		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadOptions, o.MaxMessageSize)
+	case o.CheckpointBytes < 0:
+		return fmt.Errorf("%w: CheckpointBytes %d", ErrBadOptions, o.CheckpointBytes)
 	case o.MemTableSize > 0 && o.MemTableSize < 1<<20:
 		return fmt.Errorf("%w: MemTableSize %d below 1 MiB", ErrBadOptions, o.MemTableSize)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -59,6 +60,9 @@ func (s *Store) QueryByUniqKey(topic, uniqKey string, maxNum int) ([][]byte, err
 	return s.query(index.KindUniq, topic, uniqKey, maxNum, 0, 0)
 }
 
+// query reads one bucket of every index segment whose store times meet
+// [begin, end], and the segments still in memory; each hash match is a
+// candidate, kept only if its record really is of topic and has the key.
 func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end int64) ([][]byte, error) {
 	if err := s.readLock(); err != nil {
 		return nil, err
@@ -68,38 +72,85 @@ func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end int64
 		maxNum = 32
 	}
 	minPhys, readable := s.minPhys.Load(), s.readablePhys.Load()
-	lo, hi := index.Bounds(kind, topic, key)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	h := index.Hash(kind, topic, key)
+	inTime := func(lo, hi int64) bool { return hi >= begin && (end <= 0 || lo <= end) }
+	// Memory first: a segment sealed meanwhile is then found in Pebble too
+	// (duplicates are dropped below), never in neither.
+	var cands []int64
+	s.segMu.RLock()
+	for _, g := range append(s.sealed[:len(s.sealed):len(s.sealed)], s.openSeg) {
+		if g.Dir.Entries > 0 && inTime(g.Dir.MinStoreTime, g.Dir.MaxStoreTime) {
+			cands = g.AppendMatches(cands, h)
+		}
+	}
+	s.segMu.RUnlock()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
-	var out [][]byte
-	for ok := it.SeekGE(index.AppendKey(nil, kind, topic, key, minPhys)); ok && len(out) < maxNum; ok = it.Next() {
-		phys, err := index.PhysOf(it.Key())
+	for ok := it.First(); ok; ok = it.Next() {
+		start, err := index.ParseDirKey(it.Key())
 		if err != nil {
 			return nil, err
 		}
-		if phys >= readable {
+		d, err := index.DecodeDir(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if d.End <= minPhys || !inTime(d.MinStoreTime, d.MaxStoreTime) {
+			continue
+		}
+		v, closer, err := s.db.Get(index.BucketKey(start, int(h%index.Buckets)))
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		cands, err = index.AppendMatches(cands, v, h)
+		_ = closer.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	var out [][]byte
+	for _, phys := range cands {
+		if len(out) >= maxNum {
 			break
 		}
-		ts, err := index.DecodeValue(it.Value())
-		if err != nil {
-			return nil, err
-		}
-		if ts < begin || (end > 0 && ts > end) {
+		if phys < minPhys || phys >= readable {
 			continue
 		}
 		rec, err := s.readRecordLocked(phys)
 		if errors.Is(err, ErrNotFound) {
-			continue // deleted by retention after the index entry was read
+			continue // deleted by retention meanwhile
 		}
 		if err != nil {
 			return nil, err
 		}
+		m, _, err := protocol.DecodeStoredMessage(rec, false)
+		if err != nil {
+			return nil, fmt.Errorf("store: record at %d: %w", phys, err)
+		}
+		if m.Topic != topic || m.StoreTimestamp < begin || (end > 0 && m.StoreTimestamp > end) || !hasKey(m, kind, key) {
+			continue
+		}
 		out = append(out, rec)
 	}
-	return out, it.Error()
+	return out, nil
+}
+
+func hasKey(m *protocol.MessageExt, kind byte, key string) bool {
+	if kind == index.KindUniq {
+		return m.UniqKey() == key
+	}
+	return slices.Contains(m.Keys(), key)
 }
 
 // OffsetByTime returns the first offset of a queue whose message was stored
@@ -115,7 +166,8 @@ func (s *Store) OffsetByTime(topic string, queueID int32, ts int64) (int64, erro
 		return 0, nil
 	}
 	max, min := q.readable.Load(), q.min.Load()
-	return consumequeue.SearchTime(s.db, topic, queueID, min, max, ts)
+	return consumequeue.Search(min, max, s.entryFunc(QueueID{Topic: topic, ID: queueID}),
+		func(e consumequeue.Entry) bool { return e.StoreTimestamp >= ts })
 }
 
 // QueueEntry returns the consume-queue entry at offset (for store time and
@@ -129,7 +181,7 @@ func (s *Store) QueueEntry(topic string, queueID int32, offset int64) (consumequ
 	if q == nil || offset < q.min.Load() || offset >= q.readable.Load() {
 		return consumequeue.Entry{}, fmt.Errorf("%w: %s/%d offset %d", ErrNotFound, topic, queueID, offset)
 	}
-	e, ok, err := consumequeue.Get(s.db, topic, queueID, offset)
+	e, ok, err := s.entry(q, topic, queueID, offset)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: %s/%d offset %d", ErrNotFound, topic, queueID, offset)
 	}

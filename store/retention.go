@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
@@ -15,13 +14,12 @@ import (
 
 // Retain runs retention as of now: it deletes the commit log below the
 // first record younger than FileReservedTime, and further while the log is
-// larger than DiskBudget, with the queue entries and index entries that
-// point there. It returns the number of log bytes deleted.
+// larger than DiskBudget, with the queue chunks and index segments that
+// lie wholly below it. It returns the number of log bytes deleted.
 //
-// The cutoff, each queue's new minimum and the index entries to delete are
-// found outside the apply lock (binary searches and one read of the deleted
-// records); each OpTruncate covers at most truncateStep bytes of log, so
-// writers wait only for a bounded batch at a time.
+// The cutoff and each queue's new minimum are found outside the apply lock
+// (binary searches); each OpTruncate covers at most truncateStep bytes of
+// log, so writers wait only for a bounded batch at a time.
 func (s *Store) Retain(now time.Time) (int64, error) {
 	before := s.minPhys.Load()
 	for {
@@ -73,18 +71,21 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 	if cutoff <= lo {
 		return nil, false, nil
 	}
-	keys, end, err := indexKeysBetween(s.db, nil, lo, cutoff, truncateStep)
-	if err != nil {
-		return nil, false, fmt.Errorf("store: retention: %w", err)
+	if cutoff-lo > truncateStep {
+		t, ok, err := commitlog.SeekGE(s.db, lo+truncateStep)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: retention: %w", err)
+		}
+		if ok && t.Phys < cutoff {
+			cutoff, more = t.Phys, true
+		}
 	}
-	more = end < cutoff
-	cutoff = end
 	mins := make(map[QueueID]int64)
 	for id, r := range s.Queues() {
 		if r.Min >= r.Max {
 			continue
 		}
-		m, err := consumequeue.SearchPhys(s.db, id.Topic, id.ID, r.Min, r.Max, cutoff)
+		m, err := consumequeue.Search(r.Min, r.Max, s.entryFunc(id), func(e consumequeue.Entry) bool { return e.PhysOffset >= cutoff })
 		if err != nil {
 			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
@@ -92,65 +93,7 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 			mins[id] = m
 		}
 	}
-	return &Op{Kind: OpTruncate, Cutoff: cutoff, QueueMins: mins, IndexKeys: keys, IndexTo: cutoff}, more, nil
-}
-
-// indexKeysBetween appends to dst the index entries of the records in
-// [from, to) and returns where it stopped: at to, or at the first record
-// boundary at least limit bytes past from (limit <= 0: no limit). The
-// entries are derived from each record's own KEYS and UNIQ_KEY, exactly as
-// an append derives them (recordIndexKeys).
-func indexKeysBetween(r pebble.Reader, dst [][]byte, from, to, limit int64) ([][]byte, int64, error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: commitlog.Key(from), UpperBound: commitlog.Key(to)})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		phys, err := commitlog.DecodeKey(it.Key())
-		if err != nil {
-			return nil, 0, err
-		}
-		if limit > 0 && phys > from && phys-from >= limit {
-			return dst, phys, it.Error()
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return nil, 0, err
-		}
-		m, _, err := protocol.DecodeStoredMessage(v, false)
-		if err != nil {
-			return nil, 0, fmt.Errorf("record at %d: %w", phys, err)
-		}
-		dst = recordIndexKeys(dst, m, phys)
-	}
-	return dst, to, it.Error()
-}
-
-// recordIndexKeys appends the index keys an append of m at phys writes:
-// one per non-empty KEYS word and one for UNIQ_KEY, each short enough to be
-// indexed. buildAppend and this function must agree.
-func recordIndexKeys(dst [][]byte, m *protocol.MessageExt, phys int64) [][]byte {
-	for _, k := range m.Keys() {
-		if indexable(k) {
-			dst = append(dst, index.AppendKey(nil, index.KindKey, m.Topic, k, phys))
-		}
-	}
-	if u := m.UniqKey(); indexable(u) {
-		dst = append(dst, index.AppendKey(nil, index.KindUniq, m.Topic, u, phys))
-	}
-	return dst
-}
-
-func indexable(key string) bool { return key != "" && len(key) <= index.MaxKeyLen }
-
-// isIndexKeyIn reports whether k is an index key pointing into [lo, hi).
-func isIndexKeyIn(k []byte, lo, hi int64) bool {
-	if len(k) < 1+8 || (k[0] != index.KindKey && k[0] != index.KindUniq) {
-		return false
-	}
-	phys, err := index.PhysOf(k)
-	return err == nil && phys >= lo && phys < hi
+	return &Op{Kind: OpTruncate, Cutoff: cutoff, QueueMins: mins}, more, nil
 }
 
 // buildTruncateLocked checks an OpTruncate against the current state and
@@ -174,20 +117,8 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 		}
 	}
 	_ = b.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
-	// Index entries are keyed by key, not offset, so each deleted record's
-	// entries are deleted one by one: from the hint, and from the records
-	// the hint does not cover.
-	keys := op.IndexKeys[:len(op.IndexKeys):len(op.IndexKeys)]
-	if from := max(minPhys, op.IndexTo); from < cutoff {
-		var err error
-		if keys, _, err = indexKeysBetween(s.db, keys, from, cutoff, 0); err != nil {
-			return err
-		}
-	}
-	for _, k := range keys {
-		if isIndexKeyIn(k, minPhys, cutoff) {
-			_ = b.Delete(k, nil)
-		}
+	if err := s.deleteSegmentsBelow(b, cutoff); err != nil {
+		return err
 	}
 	_ = b.Set(minPhysKey, meta.EncodeInt64(cutoff), nil)
 	p.newMinPhys = cutoff
@@ -213,11 +144,50 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 		if newMin <= min {
 			continue
 		}
+		// Chunks wholly below newMin go; the one holding it stays, and
+		// the floor says where the queue starts.
 		lo := consumequeue.Key(id.Topic, id.ID, min)
 		hi := consumequeue.Key(id.Topic, id.ID, newMin)
 		_ = b.DeleteRange(lo, hi, nil)
 		_ = b.Set(consumequeue.FloorKey(id.Topic, id.ID), meta.EncodeInt64(newMin), nil)
 		p.queueMin[id] = newMin
+	}
+	// A queue's entries that are only in memory and all below the cutoff
+	// would not be replayed after a restart (their records are gone), so
+	// its end would move back: a checkpoint writes them first.
+	s.checkpointLocked(b, p, s.nextPhys, "")
+	return nil
+}
+
+// deleteSegmentsBelow adds to b the deletion of every sealed index segment
+// that ends at or below cutoff.
+func (s *Store) deleteSegmentsBelow(b *pebble.Batch, cutoff int64) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	upTo := int64(-1) // delete segments starting below upTo
+	for ok := it.First(); ok; ok = it.Next() {
+		start, err := index.ParseDirKey(it.Key())
+		if err != nil {
+			return err
+		}
+		d, err := index.DecodeDir(it.Value())
+		if err != nil {
+			return err
+		}
+		if d.End > cutoff {
+			break
+		}
+		upTo = start + 1
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if upTo > 0 {
+		_ = b.DeleteRange(index.DirKey(0), index.DirKey(upTo), nil)
+		_ = b.DeleteRange(index.BucketKey(0, 0), index.BucketKey(upTo, 0), nil)
 	}
 	return nil
 }
@@ -225,8 +195,9 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 // queueCut returns the first offset in [min, next) whose entry points at or
 // past cutoff (next if none).
 func (s *Store) queueCut(id QueueID, min, next, cutoff, hint int64) (int64, error) {
+	get := s.entryFunc(id)
 	ok := func(off int64) (bool, error) { // entry off points at or past cutoff
-		e, found, err := consumequeue.Get(s.db, id.Topic, id.ID, off)
+		e, found, err := get(off)
 		if err != nil || !found {
 			return false, err
 		}
@@ -245,5 +216,5 @@ func (s *Store) queueCut(id QueueID, min, next, cutoff, hint int64) (int64, erro
 			return hint, nil
 		}
 	}
-	return consumequeue.SearchPhys(s.db, id.Topic, id.ID, min, next, cutoff)
+	return consumequeue.Search(min, next, get, func(e consumequeue.Entry) bool { return e.PhysOffset >= cutoff })
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/index"
 	"github.com/runnelmq/runnel/store/meta"
 	"github.com/runnelmq/runnel/store/walfs"
 )
@@ -39,6 +40,14 @@ type queue struct {
 	readable atomic.Int64
 	// hint remembers where the last Get of this queue ended.
 	hint atomic.Pointer[readHint]
+
+	// mu guards tail: the entries [tailStart, tailStart+len(tail)) not yet
+	// known to be in Pebble (see derived.go). The apply path appends,
+	// publish trims filled chunks, readers look here first.
+	mu        sync.RWMutex
+	tailStart int64
+	tail      []consumequeue.Entry
+	dirty     bool // applyMu: in Store.dirty
 }
 
 // readHint: queue offset `offset` is probably the record at phys.
@@ -58,6 +67,14 @@ type Store struct {
 	lastStoreTs int64 // applyMu
 	closing     bool  // applyMu
 	inflight    sync.WaitGroup
+	derivedPhys int64        // applyMu: Pebble holds all derived data below it
+	dirty       []dirtyQueue // applyMu: queues changed since the last checkpoint
+
+	// segMu guards openSeg (written by the apply path, which also holds
+	// applyMu) and sealed: index segments sealed but not yet published.
+	segMu   sync.RWMutex
+	openSeg *index.Segment
+	sealed  []*index.Segment
 
 	failed atomic.Pointer[error]
 
@@ -125,7 +142,41 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
+// formatKey holds the store's layout version. Version 2 keeps queue
+// entries in chunks and the index in segments; version 1 (no key) had a
+// Pebble key per entry, and is refused rather than misread.
+var formatKey = meta.StateKey("format")
+
+const formatVersion = 2
+
+func (s *Store) checkFormat() error {
+	v, ok, err := meta.GetInt64(s.db, formatKey)
+	switch {
+	case err != nil:
+		return err
+	case ok && v == formatVersion:
+		return nil
+	case ok:
+		return fmt.Errorf("store: %s has store format %d, this build reads %d", s.opts.Dir, v, formatVersion)
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	empty := !it.First()
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if !empty {
+		return fmt.Errorf("store: %s holds an older Runnel store format (one key per queue entry); move it away or use a new directory", s.opts.Dir)
+	}
+	return s.db.Set(formatKey, meta.EncodeInt64(formatVersion), pebble.Sync)
+}
+
 func (s *Store) recover() error {
+	if err := s.checkFormat(); err != nil {
+		return err
+	}
 	minPhys, _, err := meta.GetInt64(s.db, minPhysKey)
 	if err != nil {
 		return fmt.Errorf("store: recover: %w", err)
@@ -156,6 +207,9 @@ func (s *Store) recover() error {
 		q.min.Store(r.Min)
 		q.readable.Store(r.Max)
 		s.queues[id] = q
+	}
+	if err := s.recoverDerived(); err != nil {
+		return fmt.Errorf("store: recover queues and index: %w", err)
 	}
 	return nil
 }

@@ -20,8 +20,8 @@ type VerifyReport struct {
 	// IndexEntries are key and unique-id index entries checked.
 	IndexEntries int64
 	// StaleIndex are index entries below the log's start: readers skip
-	// them, retention deletes them with their records, so only a store
-	// written by an older version has any.
+	// them; retention deletes them with their segment once the whole
+	// segment is below the log's start.
 	StaleIndex int64
 }
 
@@ -41,9 +41,10 @@ type placeVal struct {
 // record decodes with its own offset; every queue is dense over [min, max)
 // and each entry points at a record of that topic, queue, offset and size;
 // every record is pointed at by its queue (else it counts as an orphan);
-// every index entry at or above the log's start points at a record with
-// that topic, key (or unique id) and store time, and every record's keys
-// and unique id are indexed.
+// every index entry at or above the log's start points at a record with a
+// key (or unique id) of that hash, and every record's keys and unique id
+// are indexed. Entries are read where readers read them: chunks and
+// segments in Pebble, tails and open segments in memory.
 // It reads everything sequentially and holds a map of every record in
 // memory, so it is for tests and operators on a quiet store, not the hot
 // path.
@@ -61,57 +62,55 @@ func (s *Store) Verify() (VerifyReport, error) {
 	if err := s.verifyIndex(&rep, indexed, minPhys); err != nil {
 		return rep, err
 	}
-	queues := s.Queues()
-	next := make(map[QueueID]int64, len(queues))
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{consumequeue.EntryPrefix}, UpperBound: []byte{consumequeue.EntryPrefix + 1}})
-	if err != nil {
+	for id, r := range s.Queues() {
+		cur := &entryCursor{s: s, q: s.queue(id.Topic, id.ID), topic: id.Topic, queueID: id.ID, start: -1}
+		for off := r.Min; off < r.Max; off++ {
+			e, found, err := cur.at(off)
+			if err != nil {
+				return rep, err
+			}
+			if !found {
+				return rep, fmt.Errorf("store: verify: queue %s/%d: no entry %d (range %v)", id.Topic, id.ID, off, r)
+			}
+			k := placeKey{id.Topic, id.ID, off}
+			v, ok := records[k]
+			if !ok || v.phys != e.PhysOffset || v.size != e.Size || v.ts != e.StoreTimestamp {
+				return rep, fmt.Errorf("store: verify: queue %s/%d@%d entry %+v has no matching record (found %v: %+v)", id.Topic, id.ID, off, e, ok, v)
+			}
+			delete(records, k)
+			rep.Entries++
+		}
+	}
+	if err := s.verifyChunkKeys(); err != nil {
 		return rep, err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		_, topic, qid, off, err := consumequeue.ParseKey(it.Key())
-		if err != nil {
-			return rep, err
-		}
-		id := QueueID{Topic: topic, ID: qid}
-		r, known := queues[id]
-		if !known {
-			return rep, fmt.Errorf("store: verify: entry %s/%d@%d of an unknown queue", topic, qid, off)
-		}
-		want, seen := next[id]
-		if !seen {
-			want = r.Min
-		}
-		if off != want {
-			return rep, fmt.Errorf("store: verify: queue %s/%d: entry %d, expected %d (range %v)", topic, qid, off, want, r)
-		}
-		next[id] = off + 1
-		e, err := consumequeue.DecodeEntry(it.Value())
-		if err != nil {
-			return rep, err
-		}
-		k := placeKey{topic, qid, off}
-		v, ok := records[k]
-		if !ok || v.phys != e.PhysOffset || v.size != e.Size || v.ts != e.StoreTimestamp {
-			return rep, fmt.Errorf("store: verify: queue %s/%d@%d entry %+v has no matching record (found %v: %+v)", topic, qid, off, e, ok, v)
-		}
-		delete(records, k)
-		rep.Entries++
-	}
-	if err := it.Error(); err != nil {
-		return rep, err
-	}
-	for id, r := range queues {
-		got, seen := next[id]
-		if !seen {
-			got = r.Min
-		}
-		if got != r.Max {
-			return rep, fmt.Errorf("store: verify: queue %s/%d ends at %d, max is %d", id.Topic, id.ID, got, r.Max)
-		}
 	}
 	rep.Orphans += int64(len(records))
 	return rep, nil
+}
+
+// verifyChunkKeys checks that every chunk key belongs to a known queue and
+// lies below its end.
+func (s *Store) verifyChunkKeys() error {
+	queues := s.Queues()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{consumequeue.EntryPrefix}, UpperBound: []byte{consumequeue.EntryPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		_, topic, qid, start, err := consumequeue.ParseKey(it.Key())
+		if err != nil {
+			return err
+		}
+		r, known := queues[QueueID{Topic: topic, ID: qid}]
+		if !known || start >= max(r.Max, 1) {
+			return fmt.Errorf("store: verify: chunk %s/%d@%d outside every queue (range %v, known %v)", topic, qid, start, r, known)
+		}
+		if _, _, err := consumequeue.DecodeChunk(nil, start, it.Value()); err != nil {
+			return fmt.Errorf("store: verify: chunk %s/%d@%d: %w", topic, qid, start, err)
+		}
+	}
+	return it.Error()
 }
 
 // verifyLog checks the log's density and returns where each record claims
@@ -119,7 +118,7 @@ func (s *Store) Verify() (VerifyReport, error) {
 // deletion and re-creation; the older one is an orphan.
 // It also returns the index entries the records call for, with their
 // store times.
-func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeKey]placeVal, map[string]int64, error) {
+func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeKey]placeVal, map[index.Entry]int, error) {
 	lo, hi := commitlog.Bounds()
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -127,8 +126,8 @@ func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeK
 	}
 	defer it.Close()
 	records := make(map[placeKey]placeVal)
-	indexed := make(map[string]int64)
-	var keys [][]byte
+	indexed := make(map[index.Entry]int)
+	var hashes []uint32
 	expect := int64(-1)
 	for ok := it.First(); ok; ok = it.Next() {
 		phys, err := commitlog.DecodeKey(it.Key())
@@ -154,9 +153,9 @@ func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeK
 			rep.Orphans++
 		}
 		records[k] = placeVal{phys: phys, ts: m.StoreTimestamp, size: int32(len(rec))}
-		keys = recordIndexKeys(keys[:0], m, phys)
-		for _, k := range keys {
-			indexed[string(k)] = m.StoreTimestamp
+		hashes = recordHashes(hashes[:0], m.Topic, m.Keys(), m.UniqKey())
+		for _, h := range hashes {
+			indexed[index.Entry{Hash: h, Phys: phys}]++
 		}
 		expect = phys + int64(len(rec))
 		rep.Records++
@@ -170,39 +169,43 @@ func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeK
 	return records, indexed, nil
 }
 
-// verifyIndex matches the key and unique-id index against want, the
-// entries the live records call for.
-func (s *Store) verifyIndex(rep *VerifyReport, want map[string]int64, minPhys int64) error {
-	for _, kind := range []byte{index.KindKey, index.KindUniq} {
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{kind}, UpperBound: []byte{kind + 1}})
-		if err != nil {
-			return err
-		}
-		for ok := it.First(); ok; ok = it.Next() {
-			phys, err := index.PhysOf(it.Key())
-			if err != nil {
-				_ = it.Close()
-				return err
-			}
-			if phys < minPhys {
-				rep.StaleIndex++
-				continue
-			}
-			ts, err := index.DecodeValue(it.Value())
-			wantTs, found := want[string(it.Key())]
-			if err != nil || !found || ts != wantTs {
-				_ = it.Close()
-				return fmt.Errorf("store: verify: index entry %q -> %d points at no record with that key and store time %d (%v)", it.Key(), ts, wantTs, err)
-			}
-			delete(want, string(it.Key()))
-			rep.IndexEntries++
-		}
-		if err := it.Close(); err != nil {
-			return err
-		}
+// verifyIndex matches the index, in Pebble and in memory, against want:
+// the entries the live records call for, with their multiplicity.
+func (s *Store) verifyIndex(rep *VerifyReport, want map[index.Entry]int, minPhys int64) error {
+	var got []index.Entry
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.BucketPrefix}, UpperBound: []byte{index.BucketPrefix + 1}})
+	if err != nil {
+		return err
 	}
-	for k := range want {
-		return fmt.Errorf("store: verify: %d index entries missing, e.g. %q", len(want), k)
+	for ok := it.First(); ok && err == nil; ok = it.Next() {
+		got, err = index.DecodeBucket(got, it.Value())
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	// Sealed segments leave memory when their batch is published, so on a
+	// quiet store only the open one is not in Pebble.
+	s.segMu.RLock()
+	got = s.openSeg.Entries(got)
+	s.segMu.RUnlock()
+	for _, e := range got {
+		if e.Phys < minPhys {
+			rep.StaleIndex++
+			continue
+		}
+		if want[e] == 0 {
+			return fmt.Errorf("store: verify: index entry %08x -> %d points at no record with a key of that hash", e.Hash, e.Phys)
+		}
+		want[e]--
+		rep.IndexEntries++
+	}
+	for e, n := range want {
+		if n > 0 {
+			return fmt.Errorf("store: verify: index entries missing, e.g. %08x -> %d", e.Hash, e.Phys)
+		}
 	}
 	return nil
 }

@@ -2,23 +2,27 @@
 // queue offset -> (physical offset, size, tag hash, store time), assigned
 // densely from 0 by the store's apply path.
 //
-// Keys and values in the store's Pebble key space:
+// Entries are stored in chunks of ChunkLen consecutive offsets, one Pebble
+// key per chunk, not one per entry: a key per message cost Pebble as much
+// as the message itself (memtable, flush, compaction), which made the store
+// append at 0.4x of raw Pebble. Keys and values (integers big-endian):
 //
-//	entry  'Q' | len(topic) u8 | topic | queueID u32 | queueOffset u64
-//	       -> physOffset u64 | size u32 | tagsCode u64 | storeTimestamp u64   (28 bytes)
+//	chunk  'Q' | len(topic) u8 | topic | queueID u32 | chunkStart u64
+//	       -> skip u8 | entries, each physOffset u64 | size u32 | tagsCode u64 | storeTimestamp u64 (28 bytes)
 //	floor  'q' | len(topic) u8 | topic | queueID u32
-//	       -> minOffset u64, written when retention empties the queue's head
+//	       -> minOffset u64, written when retention moves the queue's head
 //
-// All integers are big-endian, so one queue's entries are contiguous and in
-// offset order. RocketMQ's 20-byte unit (offset, size, tag hash) gains the
-// store time here so that a timestamp search reads only the queue.
+// chunkStart is a multiple of ChunkLen; entry i of a chunk is offset
+// chunkStart + skip + i (skip > 0 only when a queue's first live offset was
+// not a chunk boundary, after retention emptied it). A chunk's value only
+// grows: the store writes it when it fills, and writes the unfilled last
+// chunk of each queue at its checkpoints; in between the tail lives in the
+// store's memory and is rebuilt from the commit log after a crash.
 //
 // Invariants: a queue's live entries are exactly [min, max) with no holes;
-// physical offsets and store times never decrease along a queue; the entry
-// for offset k is written in the same Pebble batch as the record it points
-// at, and deleted in the same batch as it. After a restart min is the first
-// live entry (or the floor key when the queue is empty) and max is the last
-// entry + 1.
+// physical offsets and store times never decrease along a queue. After a
+// restart min is max(first chunk's first entry, floor) and max is the last
+// chunk's end (or the floor), before the store replays the log's tail.
 package consumequeue
 
 import (
@@ -37,6 +41,12 @@ const (
 
 // EntrySize is the size of an encoded Entry.
 const EntrySize = 28
+
+// ChunkLen is the number of offsets one chunk key covers.
+const ChunkLen = 64
+
+// ChunkStart is the first offset of the chunk holding off.
+func ChunkStart(off int64) int64 { return off &^ (ChunkLen - 1) }
 
 // Entry is one consume-queue unit.
 type Entry struct {
@@ -74,15 +84,51 @@ func AppendQueuePrefix(dst []byte, prefix byte, topic string, queueID int32) []b
 	return binary.BigEndian.AppendUint32(dst, uint32(queueID))
 }
 
-// AppendKey appends the key of entry off of a queue.
+// AppendKey appends the key of the chunk holding offset off of a queue.
 func AppendKey(dst []byte, topic string, queueID int32, off int64) []byte {
 	dst = AppendQueuePrefix(dst, EntryPrefix, topic, queueID)
-	return binary.BigEndian.AppendUint64(dst, uint64(off))
+	return binary.BigEndian.AppendUint64(dst, uint64(ChunkStart(off)))
 }
 
-// Key returns the key of entry off of a queue.
+// Key returns the key of the chunk holding offset off of a queue.
 func Key(topic string, queueID int32, off int64) []byte {
 	return AppendKey(make([]byte, 0, 2+len(topic)+12), topic, queueID, off)
+}
+
+// AppendChunk appends the value of a chunk whose entries start at offset
+// first. They must all lie in first's chunk.
+func AppendChunk(dst []byte, first int64, entries []Entry) []byte {
+	dst = append(dst, byte(first-ChunkStart(first)))
+	for _, e := range entries {
+		dst = e.AppendEncode(dst)
+	}
+	return dst
+}
+
+// DecodeChunk decodes the value of the chunk starting at start: the offset
+// of its first entry and the entries, appended to dst.
+func DecodeChunk(dst []Entry, start int64, v []byte) (first int64, entries []Entry, err error) {
+	if len(v) < 1 || (len(v)-1)%EntrySize != 0 || int(v[0])+(len(v)-1)/EntrySize > ChunkLen {
+		return 0, nil, fmt.Errorf("consumequeue: chunk of %d bytes", len(v))
+	}
+	for p := v[1:]; len(p) > 0; p = p[EntrySize:] {
+		e, _ := DecodeEntry(p[:EntrySize])
+		dst = append(dst, e)
+	}
+	return start + int64(v[0]), dst, nil
+}
+
+// chunkEntry decodes the entry at off from the value of the chunk at start.
+func chunkEntry(v []byte, start, off int64) (Entry, bool, error) {
+	if len(v) < 1 || (len(v)-1)%EntrySize != 0 {
+		return Entry{}, false, fmt.Errorf("consumequeue: chunk of %d bytes", len(v))
+	}
+	i := off - start - int64(v[0])
+	if i < 0 || i >= int64((len(v)-1)/EntrySize) {
+		return Entry{}, false, nil
+	}
+	e, err := DecodeEntry(v[1+i*EntrySize : 1+(i+1)*EntrySize])
+	return e, err == nil, err
 }
 
 // FloorKey returns the key holding a queue's min offset after retention.
@@ -117,7 +163,7 @@ func successor(b []byte) []byte {
 	return nil
 }
 
-// ParseKey splits an entry or floor key.
+// ParseKey splits a chunk or floor key; off is the chunk's start.
 func ParseKey(k []byte) (prefix byte, topic string, queueID int32, off int64, err error) {
 	if len(k) < 2 {
 		return 0, "", 0, 0, fmt.Errorf("consumequeue: bad key %x", k)
@@ -150,8 +196,30 @@ func Get(r pebble.Reader, topic string, queueID int32, off int64) (Entry, bool, 
 		return Entry{}, false, err
 	}
 	defer closer.Close()
-	e, err := DecodeEntry(v)
-	return e, err == nil, err
+	return chunkEntry(v, ChunkStart(off), off)
+}
+
+// LastChunk returns the entries of a queue's chunk holding offset off-1,
+// when it does not end at a chunk boundary: the unfilled chunk the store
+// keeps in memory. first is the offset of entries[0].
+func LastChunk(r pebble.Reader, topic string, queueID int32, off int64) (first int64, entries []Entry, err error) {
+	if off <= 0 || off%ChunkLen == 0 {
+		return off, nil, nil
+	}
+	start := ChunkStart(off - 1)
+	v, closer, err := r.Get(Key(topic, queueID, start))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return off, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	defer closer.Close()
+	first, entries, err = DecodeChunk(nil, start, v)
+	if err != nil || first+int64(len(entries)) != off {
+		return 0, nil, fmt.Errorf("consumequeue: %s/%d: last chunk %d ends at %d, not %d (%v)", topic, queueID, start, first+int64(len(entries)), off, err)
+	}
+	return first, entries, nil
 }
 
 // QueueID identifies a queue.
@@ -181,21 +249,37 @@ func Scan(r pebble.Reader) (map[QueueID]Range, error) {
 	}
 	defer it.Close()
 	for ok := it.First(); ok; {
-		_, topic, qid, first, err := ParseKey(it.Key())
+		_, topic, qid, start, err := ParseKey(it.Key())
 		if err != nil {
 			return nil, err
 		}
+		v := it.Value()
+		if len(v) < 1 {
+			return nil, fmt.Errorf("consumequeue: %s/%d: empty chunk %d", topic, qid, start)
+		}
+		first := start + int64(v[0])
 		_, upper := QueueBounds(topic, qid)
-		// Last entry of this queue: the key before the next queue's prefix.
+		// Last chunk of this queue: the key before the next queue's prefix.
 		if !it.SeekLT(upper) {
 			return nil, fmt.Errorf("consumequeue: queue %s/%d vanished during scan", topic, qid)
 		}
-		_, _, _, last, err := ParseKey(it.Key())
+		_, _, _, lastStart, err := ParseKey(it.Key())
 		if err != nil {
 			return nil, err
 		}
+		v = it.Value()
+		if len(v) < 1 || (len(v)-1)%EntrySize != 0 {
+			return nil, fmt.Errorf("consumequeue: %s/%d: chunk %d of %d bytes", topic, qid, lastStart, len(v))
+		}
 		q := QueueID{topic, qid}
-		out[q] = Range{Min: first, Max: last + 1}
+		r := Range{Min: first, Max: lastStart + int64(v[0]) + int64((len(v)-1)/EntrySize)}
+		if f, ok := floors[q]; ok {
+			// Retention keeps the chunk holding the new minimum, entries
+			// below it included; the floor says where the queue starts.
+			r.Min = max(r.Min, f)
+			r.Max = max(r.Max, f)
+		}
+		out[q] = r
 		ok = it.SeekGE(upper)
 	}
 	return out, it.Error()
@@ -222,31 +306,22 @@ func scanFloors(r pebble.Reader) (map[QueueID]int64, error) {
 	return out, it.Error()
 }
 
-// SearchTime returns the first offset in [min, max) whose entry's store time
-// is >= ts, or max if none is.
-func SearchTime(r pebble.Reader, topic string, queueID int32, min, max, ts int64) (int64, error) {
-	return search(r, topic, queueID, min, max, func(e Entry) bool { return e.StoreTimestamp >= ts })
-}
+// EntryFunc reads the entry at an offset (found false: not there).
+type EntryFunc func(off int64) (e Entry, found bool, err error)
 
-// SearchPhys returns the first offset in [min, max) whose entry points at or
-// after phys, or max if none does. Retention uses it to find a queue's new
-// minimum.
-func SearchPhys(r pebble.Reader, topic string, queueID int32, min, max, phys int64) (int64, error) {
-	return search(r, topic, queueID, min, max, func(e Entry) bool { return e.PhysOffset >= phys })
-}
-
-// search returns the first offset in [min, max) whose entry satisfies atOrPast,
-// or max if none does. atOrPast must be monotone along the queue, as physical
-// offsets and store times are.
-func search(r pebble.Reader, topic string, queueID int32, min, max int64, atOrPast func(Entry) bool) (int64, error) {
+// Search returns the first offset in [min, max) whose entry satisfies
+// atOrPast, or max if none does. atOrPast must be monotone along the queue,
+// as physical offsets and store times are. An entry get cannot find (deleted
+// meanwhile by retention) counts as below the answer.
+func Search(min, max int64, get EntryFunc, atOrPast func(Entry) bool) (int64, error) {
 	lo, hi := min, max
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		e, ok, err := Get(r, topic, queueID, mid)
+		e, ok, err := get(mid)
 		if err != nil {
 			return 0, err
 		}
-		if !ok { // deleted under us by retention: search above it
+		if !ok {
 			lo = mid + 1
 			continue
 		}

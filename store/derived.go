@@ -1,0 +1,278 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/commitlog"
+	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/index"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// Derived data: consume-queue entries and index entries are functions of
+// the log. They are written in bulk (a chunk of ChunkLen queue entries, a
+// sealed index segment), and what has not been written yet lives in memory:
+// each queue's tail and the open index segment. A checkpoint writes the
+// unfilled chunks of every queue that changed and seals the open segment,
+// and records derivedKey = the log position up to which Pebble holds all
+// derived data. A checkpoint happens inside an Op's batch, decided by the Op
+// sequence alone (every CheckpointBytes of log, and in every truncation or
+// topic deletion), so replicas stay byte-identical. After a crash, Open
+// replays the log from derivedKey to rebuild the memory (replayDerived).
+//
+// Memory and Pebble hand over without a gap: a queue's tail drops a filled
+// chunk, and the store a sealed segment, only in publish, after the batch
+// that wrote it is in Pebble; readers look in memory first.
+
+// derivedKey holds the log position up to which derived data is in Pebble.
+var derivedKey = meta.StateKey("derived")
+
+// dirtyQueue is a queue with entries appended since its last chunk write.
+type dirtyQueue struct {
+	id QueueID
+	q  *queue
+}
+
+// chunkDone says that the batch of an op wrote q's chunks below end.
+type chunkDone struct {
+	q   *queue
+	end int64
+}
+
+// appendEntryLocked adds entry off to q's tail (applyMu held) and, when it
+// fills a chunk, writes the chunk into b.
+func (s *Store) appendEntryLocked(b *pebble.Batch, p *pending, id QueueID, q *queue, off int64, e consumequeue.Entry) {
+	q.mu.Lock()
+	if len(q.tail) == 0 {
+		q.tailStart = off
+	}
+	q.tail = append(q.tail, e)
+	q.mu.Unlock()
+	if !q.dirty {
+		q.dirty = true
+		s.dirty = append(s.dirty, dirtyQueue{id, q})
+	}
+	if (off+1)%consumequeue.ChunkLen == 0 {
+		p.chunks = append(p.chunks, chunkDone{q, off + 1})
+		s.writeChunkLocked(b, id, q, off)
+	}
+}
+
+// writeChunkLocked writes the chunk holding off, as far as q's tail has it.
+func (s *Store) writeChunkLocked(b *pebble.Batch, id QueueID, q *queue, off int64) {
+	q.mu.RLock() // publish may trim the tail meanwhile
+	defer q.mu.RUnlock()
+	start := consumequeue.ChunkStart(off)
+	lo := max(start, q.tailStart)
+	hi := min(start+consumequeue.ChunkLen, q.tailStart+int64(len(q.tail)))
+	if lo >= hi {
+		return
+	}
+	v := consumequeue.AppendChunk(make([]byte, 0, 1+int(hi-lo)*consumequeue.EntrySize), lo, q.tail[lo-q.tailStart:hi-q.tailStart])
+	_ = b.Set(consumequeue.Key(id.Topic, id.ID, start), v, nil)
+}
+
+// checkpointDue reports whether an append ending at end must checkpoint.
+func (s *Store) checkpointDue(end int64) bool {
+	return end-s.derivedPhys >= s.opts.CheckpointBytes
+}
+
+// checkpointLocked writes into b every queue's unwritten entries and the
+// open index segment, and records that Pebble holds all derived data below
+// end. Queues of the topic being deleted, if any, are skipped.
+func (s *Store) checkpointLocked(b *pebble.Batch, p *pending, end int64, droppedTopic string) {
+	for _, d := range s.dirty {
+		d.q.dirty = false
+		if d.id.Topic == droppedTopic || d.q.next%consumequeue.ChunkLen == 0 {
+			continue // a filled last chunk was written when it filled
+		}
+		s.writeChunkLocked(b, d.id, d.q, d.q.next-1)
+	}
+	s.dirty = s.dirty[:0]
+	s.segMu.Lock()
+	if g := s.openSeg; g.Dir.Entries > 0 {
+		g.Seal(end, func(k, v []byte) { _ = b.Set(k, v, nil) })
+		s.sealed = append(s.sealed, g)
+		p.sealed = g
+	}
+	s.openSeg = index.NewSegment(end)
+	s.segMu.Unlock()
+	_ = b.Set(derivedKey, meta.EncodeInt64(end), nil)
+	s.derivedPhys = end
+}
+
+// releaseDerived drops from memory what p's batch wrote, now that it is
+// readable in Pebble.
+func (s *Store) releaseDerived(p *pending) {
+	for _, c := range p.chunks {
+		c.q.mu.Lock()
+		if n := c.end - c.q.tailStart; n > 0 {
+			n = min(n, int64(len(c.q.tail)))
+			c.q.tail = c.q.tail[n:]
+			c.q.tailStart += n
+		}
+		c.q.mu.Unlock()
+	}
+	if p.sealed != nil {
+		s.segMu.Lock()
+		s.sealed = slices.DeleteFunc(s.sealed, func(g *index.Segment) bool { return g == p.sealed })
+		s.segMu.Unlock()
+	}
+}
+
+// entry returns entry off of a queue: from the queue's tail in memory, or
+// from its chunk in Pebble. q may be nil (the queue is not known).
+func (s *Store) entry(q *queue, topic string, queueID int32, off int64) (consumequeue.Entry, bool, error) {
+	if q != nil {
+		q.mu.RLock()
+		if i := off - q.tailStart; i >= 0 && i < int64(len(q.tail)) {
+			e := q.tail[i]
+			q.mu.RUnlock()
+			return e, true, nil
+		}
+		q.mu.RUnlock()
+	}
+	return consumequeue.Get(s.db, topic, queueID, off)
+}
+
+// entryFunc adapts entry for consumequeue.Search.
+func (s *Store) entryFunc(id QueueID) consumequeue.EntryFunc {
+	q := s.queue(id.Topic, id.ID)
+	return func(off int64) (consumequeue.Entry, bool, error) { return s.entry(q, id.Topic, id.ID, off) }
+}
+
+// entryCursor reads consecutive entries of one queue, decoding each chunk
+// once.
+type entryCursor struct {
+	s       *Store
+	q       *queue
+	topic   string
+	queueID int32
+	start   int64 // chunk held in entries, or -1
+	first   int64
+	entries []consumequeue.Entry
+}
+
+func (c *entryCursor) at(off int64) (consumequeue.Entry, bool, error) {
+	if c.q != nil {
+		c.q.mu.RLock()
+		if i := off - c.q.tailStart; i >= 0 && i < int64(len(c.q.tail)) {
+			e := c.q.tail[i]
+			c.q.mu.RUnlock()
+			return e, true, nil
+		}
+		c.q.mu.RUnlock()
+	}
+	if start := consumequeue.ChunkStart(off); start != c.start {
+		c.start, c.entries = -1, c.entries[:0]
+		v, closer, err := c.s.db.Get(consumequeue.Key(c.topic, c.queueID, off))
+		if err == pebble.ErrNotFound {
+			return consumequeue.Entry{}, false, nil
+		}
+		if err != nil {
+			return consumequeue.Entry{}, false, err
+		}
+		c.first, c.entries, err = consumequeue.DecodeChunk(c.entries, start, v)
+		_ = closer.Close()
+		if err != nil {
+			return consumequeue.Entry{}, false, err
+		}
+		c.start = start
+	}
+	if i := off - c.first; i >= 0 && i < int64(len(c.entries)) {
+		return c.entries[i], true, nil
+	}
+	return consumequeue.Entry{}, false, nil
+}
+
+// recoverDerived loads each queue's unfilled last chunk into its tail and
+// replays the log from the last checkpoint, rebuilding what was only in
+// memory when the store stopped; if it found any, it checkpoints at once.
+func (s *Store) recoverDerived() error {
+	d, _, err := meta.GetInt64(s.db, derivedKey)
+	if err != nil {
+		return err
+	}
+	for id, q := range s.queues {
+		first, tail, err := consumequeue.LastChunk(s.db, id.Topic, id.ID, q.next)
+		if err != nil {
+			return err
+		}
+		q.tailStart, q.tail = first, tail
+	}
+	from := max(d, s.minPhys.Load())
+	s.derivedPhys = from
+	s.openSeg = index.NewSegment(from)
+	if from >= s.nextPhys {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	p := &pending{}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: commitlog.Key(from), UpperBound: commitlog.Key(s.nextPhys)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var hashes []uint32
+	for ok := it.First(); ok; ok = it.Next() {
+		phys, err := commitlog.DecodeKey(it.Key())
+		if err != nil {
+			return err
+		}
+		m, _, err := protocol.DecodeStoredMessage(it.Value(), false)
+		if err != nil {
+			return fmt.Errorf("record at %d: %w", phys, err)
+		}
+		id := QueueID{Topic: m.Topic, ID: m.QueueID}
+		q := s.queues[id]
+		if q == nil {
+			q = &queue{}
+			s.queues[id] = q
+		}
+		switch {
+		case m.QueueOffset < q.next:
+			// Its entry is in a chunk written after the checkpoint.
+		case m.QueueOffset == q.next:
+			e := consumequeue.Entry{PhysOffset: phys, Size: int32(len(it.Value())),
+				TagsCode: protocol.TagsHashCode(m.Tags()), StoreTimestamp: m.StoreTimestamp}
+			s.appendEntryLocked(b, p, id, q, q.next, e)
+			q.next++
+		default:
+			return fmt.Errorf("record at %d is %s/%d@%d, but the queue ends at %d", phys, id.Topic, id.ID, m.QueueOffset, q.next)
+		}
+		hashes = recordHashes(hashes[:0], m.Topic, m.Keys(), m.UniqKey())
+		for _, h := range hashes {
+			s.openSeg.Add(h, phys, m.StoreTimestamp)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	s.checkpointLocked(b, p, s.nextPhys, "")
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	s.releaseDerived(p)
+	for _, q := range s.queues {
+		q.readable.Store(q.next)
+	}
+	return nil
+}
+
+// recordHashes appends the index hashes of a message: one per indexable
+// KEYS word and one for its UNIQ_KEY.
+func recordHashes(dst []uint32, topic string, keys []string, uniq string) []uint32 {
+	for _, k := range keys {
+		if index.Indexable(k) {
+			dst = append(dst, index.Hash(index.KindKey, topic, k))
+		}
+	}
+	if index.Indexable(uniq) {
+		dst = append(dst, index.Hash(index.KindUniq, topic, uniq))
+	}
+	return dst
+}

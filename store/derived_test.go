@@ -1,0 +1,133 @@
+package store
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// Queue tails and the open index segment live in memory between
+// checkpoints. After a kill -9 (a crash clone keeping every write that
+// reached the filesystem) Open rebuilds them from the log: every entry and
+// index lookup is back, queues continue where they were, and the rebuilt
+// state is checkpointed at once.
+func TestReopenRebuildsDerivedFromLog(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := memOptions(fs, fakeclock.New(t0))
+	opts.CheckpointBytes = 1 << 30 // no checkpoint: only Open's replay can bring them back
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]int{0: consumequeue.ChunkLen + 6, 1: 5, 2: 1} // queue 0 fills a chunk
+	for q, n := range want {
+		for i := 0; i < n; i++ {
+			mustPut(t, s, msg("T", q, fmt.Sprintf("%d-%d", q, i), protocol.PropertyKeys, fmt.Sprintf("k%d-%d", q, i),
+				protocol.PropertyUniqClientMessageIDKey, fmt.Sprintf("u%d-%d", q, i)))
+		}
+	}
+	if d, _, _ := meta.GetInt64(s.db, derivedKey); d != 0 {
+		t.Fatalf("a checkpoint was written (at %d); the test needs the tails in memory only", d)
+	}
+	end := s.MaxPhysOffset()
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(1, 2))})
+	_ = s.Close()
+
+	opts.FS = crashed
+	s, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if rep, err := s.Verify(); err != nil || rep.Entries != int64(want[0]+want[1]+want[2]) {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if d, _, err := meta.GetInt64(s.db, derivedKey); err != nil || d != end {
+		t.Fatalf("Open checkpointed at %d (%v), want %d", d, err, end)
+	}
+	for q, n := range want {
+		if max := s.MaxOffset("T", q); max != int64(n) {
+			t.Fatalf("queue %d ends at %d, want %d", q, max, n)
+		}
+		r, err := s.Get("T", q, 0, n, 1<<20, nil)
+		if err != nil || r.Count != min(n, s.opts.MaxTransferCount) {
+			t.Fatalf("queue %d: %+v %v", q, r, err)
+		}
+		last := n - 1
+		if recs, err := s.QueryByKey("T", fmt.Sprintf("k%d-%d", q, last), 4, 0, 0); err != nil || len(recs) != 1 {
+			t.Fatalf("key of %d/%d: %d records, %v", q, last, len(recs), err)
+		}
+		if recs, err := s.QueryByUniqKey("T", fmt.Sprintf("u%d-%d", q, last), 4); err != nil || len(recs) != 1 {
+			t.Fatalf("unique key of %d/%d: %d records, %v", q, last, len(recs), err)
+		}
+	}
+	if r := mustPut(t, s, msg("T", 1, "after")); r[0].QueueOffset != int64(want[1]) {
+		t.Fatalf("queue 1 continued at %d, want %d", r[0].QueueOffset, want[1])
+	}
+}
+
+// Lookups see index entries wherever they are: sealed segments in Pebble
+// and the open one in memory, filtered by store time, oldest first.
+func TestQueryAcrossSegments(t *testing.T) {
+	s, clock, _ := openMem(t) // a checkpoint every 4 KiB: many segments
+	var phys []int64
+	for i := 0; i < 40 || s.openSeg.Dir.Entries == 0; i++ {
+		clock.Advance(time.Second)
+		body := strings.Repeat("b", 300)
+		r := mustPut(t, s, msg("T", int32(i%2), body, protocol.PropertyKeys, "hot", protocol.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i)))
+		phys = append(phys, r[0].CommitLogOffset)
+	}
+	if s.derivedPhys == 0 || s.openSeg.Dir.Entries == 0 {
+		t.Fatalf("want sealed segments and an open one (checkpoint at %d, %d open entries)", s.derivedPhys, s.openSeg.Dir.Entries)
+	}
+	recs, err := s.QueryByKey("T", "hot", 100, 0, 0)
+	if err != nil || len(recs) != len(phys) {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	for i, rec := range recs {
+		m, _, _ := protocol.DecodeStoredMessage(rec, false)
+		if m.CommitLogOffset != phys[i] {
+			t.Fatalf("record %d at %d, want %d: not oldest first", i, m.CommitLogOffset, phys[i])
+		}
+	}
+	// Store times of messages 10..19.
+	first, _, _ := protocol.DecodeStoredMessage(recs[10], false)
+	last, _, _ := protocol.DecodeStoredMessage(recs[19], false)
+	if r, err := s.QueryByKey("T", "hot", 100, first.StoreTimestamp, last.StoreTimestamp); err != nil || len(r) != 10 {
+		t.Fatalf("time range: %d records, %v", len(r), err)
+	}
+	if r, err := s.QueryByKey("T", "hot", 3, 0, 0); err != nil || len(r) != 3 {
+		t.Fatalf("maxNum 3: %d records, %v", len(r), err)
+	}
+	if r, err := s.QueryByKey("Other", "hot", 3, 0, 0); err != nil || len(r) != 0 {
+		t.Fatalf("another topic's key: %d records, %v", len(r), err)
+	}
+	if r, err := s.QueryByUniqKey("T", "u33", 3); err != nil || len(r) != 1 {
+		t.Fatalf("unique key: %d records, %v", len(r), err)
+	}
+}
+
+// A directory written by the layout with one key per queue entry is
+// refused with a clear error, not misread.
+func TestOlderFormatRefused(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := pebble.Open("db", &pebble.Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Set(consumequeue.Key("T", 0, 1), make([]byte, consumequeue.EntrySize), pebble.Sync)
+	_ = db.Close()
+	_, err = Open(memOptions(fs, fakeclock.New(t0)))
+	if err == nil || !strings.Contains(err.Error(), "older Runnel store format") {
+		t.Fatalf("Open: %v", err)
+	}
+}
