@@ -110,7 +110,7 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 	}
 	ids := make([]string, len(res))
 	for i, r := range res {
-		ids[i] = r.OffsetMsgID
+		ids[i] = r.OffsetMsgID()
 	}
 	out := protocol.SendMessageResponseHeader{
 		MsgID:       strings.Join(ids, ","),

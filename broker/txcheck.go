@@ -209,7 +209,7 @@ func (b *Broker) renewHalf(m *protocol.MessageExt, origin int64, times int) (*pr
 		return nil, fmt.Errorf("broker: renew half message: %w", err)
 	}
 	c.QueueOffset, c.CommitLogOffset = put[0].QueueOffset, put[0].CommitLogOffset
-	c.StoreTimestamp, c.OffsetMsgID = put[0].StoreTimestamp, put[0].OffsetMsgID
+	c.StoreTimestamp, c.OffsetMsgID = put[0].StoreTimestamp, put[0].OffsetMsgID()
 	return &c, nil
 }
 

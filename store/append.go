@@ -45,17 +45,21 @@ func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
 		hashes = recordHashes(hashes, m.Topic, m.Keys, m.UniqKey)
 		plan.slots[i].hashes = hashes[n:len(hashes):len(hashes)]
 	}
-	// The batch is complete: its buffer no longer moves. Walk it in the
-	// order the records were added and keep the slices to patch.
+	return plan, plan.locate(b)
+}
+
+// locate finds each record in the complete batch, whose buffer no longer
+// moves, walking it in the order the records were added.
+func (plan *appendPlan) locate(b *pebble.Batch) error {
 	r := batchrepr.Read(b.Repr())
 	for i := range plan.slots {
 		_, k, v, ok, err := r.Next()
 		if !ok || err != nil || len(k) != commitlog.KeyLen {
-			return nil, fmt.Errorf("store: batch does not read back as built: %v", err)
+			return fmt.Errorf("store: batch does not read back as built: %v", err)
 		}
 		plan.slots[i].logKey, plan.slots[i].rec = k[len(k)-8:], v
 	}
-	return plan, nil
+	return nil
 }
 
 // assignAppendLocked assigns offsets and the store time to a built append,
@@ -66,14 +70,9 @@ func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*
 	p := &pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1}
 	ts := max(op.Timestamp, p.lastStoreTs)
 	p.lastStoreTs = ts
-	p.queueNext = make(map[QueueID]int64, 1)
 	res := &ApplyResult{Appended: make([]Appended, len(op.Messages))}
 	be := binary.BigEndian
-	type added struct {
-		id QueueID
-		q  *queue
-	}
-	queues := make([]added, len(op.Messages))
+	queues := make([]*queue, len(op.Messages))
 	s.segMu.Lock()
 	for i := range op.Messages {
 		m := &op.Messages[i]
@@ -83,10 +82,14 @@ func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*
 		if q == nil {
 			q = s.addQueueLocked(id)
 		}
-		queues[i] = added{id, q}
+		queues[i] = q
 		off := q.next
 		q.next++
-		p.queueNext[id] = q.next
+		if n := len(p.queueNext); n > 0 && p.queueNext[n-1].q == q {
+			p.queueNext[n-1].next = q.next
+		} else {
+			p.queueNext = append(p.queueNext, queueNext{id, q, q.next}) // a queue twice if its messages interleave: harmless
+		}
 		phys := p.nextPhys
 		size := int32(len(sl.rec))
 		be.PutUint64(sl.logKey, uint64(phys))
@@ -103,8 +106,9 @@ func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*
 	// Chunks written here may grow b, so only after every record is patched.
 	for i := range op.Messages {
 		a := &res.Appended[i]
-		s.appendEntryLocked(b, p, queues[i].id, queues[i].q, a.QueueOffset, consumequeue.Entry{
-			PhysOffset: a.PhysOffset, Size: a.Size, TagsCode: op.Messages[i].TagsCode, StoreTimestamp: a.StoreTimestamp})
+		m := &op.Messages[i]
+		s.appendEntryLocked(b, p, QueueID{Topic: m.Topic, ID: m.QueueID}, queues[i], a.QueueOffset, consumequeue.Entry{
+			PhysOffset: a.PhysOffset, Size: a.Size, TagsCode: m.TagsCode, StoreTimestamp: a.StoreTimestamp})
 	}
 	if s.checkpointDue(p.nextPhys) {
 		s.checkpointLocked(b, p, p.nextPhys, "")

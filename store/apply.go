@@ -97,7 +97,7 @@ type ApplyResult struct {
 type pending struct {
 	nextPhys    int64
 	lastStoreTs int64
-	queueNext   map[QueueID]int64 // new next offsets
+	queueNext   []queueNext       // appends: each queue's new next offset
 	queueMin    map[QueueID]int64 // new min offsets (truncate)
 	newMinPhys  int64             // truncate: new log start, else -1
 	dropTopic   string            // delete topic
@@ -123,6 +123,18 @@ func (s *Store) Apply(op *Op) (*ApplyResult, error) {
 			return nil, err
 		}
 	}
+	return s.apply(op, b, plan)
+}
+
+// queueNext is a queue's next offset after an append.
+type queueNext struct {
+	id   QueueID
+	q    *queue
+	next int64
+}
+
+// apply is Apply once op's batch is built (plan is nil unless op appends).
+func (s *Store) apply(op *Op, b *pebble.Batch, plan *appendPlan) (*ApplyResult, error) {
 	s.applyMu.Lock()
 	if s.closing {
 		s.applyMu.Unlock()
@@ -219,13 +231,12 @@ func (s *Store) publish(op *Op, p *pending) {
 			raise(&q.readable, min)
 		}
 	}
-	for id, next := range p.queueNext {
-		q := s.queue(id.Topic, id.ID)
-		if q == nil {
+	for _, n := range p.queueNext {
+		if s.queue(n.id.Topic, n.id.ID) != n.q {
 			continue // topic deleted meanwhile
 		}
-		if raise(&q.readable, next) && s.opts.OnArrival != nil && op.Kind == OpAppend {
-			s.opts.OnArrival(id.Topic, id.ID, q.readable.Load())
+		if raise(&n.q.readable, n.next) && s.opts.OnArrival != nil {
+			s.opts.OnArrival(n.id.Topic, n.id.ID, n.q.readable.Load())
 		}
 	}
 }

@@ -50,7 +50,7 @@ func crashChild() {
 	mode, _ := strconv.Atoi(os.Getenv(crashModeEnv))
 	opts := DefaultOptions(os.Getenv(crashChildEnv))
 	opts.FlushMode = FlushMode(mode)
-	opts.MemTableSize = 1 << 20 // rotate WALs and flush often, to crash in those paths too
+	opts.MemTableSize = 1 << 20     // rotate WALs and flush often, to crash in those paths too
 	opts.CheckpointBytes = 16 << 10 // and checkpoint the queues and index often
 	opts.DiskBudget = crashBudget
 	opts.FileReservedTime = -1

@@ -2,6 +2,10 @@ package store
 
 import (
 	"fmt"
+	"net/netip"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/store/commitlog"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -12,10 +16,14 @@ type PutResult struct {
 	CommitLogOffset int64
 	Size            int32
 	StoreTimestamp  int64
-	// OffsetMsgID is the message's offsetMsgId (store host + physical
-	// offset), the msgId of a SEND response.
-	OffsetMsgID string
+	// StoreHost is the host written into the record.
+	StoreHost netip.AddrPort
 }
+
+// OffsetMsgID is the message's offsetMsgId (store host + physical offset),
+// the msgId of a SEND response. It is built on demand: an append does not
+// need it.
+func (r PutResult) OffsetMsgID() string { return protocol.OffsetMsgID(r.StoreHost, r.CommitLogOffset) }
 
 // Put stores msgs in one atomic write and returns once they are
 // acknowledged per the flush mode. Each message goes to its own Topic and
@@ -27,39 +35,12 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidOp)
 	}
-	size := 0
-	for _, m := range msgs {
-		size += protocol.StoredSize(m)
-	}
-	buf := make([]byte, 0, size)
 	op := &Op{Kind: OpAppend, Timestamp: s.opts.Clock().UnixMilli(), Messages: make([]AppendMessage, len(msgs))}
-	for i, m := range msgs {
-		start := len(buf)
-		var err error
-		if !m.StoreHost.IsValid() {
-			c := *m
-			c.StoreHost = s.opts.StoreHost
-			buf, err = protocol.AppendStoredMessage(buf, &c)
-		} else {
-			buf, err = protocol.AppendStoredMessage(buf, m)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: message %d: %w", ErrInvalidOp, i, err)
-		}
-		rec := buf[start:len(buf):len(buf)]
-		if len(rec) > s.opts.MaxMessageSize {
-			return nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, len(rec), s.opts.MaxMessageSize)
-		}
-		op.Messages[i] = AppendMessage{
-			Record:   rec,
-			Topic:    m.Topic,
-			QueueID:  m.QueueID,
-			TagsCode: protocol.TagsHashCode(m.Tags()),
-			Keys:     m.Keys(),
-			UniqKey:  m.UniqKey(),
-		}
+	b, plan, err := s.buildPut(op, msgs)
+	if err != nil {
+		return nil, err
 	}
-	res, err := s.Apply(op)
+	res, err := s.apply(op, b, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +52,69 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 		}
 		out[i] = PutResult{
 			QueueOffset: a.QueueOffset, CommitLogOffset: a.PhysOffset, Size: a.Size,
-			StoreTimestamp: a.StoreTimestamp, OffsetMsgID: protocol.OffsetMsgID(host, a.PhysOffset),
+			StoreTimestamp: a.StoreTimestamp, StoreHost: host,
 		}
 	}
 	return out, nil
+}
+
+// buildPut is buildAppend for messages not yet encoded: it encodes each
+// straight into the batch (no intermediate copy) and fills op.Messages
+// with what assignment needs.
+func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt) (*pebble.Batch, *appendPlan, error) {
+	sizes := make([]int, len(msgs))
+	total := 0
+	for i, m := range msgs {
+		sizes[i] = protocol.StoredSize(m)
+		if !m.StoreHost.IsValid() {
+			c := *m
+			c.StoreHost = s.opts.StoreHost
+			sizes[i] = protocol.StoredSize(&c)
+		}
+		if sizes[i] > s.opts.MaxMessageSize {
+			return nil, nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, sizes[i], s.opts.MaxMessageSize)
+		}
+		total += sizes[i] + commitlog.KeyLen + 8
+	}
+	b := s.db.NewBatchWithSize(total + 16)
+	plan := &appendPlan{slots: make([]appendSlot, len(msgs))}
+	hashes := make([]uint32, 0, 2*len(msgs)) // a unique id and perhaps a key each
+	var key [commitlog.KeyLen]byte
+	commitlog.AppendKey(key[:0], 0)
+	for i, m := range msgs {
+		if !m.StoreHost.IsValid() {
+			c := *m
+			c.StoreHost = s.opts.StoreHost
+			m = &c
+		}
+		d := b.SetDeferred(commitlog.KeyLen, sizes[i])
+		copy(d.Key, key[:])
+		rec, err := protocol.AppendStoredMessage(d.Value[:0:sizes[i]], m)
+		if err == nil && (len(rec) != sizes[i] || &rec[0] != &d.Value[0]) {
+			err = fmt.Errorf("encoded %d bytes, sized %d", len(rec), sizes[i])
+		}
+		if err != nil {
+			_ = b.Close()
+			return nil, nil, fmt.Errorf("%w: message %d: %w", ErrInvalidOp, i, err)
+		}
+		_ = d.Finish()
+		am := AppendMessage{Topic: m.Topic, QueueID: m.QueueID, TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()}
+		if err := checkName("topic", am.Topic); err != nil {
+			_ = b.Close()
+			return nil, nil, err
+		}
+		if am.QueueID < 0 {
+			_ = b.Close()
+			return nil, nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, am.QueueID)
+		}
+		op.Messages[i] = am
+		n := len(hashes)
+		hashes = recordHashes(hashes, am.Topic, am.Keys, am.UniqKey)
+		plan.slots[i].hashes = hashes[n:len(hashes):len(hashes)]
+	}
+	if err := plan.locate(b); err != nil {
+		_ = b.Close()
+		return nil, nil, err
+	}
+	return b, plan, nil
 }

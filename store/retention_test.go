@@ -34,7 +34,7 @@ func TestRetentionByAge(t *testing.T) {
 			ms = append(ms, msg("T", 2, fmt.Sprint(i)))
 		}
 		r := mustPut(t, s, ms...)
-		ids = append(ids, r[0].OffsetMsgID)
+		ids = append(ids, r[0].OffsetMsgID())
 	}
 	// Nothing is an hour old yet.
 	if n, err := s.Retain(t0.Add(59 * time.Minute)); err != nil || n != 0 {

@@ -129,8 +129,8 @@ func TestAppendAssignsOffsets(t *testing.T) {
 		if r.StoreTimestamp != t0.Add(time.Second).UnixMilli() {
 			t.Errorf("msg %d store time %d", i, r.StoreTimestamp)
 		}
-		if r.OffsetMsgID != protocol.OffsetMsgID(netip.MustParseAddrPort("10.0.0.2:10911"), phys) {
-			t.Errorf("msg %d id %s", i, r.OffsetMsgID)
+		if r.OffsetMsgID() != protocol.OffsetMsgID(netip.MustParseAddrPort("10.0.0.2:10911"), phys) {
+			t.Errorf("msg %d id %s", i, r.OffsetMsgID())
 		}
 		phys += int64(r.Size)
 	}
@@ -287,7 +287,7 @@ func TestLookups(t *testing.T) {
 		msg("T", 0, "a", protocol.PropertyKeys, "order-1 shared", protocol.PropertyUniqClientMessageIDKey, "U1"),
 		msg("T", 1, "b", protocol.PropertyKeys, "shared", protocol.PropertyUniqClientMessageIDKey, "U2"),
 		msg("Other", 0, "c", protocol.PropertyKeys, "shared"))
-	rec, err := s.LookupMessageID(r[1].OffsetMsgID)
+	rec, err := s.LookupMessageID(r[1].OffsetMsgID())
 	if err != nil || bodies(t, rec)[0] != "b" {
 		t.Fatalf("by id: %v", err)
 	}
