@@ -232,7 +232,8 @@ func txOpKey(origin int64) string { return "origin:" + strconv.FormatInt(origin,
 // txEnded returns how the transaction with this origin ended, or "" while
 // it has not.
 func (b *Broker) txEnded(origin int64) (string, error) {
-	recs, err := b.st.QueryByKey(topicTransOpHalf, txOpKey(origin), 1, 0, 0)
+	// Ops are written after their origin: the lookup starts there.
+	recs, err := b.st.QueryByKeyFrom(topicTransOpHalf, txOpKey(origin), 1, origin)
 	if err != nil || len(recs) == 0 {
 		return "", err
 	}

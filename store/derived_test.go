@@ -105,6 +105,9 @@ func TestQueryAcrossSegments(t *testing.T) {
 	if r, err := s.QueryByKey("T", "hot", 100, first.StoreTimestamp, last.StoreTimestamp); err != nil || len(r) != 10 {
 		t.Fatalf("time range: %d records, %v", len(r), err)
 	}
+	if r, err := s.QueryByKeyFrom("T", "hot", 100, phys[20]); err != nil || len(r) != len(phys)-20 {
+		t.Fatalf("from the 21st record: %d records, %v", len(r), err)
+	}
 	if r, err := s.QueryByKey("T", "hot", 3, 0, 0); err != nil || len(r) != 3 {
 		t.Fatalf("maxNum 3: %d records, %v", len(r), err)
 	}

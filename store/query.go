@@ -51,19 +51,26 @@ func (s *Store) LookupMessageID(offsetMsgID string) ([]byte, error) {
 // and whose store time is in [begin, end] (ms; end <= 0 means no upper
 // bound), oldest first (QUERY_MESSAGE).
 func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) ([][]byte, error) {
-	return s.query(index.KindKey, topic, key, maxNum, begin, end)
+	return s.query(index.KindKey, topic, key, maxNum, begin, end, 0)
+}
+
+// QueryByKeyFrom is QueryByKey over the records at or after physical offset
+// from, whatever their store time: a lookup that knows where to start
+// reads only the index segments from there on.
+func (s *Store) QueryByKeyFrom(topic, key string, maxNum int, from int64) ([][]byte, error) {
+	return s.query(index.KindKey, topic, key, maxNum, 0, 0, from)
 }
 
 // QueryByUniqKey returns the records of topic whose UNIQ_KEY is uniqKey
 // (normally one; a producer retry can store it twice).
 func (s *Store) QueryByUniqKey(topic, uniqKey string, maxNum int) ([][]byte, error) {
-	return s.query(index.KindUniq, topic, uniqKey, maxNum, 0, 0)
+	return s.query(index.KindUniq, topic, uniqKey, maxNum, 0, 0, 0)
 }
 
 // query reads one bucket of every index segment whose store times meet
 // [begin, end], and the segments still in memory; each hash match is a
 // candidate, kept only if its record really is of topic and has the key.
-func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end int64) ([][]byte, error) {
+func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end, from int64) ([][]byte, error) {
 	if err := s.readLock(); err != nil {
 		return nil, err
 	}
@@ -71,7 +78,7 @@ func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end int64
 	if maxNum <= 0 {
 		maxNum = 32
 	}
-	minPhys, readable := s.minPhys.Load(), s.readablePhys.Load()
+	minPhys, readable := max(s.minPhys.Load(), from), s.readablePhys.Load()
 	h := index.Hash(kind, topic, key)
 	inTime := func(lo, hi int64) bool { return hi >= begin && (end <= 0 || lo <= end) }
 	// Memory first: a segment sealed meanwhile is then found in Pebble too
