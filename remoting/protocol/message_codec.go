@@ -54,9 +54,11 @@ func hostLen(ap netip.AddrPort) int {
 
 // StoredSize returns the encoded size of m: 91 + body + topic + properties
 // for IPv4 hosts, plus 12 per IPv6 host.
-func StoredSize(m *MessageExt) int {
+func StoredSize(m *MessageExt) int { return storedSize(m, propertiesLen(m.Properties)) }
+
+func storedSize(m *MessageExt, propsLen int) int {
 	return storedMinSize - 16 + hostLen(m.BornHost) + hostLen(m.StoreHost) +
-		len(m.Body) + len(m.Topic) + propertiesLen(m.Properties)
+		len(m.Body) + len(m.Topic) + propsLen
 }
 
 // StoreTimestampPos returns the position of storeTimestamp in a record with
@@ -77,10 +79,11 @@ func AppendStoredMessage(dst []byte, m *MessageExt) ([]byte, error) {
 	if len(m.Topic) > maxStoredTopicLen {
 		return dst, fmt.Errorf("%w: topic of %d bytes", ErrMessageTooLarge, len(m.Topic))
 	}
-	if n := propertiesLen(m.Properties); n > maxStoredPropertiesLn {
-		return dst, fmt.Errorf("%w: properties of %d bytes", ErrMessageTooLarge, n)
+	propsLen := propertiesLen(m.Properties) // once: it walks the map
+	if propsLen > maxStoredPropertiesLn {
+		return dst, fmt.Errorf("%w: properties of %d bytes", ErrMessageTooLarge, propsLen)
 	}
-	size := StoredSize(m)
+	size := storedSize(m, propsLen)
 	if size > 1<<31-1 {
 		return dst, fmt.Errorf("%w: record of %d bytes", ErrMessageTooLarge, size)
 	}
@@ -110,7 +113,7 @@ func AppendStoredMessage(dst []byte, m *MessageExt) ([]byte, error) {
 	dst = append(dst, m.Body...)
 	dst = append(dst, byte(len(m.Topic)))
 	dst = append(dst, m.Topic...)
-	dst = be.AppendUint16(dst, uint16(propertiesLen(m.Properties)))
+	dst = be.AppendUint16(dst, uint16(propsLen))
 	dst = appendProperties(dst, m.Properties)
 	return dst, nil
 }

@@ -26,7 +26,6 @@ package index
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 )
 
 // Kinds of index entry.
@@ -50,13 +49,20 @@ const Buckets = 64
 // EntrySize is the size of one encoded bucket entry.
 const EntrySize = 12
 
-// Hash identifies (kind, topic, key) in buckets.
+// Hash identifies (kind, topic, key) in buckets: 32-bit FNV-1a over kind,
+// len(topic), topic and key (written out: hash/fnv would allocate).
 func Hash(kind byte, topic, key string) uint32 {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte{kind, byte(len(topic))})
-	_, _ = h.Write([]byte(topic))
-	_, _ = h.Write([]byte(key))
-	return h.Sum32()
+	const prime = 16777619
+	h := uint32(2166136261)
+	h = (h ^ uint32(kind)) * prime
+	h = (h ^ uint32(byte(len(topic)))) * prime
+	for i := 0; i < len(topic); i++ {
+		h = (h ^ uint32(topic[i])) * prime
+	}
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * prime
+	}
+	return h
 }
 
 // Indexable reports whether a key gets an index entry.

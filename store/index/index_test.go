@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"hash/fnv"
 	"slices"
 	"testing"
 )
@@ -14,6 +15,11 @@ func TestHashAndKeys(t *testing.T) {
 				t.Errorf("hash %d equals hash %d", i, j)
 			}
 		}
+	}
+	f := fnv.New32a()
+	_, _ = f.Write([]byte("K\x01Tk"))
+	if Hash(KindKey, "T", "k") != f.Sum32() {
+		t.Fatal("Hash is not FNV-1a of kind, len(topic), topic, key")
 	}
 	// Segments sort by start, buckets stay inside their segment.
 	if bytes.Compare(DirKey(5), DirKey(1<<40)) >= 0 || bytes.Compare(BucketKey(5, Buckets-1), BucketKey(6, 0)) >= 0 {
