@@ -275,6 +275,7 @@ func (s *Store) Close() error {
 	close(s.stop)
 	s.wg.Wait()
 	s.inflight.Wait()
+	cerr := s.checkpointOnClose()
 
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
@@ -283,6 +284,9 @@ func (s *Store) Close() error {
 	// opens in milliseconds; after a crash Open replays at most
 	// MemTableSize of WAL.
 	err := s.db.Flush()
+	if err == nil {
+		err = cerr
+	}
 	if serr := s.wal.SyncAll(); err == nil {
 		err = serr
 	}
@@ -293,6 +297,27 @@ func (s *Store) Close() error {
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
+	return nil
+}
+
+// checkpointOnClose writes what derived data is only in memory, so that
+// the next Open has nothing to replay. (Like the checkpoint Open writes
+// after a crash, it is local to this store: replicas checkpoint where they
+// stop.)
+func (s *Store) checkpointOnClose() error {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	if s.failed.Load() != nil || s.derivedPhys >= s.nextPhys && len(s.dirty) == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	p := &pending{}
+	s.checkpointLocked(b, p, s.nextPhys, "")
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("store: checkpoint: %w", err)
+	}
+	s.releaseDerived(p)
 	return nil
 }
 
