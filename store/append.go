@@ -16,6 +16,14 @@ import (
 // of the batch's own buffer, taken after the batch stopped growing.
 type appendPlan struct {
 	slots []appendSlot
+
+	// Room for what an append needs until it is published, so that a
+	// single-message append allocates it in one piece (see putScratch).
+	pending   pending
+	res       ApplyResult
+	appended  [1]Appended
+	queues    [1]*queue
+	queueNext [1]queueNext
 }
 
 type appendSlot struct {
@@ -67,12 +75,16 @@ func (plan *appendPlan) locate(b *pebble.Batch) error {
 // entries (writing filled chunks, and a checkpoint when one is due, into
 // b): the deterministic core of an append.
 func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*ApplyResult, *pending) {
-	p := &pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1}
+	p := &plan.pending
+	*p = pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1, queueNext: plan.queueNext[:0]}
 	ts := max(op.Timestamp, p.lastStoreTs)
 	p.lastStoreTs = ts
-	res := &ApplyResult{Appended: make([]Appended, len(op.Messages))}
+	res, queues := &plan.res, plan.queues[:]
+	res.Appended = plan.appended[:]
+	if n := len(op.Messages); n > 1 {
+		res.Appended, queues = make([]Appended, n), make([]*queue, n)
+	}
 	be := binary.BigEndian
-	queues := make([]*queue, len(op.Messages))
 	s.segMu.Lock()
 	for i := range op.Messages {
 		m := &op.Messages[i]

@@ -36,7 +36,9 @@
 // batch. Checkpoints are decided by the Op sequence alone and timestamps
 // come from the Op, never from a clock inside Apply, so replicas applying
 // the same Ops in the same order (a raft FSM, later) hold byte-identical
-// stores.
+// stores. (Open after a crash and Close write a checkpoint of their own, so
+// a replica that restarted lays out its chunks and segments differently;
+// what they say is the same.)
 //
 // # Durability and the Pebble finding
 //

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/store/commitlog"
@@ -35,12 +36,15 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidOp)
 	}
-	op := &Op{Kind: OpAppend, Timestamp: s.opts.Clock().UnixMilli(), Messages: make([]AppendMessage, len(msgs))}
-	b, plan, err := s.buildPut(op, msgs)
+	sc := newPutScratch(len(msgs))
+	defer sc.release()
+	op := &sc.op
+	*op = Op{Kind: OpAppend, Timestamp: s.opts.Clock().UnixMilli(), Messages: sc.msgs}
+	b, err := s.buildPut(op, msgs, sc)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.apply(op, b, plan)
+	res, err := s.apply(op, b, &sc.plan)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +62,53 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 	return out, nil
 }
 
+// putScratch is what a Put needs until it returns, pooled: a single
+// message's append otherwise made a dozen small allocations.
+type putScratch struct {
+	op     Op
+	plan   appendPlan
+	msgs   []AppendMessage
+	sizes  []int
+	hashes []uint32
+	one    struct {
+		msg    [1]AppendMessage
+		size   [1]int
+		slot   [1]appendSlot
+		hashes [4]uint32
+	}
+}
+
+var putScratchPool = sync.Pool{New: func() any { return new(putScratch) }}
+
+func newPutScratch(n int) *putScratch {
+	sc := putScratchPool.Get().(*putScratch)
+	if n == 1 {
+		sc.msgs, sc.sizes, sc.plan.slots, sc.hashes = sc.one.msg[:], sc.one.size[:], sc.one.slot[:], sc.one.hashes[:0]
+	} else {
+		sc.msgs, sc.sizes, sc.plan.slots = make([]AppendMessage, n), make([]int, n), make([]appendSlot, n)
+		sc.hashes = make([]uint32, 0, 2*n) // a unique id and perhaps a key each
+	}
+	return sc
+}
+
+// release clears what points elsewhere (the batch, the messages' strings,
+// the queues) and returns sc to the pool.
+func (sc *putScratch) release() {
+	clear(sc.one.msg[:])
+	clear(sc.one.slot[:])
+	sc.plan.pending = pending{}
+	sc.plan.res = ApplyResult{}
+	clear(sc.plan.queues[:])
+	clear(sc.plan.queueNext[:])
+	sc.op, sc.msgs, sc.sizes, sc.hashes, sc.plan.slots = Op{}, nil, nil, nil, nil
+	putScratchPool.Put(sc)
+}
+
 // buildPut is buildAppend for messages not yet encoded: it encodes each
 // straight into the batch (no intermediate copy) and fills op.Messages
 // with what assignment needs.
-func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt) (*pebble.Batch, *appendPlan, error) {
-	sizes := make([]int, len(msgs))
+func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*pebble.Batch, error) {
+	sizes, plan, hashes := sc.sizes, &sc.plan, sc.hashes
 	total := 0
 	for i, m := range msgs {
 		sizes[i] = protocol.StoredSize(m)
@@ -72,13 +118,11 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt) (*pebble.Batch, *a
 			sizes[i] = protocol.StoredSize(&c)
 		}
 		if sizes[i] > s.opts.MaxMessageSize {
-			return nil, nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, sizes[i], s.opts.MaxMessageSize)
+			return nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, sizes[i], s.opts.MaxMessageSize)
 		}
 		total += sizes[i] + commitlog.KeyLen + 8
 	}
 	b := s.db.NewBatchWithSize(total + 16)
-	plan := &appendPlan{slots: make([]appendSlot, len(msgs))}
-	hashes := make([]uint32, 0, 2*len(msgs)) // a unique id and perhaps a key each
 	var key [commitlog.KeyLen]byte
 	commitlog.AppendKey(key[:0], 0)
 	for i, m := range msgs {
@@ -95,17 +139,17 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt) (*pebble.Batch, *a
 		}
 		if err != nil {
 			_ = b.Close()
-			return nil, nil, fmt.Errorf("%w: message %d: %w", ErrInvalidOp, i, err)
+			return nil, fmt.Errorf("%w: message %d: %w", ErrInvalidOp, i, err)
 		}
 		_ = d.Finish()
 		am := AppendMessage{Topic: m.Topic, QueueID: m.QueueID, TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()}
 		if err := checkName("topic", am.Topic); err != nil {
 			_ = b.Close()
-			return nil, nil, err
+			return nil, err
 		}
 		if am.QueueID < 0 {
 			_ = b.Close()
-			return nil, nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, am.QueueID)
+			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, am.QueueID)
 		}
 		op.Messages[i] = am
 		n := len(hashes)
@@ -114,7 +158,7 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt) (*pebble.Batch, *a
 	}
 	if err := plan.locate(b); err != nil {
 		_ = b.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return b, plan, nil
+	return b, nil
 }
