@@ -21,6 +21,8 @@ go test "${race[@]}" -count=1 -timeout 25m ./...
 # consumers' rebalance against their own pull paths). Tests that drive its
 # consumers are built with `//go:build !race`, so they run here, without the
 # race detector, where a race of theirs cannot fail CI for a reason not ours.
+# (The store's model test also runs here in full: under -race it runs a
+# few seeds only, being 35x slower there.)
 # Without the race detector the first pass already ran them.
 if ((${#race[@]})); then
 	mapfile -t norace < <(grep -rl --include='*_test.go' '^//go:build !race' . | xargs -n1 dirname | sort -u)

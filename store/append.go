@@ -70,6 +70,18 @@ func (plan *appendPlan) locate(b *pebble.Batch) error {
 	return nil
 }
 
+// noteQueueNext records q's new next offset, once per queue: publish
+// raises it and fires the arrival hook once for each.
+func (p *pending) noteQueueNext(id QueueID, q *queue) {
+	for i := range p.queueNext { // few queues per batch
+		if p.queueNext[i].q == q {
+			p.queueNext[i].next = q.next
+			return
+		}
+	}
+	p.queueNext = append(p.queueNext, queueNext{id, q, q.next})
+}
+
 // assignAppendLocked assigns offsets and the store time to a built append,
 // patches them into the batch and adds the messages' queue and index
 // entries (writing filled chunks, and a checkpoint when one is due, into
@@ -97,11 +109,7 @@ func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*
 		queues[i] = q
 		off := q.next
 		q.next++
-		if n := len(p.queueNext); n > 0 && p.queueNext[n-1].q == q {
-			p.queueNext[n-1].next = q.next
-		} else {
-			p.queueNext = append(p.queueNext, queueNext{id, q, q.next}) // a queue twice if its messages interleave: harmless
-		}
+		p.noteQueueNext(id, q)
 		phys := p.nextPhys
 		size := int32(len(sl.rec))
 		be.PutUint64(sl.logKey, uint64(phys))

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -97,12 +98,12 @@ type ApplyResult struct {
 type pending struct {
 	nextPhys    int64
 	lastStoreTs int64
-	queueNext   []queueNext       // appends: each queue's new next offset
-	queueMin    map[QueueID]int64 // new min offsets (truncate)
-	newMinPhys  int64             // truncate: new log start, else -1
-	dropTopic   string            // delete topic
-	chunks      []chunkDone       // queue chunks the batch wrote
-	sealed      *index.Segment    // index segment the batch wrote
+	queueNext   []queueNext    // appends: each queue's new next offset
+	queueMin    []queueNext    // truncate: each queue's new min offset (in next)
+	newMinPhys  int64          // truncate: new log start, else -1
+	dropTopic   string         // delete topic
+	chunks      []chunkDone    // queue chunks the batch wrote
+	sealed      *index.Segment // index segment the batch wrote
 }
 
 // Apply performs op: it assigns offsets under the apply lock, hands one batch
@@ -225,10 +226,11 @@ func (s *Store) publish(op *Op, p *pending) {
 	if p.newMinPhys >= 0 {
 		raise(&s.minPhys, p.newMinPhys)
 	}
-	for id, min := range p.queueMin {
-		if q := s.queue(id.Topic, id.ID); q != nil {
-			raise(&q.min, min)
-			raise(&q.readable, min)
+	for _, m := range p.queueMin {
+		// The queue itself, not one re-created under its id meanwhile.
+		if s.queue(m.id.Topic, m.id.ID) == m.q {
+			raise(&m.q.min, m.next)
+			raise(&m.q.readable, m.next)
 		}
 	}
 	for _, n := range p.queueNext {
@@ -331,6 +333,10 @@ func (s *Store) buildLocked(b *pebble.Batch, op *Op) (*ApplyResult, *pending, er
 	return res, p, nil
 }
 
+// checkAppend validates an appended message. Recovery rebuilds queue and
+// index entries from the record alone, so the Op's topic, queue id, tag
+// hash, keys and unique key must be the record's own: a mismatch would
+// give a different store after a crash.
 func checkAppend(m *AppendMessage) error {
 	if err := checkName("topic", m.Topic); err != nil {
 		return err
@@ -338,9 +344,14 @@ func checkAppend(m *AppendMessage) error {
 	if m.QueueID < 0 {
 		return fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
 	}
-	size, err := protocol.StoredRecordSize(m.Record)
-	if err != nil || size != len(m.Record) {
-		return fmt.Errorf("%w: record: %v (size %d of %d bytes)", ErrInvalidOp, err, size, len(m.Record))
+	rec, n, err := protocol.DecodeStoredMessage(m.Record, false)
+	if err != nil || n != len(m.Record) {
+		return fmt.Errorf("%w: record: %v (%d of %d bytes)", ErrInvalidOp, err, n, len(m.Record))
+	}
+	if rec.Topic != m.Topic || rec.QueueID != m.QueueID || protocol.TagsHashCode(rec.Tags()) != m.TagsCode ||
+		rec.UniqKey() != m.UniqKey || !slices.Equal(rec.Keys(), m.Keys) {
+		return fmt.Errorf("%w: the record says %s/%d (tags %q, keys %q, unique key %q), the op %s/%d (tags code %d, keys %q, unique key %q)",
+			ErrInvalidOp, rec.Topic, rec.QueueID, rec.Tags(), rec.Keys(), rec.UniqKey(), m.Topic, m.QueueID, m.TagsCode, m.Keys, m.UniqKey)
 	}
 	return nil
 }

@@ -138,6 +138,43 @@ func (s *Store) entry(q *queue, topic string, queueID int32, off int64) (consume
 	return consumequeue.Get(s.db, topic, queueID, off)
 }
 
+// firstEntryFrom returns the first offset at or after off that has an
+// entry, in Pebble or in q's tail; off itself if none is found.
+func (s *Store) firstEntryFrom(q *queue, topic string, queueID int32, off int64) (int64, error) {
+	if _, ok, err := s.entry(q, topic, queueID, off); err != nil || ok {
+		return off, err
+	}
+	lo, hi := consumequeue.QueueBounds(topic, queueID)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return off, err
+	}
+	defer it.Close()
+	for ok := it.SeekGE(consumequeue.Key(topic, queueID, off)); ok; ok = it.Next() {
+		_, _, _, start, err := consumequeue.ParseKey(it.Key())
+		if err != nil {
+			return off, err
+		}
+		v := it.Value()
+		if len(v) < 1 {
+			continue
+		}
+		first, end := start+int64(v[0]), start+int64(v[0])+int64((len(v)-1)/consumequeue.EntrySize)
+		if end > off {
+			return max(first, off), it.Error()
+		}
+	}
+	if err := it.Error(); err != nil {
+		return off, err
+	}
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if len(q.tail) > 0 && q.tailStart > off {
+		return q.tailStart, nil
+	}
+	return off, nil
+}
+
 // entryFunc adapts entry for consumequeue.Search.
 func (s *Store) entryFunc(id QueueID) consumequeue.EntryFunc {
 	q := s.queue(id.Topic, id.ID)

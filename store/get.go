@@ -210,12 +210,17 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 				return err
 			}
 			if !inQueue {
-				// Retention removed it meanwhile: go on from the new minimum.
-				if min := q.min.Load(); off < min {
-					off = min
-					continue
+				// Retention removed it meanwhile: go on from the first
+				// entry left (the new minimum may not be published yet).
+				next, err := s.firstEntryFrom(q, topic, queueID, max(off, q.min.Load()))
+				if err != nil {
+					return err
 				}
-				break
+				if next <= off || next >= res.MaxOffset {
+					break
+				}
+				off = next
+				continue
 			}
 			if batchFull(res, int(e.Size), maxMsgs, maxBytes) {
 				break

@@ -122,7 +122,6 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 	}
 	_ = b.Set(minPhysKey, meta.EncodeInt64(cutoff), nil)
 	p.newMinPhys = cutoff
-	p.queueMin = make(map[QueueID]int64)
 
 	// Only the apply path adds or drops queues, and it holds applyMu, so
 	// the snapshot stays exact while the batch is built.
@@ -150,7 +149,7 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 		hi := consumequeue.Key(id.Topic, id.ID, newMin)
 		_ = b.DeleteRange(lo, hi, nil)
 		_ = b.Set(consumequeue.FloorKey(id.Topic, id.ID), meta.EncodeInt64(newMin), nil)
-		p.queueMin[id] = newMin
+		p.queueMin = append(p.queueMin, queueNext{id, q, newMin})
 	}
 	// A queue's entries that are only in memory and all below the cutoff
 	// would not be replayed after a restart (their records are gone), so
