@@ -17,6 +17,20 @@ import (
 	"github.com/runnelmq/runnel/store/index"
 )
 
+// randomModelMessage makes message id of a model test: a random topic,
+// queue, tag and padding, key k<id mod 11> plus a key of its own, and
+// sometimes no StoreHost (the store fills it in).
+func randomModelMessage(r *rand.Rand, id int, topics, tags []string) (modelRec, *protocol.MessageExt) {
+	rec := modelRec{topic: topics[r.IntN(len(topics))], q: int32(r.IntN(3)), body: fmt.Sprintf("m%d", id),
+		key: fmt.Sprintf("k%d", id%11), uniq: fmt.Sprintf("u%d", id), tag: tags[r.IntN(len(tags))]}
+	m := msg(rec.topic, rec.q, rec.body+"|"+string(make([]byte, r.IntN(200))), protocol.PropertyKeys, rec.key+" x"+rec.uniq,
+		protocol.PropertyUniqClientMessageIDKey, rec.uniq, protocol.PropertyTags, rec.tag)
+	if r.IntN(4) == 0 {
+		m.StoreHost = netip.AddrPort{}
+	}
+	return rec, m
+}
+
 type modelRec struct {
 	topic string
 	q     int32
@@ -78,13 +92,7 @@ func TestConcurrentModel(t *testing.T) {
 			n++
 			id := n
 			seq.Unlock()
-			rec := modelRec{topic: topics[r.IntN(2)], q: int32(r.IntN(3)), body: fmt.Sprintf("m%d", id),
-				key: fmt.Sprintf("k%d", id%11), uniq: fmt.Sprintf("u%d", id), tag: tags[r.IntN(3)]}
-			m := msg(rec.topic, rec.q, rec.body+"|"+string(make([]byte, r.IntN(200))), protocol.PropertyKeys, rec.key+" x"+rec.uniq,
-				protocol.PropertyUniqClientMessageIDKey, rec.uniq, protocol.PropertyTags, rec.tag)
-			if r.IntN(4) == 0 {
-				m.StoreHost = netip.AddrPort{}
-			}
+			rec, m := randomModelMessage(r, id, topics, tags)
 			ms = append(ms, m)
 			recs = append(recs, rec)
 		}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"math/rand/v2"
-	"net/netip"
 	"slices"
 	"testing"
 	"time"
@@ -247,13 +246,7 @@ func modelSeq(t *testing.T, seed uint64) {
 			var recs []modelRec
 			for j := 0; j < k; j++ {
 				id++
-				rec := modelRec{topic: topics[r.IntN(2)], q: int32(r.IntN(3)), body: fmt.Sprintf("m%d", id),
-					key: fmt.Sprintf("k%d", id%11), uniq: fmt.Sprintf("u%d", id), tag: tags[r.IntN(3)]}
-				m := msg(rec.topic, rec.q, rec.body+"|"+string(make([]byte, r.IntN(200))), protocol.PropertyKeys, rec.key+" x"+rec.uniq,
-					protocol.PropertyUniqClientMessageIDKey, rec.uniq, protocol.PropertyTags, rec.tag)
-				if r.IntN(4) == 0 {
-					m.StoreHost = netip.AddrPort{}
-				}
+				rec, m := randomModelMessage(r, id, topics, tags)
 				ms = append(ms, m)
 				recs = append(recs, rec)
 			}
