@@ -3,10 +3,10 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
