@@ -112,19 +112,20 @@ type pending struct {
 // readable and fires the arrival hook. Readers never see a write before it
 // is acknowledged.
 func (s *Store) Apply(op *Op) (*ApplyResult, error) {
-	b := s.db.NewBatchWithSize(batchSizeHint(op))
+	var lb *pebble.Batch
 	var plan *appendPlan
 	if op.Kind == OpAppend {
 		// The bytes of an append do not depend on the offsets except in
 		// fixed places, so the batch is built before taking the lock and
 		// only patched under it.
+		lb = s.log.NewBatchWithSize(batchSizeHint(op))
 		var err error
-		if plan, err = buildAppend(b, op); err != nil {
-			_ = b.Close()
+		if plan, err = buildAppend(lb, op); err != nil {
+			_ = lb.Close()
 			return nil, err
 		}
 	}
-	return s.apply(op, b, plan)
+	return s.apply(op, lb, plan)
 }
 
 // queueNext is a queue's next offset after an append.
@@ -134,35 +135,70 @@ type queueNext struct {
 	next int64
 }
 
-// apply is Apply once op's batch is built (plan is nil unless op appends).
-func (s *Store) apply(op *Op, b *pebble.Batch, plan *appendPlan) (*ApplyResult, error) {
+// apply is Apply once op's log batch is built (lb and plan are nil unless
+// op appends). Everything but log records goes into a second batch for the
+// database beside the log; both enter their commit pipelines under the
+// apply lock, in offset order. An op is acknowledged once what it must
+// keep is durable: an append's records (its derived writes are rebuilt from
+// them if lost), any other op's batch. The two are not one atomic write:
+// recovery trims what the other database says beyond the log's end
+// (clampDerived), and a truncation makes its side durable before it
+// deletes any log.
+func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult, error) {
+	mb := s.db.NewBatch()
+	if lb == nil && op.Kind == OpTruncate {
+		lb = s.log.NewBatch()
+	}
+	closeAll := func() {
+		_ = mb.Close()
+		if lb != nil {
+			_ = lb.Close()
+		}
+	}
 	s.applyMu.Lock()
 	if s.closing {
 		s.applyMu.Unlock()
-		_ = b.Close()
+		closeAll()
 		return nil, ErrClosed
 	}
 	if errp := s.failed.Load(); errp != nil {
 		s.applyMu.Unlock()
-		_ = b.Close()
+		closeAll()
 		return nil, *errp
 	}
 	var res *ApplyResult
 	var p *pending
 	var err error
 	if plan != nil {
-		res, p = s.assignAppendLocked(b, op, plan)
+		res, p = s.assignAppendLocked(mb, op, plan)
 	} else {
-		res, p, err = s.buildLocked(b, op)
+		res, p, err = s.buildLocked(mb, lb, op)
 	}
 	if err != nil {
 		s.applyMu.Unlock()
-		_ = b.Close()
+		closeAll()
 		return nil, err
 	}
-	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+	if op.Kind == OpTruncate {
+		// Readers stop at the new minimums first: the queue chunks and
+		// index segments go next, and the log only once they are gone.
+		s.raiseMins(p)
+		if err = s.db.Apply(mb, pebble.Sync); err == nil {
+			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
+		}
+	} else if lb != nil {
+		// An append's other writes (filled chunks, a checkpoint) are
+		// derived from its records: they need not be durable with them,
+		// since recovery rebuilds from the log what they lose.
+		if err = s.log.ApplyNoSyncWait(lb, pebble.Sync); err == nil && !mb.Empty() {
+			err = s.db.Apply(mb, pebble.NoSync)
+		}
+	} else if !mb.Empty() {
+		err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
+	}
+	if err != nil {
 		s.applyMu.Unlock()
-		_ = b.Close()
+		closeAll()
 		s.fail(err)
 		return nil, fmt.Errorf("store: apply: %w", err)
 	}
@@ -171,8 +207,12 @@ func (s *Store) apply(op *Op, b *pebble.Batch, plan *appendPlan) (*ApplyResult, 
 	s.applyMu.Unlock()
 	defer s.inflight.Done()
 
-	err = b.SyncWait()
-	_ = b.Close()
+	if lb != nil {
+		err = lb.SyncWait()
+	} else if !mb.Empty() {
+		err = mb.SyncWait()
+	}
+	closeAll()
 	if err != nil {
 		s.fail(err)
 		return nil, fmt.Errorf("store: sync: %w", err)
@@ -222,7 +262,25 @@ func (s *Store) addQueueLocked(id QueueID) *queue {
 // earlier one is too, so raising each bound to a maximum is safe.
 func (s *Store) publish(op *Op, p *pending) {
 	s.releaseDerived(p)
-	raise(&s.readablePhys, p.nextPhys)
+	if op.Kind == OpAppend || op.Kind == OpTruncate {
+		// Only an op that wrote the log knows the log durable up to
+		// nextPhys: a metadata op's sync covers the other database, not
+		// appends still waiting for theirs.
+		raise(&s.readablePhys, p.nextPhys)
+	}
+	s.raiseMins(p)
+	for _, n := range p.queueNext {
+		if s.queue(n.id.Topic, n.id.ID) != n.q {
+			continue // topic deleted meanwhile
+		}
+		if raise(&n.q.readable, n.next) && s.opts.OnArrival != nil {
+			s.opts.OnArrival(n.id.Topic, n.id.ID, n.q.readable.Load())
+		}
+	}
+}
+
+// raiseMins makes a truncation's new minimums visible.
+func (s *Store) raiseMins(p *pending) {
 	if p.newMinPhys >= 0 {
 		raise(&s.minPhys, p.newMinPhys)
 	}
@@ -231,14 +289,6 @@ func (s *Store) publish(op *Op, p *pending) {
 		if s.queue(m.id.Topic, m.id.ID) == m.q {
 			raise(&m.q.min, m.next)
 			raise(&m.q.readable, m.next)
-		}
-	}
-	for _, n := range p.queueNext {
-		if s.queue(n.id.Topic, n.id.ID) != n.q {
-			continue // topic deleted meanwhile
-		}
-		if raise(&n.q.readable, n.next) && s.opts.OnArrival != nil {
-			s.opts.OnArrival(n.id.Topic, n.id.ID, n.q.readable.Load())
 		}
 	}
 }
@@ -267,7 +317,7 @@ var ErrInvalidOp = errors.New("store: invalid op")
 
 // buildLocked writes op into b and computes its effect, reading only the
 // store's state: this is the deterministic core of the apply path.
-func (s *Store) buildLocked(b *pebble.Batch, op *Op) (*ApplyResult, *pending, error) {
+func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending, error) {
 	p := &pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1}
 	res := &ApplyResult{}
 	switch op.Kind {
@@ -324,7 +374,7 @@ func (s *Store) buildLocked(b *pebble.Batch, op *Op) (*ApplyResult, *pending, er
 		}
 		_ = b.Set(meta.CheckpointKey(op.Name), op.Value, nil)
 	case OpTruncate:
-		if err := s.buildTruncateLocked(b, op, p); err != nil {
+		if err := s.buildTruncateLocked(b, lb, op, p); err != nil {
 			return nil, nil, err
 		}
 	default:

@@ -79,13 +79,15 @@ func TestStoreCompactsAfterOpen(t *testing.T) {
 	for i := range 100 {
 		mustPut(t, s, msg("T", int32(i%4), "body"))
 	}
-	if err := s.db.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.db.Compact(t.Context(), []byte{0}, []byte{0xff}, true); err != nil {
-		t.Fatal(err)
-	}
-	if n := s.db.Metrics().Compact.Count; n == 0 {
-		t.Fatal("no compaction ran")
+	for _, db := range []*pebble.DB{s.log, s.db} {
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Compact(t.Context(), []byte{0}, []byte{0xff}, true); err != nil {
+			t.Fatal(err)
+		}
+		if n := db.Metrics().Compact.Count; n == 0 {
+			t.Fatal("no compaction ran")
+		}
 	}
 }

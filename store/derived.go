@@ -225,6 +225,80 @@ func (c *entryCursor) at(off int64) (consumequeue.Entry, bool, error) {
 	return consumequeue.Entry{}, false, nil
 }
 
+// clampDerived removes what the database beside the log says about records
+// at or past end, the log's end after a crash: the two databases' WALs can
+// keep different amounts of the last writes. Index segments reaching past
+// end are dropped (replay rebuilds them), queue entries pointing past end
+// are cut, and the derived position is moved back accordingly.
+func (s *Store) clampDerived(end int64) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	replayFrom := end
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		start, err := index.ParseDirKey(it.Key())
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		d, err := index.DecodeDir(it.Value())
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		if d.End > end {
+			replayFrom = min(replayFrom, start)
+			_ = b.Delete(index.DirKey(start), nil)
+			_ = b.DeleteRange(index.BucketKey(start, 0), index.BucketKey(start+1, 0), nil)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	ranges, err := consumequeue.Scan(s.db)
+	if err != nil {
+		return err
+	}
+	for id, r := range ranges {
+		get := func(off int64) (consumequeue.Entry, bool, error) { return consumequeue.Get(s.db, id.Topic, id.ID, off) }
+		cut, err := consumequeue.Search(r.Min, r.Max, get, func(e consumequeue.Entry) bool { return e.PhysOffset >= end })
+		if err != nil {
+			return err
+		}
+		if cut >= r.Max {
+			continue
+		}
+		// Entries grow along the queue: everything from cut on is past end.
+		start := consumequeue.ChunkStart(cut)
+		_, hi := consumequeue.QueueBounds(id.Topic, id.ID)
+		_ = b.DeleteRange(consumequeue.Key(id.Topic, id.ID, start), hi, nil)
+		v, closer, err := s.db.Get(consumequeue.Key(id.Topic, id.ID, start))
+		if err != nil {
+			return err // the chunk holding cut exists: Search read it
+		}
+		first, es, err := consumequeue.DecodeChunk(nil, start, v)
+		_ = closer.Close()
+		if err != nil {
+			return err
+		}
+		if keep := cut - first; keep > 0 {
+			_ = b.Set(consumequeue.Key(id.Topic, id.ID, start), consumequeue.AppendChunk(nil, first, es[:keep]), nil)
+		}
+	}
+	if d, ok, err := meta.GetInt64(s.db, derivedKey); err != nil {
+		return err
+	} else if ok && d > replayFrom {
+		_ = b.Set(derivedKey, meta.EncodeInt64(replayFrom), nil)
+	}
+	if b.Empty() {
+		return nil
+	}
+	return b.Commit(pebble.Sync)
+}
+
 // recoverDerived loads each queue's unfilled last chunk into its tail and
 // replays the log from the last checkpoint, rebuilding what was only in
 // memory when the store stopped; if it found any, it checkpoints at once.
@@ -249,7 +323,7 @@ func (s *Store) recoverDerived() error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	p := &pending{}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: commitlog.Key(from), UpperBound: commitlog.Key(s.nextPhys)})
+	it, err := s.log.NewIter(&pebble.IterOptions{LowerBound: commitlog.Key(from), UpperBound: commitlog.Key(s.nextPhys)})
 	if err != nil {
 		return err
 	}

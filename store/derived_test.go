@@ -177,13 +177,17 @@ func TestLateTruncatePublishSparesRecreatedQueue(t *testing.T) {
 	// Apply's steps by hand, with the topic's deletion and re-creation
 	// between the batch entering Pebble and its publish.
 	s.applyMu.Lock()
-	b := s.db.NewBatch()
-	_, p, err := s.buildLocked(b, op)
+	mb, b := s.db.NewBatch(), s.log.NewBatch()
+	_, p, err := s.buildLocked(mb, b, op)
 	if err != nil {
 		s.applyMu.Unlock()
 		t.Fatal(err)
 	}
-	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+	if err := s.db.Apply(mb, pebble.Sync); err != nil {
+		s.applyMu.Unlock()
+		t.Fatal(err)
+	}
+	if err := s.log.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		s.applyMu.Unlock()
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 		filter = nil
 	}
 	logLo, _ := commitlog.Bounds()
-	logIt, err := s.db.NewIter(&pebble.IterOptions{LowerBound: logLo, UpperBound: commitlog.Key(s.readablePhys.Load())})
+	logIt, err := s.log.NewIter(&pebble.IterOptions{LowerBound: logLo, UpperBound: commitlog.Key(s.readablePhys.Load())})
 	if err != nil {
 		return err
 	}

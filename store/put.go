@@ -122,7 +122,7 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 		}
 		total += sizes[i] + commitlog.KeyLen + 8
 	}
-	b := s.db.NewBatchWithSize(total + 16)
+	b := s.log.NewBatchWithSize(total + 16)
 	var key [commitlog.KeyLen]byte
 	commitlog.AppendKey(key[:0], 0)
 	for i, m := range msgs {

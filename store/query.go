@@ -30,7 +30,7 @@ func (s *Store) readRecordLocked(phys int64) ([]byte, error) {
 	if phys < s.minPhys.Load() || phys >= s.readablePhys.Load() {
 		return nil, fmt.Errorf("%w: physical offset %d", ErrNotFound, phys)
 	}
-	rec, err := commitlog.Read(s.db, phys)
+	rec, err := commitlog.Read(s.log, phys)
 	if errors.Is(err, commitlog.ErrNotFound) {
 		return nil, fmt.Errorf("%w: physical offset %d", ErrNotFound, phys)
 	}

@@ -51,14 +51,14 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 	cutoff := lo
 	if s.opts.FileReservedTime > 0 {
 		ts := now.Add(-s.opts.FileReservedTime).UnixMilli()
-		c, err := commitlog.SearchTime(s.db, lo, hi, ts)
+		c, err := commitlog.SearchTime(s.log, lo, hi, ts)
 		if err != nil {
 			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
 		cutoff = max(cutoff, c)
 	}
 	if b := s.opts.DiskBudget; b > 0 && hi-lo > b {
-		t, ok, err := commitlog.SeekGE(s.db, hi-b)
+		t, ok, err := commitlog.SeekGE(s.log, hi-b)
 		if err != nil {
 			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
@@ -72,7 +72,7 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 		return nil, false, nil
 	}
 	if cutoff-lo > truncateStep {
-		t, ok, err := commitlog.SeekGE(s.db, lo+truncateStep)
+		t, ok, err := commitlog.SeekGE(s.log, lo+truncateStep)
 		if err != nil {
 			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
@@ -100,7 +100,7 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 // writes it. A hint is trusted only as far as it is provably right: the
 // entry at the hinted minimum must point at or past the cutoff and the one
 // before it below; otherwise (or with no hint) the queue is searched here.
-func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
+func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) error {
 	cutoff := op.Cutoff
 	minPhys := s.minPhys.Load()
 	if cutoff <= minPhys {
@@ -110,13 +110,13 @@ func (s *Store) buildTruncateLocked(b *pebble.Batch, op *Op, p *pending) error {
 		return fmt.Errorf("%w: truncate to %d, log ends at %d", ErrInvalidOp, cutoff, s.nextPhys)
 	}
 	if cutoff < s.nextPhys {
-		if _, err := commitlog.Read(s.db, cutoff); errors.Is(err, commitlog.ErrNotFound) {
+		if _, err := commitlog.Read(s.log, cutoff); errors.Is(err, commitlog.ErrNotFound) {
 			return fmt.Errorf("%w: truncate to %d: not a record boundary", ErrInvalidOp, cutoff)
 		} else if err != nil {
 			return err
 		}
 	}
-	_ = b.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
+	_ = lb.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
 	if err := s.deleteSegmentsBelow(b, cutoff); err != nil {
 		return err
 	}

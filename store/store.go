@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,9 @@ type readHint struct{ offset, phys int64 }
 
 // Store is the message store. All methods are safe for concurrent use.
 type Store struct {
-	opts  Options
+	opts Options
+	// log holds the commit log; db everything else (see Open).
+	log   *pebble.DB
 	db    *pebble.DB
 	wal   *walfs.FS
 	cache interface{ Unref() }
@@ -105,33 +108,61 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{})}
+	if names, err := opts.FS.List(opts.Dir); err == nil {
+		for _, n := range names {
+			if strings.HasPrefix(n, "MANIFEST") || strings.HasPrefix(n, "MARKER") {
+				return nil, fmt.Errorf("store: %s holds an older Runnel store format (one Pebble database); move it away or use a new directory", opts.Dir)
+			}
+		}
+	}
 	s.wal = walfs.New(opts.FS, opts.FlushMode == AsyncFlush)
 	cache := pebble.NewCache(opts.CacheSize)
 	s.cache = cache
-	popts := &pebble.Options{
-		FS:                 s.wal,
-		Cache:              cache,
-		MemTableSize:       opts.MemTableSize,
-		Logger:             opts.Logger,
-		FormatMajorVersion: pebble.FormatNewest,
+	// Two databases: the log's keys only ever grow, so Pebble's flushes of
+	// it never overlap and are not rewritten by compactions; every other
+	// key (queue chunks, index segments, metadata) lives beside it, where
+	// its overlaps are cheap. One database held both, and compacted the
+	// log 3.5x as much as raw Pebble does.
+	open := func(name string, memtable uint64) (*pebble.DB, *compactionGate, error) {
+		popts := &pebble.Options{
+			FS:                 s.wal,
+			Cache:              cache,
+			MemTableSize:       memtable,
+			Logger:             opts.Logger,
+			FormatMajorVersion: pebble.FormatNewest,
+		}
+		for i := range popts.Levels {
+			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		}
+		// Compactions wait until the store is open (see compactionGate).
+		gate := newCompactionGate()
+		popts.Experimental.CompactionScheduler = gate
+		dir := opts.FS.PathJoin(opts.Dir, name)
+		db, err := pebble.Open(dir, popts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store: open %s: %w", dir, err)
+		}
+		return db, gate, nil
 	}
-	for i := range popts.Levels {
-		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	// Compactions wait until the store is open (see compactionGate).
-	gate := newCompactionGate()
-	popts.Experimental.CompactionScheduler = gate
-	db, err := pebble.Open(opts.Dir, popts)
+	logDB, logGate, err := open("log", opts.MemTableSize)
 	if err != nil {
-		cache.Unref()
-		return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
-	}
-	s.db = db
-	if err := s.recover(); err != nil {
-		_ = db.Close()
 		cache.Unref()
 		return nil, err
 	}
+	db, gate, err := open("meta", min(opts.MemTableSize, metaMemTableSize))
+	if err != nil {
+		_ = logDB.Close()
+		cache.Unref()
+		return nil, err
+	}
+	s.log, s.db = logDB, db
+	if err := s.recover(); err != nil {
+		_ = db.Close()
+		_ = logDB.Close()
+		cache.Unref()
+		return nil, err
+	}
+	logGate.release()
 	gate.release()
 	if opts.FlushMode == AsyncFlush && opts.FlushInterval > 0 {
 		s.goEvery(opts.FlushInterval, s.syncWAL)
@@ -141,6 +172,10 @@ func Open(opts Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// metaMemTableSize caps the memtable of the database beside the log: its
+// keys are few and small.
+const metaMemTableSize = 8 << 20
 
 // formatKey holds the store's layout version. Version 2 keeps queue
 // entries in chunks and the index in segments; version 1 (no key) had a
@@ -181,21 +216,30 @@ func (s *Store) recover() error {
 	if err != nil {
 		return fmt.Errorf("store: recover: %w", err)
 	}
-	if first, ok, err := commitlog.First(s.db); err != nil {
+	if first, ok, err := commitlog.First(s.log); err != nil {
 		return fmt.Errorf("store: recover: %w", err)
 	} else if ok && first.Phys > minPhys {
 		minPhys = first.Phys
+	} else if ok && first.Phys < minPhys {
+		// A truncation made its side durable, then the crash came before
+		// its log deletion did: finish it.
+		if err := s.log.DeleteRange(commitlog.Key(first.Phys), commitlog.Key(minPhys), pebble.Sync); err != nil {
+			return fmt.Errorf("store: recover: %w", err)
+		}
 	}
 	next := minPhys
-	last, ok, err := commitlog.Last(s.db)
+	last, ok, err := commitlog.Last(s.log)
 	if err != nil {
 		return fmt.Errorf("store: recover: %w", err)
 	}
-	if ok {
+	if ok && last.Phys+last.Size > next {
 		next = last.Phys + last.Size
 		s.lastStoreTs = last.StoreTimestamp
 	}
 	s.nextPhys = next
+	if err := s.clampDerived(next); err != nil {
+		return fmt.Errorf("store: recover: %w", err)
+	}
 	s.minPhys.Store(minPhys)
 	s.readablePhys.Store(next)
 	ranges, err := consumequeue.Scan(s.db)
@@ -283,7 +327,10 @@ func (s *Store) Close() error {
 	// Flushing the memtable leaves no WAL to replay, so a clean restart
 	// opens in milliseconds; after a crash Open replays at most
 	// MemTableSize of WAL.
-	err := s.db.Flush()
+	err := s.log.Flush()
+	if ferr := s.db.Flush(); err == nil {
+		err = ferr
+	}
 	if err == nil {
 		err = cerr
 	}
@@ -291,6 +338,9 @@ func (s *Store) Close() error {
 		err = serr
 	}
 	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := s.log.Close(); err == nil {
 		err = cerr
 	}
 	s.cache.Unref()

@@ -120,7 +120,7 @@ func (s *Store) verifyChunkKeys() error {
 // store times.
 func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeKey]placeVal, map[index.Entry]int, error) {
 	lo, hi := commitlog.Bounds()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := s.log.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, nil, err
 	}
