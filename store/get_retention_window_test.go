@@ -2,6 +2,7 @@ package store
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,10 +15,12 @@ import (
 
 // gateFS blocks WAL syncs while armed: a batch is then visible in Pebble
 // but not yet published by the store.
+// gateFS blocks the syncs of the log database's WAL files while armed.
 type gateFS struct {
 	vfs.FS
 	armed atomic.Bool
 	gate  chan struct{}
+	once  sync.Once
 }
 
 func (fs *gateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -56,14 +59,7 @@ func (f *gateFile) SyncTo(n int64) (bool, error) { f.wait(); return f.File.SyncT
 // (which a review found: the queue's chunks were gone, its minimum not yet
 // raised).
 func TestGetDuringRetentionWindow(t *testing.T) {
-	gfs := &gateFS{FS: vfs.NewMem(), gate: make(chan struct{})}
-	opts := memOptions(gfs, fakeclock.New(t0))
-	opts.FlushMode = SyncFlush
-	s, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, gfs := openGated(t)
 	var r []PutResult
 	for i := 0; i < 192; i++ {
 		r = append(r, mustPut(t, s, msg("T", 0, "body"))...)
@@ -73,19 +69,12 @@ func TestGetDuringRetentionWindow(t *testing.T) {
 	gfs.armed.Store(true)
 	done := make(chan error)
 	go func() { _, err := s.Apply(op); done <- err }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := commitlog.Read(s.log, r[0].CommitLogOffset); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("truncation never became visible")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "the truncation to become visible", func() bool {
+		_, err := commitlog.Read(s.log, r[0].CommitLogOffset)
+		return err != nil
+	})
 	res, err := s.Get("T", 0, 5, 8, 1<<20, nil)
-	gfs.armed.Store(false)
-	close(gfs.gate)
+	gfs.open()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -108,36 +97,20 @@ func TestGetDuringRetentionWindow(t *testing.T) {
 // the log is durable (found by the SIGKILL crash test, where retention then
 // cut below its budget).
 func TestMetadataOpDoesNotPublishPendingAppend(t *testing.T) {
-	gfs := &gateFS{FS: vfs.NewMem(), gate: make(chan struct{})}
-	opts := memOptions(gfs, fakeclock.New(t0))
-	opts.FlushMode = SyncFlush
-	s, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, gfs := openGated(t)
 	mustPut(t, s, msg("T", 0, "durable"))
 	before := s.MaxPhysOffset()
 	gfs.armed.Store(true)
 	done := make(chan error)
 	go func() { _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "waits for its sync")}); done <- err }()
-	deadline := time.Now().Add(5 * time.Second)
-	for { // until the append is applied and waits for its sync
+	waitUntil(t, "the append to wait for its sync", func() bool {
 		s.applyMu.Lock()
-		next := s.nextPhys
-		s.applyMu.Unlock()
-		if next > before {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the append never reached Pebble")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	err = s.CommitOffset("g", "T", 0, 1)
+		defer s.applyMu.Unlock()
+		return s.nextPhys > before
+	})
+	err := s.CommitOffset("g", "T", 0, 1)
 	readable, max := s.MaxPhysOffset(), s.MaxOffset("T", 0)
-	gfs.armed.Store(false)
-	close(gfs.gate)
+	gfs.open()
 	if perr := <-done; perr != nil {
 		t.Fatal(perr)
 	}
@@ -146,5 +119,40 @@ func TestMetadataOpDoesNotPublishPendingAppend(t *testing.T) {
 	}
 	if readable != before || max != 1 {
 		t.Fatalf("while the append waited for its sync: log readable to %d (durable to %d), queue max %d", readable, before, max)
+	}
+}
+
+// openGated opens a SyncFlush store whose log WAL syncs block while its
+// gate is armed. The gate opens at cleanup at the latest, so a test that
+// fails with it armed does not hang.
+func openGated(t *testing.T) (*Store, *gateFS) {
+	t.Helper()
+	gfs := &gateFS{FS: vfs.NewMem(), gate: make(chan struct{})}
+	opts := memOptions(gfs, fakeclock.New(t0))
+	opts.FlushMode = SyncFlush
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		gfs.open()
+		_ = s.Close()
+	})
+	return s, gfs
+}
+
+// open disarms the gate and lets every waiting sync through.
+func (fs *gateFS) open() {
+	fs.armed.Store(false)
+	fs.once.Do(func() { close(fs.gate) })
+}
+
+// waitUntil polls cond for up to 5 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 5 s for %s", what)
+		}
 	}
 }
