@@ -23,7 +23,7 @@ type appendPlan struct {
 	res       ApplyResult
 	appended  [1]Appended
 	queues    [1]*queue
-	queueNext [1]queueNext
+	queueNext [1]queueOffset
 }
 
 type appendSlot struct {
@@ -75,11 +75,11 @@ func (plan *appendPlan) locate(b *pebble.Batch) error {
 func (p *pending) noteQueueNext(id QueueID, q *queue) {
 	for i := range p.queueNext { // few queues per batch
 		if p.queueNext[i].q == q {
-			p.queueNext[i].next = q.next
+			p.queueNext[i].off = q.next
 			return
 		}
 	}
-	p.queueNext = append(p.queueNext, queueNext{id, q, q.next})
+	p.queueNext = append(p.queueNext, queueOffset{id, q, q.next})
 }
 
 // assignAppendLocked assigns offsets and the store time to a built append,

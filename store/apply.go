@@ -98,8 +98,8 @@ type ApplyResult struct {
 type pending struct {
 	nextPhys    int64
 	lastStoreTs int64
-	queueNext   []queueNext    // appends: each queue's new next offset
-	queueMin    []queueNext    // truncate: each queue's new min offset (in next)
+	queueNext   []queueOffset  // appends: each queue's new next offset
+	queueMin    []queueOffset  // truncate: each queue's new min offset
 	newMinPhys  int64          // truncate: new log start, else -1
 	dropTopic   string         // delete topic
 	chunks      []chunkDone    // queue chunks the batch wrote
@@ -128,11 +128,12 @@ func (s *Store) Apply(op *Op) (*ApplyResult, error) {
 	return s.apply(op, lb, plan)
 }
 
-// queueNext is a queue's next offset after an append.
-type queueNext struct {
-	id   QueueID
-	q    *queue
-	next int64
+// queueOffset is an offset an op moves a queue to: its next offset after
+// an append, its minimum after a truncation.
+type queueOffset struct {
+	id  QueueID
+	q   *queue
+	off int64
 }
 
 // apply is Apply once op's log batch is built (lb and plan are nil unless
@@ -273,7 +274,7 @@ func (s *Store) publish(op *Op, p *pending) {
 		if s.queue(n.id.Topic, n.id.ID) != n.q {
 			continue // topic deleted meanwhile
 		}
-		if raise(&n.q.readable, n.next) && s.opts.OnArrival != nil {
+		if raise(&n.q.readable, n.off) && s.opts.OnArrival != nil {
 			s.opts.OnArrival(n.id.Topic, n.id.ID, n.q.readable.Load())
 		}
 	}
@@ -287,8 +288,8 @@ func (s *Store) raiseMins(p *pending) {
 	for _, m := range p.queueMin {
 		// The queue itself, not one re-created under its id meanwhile.
 		if s.queue(m.id.Topic, m.id.ID) == m.q {
-			raise(&m.q.min, m.next)
-			raise(&m.q.readable, m.next)
+			raise(&m.q.min, m.off)
+			raise(&m.q.readable, m.off)
 		}
 	}
 }

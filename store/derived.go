@@ -126,53 +126,23 @@ func (s *Store) releaseDerived(p *pending) {
 // entry returns entry off of a queue: from the queue's tail in memory, or
 // from its chunk in Pebble. q may be nil (the queue is not known).
 func (s *Store) entry(q *queue, topic string, queueID int32, off int64) (consumequeue.Entry, bool, error) {
-	if q != nil {
-		q.mu.RLock()
-		if i := off - q.tailStart; i >= 0 && i < int64(len(q.tail)) {
-			e := q.tail[i]
-			q.mu.RUnlock()
-			return e, true, nil
-		}
-		q.mu.RUnlock()
+	if e, ok := q.tailEntry(off); ok {
+		return e, true, nil
 	}
 	return consumequeue.Get(s.db, topic, queueID, off)
 }
 
-// firstEntryFrom returns the first offset at or after off that has an
-// entry, in Pebble or in q's tail; off itself if none is found.
-func (s *Store) firstEntryFrom(q *queue, topic string, queueID int32, off int64) (int64, error) {
-	if _, ok, err := s.entry(q, topic, queueID, off); err != nil || ok {
-		return off, err
-	}
-	lo, hi := consumequeue.QueueBounds(topic, queueID)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return off, err
-	}
-	defer it.Close()
-	for ok := it.SeekGE(consumequeue.Key(topic, queueID, off)); ok; ok = it.Next() {
-		_, _, _, start, err := consumequeue.ParseKey(it.Key())
-		if err != nil {
-			return off, err
-		}
-		v := it.Value()
-		if len(v) < 1 {
-			continue
-		}
-		first, end := start+int64(v[0]), start+int64(v[0])+int64((len(v)-1)/consumequeue.EntrySize)
-		if end > off {
-			return max(first, off), it.Error()
-		}
-	}
-	if err := it.Error(); err != nil {
-		return off, err
+// tailEntry returns entry off if q's tail in memory holds it (q may be nil).
+func (q *queue) tailEntry(off int64) (consumequeue.Entry, bool) {
+	if q == nil {
+		return consumequeue.Entry{}, false
 	}
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	if len(q.tail) > 0 && q.tailStart > off {
-		return q.tailStart, nil
+	if i := off - q.tailStart; i >= 0 && i < int64(len(q.tail)) {
+		return q.tail[i], true
 	}
-	return off, nil
+	return consumequeue.Entry{}, false
 }
 
 // entryFunc adapts entry for consumequeue.Search.
@@ -194,14 +164,8 @@ type entryCursor struct {
 }
 
 func (c *entryCursor) at(off int64) (consumequeue.Entry, bool, error) {
-	if c.q != nil {
-		c.q.mu.RLock()
-		if i := off - c.q.tailStart; i >= 0 && i < int64(len(c.q.tail)) {
-			e := c.q.tail[i]
-			c.q.mu.RUnlock()
-			return e, true, nil
-		}
-		c.q.mu.RUnlock()
+	if e, ok := c.q.tailEntry(off); ok {
+		return e, true, nil
 	}
 	if start := consumequeue.ChunkStart(off); start != c.start {
 		c.start, c.entries = -1, c.entries[:0]

@@ -210,17 +210,14 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 				return err
 			}
 			if !inQueue {
-				// Retention removed it meanwhile: go on from the first
-				// entry left (the new minimum may not be published yet).
-				next, err := s.firstEntryFrom(q, topic, queueID, max(off, q.min.Load()))
-				if err != nil {
-					return err
+				// Retention removed it meanwhile. A truncation raises the
+				// queue's minimum before its deletions become visible, so
+				// the minimum says where the first entry left is.
+				if min := q.min.Load(); off < min {
+					off = min
+					continue
 				}
-				if next <= off || next >= res.MaxOffset {
-					break
-				}
-				off = next
-				continue
+				break
 			}
 			if batchFull(res, int(e.Size), maxMsgs, maxBytes) {
 				break

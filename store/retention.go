@@ -149,7 +149,7 @@ func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) err
 		hi := consumequeue.Key(id.Topic, id.ID, newMin)
 		_ = b.DeleteRange(lo, hi, nil)
 		_ = b.Set(consumequeue.FloorKey(id.Topic, id.ID), meta.EncodeInt64(newMin), nil)
-		p.queueMin = append(p.queueMin, queueNext{id, q, newMin})
+		p.queueMin = append(p.queueMin, queueOffset{id, q, newMin})
 	}
 	// A queue's entries that are only in memory and all below the cutoff
 	// would not be replayed after a restart (their records are gone), so
