@@ -53,11 +53,12 @@ func (f *gateFile) Sync() error                  { f.wait(); return f.File.Sync(
 func (f *gateFile) SyncData() error              { f.wait(); return f.File.SyncData() }
 func (f *gateFile) SyncTo(n int64) (bool, error) { f.wait(); return f.File.SyncTo(n) }
 
-// While a truncation's log deletion is visible but not yet published (its
+// While a truncation's deletions are visible but not yet published (its
 // fsync pending), a Get at the old minimum must move the consumer on to
 // the first message left, not answer NO_MATCHED_MESSAGE where it stands
 // (which a review found: the queue's chunks were gone, its minimum not yet
-// raised).
+// raised). A truncation now raises the minimums before anything is
+// deleted; without that, this Get finds no entry and stops.
 func TestGetDuringRetentionWindow(t *testing.T) {
 	s, gfs := openGated(t)
 	var r []PutResult
