@@ -24,6 +24,9 @@ type appendPlan struct {
 	appended  [1]Appended
 	queues    [1]*queue
 	queueNext [1]queueOffset
+	// A batch's results go here when they fit (Put pools them).
+	appendedBuf []Appended
+	queuesBuf   []*queue
 }
 
 type appendSlot struct {
@@ -84,8 +87,8 @@ func (p *pending) noteQueueNext(id QueueID, q *queue) {
 
 // assignAppendLocked assigns offsets and the store time to a built append,
 // patches them into the batch and adds the messages' queue and index
-// entries (writing filled chunks, and a checkpoint when one is due, into
-// b): the deterministic core of an append.
+// entries (and writes a checkpoint into b when one is due): the
+// deterministic core of an append.
 func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*ApplyResult, *pending) {
 	p := &plan.pending
 	*p = pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1, queueNext: plan.queueNext[:0]}
@@ -94,7 +97,11 @@ func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*
 	res, queues := &plan.res, plan.queues[:]
 	res.Appended = plan.appended[:]
 	if n := len(op.Messages); n > 1 {
-		res.Appended, queues = make([]Appended, n), make([]*queue, n)
+		if len(plan.appendedBuf) == n && len(plan.queuesBuf) == n {
+			res.Appended, queues = plan.appendedBuf, plan.queuesBuf
+		} else {
+			res.Appended, queues = make([]Appended, n), make([]*queue, n)
+		}
 	}
 	be := binary.BigEndian
 	s.segMu.Lock()
@@ -123,11 +130,11 @@ func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*
 		p.nextPhys += int64(size)
 	}
 	s.segMu.Unlock()
-	// Chunks written here may grow b, so only after every record is patched.
+	// A checkpoint here may grow b, so only after every record is patched.
 	for i := range op.Messages {
 		a := &res.Appended[i]
 		m := &op.Messages[i]
-		s.appendEntryLocked(b, p, QueueID{Topic: m.Topic, ID: m.QueueID}, queues[i], a.QueueOffset, consumequeue.Entry{
+		s.appendEntryLocked(QueueID{Topic: m.Topic, ID: m.QueueID}, queues[i], a.QueueOffset, consumequeue.Entry{
 			PhysOffset: a.PhysOffset, Size: a.Size, TagsCode: m.TagsCode, StoreTimestamp: a.StoreTimestamp})
 	}
 	if s.checkpointDue(p.nextPhys) {

@@ -140,8 +140,8 @@ type queueOffset struct {
 // op appends). Everything but log records goes into a second batch for the
 // database beside the log; both enter their commit pipelines under the
 // apply lock, in offset order. An op is acknowledged once what it must
-// keep is durable: an append's records (its derived writes are rebuilt from
-// them if lost), any other op's batch. The two are not one atomic write:
+// keep is durable: an append's records and its checkpoint if it has one,
+// any other op's batch. The two are not one atomic write:
 // recovery trims what the other database says beyond the log's end
 // (clampDerived), and a truncation makes its side durable before it
 // deletes any log.
@@ -170,6 +170,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 	var res *ApplyResult
 	var p *pending
 	var err error
+	waitMeta := false // mb was handed over without waiting for its sync
 	if plan != nil {
 		res, p = s.assignAppendLocked(mb, op, plan)
 	} else {
@@ -188,14 +189,17 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
 		}
 	} else if lb != nil {
-		// An append's other writes (filled chunks, a checkpoint) are
-		// derived from its records: they need not be durable with them,
-		// since recovery rebuilds from the log what they lose.
+		// An append writes nothing else but a checkpoint, when one is
+		// due. Recovery rebuilds from the log what a lost checkpoint held,
+		// but one made durable (waited for below, outside the lock) bounds
+		// that replay to one interval after a process crash.
 		if err = s.log.ApplyNoSyncWait(lb, pebble.Sync); err == nil && !mb.Empty() {
-			err = s.db.Apply(mb, pebble.NoSync)
+			err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
+			waitMeta = true
 		}
 	} else if !mb.Empty() {
 		err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
+		waitMeta = true
 	}
 	if err != nil {
 		s.applyMu.Unlock()
@@ -210,7 +214,8 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 
 	if lb != nil {
 		err = lb.SyncWait()
-	} else if !mb.Empty() {
+	}
+	if err == nil && waitMeta {
 		err = mb.SyncWait()
 	}
 	closeAll()

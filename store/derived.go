@@ -13,24 +13,28 @@ import (
 )
 
 // Derived data: consume-queue entries and index entries are functions of
-// the log. They are written in bulk (a chunk of ChunkLen queue entries, a
-// sealed index segment), and what has not been written yet lives in memory:
-// each queue's tail and the open index segment. A checkpoint writes the
-// unfilled chunks of every queue that changed and seals the open segment,
-// and records derivedKey = the log position up to which Pebble holds all
-// derived data. A checkpoint happens inside an Op's batch, decided by the Op
+// the log. They are written in bulk, only by checkpoints: a checkpoint
+// writes every chunk of ChunkLen queue entries that changed since the last
+// one (filled or not) and seals the open index segment, and records
+// derivedKey = the log position up to which Pebble holds all derived data.
+// Between checkpoints they live in memory: each queue's tail and the open
+// index segment, together at most CheckpointBytes of log's worth. An
+// append therefore writes nothing but its records, in the log's database
+// alone. A checkpoint happens inside an Op's batch, decided by the Op
 // sequence alone (every CheckpointBytes of log, and in every truncation or
 // topic deletion), so replicas stay byte-identical. After a crash, Open
-// replays the log from derivedKey to rebuild the memory (replayDerived).
+// replays the log from derivedKey to rebuild the memory (recoverDerived).
 //
-// Memory and Pebble hand over without a gap: a queue's tail drops a filled
-// chunk, and the store a sealed segment, only in publish, after the batch
-// that wrote it is in Pebble; readers look in memory first.
+// Memory and Pebble hand over without a gap: a queue's tail drops its
+// filled chunks, and the store a sealed segment, only in publish, after the
+// batch that wrote them is in Pebble; readers look in memory first. A tail
+// starts at a chunk boundary (or where its queue starts), so that writing
+// it rewrites whole chunks.
 
 // derivedKey holds the log position up to which derived data is in Pebble.
 var derivedKey = meta.StateKey("derived")
 
-// dirtyQueue is a queue with entries appended since its last chunk write.
+// dirtyQueue is a queue with entries appended since the last checkpoint.
 type dirtyQueue struct {
 	id QueueID
 	q  *queue
@@ -42,9 +46,8 @@ type chunkDone struct {
 	end int64
 }
 
-// appendEntryLocked adds entry off to q's tail (applyMu held) and, when it
-// fills a chunk, writes the chunk into b.
-func (s *Store) appendEntryLocked(b *pebble.Batch, p *pending, id QueueID, q *queue, off int64, e consumequeue.Entry) {
+// appendEntryLocked adds entry off to q's tail (applyMu held).
+func (s *Store) appendEntryLocked(id QueueID, q *queue, off int64, e consumequeue.Entry) {
 	q.mu.Lock()
 	if len(q.tail) == 0 {
 		q.tailStart = off
@@ -55,24 +58,22 @@ func (s *Store) appendEntryLocked(b *pebble.Batch, p *pending, id QueueID, q *qu
 		q.dirty = true
 		s.dirty = append(s.dirty, dirtyQueue{id, q})
 	}
-	if (off+1)%consumequeue.ChunkLen == 0 {
-		p.chunks = append(p.chunks, chunkDone{q, off + 1})
-		s.writeChunkLocked(b, id, q, off)
-	}
 }
 
-// writeChunkLocked writes the chunk holding off, as far as q's tail has it.
-func (s *Store) writeChunkLocked(b *pebble.Batch, id QueueID, q *queue, off int64) {
+// writeTailLocked writes into b the chunks q's tail holds, the last one
+// perhaps unfilled, and notes in p which filled ones publish may drop.
+func (s *Store) writeTailLocked(b *pebble.Batch, p *pending, id QueueID, q *queue) {
 	q.mu.RLock() // publish may trim the tail meanwhile
 	defer q.mu.RUnlock()
-	start := consumequeue.ChunkStart(off)
-	lo := max(start, q.tailStart)
-	hi := min(start+consumequeue.ChunkLen, q.tailStart+int64(len(q.tail)))
-	if lo >= hi {
-		return
+	end := q.tailStart + int64(len(q.tail))
+	for start := consumequeue.ChunkStart(q.tailStart); start < end; start += consumequeue.ChunkLen {
+		lo, hi := max(start, q.tailStart), min(start+consumequeue.ChunkLen, end)
+		s.chunkBuf = consumequeue.AppendChunk(s.chunkBuf[:0], lo, q.tail[lo-q.tailStart:hi-q.tailStart])
+		_ = b.Set(consumequeue.Key(id.Topic, id.ID, start), s.chunkBuf, nil)
 	}
-	v := consumequeue.AppendChunk(make([]byte, 0, 1+int(hi-lo)*consumequeue.EntrySize), lo, q.tail[lo-q.tailStart:hi-q.tailStart])
-	_ = b.Set(consumequeue.Key(id.Topic, id.ID, start), v, nil)
+	if filled := consumequeue.ChunkStart(end); filled > q.tailStart {
+		p.chunks = append(p.chunks, chunkDone{q, filled})
+	}
 }
 
 // checkpointDue reports whether an append ending at end must checkpoint.
@@ -86,10 +87,9 @@ func (s *Store) checkpointDue(end int64) bool {
 func (s *Store) checkpointLocked(b *pebble.Batch, p *pending, end int64, droppedTopic string) {
 	for _, d := range s.dirty {
 		d.q.dirty = false
-		if d.id.Topic == droppedTopic || d.q.next%consumequeue.ChunkLen == 0 {
-			continue // a filled last chunk was written when it filled
+		if d.id.Topic != droppedTopic {
+			s.writeTailLocked(b, p, d.id, d.q)
 		}
-		s.writeChunkLocked(b, d.id, d.q, d.q.next-1)
 	}
 	s.dirty = s.dirty[:0]
 	s.segMu.Lock()
@@ -111,7 +111,15 @@ func (s *Store) releaseDerived(p *pending) {
 		c.q.mu.Lock()
 		if n := c.end - c.q.tailStart; n > 0 {
 			n = min(n, int64(len(c.q.tail)))
-			c.q.tail = c.q.tail[n:]
+			// The rest (an unfilled chunk, and what came since) moves to
+			// the front, so a busy queue's tail keeps its array for the
+			// next interval; a tail whose queue has gone quiet lets go of
+			// an array far bigger than what it held this time.
+			if rest := c.q.tail[n:]; cap(c.q.tail) <= 2*int(n)+consumequeue.ChunkLen {
+				c.q.tail = c.q.tail[:copy(c.q.tail, rest)]
+			} else {
+				c.q.tail = append([]consumequeue.Entry(nil), rest...) // nil when empty: no pointer into the old array
+			}
 			c.q.tailStart += n
 		}
 		c.q.mu.Unlock()
@@ -314,7 +322,7 @@ func (s *Store) recoverDerived() error {
 		case m.QueueOffset == q.next:
 			e := consumequeue.Entry{PhysOffset: phys, Size: int32(len(it.Value())),
 				TagsCode: protocol.TagsHashCode(m.Tags()), StoreTimestamp: m.StoreTimestamp}
-			s.appendEntryLocked(b, p, id, q, q.next, e)
+			s.appendEntryLocked(id, q, q.next, e)
 			q.next++
 		default:
 			return fmt.Errorf("record at %d is %s/%d@%d, but the queue ends at %d", phys, id.Topic, id.ID, m.QueueOffset, q.next)

@@ -76,6 +76,110 @@ func TestReopenRebuildsDerivedFromLog(t *testing.T) {
 	}
 }
 
+// An append writes its records only; a checkpoint writes every chunk a
+// queue's tail holds (several filled ones and an unfilled one here), and
+// once it is published the tail keeps only the unfilled chunk.
+func TestCheckpointWritesEveryChunkOfATail(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := memOptions(fs, fakeclock.New(t0))
+	const n = 3*consumequeue.ChunkLen + 5
+	size := protocol.StoredSize(msg("T", 0, "0000"))
+	opts.CheckpointBytes = int64(n * size) // due with the n-th message
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPebble := func(off int64) bool {
+		_, ok, err := consumequeue.Get(s.db, "T", 0, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for i := 0; i < n-1; i++ {
+		mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", i)))
+	}
+	if inPebble(0) {
+		t.Fatal("a filled chunk was written before the checkpoint")
+	}
+	if r, err := s.Get("T", 0, 0, n, 1<<20, nil); err != nil || r.Count != min(n-1, s.opts.MaxTransferCount) {
+		t.Fatalf("from memory: %+v %v", r, err)
+	}
+	mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", n-1)))
+	if d, _, err := meta.GetInt64(s.db, derivedKey); err != nil || d != s.MaxPhysOffset() {
+		t.Fatalf("checkpoint at %d (%v), want %d", d, err, s.MaxPhysOffset())
+	}
+	for off := int64(0); off < n; off++ {
+		if !inPebble(off) {
+			t.Fatalf("entry %d is not in Pebble after the checkpoint", off)
+		}
+	}
+	q := s.queue("T", 0)
+	q.mu.RLock()
+	start, kept := q.tailStart, len(q.tail)
+	q.mu.RUnlock()
+	if start != 3*consumequeue.ChunkLen || kept != 5 {
+		t.Fatalf("tail keeps [%d, +%d), want the unfilled chunk [%d, +5)", start, kept, 3*consumequeue.ChunkLen)
+	}
+	for i := n; i < n+consumequeue.ChunkLen; i++ { // fills the chunk in memory only
+		mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", i)))
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(3, 4))})
+	_ = s.Close()
+	opts.FS = crashed
+	if s, err = Open(opts); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if rep, err := s.Verify(); err != nil || rep.Entries != n+consumequeue.ChunkLen {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	var got []string
+	for off := int64(0); off < n+consumequeue.ChunkLen; {
+		r, err := s.Get("T", 0, off, 32, 1<<20, nil)
+		if err != nil || r.Count == 0 {
+			t.Fatalf("at %d: %+v %v", off, r, err)
+		}
+		got = append(got, bodies(t, r.Messages)...)
+		off = r.NextBeginOffset
+	}
+	for i, b := range got {
+		if b != fmt.Sprintf("%04d", i) {
+			t.Fatalf("entry %d reads %q", i, b)
+		}
+	}
+}
+
+// A checkpoint is durable once the append that wrote it is acknowledged,
+// so that after a crash Open replays at most the log written since: a
+// crash clone keeping none of the unsynced writes still holds it.
+func TestCheckpointIsDurableWithItsAppend(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := memOptions(fs, fakeclock.New(t0))
+	opts.FlushMode = SyncFlush
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d int64
+	for i := 0; d == 0; i++ {
+		mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", i)))
+		if d, _, err = meta.GetInt64(s.db, derivedKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	_ = s.Close()
+	db, err := pebble.Open(crashed.PathJoin(opts.Dir, "meta"), &pebble.Options{FS: crashed, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, _, err := meta.GetInt64(db, derivedKey); err != nil || got != d {
+		t.Fatalf("after the crash the last checkpoint is at %d (%v), want %d", got, err, d)
+	}
+}
+
 // Lookups see index entries wherever they are: sealed segments in Pebble
 // and the open one in memory, filtered by store time, oldest first.
 func TestQueryAcrossSegments(t *testing.T) {

@@ -28,19 +28,19 @@
 // Queue entries and index entries are functions of the log, and a Pebble
 // key for each message's entry cost Pebble as much CPU as the message
 // itself. So, as RocketMQ builds its consume queues and index files from
-// the commit log, they are written in bulk: a queue chunk when it fills,
-// an index segment when it is sealed, and the unfilled rest at checkpoints
-// every CheckpointBytes of log. In between they live in memory (see
-// derived.go); readers look there first.
+// the commit log, they are written in bulk, at checkpoints every
+// CheckpointBytes of log: the queue chunks that changed and the index
+// segment, sealed. In between they live in memory (see derived.go);
+// readers look there first. An append writes its records and nothing else.
 //
 // # One apply path
 //
 // Every mutation is an Op given to Apply: appends, offset commits, topic
 // changes, retention's truncation. Apply assigns physical and queue offsets
 // from the store's state under one lock and writes the log records in one
-// batch of the log database, and any queue chunk they fill and any
-// checkpoint that is due in one batch of the other, both entering their
-// commit pipelines under the lock. Checkpoints are decided by the Op sequence alone and timestamps
+// batch of the log database, and any checkpoint that is due in one batch of
+// the other, both entering their commit pipelines under the lock.
+// Checkpoints are decided by the Op sequence alone and timestamps
 // come from the Op, never from a clock inside Apply, so replicas applying
 // the same Ops in the same order (a raft FSM, later) hold byte-identical
 // stores. (Open after a crash and Close write a checkpoint of their own, so
@@ -74,9 +74,9 @@
 // # Recovery
 //
 // Pebble's WAL replay makes each batch all-or-nothing, but the two
-// databases' WALs can keep different amounts of the last writes. An
-// append's derived writes are not synced (the log is their source), so
-// after a crash Open first trims what the other database says past the
+// databases' WALs can keep different amounts of the last writes: an
+// append's checkpoint and its records are synced side by side, not as one
+// write. So after a crash Open first trims what the other database says past the
 // log's end (clampDerived), and finishes a log deletion whose truncation
 // was durable on the other side (a truncation syncs that side first).
 // Open then reads the write position from the last log key and each

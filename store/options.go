@@ -98,11 +98,11 @@ type Options struct {
 	// CacheSize is Pebble's block cache. Default 128 MiB.
 	CacheSize int64
 	// CheckpointBytes is how much log may be appended between checkpoints
-	// of the derived data: the unfilled consume-queue chunks and the open
-	// index segment live in memory in between, and after a crash Open
-	// rebuilds them by reading the log written since the last checkpoint.
-	// Default 8 MiB. Smaller means a shorter replay and more rewrites of
-	// unfilled chunks.
+	// of the derived data: the consume-queue entries and index entries of
+	// the log appended since the last checkpoint live in memory in between
+	// (about 50 bytes per message), and after a crash Open rebuilds them by
+	// reading that log. Default 8 MiB. Smaller means a shorter replay, less
+	// memory and more rewrites of unfilled chunks.
 	CheckpointBytes int64
 	// Logger receives Pebble's messages. Default: errors to stderr, info
 	// dropped.

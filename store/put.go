@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -63,20 +64,46 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 }
 
 // putScratch is what a Put needs until it returns, pooled: a single
-// message's append otherwise made a dozen small allocations.
+// message's append otherwise made a dozen small allocations, and a batch's
+// slices cost the garbage collector tens of KiB per Put.
 type putScratch struct {
 	op     Op
 	plan   appendPlan
 	msgs   []AppendMessage
 	sizes  []int
 	hashes []uint32
-	one    struct {
-		msg    [1]AppendMessage
-		size   [1]int
-		slot   [1]appendSlot
-		hashes [4]uint32
+	// props holds every message's properties in name order, message i's
+	// ending at propEnd[i]: the map is walked once per message.
+	props   []protocol.Property
+	propEnd []int
+	one     struct {
+		msg     [1]AppendMessage
+		size    [1]int
+		slot    [1]appendSlot
+		hashes  [4]uint32
+		props   [8]protocol.Property
+		propEnd [1]int
 	}
+	// many keeps a batch's slices for the next batch, up to
+	// maxPooledBatch messages.
+	many batchScratch
 }
+
+// batchScratch is the part of a putScratch sized by the batch.
+type batchScratch struct {
+	msgs     []AppendMessage
+	sizes    []int
+	slots    []appendSlot
+	hashes   []uint32
+	props    []protocol.Property
+	propEnd  []int
+	appended []Appended
+	queues   []*queue
+}
+
+// maxPooledBatch bounds the batch whose slices a pooled putScratch keeps,
+// so that one huge batch does not pin its memory.
+const maxPooledBatch = 256
 
 var putScratchPool = sync.Pool{New: func() any { return new(putScratch) }}
 
@@ -84,23 +111,44 @@ func newPutScratch(n int) *putScratch {
 	sc := putScratchPool.Get().(*putScratch)
 	if n == 1 {
 		sc.msgs, sc.sizes, sc.plan.slots, sc.hashes = sc.one.msg[:], sc.one.size[:], sc.one.slot[:], sc.one.hashes[:0]
-	} else {
-		sc.msgs, sc.sizes, sc.plan.slots = make([]AppendMessage, n), make([]int, n), make([]appendSlot, n)
-		sc.hashes = make([]uint32, 0, 2*n) // a unique id and perhaps a key each
+		sc.props, sc.propEnd = sc.one.props[:0], sc.one.propEnd[:]
+		return sc
 	}
+	m := &sc.many
+	if cap(m.msgs) < n {
+		m.msgs, m.sizes, m.slots, m.propEnd = make([]AppendMessage, n), make([]int, n), make([]appendSlot, n), make([]int, n)
+		m.hashes = make([]uint32, 0, 2*n)           // a unique id and perhaps a key each
+		m.props = make([]protocol.Property, 0, 4*n) // a handful each
+		m.appended, m.queues = make([]Appended, n), make([]*queue, n)
+	}
+	sc.plan.appendedBuf, sc.plan.queuesBuf = m.appended[:n], m.queues[:n]
+	sc.msgs, sc.sizes, sc.plan.slots, sc.propEnd = m.msgs[:n], m.sizes[:n], m.slots[:n], m.propEnd[:n]
+	sc.hashes, sc.props = m.hashes[:0], m.props[:0]
 	return sc
 }
 
 // release clears what points elsewhere (the batch, the messages' strings,
 // the queues) and returns sc to the pool.
 func (sc *putScratch) release() {
-	clear(sc.one.msg[:])
-	clear(sc.one.slot[:])
+	clear(sc.msgs)
+	clear(sc.plan.slots)
+	clear(sc.props)
+	if len(sc.msgs) > 1 {
+		m := &sc.many
+		// Keep what appends grew, unless the batch was too big to keep.
+		m.hashes, m.props = sc.hashes[:0], sc.props[:0]
+		clear(sc.plan.queuesBuf)
+		if cap(m.msgs) > maxPooledBatch {
+			*m = batchScratch{}
+		}
+	}
 	sc.plan.pending = pending{}
 	sc.plan.res = ApplyResult{}
 	clear(sc.plan.queues[:])
 	clear(sc.plan.queueNext[:])
+	sc.plan.appendedBuf, sc.plan.queuesBuf = nil, nil
 	sc.op, sc.msgs, sc.sizes, sc.hashes, sc.plan.slots = Op{}, nil, nil, nil, nil
+	sc.props, sc.propEnd = nil, nil
 	putScratchPool.Put(sc)
 }
 
@@ -109,14 +157,17 @@ func (sc *putScratch) release() {
 // with what assignment needs.
 func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*pebble.Batch, error) {
 	sizes, plan, hashes := sc.sizes, &sc.plan, sc.hashes
+	props := sc.props
 	total := 0
 	for i, m := range msgs {
-		sizes[i] = protocol.StoredSize(m)
+		props = protocol.SortProperties(props, m.Properties)
+		sc.propEnd[i] = len(props)
 		if !m.StoreHost.IsValid() {
 			c := *m
 			c.StoreHost = s.opts.StoreHost
-			sizes[i] = protocol.StoredSize(&c)
+			m = &c
 		}
+		sizes[i] = protocol.StoredSizeOf(m, props[sc.propStart(i):])
 		if sizes[i] > s.opts.MaxMessageSize {
 			return nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, sizes[i], s.opts.MaxMessageSize)
 		}
@@ -131,9 +182,10 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 			c.StoreHost = s.opts.StoreHost
 			m = &c
 		}
+		mp := props[sc.propStart(i):sc.propEnd[i]]
 		d := b.SetDeferred(commitlog.KeyLen, sizes[i])
 		copy(d.Key, key[:])
-		rec, err := protocol.AppendStoredMessage(d.Value[:0:sizes[i]], m)
+		rec, err := protocol.AppendStoredMessageOf(d.Value[:0:sizes[i]], m, mp)
 		if err == nil && (len(rec) != sizes[i] || &rec[0] != &d.Value[0]) {
 			err = fmt.Errorf("encoded %d bytes, sized %d", len(rec), sizes[i])
 		}
@@ -142,7 +194,12 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 			return nil, fmt.Errorf("%w: message %d: %w", ErrInvalidOp, i, err)
 		}
 		_ = d.Finish()
-		am := AppendMessage{Topic: m.Topic, QueueID: m.QueueID, TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()}
+		am := AppendMessage{
+			Topic: m.Topic, QueueID: m.QueueID,
+			TagsCode: protocol.TagsHashCode(protocol.PropertyOf(mp, protocol.PropertyTags)),
+			Keys:     strings.Fields(protocol.PropertyOf(mp, protocol.PropertyKeys)),
+			UniqKey:  protocol.PropertyOf(mp, protocol.PropertyUniqClientMessageIDKey),
+		}
 		if err := checkName("topic", am.Topic); err != nil {
 			_ = b.Close()
 			return nil, err
@@ -161,4 +218,12 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 		return nil, err
 	}
 	return b, nil
+}
+
+// propStart is where message i's properties begin in sc.props.
+func (sc *putScratch) propStart(i int) int {
+	if i == 0 {
+		return 0
+	}
+	return sc.propEnd[i-1]
 }

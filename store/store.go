@@ -71,6 +71,7 @@ type Store struct {
 	closing     bool  // applyMu
 	inflight    sync.WaitGroup
 	derivedPhys int64        // applyMu: Pebble holds all derived data below it
+	chunkBuf    []byte       // applyMu: a chunk being encoded
 	dirty       []dirtyQueue // applyMu: queues changed since the last checkpoint
 
 	// segMu guards openSeg (written by the apply path, which also holds

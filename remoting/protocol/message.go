@@ -2,7 +2,7 @@ package protocol
 
 import (
 	"net/netip"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -147,16 +147,40 @@ func appendProperties(dst []byte, props map[string]string) []byte {
 	if len(props) == 0 {
 		return dst
 	}
-	var small [8]string // most messages have a handful of properties
-	names := small[:0]
-	for k := range props {
-		names = append(names, k)
+	var small [8]Property // most messages have a handful of properties
+	return appendSortedProperties(dst, SortProperties(small[:0], props))
+}
+
+// Property is one name/value pair of a message's properties.
+type Property struct{ Name, Value string }
+
+// SortProperties appends props to dst in name order, the order every
+// encoder writes them. An encoder given the sorted pairs (StoredSizeOf,
+// AppendStoredMessageOf) does not walk the map again.
+func SortProperties(dst []Property, props map[string]string) []Property {
+	n := len(dst)
+	for k, v := range props {
+		dst = append(dst, Property{k, v})
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		dst = append(dst, k...)
+	slices.SortFunc(dst[n:], func(a, b Property) int { return strings.Compare(a.Name, b.Name) })
+	return dst
+}
+
+// PropertyOf returns the value of name among sorted pairs, or "".
+func PropertyOf(props []Property, name string) string {
+	for _, p := range props { // a handful: a scan beats a search
+		if p.Name == name {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+func appendSortedProperties(dst []byte, props []Property) []byte {
+	for _, p := range props {
+		dst = append(dst, p.Name...)
 		dst = append(dst, NameValueSeparator)
-		dst = append(dst, props[k]...)
+		dst = append(dst, p.Value...)
 		dst = append(dst, PropertySeparator)
 	}
 	return dst
@@ -166,6 +190,14 @@ func propertiesLen(props map[string]string) int {
 	n := 0
 	for k, v := range props {
 		n += len(k) + len(v) + 2
+	}
+	return n
+}
+
+func sortedPropertiesLen(props []Property) int {
+	n := 0
+	for _, p := range props {
+		n += len(p.Name) + len(p.Value) + 2
 	}
 	return n
 }

@@ -56,6 +56,12 @@ func hostLen(ap netip.AddrPort) int {
 // for IPv4 hosts, plus 12 per IPv6 host.
 func StoredSize(m *MessageExt) int { return storedSize(m, propertiesLen(m.Properties)) }
 
+// StoredSizeOf is StoredSize for m whose properties were sorted into props
+// (SortProperties); m.Properties is not read.
+func StoredSizeOf(m *MessageExt, props []Property) int {
+	return storedSize(m, sortedPropertiesLen(props))
+}
+
 func storedSize(m *MessageExt, propsLen int) int {
 	return storedMinSize - 16 + hostLen(m.BornHost) + hostLen(m.StoreHost) +
 		len(m.Body) + len(m.Topic) + propsLen
@@ -76,10 +82,17 @@ func StoreTimestampPos(sysFlag int32) int {
 // ignored. The body is written as given (already compressed if sysFlag bit0
 // says so). On error dst is returned unchanged.
 func AppendStoredMessage(dst []byte, m *MessageExt) ([]byte, error) {
+	var small [8]Property // most messages have a handful of properties
+	return AppendStoredMessageOf(dst, m, SortProperties(small[:0], m.Properties))
+}
+
+// AppendStoredMessageOf is AppendStoredMessage for m whose properties were
+// sorted into props (SortProperties); m.Properties is not read.
+func AppendStoredMessageOf(dst []byte, m *MessageExt, props []Property) ([]byte, error) {
 	if len(m.Topic) > maxStoredTopicLen {
 		return dst, fmt.Errorf("%w: topic of %d bytes", ErrMessageTooLarge, len(m.Topic))
 	}
-	propsLen := propertiesLen(m.Properties) // once: it walks the map
+	propsLen := sortedPropertiesLen(props)
 	if propsLen > maxStoredPropertiesLn {
 		return dst, fmt.Errorf("%w: properties of %d bytes", ErrMessageTooLarge, propsLen)
 	}
@@ -114,7 +127,7 @@ func AppendStoredMessage(dst []byte, m *MessageExt) ([]byte, error) {
 	dst = append(dst, byte(len(m.Topic)))
 	dst = append(dst, m.Topic...)
 	dst = be.AppendUint16(dst, uint16(propsLen))
-	dst = appendProperties(dst, m.Properties)
+	dst = appendSortedProperties(dst, props)
 	return dst, nil
 }
 

@@ -265,6 +265,43 @@ func TestProperties(t *testing.T) {
 	}
 }
 
+// Encoding from pre-sorted properties (what the store does, to walk each
+// message's map once) gives the same bytes and size as from the map, and
+// appends after whatever dst already holds.
+func TestEncodeFromSortedProperties(t *testing.T) {
+	for i, m := range sampleMessages(t) {
+		want, err := AppendStoredMessage(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		props := SortProperties([]Property{{"earlier", "message"}}, m.Properties)[1:]
+		if !sortedByName(props) || len(props) != len(m.Properties) {
+			t.Fatalf("message %d: %v not sorted, or not all of %v", i, props, m.Properties)
+		}
+		for _, p := range props {
+			if PropertyOf(props, p.Name) != m.Properties[p.Name] {
+				t.Fatalf("message %d: PropertyOf(%q) = %q", i, p.Name, PropertyOf(props, p.Name))
+			}
+		}
+		got, err := AppendStoredMessageOf([]byte("x"), m, props)
+		if err != nil || !bytes.Equal(got[1:], want) || StoredSizeOf(m, props) != len(want) || StoredSize(m) != len(want) {
+			t.Fatalf("message %d: %v; sized %d and %d, encoded %d", i, err, StoredSizeOf(m, props), StoredSize(m), len(want))
+		}
+	}
+	if PropertyOf(nil, PropertyTags) != "" {
+		t.Fatal("a missing property is not empty")
+	}
+}
+
+func sortedByName(props []Property) bool {
+	for i := 1; i < len(props); i++ {
+		if props[i-1].Name >= props[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
 func TestOffsetMsgID(t *testing.T) {
 	cases := []struct {
 		host netip.AddrPort
