@@ -87,9 +87,10 @@ func (p *pending) noteQueueNext(id QueueID, q *queue) {
 
 // assignAppendLocked assigns offsets and the store time to a built append,
 // patches them into the batch and adds the messages' queue and index
-// entries (and writes a checkpoint into b when one is due): the
-// deterministic core of an append.
-func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*ApplyResult, *pending) {
+// entries: the deterministic core of an append. When a checkpoint is due it
+// writes it into a batch of the database beside the log and returns that;
+// else the batch is nil.
+func (s *Store) assignAppendLocked(op *Op, plan *appendPlan) (*ApplyResult, *pending, *pebble.Batch) {
 	p := &plan.pending
 	*p = pending{nextPhys: s.nextPhys, lastStoreTs: s.lastStoreTs, newMinPhys: -1, queueNext: plan.queueNext[:0]}
 	ts := max(op.Timestamp, p.lastStoreTs)
@@ -130,15 +131,16 @@ func (s *Store) assignAppendLocked(b *pebble.Batch, op *Op, plan *appendPlan) (*
 		p.nextPhys += int64(size)
 	}
 	s.segMu.Unlock()
-	// A checkpoint here may grow b, so only after every record is patched.
 	for i := range op.Messages {
 		a := &res.Appended[i]
 		m := &op.Messages[i]
 		s.appendEntryLocked(QueueID{Topic: m.Topic, ID: m.QueueID}, queues[i], a.QueueOffset, consumequeue.Entry{
 			PhysOffset: a.PhysOffset, Size: a.Size, TagsCode: m.TagsCode, StoreTimestamp: a.StoreTimestamp})
 	}
-	if s.checkpointDue(p.nextPhys) {
-		s.checkpointLocked(b, p, p.nextPhys, "")
+	if !s.checkpointDue(p.nextPhys) {
+		return res, p, nil
 	}
-	return res, p
+	b := s.db.NewBatch()
+	s.checkpointLocked(b, p, p.nextPhys, "")
+	return res, p, b
 }

@@ -146,12 +146,17 @@ type queueOffset struct {
 // (clampDerived), and a truncation makes its side durable before it
 // deletes any log.
 func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult, error) {
-	mb := s.db.NewBatch()
+	var mb *pebble.Batch // an append makes one only to checkpoint
+	if op.Kind != OpAppend {
+		mb = s.db.NewBatch()
+	}
 	if lb == nil && op.Kind == OpTruncate {
 		lb = s.log.NewBatch()
 	}
 	closeAll := func() {
-		_ = mb.Close()
+		if mb != nil {
+			_ = mb.Close()
+		}
 		if lb != nil {
 			_ = lb.Close()
 		}
@@ -172,7 +177,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 	var err error
 	waitMeta := false // mb was handed over without waiting for its sync
 	if plan != nil {
-		res, p = s.assignAppendLocked(mb, op, plan)
+		res, p, mb = s.assignAppendLocked(op, plan)
 	} else {
 		res, p, err = s.buildLocked(mb, lb, op)
 	}
@@ -193,7 +198,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// due. Recovery rebuilds from the log what a lost checkpoint held,
 		// but one made durable (waited for below, outside the lock) bounds
 		// that replay to one interval after a process crash.
-		if err = s.log.ApplyNoSyncWait(lb, pebble.Sync); err == nil && !mb.Empty() {
+		if err = s.log.ApplyNoSyncWait(lb, pebble.Sync); err == nil && mb != nil {
 			err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
 			waitMeta = true
 		}
