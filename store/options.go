@@ -100,9 +100,9 @@ type Options struct {
 	// CheckpointBytes is how much log may be appended between checkpoints
 	// of the derived data: the consume-queue entries and index entries of
 	// the log appended since the last checkpoint live in memory in between
-	// (about 50 bytes per message), and after a crash Open rebuilds them by
-	// reading that log. Default 8 MiB. Smaller means a shorter replay, less
-	// memory and more rewrites of unfilled chunks.
+	// (about 50 to 100 bytes per message), and after a crash Open rebuilds
+	// them by reading that log. Default 8 MiB. Smaller means a shorter
+	// replay, less memory and more rewrites of unfilled chunks.
 	CheckpointBytes int64
 	// Logger receives Pebble's messages. Default: errors to stderr, info
 	// dropped.
