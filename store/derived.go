@@ -18,12 +18,14 @@ import (
 // one (filled or not) and seals the open index segment, and records
 // derivedKey = the log position up to which Pebble holds all derived data.
 // Between checkpoints they live in memory: each queue's tail and the open
-// index segment, together at most CheckpointBytes of log's worth. An
-// append therefore writes nothing but its records, in the log's database
-// alone. A checkpoint happens inside an Op's batch, decided by the Op
-// sequence alone (every CheckpointBytes of log, and in every truncation or
-// topic deletion), so replicas stay byte-identical. After a crash, Open
-// replays the log from derivedKey to rebuild the memory (recoverDerived).
+// index segment, together about CheckpointBytes of log's worth. So an
+// append writes its records, in the log's database, and nothing else
+// unless it is the one that checkpoints. A checkpoint happens inside an
+// Op's batch, decided by the Op sequence alone (every CheckpointBytes of
+// log, and in every truncation or topic deletion), so replicas stay
+// byte-identical; an append waits for its checkpoint to be durable too.
+// After a crash, Open replays the log from derivedKey to rebuild the
+// memory (recoverDerived).
 //
 // Memory and Pebble hand over without a gap: a queue's tail drops its
 // filled chunks, and the store a sealed segment, only in publish, after the

@@ -31,7 +31,8 @@
 // the commit log, they are written in bulk, at checkpoints every
 // CheckpointBytes of log: the queue chunks that changed and the index
 // segment, sealed. In between they live in memory (see derived.go);
-// readers look there first. An append writes its records and nothing else.
+// readers look there first. An append writes its records and, every
+// CheckpointBytes, a checkpoint.
 //
 // # One apply path
 //
@@ -76,19 +77,20 @@
 // Pebble's WAL replay makes each batch all-or-nothing, but the two
 // databases' WALs can keep different amounts of the last writes: an
 // append's checkpoint and its records are synced side by side, not as one
-// write. So after a crash Open first trims what the other database says past the
-// log's end (clampDerived), and finishes a log deletion whose truncation
-// was durable on the other side (a truncation syncs that side first).
-// Open then reads the write position from the last log key and each
-// queue's range from its first and last chunks, a few seeks per queue, and
-// replays the log written since the last checkpoint (at most about
-// CheckpointBytes) to rebuild what was only in memory, and checkpoints it.
-// Only an op that wrote the log makes more of it readable: a metadata op's
-// sync says nothing about appends still waiting for the log's. Verify checks all invariants by a
-// full scan. Pebble's Open flushes what it
-// replayed (at most about two memtables) and would then wait for the
-// compactions that flush asks for; compactionGate holds every compaction
-// until the store is open, so they run in the background instead.
+// write. So after a crash Open first trims what the other database says
+// past the log's end (clampDerived), and finishes a log deletion whose
+// truncation was durable on the other side (a truncation syncs that side
+// first). Open then reads the write position from the last log key and
+// each queue's range from its first and last chunks, a few seeks per
+// queue, and replays the log written since the last checkpoint (at most
+// about CheckpointBytes) to rebuild what was only in memory, and
+// checkpoints it. Only an op that wrote the log makes more of it readable:
+// a metadata op's sync says nothing about appends still waiting for the
+// log's. Verify checks all invariants by a full scan. Pebble's Open
+// flushes what it replayed (at most about two memtables) and would then
+// wait for the compactions that flush asks for; compactionGate holds every
+// compaction until the store is open, so they run in the background
+// instead.
 //
 // # Retention
 //
@@ -96,7 +98,8 @@
 // prefix older than FileReservedTime or beyond DiskBudget with one range
 // deletion, each queue's chunks wholly below it with another, and the index
 // segments wholly below it with a third, all in one OpTruncate batch
-// through Apply. The cutoffs are found by binary search outside the apply
+// through Apply. The batch checkpoints first, so its deletions, coming
+// later, also remove what the checkpoint wrote below the cut. The cutoffs are found by binary search outside the apply
 // lock; one OpTruncate covers at most about 1 MiB of log, so writers wait
 // only for small batches.
 //

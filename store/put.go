@@ -133,12 +133,13 @@ func (sc *putScratch) release() {
 	clear(sc.msgs)
 	clear(sc.plan.slots)
 	clear(sc.props)
+	clear(sc.one.props[:]) // props may have outgrown it
 	if len(sc.msgs) > 1 {
 		m := &sc.many
 		// Keep what appends grew, unless the batch was too big to keep.
 		m.hashes, m.props = sc.hashes[:0], sc.props[:0]
 		clear(sc.plan.queuesBuf)
-		if cap(m.msgs) > maxPooledBatch {
+		if cap(m.msgs) > maxPooledBatch || cap(m.props) > 16*maxPooledBatch || cap(m.hashes) > 16*maxPooledBatch {
 			*m = batchScratch{}
 		}
 	}
@@ -156,18 +157,17 @@ func (sc *putScratch) release() {
 // straight into the batch (no intermediate copy) and fills op.Messages
 // with what assignment needs.
 func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*pebble.Batch, error) {
-	sizes, plan, hashes := sc.sizes, &sc.plan, sc.hashes
-	props := sc.props
+	sizes, plan := sc.sizes, &sc.plan
 	total := 0
 	for i, m := range msgs {
-		props = protocol.SortProperties(props, m.Properties)
-		sc.propEnd[i] = len(props)
+		sc.props = protocol.SortProperties(sc.props, m.Properties) // kept in sc: release clears it
+		sc.propEnd[i] = len(sc.props)
 		if !m.StoreHost.IsValid() {
 			c := *m
 			c.StoreHost = s.opts.StoreHost
 			m = &c
 		}
-		sizes[i] = protocol.StoredSizeOf(m, props[sc.propStart(i):])
+		sizes[i] = protocol.StoredSizeOf(m, sc.props[sc.propStart(i):])
 		if sizes[i] > s.opts.MaxMessageSize {
 			return nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, sizes[i], s.opts.MaxMessageSize)
 		}
@@ -182,7 +182,7 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 			c.StoreHost = s.opts.StoreHost
 			m = &c
 		}
-		mp := props[sc.propStart(i):sc.propEnd[i]]
+		mp := sc.props[sc.propStart(i):sc.propEnd[i]]
 		d := b.SetDeferred(commitlog.KeyLen, sizes[i])
 		copy(d.Key, key[:])
 		rec, err := protocol.AppendStoredMessageOf(d.Value[:0:sizes[i]], m, mp)
@@ -209,9 +209,9 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, am.QueueID)
 		}
 		op.Messages[i] = am
-		n := len(hashes)
-		hashes = recordHashes(hashes, am.Topic, am.Keys, am.UniqKey)
-		plan.slots[i].hashes = hashes[n:len(hashes):len(hashes)]
+		n := len(sc.hashes)
+		sc.hashes = recordHashes(sc.hashes, am.Topic, am.Keys, am.UniqKey)
+		plan.slots[i].hashes = sc.hashes[n:len(sc.hashes):len(sc.hashes)]
 	}
 	if err := plan.locate(b); err != nil {
 		_ = b.Close()

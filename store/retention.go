@@ -116,13 +116,10 @@ func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) err
 			return err
 		}
 	}
-	_ = lb.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
-	if err := s.deleteSegmentsBelow(b, cutoff); err != nil {
+	segsUpTo, err := s.segmentsBelow(cutoff)
+	if err != nil {
 		return err
 	}
-	_ = b.Set(minPhysKey, meta.EncodeInt64(cutoff), nil)
-	p.newMinPhys = cutoff
-
 	// Only the apply path adds or drops queues, and it holds applyMu, so
 	// the snapshot stays exact while the batch is built.
 	s.queuesMu.RLock()
@@ -131,6 +128,7 @@ func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) err
 		queues[id] = q
 	}
 	s.queuesMu.RUnlock()
+	var cuts []queueOffset
 	for id, q := range queues {
 		min, next := q.min.Load(), q.next
 		if min >= next {
@@ -140,55 +138,63 @@ func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) err
 		if err != nil {
 			return err
 		}
-		if newMin <= min {
-			continue
+		if newMin > min {
+			cuts = append(cuts, queueOffset{id, q, newMin})
 		}
-		// Chunks wholly below newMin go; the one holding it stays, and
-		// the floor says where the queue starts.
-		lo := consumequeue.Key(id.Topic, id.ID, min)
-		hi := consumequeue.Key(id.Topic, id.ID, newMin)
-		_ = b.DeleteRange(lo, hi, nil)
-		_ = b.Set(consumequeue.FloorKey(id.Topic, id.ID), meta.EncodeInt64(newMin), nil)
-		p.queueMin = append(p.queueMin, queueOffset{id, q, newMin})
 	}
-	// A queue's entries that are only in memory and all below the cutoff
-	// would not be replayed after a restart (their records are gone), so
-	// its end would move back: a checkpoint writes them first.
+
+	// Nothing fails from here on. A checkpoint goes first: a queue's
+	// entries that are only in memory and all below the cutoff would not
+	// be replayed after a restart (their records are gone), so its end
+	// would move back. The deletions come after it in the batch, so they
+	// win over the chunks and the segment it writes.
 	s.checkpointLocked(b, p, s.nextPhys, "")
+	_ = lb.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
+	if g := p.sealed; g != nil && g.Dir.End <= cutoff {
+		segsUpTo = g.Start + 1
+	}
+	if segsUpTo > 0 {
+		_ = b.DeleteRange(index.DirKey(0), index.DirKey(segsUpTo), nil)
+		_ = b.DeleteRange(index.BucketKey(0, 0), index.BucketKey(segsUpTo, 0), nil)
+	}
+	_ = b.Set(minPhysKey, meta.EncodeInt64(cutoff), nil)
+	p.newMinPhys = cutoff
+	for _, c := range cuts {
+		// Chunks wholly below the new minimum go; the one holding it
+		// stays, and the floor says where the queue starts.
+		lo := consumequeue.Key(c.id.Topic, c.id.ID, c.q.min.Load())
+		hi := consumequeue.Key(c.id.Topic, c.id.ID, c.off)
+		_ = b.DeleteRange(lo, hi, nil)
+		_ = b.Set(consumequeue.FloorKey(c.id.Topic, c.id.ID), meta.EncodeInt64(c.off), nil)
+		p.queueMin = append(p.queueMin, c)
+	}
 	return nil
 }
 
-// deleteSegmentsBelow adds to b the deletion of every sealed index segment
-// that ends at or below cutoff.
-func (s *Store) deleteSegmentsBelow(b *pebble.Batch, cutoff int64) error {
+// segmentsBelow returns the bound below which index segments in Pebble
+// start and lie wholly below cutoff (0 if none do).
+func (s *Store) segmentsBelow(cutoff int64) (int64, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer it.Close()
-	upTo := int64(-1) // delete segments starting below upTo
+	var upTo int64
 	for ok := it.First(); ok; ok = it.Next() {
 		start, err := index.ParseDirKey(it.Key())
 		if err != nil {
-			return err
+			return 0, err
 		}
 		d, err := index.DecodeDir(it.Value())
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if d.End > cutoff {
 			break
 		}
 		upTo = start + 1
 	}
-	if err := it.Error(); err != nil {
-		return err
-	}
-	if upTo > 0 {
-		_ = b.DeleteRange(index.DirKey(0), index.DirKey(upTo), nil)
-		_ = b.DeleteRange(index.BucketKey(0, 0), index.BucketKey(upTo, 0), nil)
-	}
-	return nil
+	return upTo, it.Error()
 }
 
 // queueCut returns the first offset in [min, next) whose entry points at or

@@ -15,9 +15,9 @@
 // chunkStart is a multiple of ChunkLen; entry i of a chunk is offset
 // chunkStart + skip + i (skip > 0 only when a queue's first live offset was
 // not a chunk boundary, after retention emptied it). A chunk's value only
-// grows: the store writes it when it fills, and writes the unfilled last
-// chunk of each queue at its checkpoints; in between the tail lives in the
-// store's memory and is rebuilt from the commit log after a crash.
+// grows: the store writes a queue's changed chunks, filled or not, only at
+// its checkpoints; in between they live in the store's memory and are
+// rebuilt from the commit log after a crash.
 //
 // Invariants: a queue's live entries are exactly [min, max) with no holes;
 // physical offsets and store times never decrease along a queue. After a

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// A Put's pooled scratch lets go of the messages' strings when the Put
+// returns, whether the properties fit the scratch or outgrew it, and a
+// batch's grown slices are kept for the next batch.
+func TestPutScratchReleasesMessageStrings(t *testing.T) {
+	s, _, _ := openMem(t)
+	defer s.Close()
+	for _, tc := range []struct{ n, props int }{{1, 2}, {1, 12}, {3, 2}, {3, 9}} {
+		msgs := make([]*protocol.MessageExt, tc.n)
+		for i := range msgs {
+			msgs[i] = msg("T", 0, "b", protocol.PropertyKeys, "secret-key")
+			for j := 1; j < tc.props; j++ {
+				msgs[i].SetProperty(fmt.Sprintf("P%02d", j), "secret")
+			}
+		}
+		sc := newPutScratch(tc.n)
+		oneProps := sc.one.props[:]
+		sc.op = Op{Kind: OpAppend, Messages: sc.msgs}
+		b, err := s.buildPut(&sc.op, msgs, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = b.Close()
+		grown := cap(sc.props)
+		sc.release()
+		pooled := oneProps
+		if tc.n > 1 {
+			pooled = sc.many.props[:cap(sc.many.props)]
+			if cap(sc.many.props) != grown {
+				t.Errorf("%+v: the pool kept props of capacity %d, the batch grew them to %d", tc, cap(sc.many.props), grown)
+			}
+		}
+		for _, p := range pooled {
+			if p.Value != "" {
+				t.Errorf("%+v: the pooled scratch still holds property %s=%s", tc, p.Name, p.Value)
+				break
+			}
+		}
+	}
+}

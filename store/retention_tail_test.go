@@ -1,0 +1,79 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/consumequeue"
+	"github.com/runnelmq/runnel/store/index"
+)
+
+// A truncation cutting into entries that are still only in memory (no
+// checkpoint since they were appended) checkpoints them and deletes what
+// lies wholly below the cut in the same batch: the deletions must win, or
+// chunks below the queues' minimums, and an index segment wholly below the
+// log's start, stay in Pebble for good.
+func TestTruncationIntoTailsLeavesNothingBelowIt(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		t.Run(fmt.Sprintf("all=%v", all), func(t *testing.T) {
+			clock := fakeclock.New(t0)
+			opts := memOptions(vfs.NewMem(), clock)
+			opts.FileReservedTime = time.Hour
+			opts.CheckpointBytes = 1 << 30 // no checkpoint by size
+			s, err := Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			old, n := int64(150), 200
+			if all {
+				old = int64(n)
+			}
+			for i := 0; i < n; i++ {
+				if int64(i) == old {
+					clock.Set(t0.Add(2 * time.Hour))
+				}
+				mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", i), protocol.PropertyKeys, fmt.Sprintf("k%d", i)))
+			}
+			clock.Set(t0.Add(150 * time.Minute))
+			if all {
+				clock.Set(t0.Add(5 * time.Hour))
+			}
+			if _, err := s.Retain(clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if m := s.MinOffset("T", 0); m != old {
+				t.Fatalf("min %d, want %d", m, old)
+			}
+			for start := int64(0); start+consumequeue.ChunkLen <= old; start += consumequeue.ChunkLen {
+				if _, closer, err := s.db.Get(consumequeue.Key("T", 0, start)); err == nil {
+					closer.Close()
+					t.Errorf("chunk %d, wholly below the minimum %d, is still in Pebble", start, old)
+				} else if err != pebble.ErrNotFound {
+					t.Fatal(err)
+				}
+			}
+			it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ok := it.First(); ok; ok = it.Next() {
+				if d, err := index.DecodeDir(it.Value()); err != nil || d.End <= s.MinPhysOffset() {
+					t.Errorf("index segment ending at %d (%v) lies wholly below the log's start %d", d.End, err, s.MinPhysOffset())
+				}
+			}
+			_ = it.Close()
+			if _, err := s.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			if r := mustPut(t, s, msg("T", 0, "after")); r[0].QueueOffset != int64(n) {
+				t.Fatalf("the queue continued at %d, want %d", r[0].QueueOffset, n)
+			}
+		})
+	}
+}
