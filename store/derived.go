@@ -68,7 +68,10 @@ func (s *Store) writeTailLocked(b *pebble.Batch, p *pending, id QueueID, q *queu
 	q.mu.RLock() // publish may trim the tail meanwhile
 	defer q.mu.RUnlock()
 	end := q.tailStart + int64(len(q.tail))
-	for start := consumequeue.ChunkStart(q.tailStart); start < end; start += consumequeue.ChunkLen {
+	// From the queue's minimum at the lowest: a truncation not yet
+	// published has raised it (under applyMu) and deleted the chunks
+	// wholly below it, which the tail still holds.
+	for start := consumequeue.ChunkStart(max(q.tailStart, q.min.Load())); start < end; start += consumequeue.ChunkLen {
 		lo, hi := max(start, q.tailStart), min(start+consumequeue.ChunkLen, end)
 		s.chunkBuf = consumequeue.AppendChunk(s.chunkBuf[:0], lo, q.tail[lo-q.tailStart:hi-q.tailStart])
 		_ = b.Set(consumequeue.Key(id.Topic, id.ID, start), s.chunkBuf, nil)

@@ -13,9 +13,8 @@ import (
 	"github.com/runnelmq/runnel/store/commitlog"
 )
 
-// gateFS blocks WAL syncs while armed: a batch is then visible in Pebble
-// but not yet published by the store.
-// gateFS blocks the syncs of the log database's WAL files while armed.
+// gateFS blocks the syncs of the log database's WAL files while armed: a
+// batch is then visible in Pebble but not yet published by the store.
 type gateFS struct {
 	vfs.FS
 	armed atomic.Bool

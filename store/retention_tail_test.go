@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
+	"github.com/runnelmq/runnel/store/meta"
 )
 
 // A truncation cutting into entries that are still only in memory (no
@@ -75,5 +76,57 @@ func TestTruncationIntoTailsLeavesNothingBelowIt(t *testing.T) {
 				t.Fatalf("the queue continued at %d, want %d", r[0].QueueOffset, n)
 			}
 		})
+	}
+}
+
+// An append that checkpoints while a truncation waits for its log sync
+// (its deletions applied, its publish not yet done) must not write back
+// the chunks the truncation deleted below a queue's new minimum, which
+// that queue's tail still holds: no later truncation would delete them.
+func TestCheckpointDuringTruncationWindow(t *testing.T) {
+	s, gfs := openGated(t)
+	s.opts.CheckpointBytes = 1 << 30 // entries stay in the tail
+	var r []PutResult
+	for i := 0; i < 200; i++ {
+		r = append(r, mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", i)))...)
+	}
+	derived := func() int64 {
+		d, _, err := meta.GetInt64(s.db, derivedKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	gfs.armed.Store(true)
+	truncated := make(chan error, 1)
+	go func() { _, err := s.Apply(&Op{Kind: OpTruncate, Cutoff: r[150].CommitLogOffset}); truncated <- err }()
+	waitUntil(t, "the truncation to be applied", func() bool { return s.MinPhysOffset() == r[150].CommitLogOffset })
+	before := derived() // the truncation's own checkpoint
+	s.applyMu.Lock()
+	s.opts.CheckpointBytes = 1 // the next append checkpoints
+	s.applyMu.Unlock()
+	appended := make(chan error, 1)
+	go func() { _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "checkpoints")}); appended <- err }()
+	waitUntil(t, "the append's checkpoint", func() bool { return derived() > before })
+	gfs.open()
+	if err := <-truncated; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	if m := s.MinOffset("T", 0); m != 150 {
+		t.Fatalf("min %d, want 150", m)
+	}
+	for _, start := range []int64{0, consumequeue.ChunkLen} {
+		if _, closer, err := s.db.Get(consumequeue.Key("T", 0, start)); err == nil {
+			closer.Close()
+			t.Errorf("chunk %d, wholly below the minimum 150, was written back", start)
+		} else if err != pebble.ErrNotFound {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Verify(); err != nil {
+		t.Fatal(err)
 	}
 }
