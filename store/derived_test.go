@@ -235,7 +235,7 @@ func TestOlderFormatRefused(t *testing.T) {
 	_ = db.Set(consumequeue.Key("T", 0, 1), make([]byte, consumequeue.EntrySize), pebble.Sync)
 	_ = db.Close()
 	_, err = Open(memOptions(fs, fakeclock.New(t0)))
-	if err == nil || !strings.Contains(err.Error(), "older Runnel store format") {
+	if !errors.Is(err, ErrOlderFormat) || !strings.Contains(err.Error(), "older Runnel store format") {
 		t.Fatalf("Open: %v", err)
 	}
 }

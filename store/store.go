@@ -20,6 +20,10 @@ import (
 // ErrClosed is returned by every method of a closed Store.
 var ErrClosed = errors.New("store: closed")
 
+// ErrOlderFormat is returned (wrapped) by Open for a directory holding a
+// store in a layout this version does not read. There is no migration.
+var ErrOlderFormat = errors.New("store: older Runnel store format")
+
 // ErrFailed is returned (wrapped with the cause) once a write could not be
 // made durable; the store then refuses writes until it is reopened.
 var ErrFailed = errors.New("store: failed")
@@ -112,7 +116,7 @@ func Open(opts Options) (*Store, error) {
 	if names, err := opts.FS.List(opts.Dir); err == nil {
 		for _, n := range names {
 			if strings.HasPrefix(n, "MANIFEST") || strings.HasPrefix(n, "MARKER") {
-				return nil, fmt.Errorf("store: %s holds an older Runnel store format (one Pebble database); move it away or use a new directory", opts.Dir)
+				return nil, fmt.Errorf("%w (one Pebble database) in %s; move it away or use a new directory", ErrOlderFormat, opts.Dir)
 			}
 		}
 	}
@@ -204,7 +208,7 @@ func (s *Store) checkFormat() error {
 		return err
 	}
 	if !empty {
-		return fmt.Errorf("store: %s holds an older Runnel store format (one key per queue entry); move it away or use a new directory", s.opts.Dir)
+		return fmt.Errorf("%w (one key per queue entry) in %s; move it away or use a new directory", ErrOlderFormat, s.opts.Dir)
 	}
 	return s.db.Set(formatKey, meta.EncodeInt64(formatVersion), pebble.Sync)
 }

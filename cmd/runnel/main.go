@@ -25,6 +25,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/namesrv"
+	"github.com/runnelmq/runnel/store"
 )
 
 func main() {
@@ -103,6 +104,9 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 		if err != nil {
 			_ = b.Close()
 		}
+	}
+	if errors.Is(err, store.ErrOlderFormat) {
+		err = fmt.Errorf("%w (runnel dev --fresh empties %s)", err, dc.dir)
 	}
 	if err != nil {
 		return errors.Join(err, ns.Close())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -11,8 +12,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
 )
 
 func TestMain(m *testing.M) {
@@ -73,5 +76,21 @@ func TestDevServesRoutableBroker(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("dev did not stop")
+	}
+}
+
+// A store directory an older Runnel wrote is refused, and "dev" says how
+// to start over: the README's first command meets this after an upgrade.
+func TestDevNamesFreshForAnOlderStore(t *testing.T) {
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, &pebble.Options{}) // the layout before the log had its own database
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	err = runDev(context.Background(), devConfig{dir: dir, nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}, io.Discard)
+	if !errors.Is(err, store.ErrOlderFormat) || !strings.Contains(err.Error(), "runnel dev --fresh") {
+		t.Fatalf("dev on an older store: %v", err)
 	}
 }
