@@ -141,6 +141,6 @@ func (s *Store) assignAppendLocked(op *Op, plan *appendPlan) (*ApplyResult, *pen
 		return res, p, nil
 	}
 	b := s.db.NewBatch()
-	s.checkpointLocked(b, p, p.nextPhys, "")
+	s.checkpointLocked(b, p, p.nextPhys)
 	return res, p, b
 }

@@ -193,18 +193,18 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		if err = s.db.Apply(mb, pebble.Sync); err == nil {
 			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
 		}
-	} else if lb != nil {
-		// An append writes nothing else but a checkpoint, when one is
-		// due. Recovery rebuilds from the log what a lost checkpoint held,
-		// but one made durable (waited for below, outside the lock) bounds
-		// that replay to one interval after a process crash.
-		if err = s.log.ApplyNoSyncWait(lb, pebble.Sync); err == nil && mb != nil {
+	} else {
+		// Both sides are waited for below, outside the lock. An append's
+		// other side is a checkpoint, when one is due: recovery would
+		// rebuild what a lost one held from the log, but a durable one
+		// bounds that replay to one interval after a process crash.
+		if lb != nil {
+			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
+		}
+		if err == nil && mb != nil && !mb.Empty() {
 			err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
 			waitMeta = true
 		}
-	} else if !mb.Empty() {
-		err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
-		waitMeta = true
 	}
 	if err != nil {
 		s.applyMu.Unlock()
@@ -362,11 +362,6 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		if err := checkName("topic", op.Topic); err != nil {
 			return nil, nil, err
 		}
-		_ = b.Delete(meta.TopicKey(op.Topic), nil)
-		lo, hi := consumequeue.TopicBounds(consumequeue.EntryPrefix, op.Topic)
-		_ = b.DeleteRange(lo, hi, nil)
-		lo, hi = consumequeue.TopicBounds(consumequeue.FloorPrefix, op.Topic)
-		_ = b.DeleteRange(lo, hi, nil)
 		// Consumer offsets of the topic go too, or they would come back
 		// with a re-created topic (or after a restart) pointing past its
 		// new, empty queues.
@@ -374,8 +369,15 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 			return nil, nil, err
 		}
 		// Without a checkpoint, a restart would replay the topic's records
-		// since the last one and bring its queues back.
-		s.checkpointLocked(b, p, s.nextPhys, op.Topic)
+		// since the last one and bring its queues back. It goes first, so
+		// that the deletions, later in the batch, also remove the topic's
+		// chunks it writes.
+		s.checkpointLocked(b, p, s.nextPhys)
+		_ = b.Delete(meta.TopicKey(op.Topic), nil)
+		lo, hi := consumequeue.TopicBounds(consumequeue.EntryPrefix, op.Topic)
+		_ = b.DeleteRange(lo, hi, nil)
+		lo, hi = consumequeue.TopicBounds(consumequeue.FloorPrefix, op.Topic)
+		_ = b.DeleteRange(lo, hi, nil)
 		p.dropTopic = op.Topic
 	case OpSetDelayOffset:
 		_ = b.Set(meta.DelayKey(op.Level), meta.EncodeInt64(op.Offset), nil)

@@ -88,13 +88,13 @@ func (s *Store) checkpointDue(end int64) bool {
 
 // checkpointLocked writes into b every queue's unwritten entries and the
 // open index segment, and records that Pebble holds all derived data below
-// end. Queues of the topic being deleted, if any, are skipped.
-func (s *Store) checkpointLocked(b *pebble.Batch, p *pending, end int64, droppedTopic string) {
+// end. An op that also deletes derived data (a truncation, a topic
+// deletion) checkpoints first, so that its deletions, later in the batch,
+// win over what the checkpoint writes.
+func (s *Store) checkpointLocked(b *pebble.Batch, p *pending, end int64) {
 	for _, d := range s.dirty {
 		d.q.dirty = false
-		if d.id.Topic != droppedTopic {
-			s.writeTailLocked(b, p, d.id, d.q)
-		}
+		s.writeTailLocked(b, p, d.id, d.q)
 	}
 	s.dirty = s.dirty[:0]
 	s.segMu.Lock()
@@ -181,20 +181,12 @@ func (c *entryCursor) at(off int64) (consumequeue.Entry, bool, error) {
 		return e, true, nil
 	}
 	if start := consumequeue.ChunkStart(off); start != c.start {
-		c.start, c.entries = -1, c.entries[:0]
-		v, closer, err := c.s.db.Get(consumequeue.Key(c.topic, c.queueID, off))
-		if err == pebble.ErrNotFound {
-			return consumequeue.Entry{}, false, nil
-		}
-		if err != nil {
+		c.start = -1
+		first, entries, found, err := consumequeue.ReadChunk(c.s.db, c.topic, c.queueID, off, c.entries[:0])
+		if !found || err != nil {
 			return consumequeue.Entry{}, false, err
 		}
-		c.first, c.entries, err = consumequeue.DecodeChunk(c.entries, start, v)
-		_ = closer.Close()
-		if err != nil {
-			return consumequeue.Entry{}, false, err
-		}
-		c.start = start
+		c.start, c.first, c.entries = start, first, entries
 	}
 	if i := off - c.first; i >= 0 && i < int64(len(c.entries)) {
 		return c.entries[i], true, nil
@@ -211,28 +203,14 @@ func (s *Store) clampDerived(end int64) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	replayFrom := end
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		start, err := index.ParseDirKey(it.Key())
-		if err != nil {
-			_ = it.Close()
-			return err
-		}
-		d, err := index.DecodeDir(it.Value())
-		if err != nil {
-			_ = it.Close()
-			return err
-		}
+	err := index.Segments(s.db, func(start int64, d index.Dir) (bool, error) {
 		if d.End > end {
 			replayFrom = min(replayFrom, start)
-			_ = b.Delete(index.DirKey(start), nil)
-			_ = b.DeleteRange(index.BucketKey(start, 0), index.BucketKey(start+1, 0), nil)
+			index.DeleteSegments(b, start, start+1)
 		}
-	}
-	if err := it.Close(); err != nil {
+		return true, nil
+	})
+	if err != nil {
 		return err
 	}
 	ranges, err := consumequeue.Scan(s.db)
@@ -241,7 +219,7 @@ func (s *Store) clampDerived(end int64) error {
 	}
 	for id, r := range ranges {
 		get := func(off int64) (consumequeue.Entry, bool, error) { return consumequeue.Get(s.db, id.Topic, id.ID, off) }
-		cut, err := consumequeue.Search(r.Min, r.Max, get, func(e consumequeue.Entry) bool { return e.PhysOffset >= end })
+		cut, err := consumequeue.SearchPhys(r.Min, r.Max, get, end)
 		if err != nil {
 			return err
 		}
@@ -252,14 +230,12 @@ func (s *Store) clampDerived(end int64) error {
 		start := consumequeue.ChunkStart(cut)
 		_, hi := consumequeue.QueueBounds(id.Topic, id.ID)
 		_ = b.DeleteRange(consumequeue.Key(id.Topic, id.ID, start), hi, nil)
-		v, closer, err := s.db.Get(consumequeue.Key(id.Topic, id.ID, start))
-		if err != nil {
-			return err // the chunk holding cut exists: Search read it
-		}
-		first, es, err := consumequeue.DecodeChunk(nil, start, v)
-		_ = closer.Close()
+		first, es, found, err := consumequeue.ReadChunk(s.db, id.Topic, id.ID, cut, nil)
 		if err != nil {
 			return err
+		}
+		if !found {
+			return fmt.Errorf("store: queue %s/%d: no chunk holds %d, which Search read", id.Topic, id.ID, cut)
 		}
 		if keep := cut - first; keep > 0 {
 			_ = b.Set(consumequeue.Key(id.Topic, id.ID, start), consumequeue.AppendChunk(nil, first, es[:keep]), nil)
@@ -340,7 +316,7 @@ func (s *Store) recoverDerived() error {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	s.checkpointLocked(b, p, s.nextPhys, "")
+	s.checkpointLocked(b, p, s.nextPhys)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}

@@ -157,7 +157,7 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 		return err
 	}
 	defer logIt.Close()
-	cur := &entryCursor{s: s, q: q, topic: topic, queueID: queueID, start: -1}
+	cur := entryCursor{s: s, q: q, topic: topic, queueID: queueID, start: -1}
 
 	res.Status = GetNoMatchedMessage
 	scanEnd := offset + int64(max(minScan, maxMsgs))

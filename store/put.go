@@ -160,6 +160,12 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 	sizes, plan := sc.sizes, &sc.plan
 	total := 0
 	for i, m := range msgs {
+		if err := checkName("topic", m.Topic); err != nil {
+			return nil, err
+		}
+		if m.QueueID < 0 {
+			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
+		}
 		sc.props = protocol.SortProperties(sc.props, m.Properties) // kept in sc: release clears it
 		sc.propEnd[i] = len(sc.props)
 		if !m.StoreHost.IsValid() {
@@ -199,14 +205,6 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 			TagsCode: protocol.TagsHashCode(protocol.PropertyOf(mp, protocol.PropertyTags)),
 			Keys:     strings.Fields(protocol.PropertyOf(mp, protocol.PropertyKeys)),
 			UniqKey:  protocol.PropertyOf(mp, protocol.PropertyUniqClientMessageIDKey),
-		}
-		if err := checkName("topic", am.Topic); err != nil {
-			_ = b.Close()
-			return nil, err
-		}
-		if am.QueueID < 0 {
-			_ = b.Close()
-			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, am.QueueID)
 		}
 		op.Messages[i] = am
 		n := len(sc.hashes)

@@ -85,43 +85,31 @@ func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end, from
 	// (duplicates are dropped below), never in neither.
 	var cands []int64
 	s.segMu.RLock()
-	for _, g := range append(s.sealed[:len(s.sealed):len(s.sealed)], s.openSeg) {
+	for _, g := range s.sealed {
 		if g.Dir.Entries > 0 && inTime(g.Dir.MinStoreTime, g.Dir.MaxStoreTime) {
 			cands = g.AppendMatches(cands, h)
 		}
 	}
-	s.segMu.RUnlock()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
-	if err != nil {
-		return nil, err
+	if g := s.openSeg; g.Dir.Entries > 0 && inTime(g.Dir.MinStoreTime, g.Dir.MaxStoreTime) {
+		cands = g.AppendMatches(cands, h)
 	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		start, err := index.ParseDirKey(it.Key())
-		if err != nil {
-			return nil, err
-		}
-		d, err := index.DecodeDir(it.Value())
-		if err != nil {
-			return nil, err
-		}
+	s.segMu.RUnlock()
+	err := index.Segments(s.db, func(start int64, d index.Dir) (bool, error) {
 		if d.End <= minPhys || !inTime(d.MinStoreTime, d.MaxStoreTime) {
-			continue
+			return true, nil
 		}
 		v, closer, err := s.db.Get(index.BucketKey(start, int(h%index.Buckets)))
 		if errors.Is(err, pebble.ErrNotFound) {
-			continue
+			return true, nil
 		}
 		if err != nil {
-			return nil, err
+			return false, err
 		}
+		defer closer.Close()
 		cands, err = index.AppendMatches(cands, v, h)
-		_ = closer.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := it.Error(); err != nil {
+		return err == nil, err
+	})
+	if err != nil {
 		return nil, err
 	}
 	slices.Sort(cands)

@@ -85,7 +85,7 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 		if r.Min >= r.Max {
 			continue
 		}
-		m, err := consumequeue.Search(r.Min, r.Max, s.entryFunc(id), func(e consumequeue.Entry) bool { return e.PhysOffset >= cutoff })
+		m, err := consumequeue.SearchPhys(r.Min, r.Max, s.entryFunc(id), cutoff)
 		if err != nil {
 			return nil, false, fmt.Errorf("store: retention: %w", err)
 		}
@@ -148,14 +148,13 @@ func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) err
 	// be replayed after a restart (their records are gone), so its end
 	// would move back. The deletions come after it in the batch, so they
 	// win over the chunks and the segment it writes.
-	s.checkpointLocked(b, p, s.nextPhys, "")
+	s.checkpointLocked(b, p, s.nextPhys)
 	_ = lb.DeleteRange(commitlog.Key(minPhys), commitlog.Key(cutoff), nil)
 	if g := p.sealed; g != nil && g.Dir.End <= cutoff {
 		segsUpTo = g.Start + 1
 	}
 	if segsUpTo > 0 {
-		_ = b.DeleteRange(index.DirKey(0), index.DirKey(segsUpTo), nil)
-		_ = b.DeleteRange(index.BucketKey(0, 0), index.BucketKey(segsUpTo, 0), nil)
+		index.DeleteSegments(b, 0, segsUpTo)
 	}
 	_ = b.Set(minPhysKey, meta.EncodeInt64(cutoff), nil)
 	p.newMinPhys = cutoff
@@ -174,27 +173,15 @@ func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) err
 // segmentsBelow returns the bound below which index segments in Pebble
 // start and lie wholly below cutoff (0 if none do).
 func (s *Store) segmentsBelow(cutoff int64) (int64, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
 	var upTo int64
-	for ok := it.First(); ok; ok = it.Next() {
-		start, err := index.ParseDirKey(it.Key())
-		if err != nil {
-			return 0, err
-		}
-		d, err := index.DecodeDir(it.Value())
-		if err != nil {
-			return 0, err
-		}
+	err := index.Segments(s.db, func(start int64, d index.Dir) (bool, error) {
 		if d.End > cutoff {
-			break
+			return false, nil
 		}
 		upTo = start + 1
-	}
-	return upTo, it.Error()
+		return true, nil
+	})
+	return upTo, err
 }
 
 // queueCut returns the first offset in [min, next) whose entry points at or
@@ -221,5 +208,5 @@ func (s *Store) queueCut(id QueueID, min, next, cutoff, hint int64) (int64, erro
 			return hint, nil
 		}
 	}
-	return consumequeue.Search(min, next, get, func(e consumequeue.Entry) bool { return e.PhysOffset >= cutoff })
+	return consumequeue.SearchPhys(min, next, get, cutoff)
 }

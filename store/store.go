@@ -368,7 +368,7 @@ func (s *Store) checkpointOnClose() error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	p := &pending{}
-	s.checkpointLocked(b, p, s.nextPhys, "")
+	s.checkpointLocked(b, p, s.nextPhys)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}

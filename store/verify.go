@@ -116,8 +116,8 @@ func (s *Store) verifyChunkKeys() error {
 // verifyLog checks the log's density and returns where each record claims
 // to belong. Two records claiming one place can only follow a topic's
 // deletion and re-creation; the older one is an orphan.
-// It also returns the index entries the records call for, with their
-// store times.
+// It also returns the index entries the records call for, each with how
+// many times it is called for.
 func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeKey]placeVal, map[index.Entry]int, error) {
 	lo, hi := commitlog.Bounds()
 	it, err := s.log.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})

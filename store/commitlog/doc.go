@@ -14,8 +14,8 @@
 // a scan of the 'L' range reads the log sequentially and the last key gives
 // the write position after a restart.
 //
-// Invariants (kept by the store's single apply path, which writes a record
-// in the same Pebble batch as its consume-queue and index entries):
+// Invariants (kept by the store's single apply path, in which the log is
+// the source of the consume queues and the index, written beside it):
 //   - offsets are dense: record k+1 starts at offset(k) + size(k);
 //   - retention deletes a prefix [minPhys, cutoff) with one range deletion,
 //     never a hole;

@@ -15,9 +15,10 @@
 // chunkStart is a multiple of ChunkLen; entry i of a chunk is offset
 // chunkStart + skip + i (skip > 0 only when a queue's first live offset was
 // not a chunk boundary, after retention emptied it). A chunk's value only
-// grows: the store writes a queue's changed chunks, filled or not, only at
-// its checkpoints; in between they live in the store's memory and are
-// rebuilt from the commit log after a crash.
+// grows, except that Open cuts entries pointing past the end of a log a
+// crash shortened: the store writes a queue's changed chunks, filled or
+// not, only at its checkpoints; in between they live in the store's memory
+// and are rebuilt from the commit log after a crash.
 //
 // Invariants: a queue's live entries are exactly [min, max) with no holes;
 // physical offsets and store times never decrease along a queue. After a
@@ -108,23 +109,48 @@ func AppendChunk(dst []byte, first int64, entries []Entry) []byte {
 // DecodeChunk decodes the value of the chunk starting at start: the offset
 // of its first entry and the entries, appended to dst.
 func DecodeChunk(dst []Entry, start int64, v []byte) (first int64, entries []Entry, err error) {
-	if len(v) < 1 || (len(v)-1)%EntrySize != 0 || int(v[0])+(len(v)-1)/EntrySize > ChunkLen {
-		return 0, nil, fmt.Errorf("consumequeue: chunk of %d bytes", len(v))
+	skip, _, err := chunkSpan(v)
+	if err != nil {
+		return 0, nil, err
 	}
 	for p := v[1:]; len(p) > 0; p = p[EntrySize:] {
 		e, _ := DecodeEntry(p[:EntrySize])
 		dst = append(dst, e)
 	}
-	return start + int64(v[0]), dst, nil
+	return start + int64(skip), dst, nil
+}
+
+// ReadChunk reads and decodes the chunk holding off, appending its entries
+// to dst; found is false when there is no such chunk.
+func ReadChunk(r pebble.Reader, topic string, queueID int32, off int64, dst []Entry) (first int64, entries []Entry, found bool, err error) {
+	v, closer, err := r.Get(Key(topic, queueID, off))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, dst, false, nil
+	}
+	if err != nil {
+		return 0, dst, false, err
+	}
+	defer closer.Close()
+	first, entries, err = DecodeChunk(dst, ChunkStart(off), v)
+	return first, entries, err == nil, err
+}
+
+// chunkSpan checks a chunk value: skip entries before its first, then n.
+func chunkSpan(v []byte) (skip, n int, err error) {
+	if len(v) < 1 || (len(v)-1)%EntrySize != 0 || int(v[0])+(len(v)-1)/EntrySize > ChunkLen {
+		return 0, 0, fmt.Errorf("consumequeue: chunk of %d bytes", len(v))
+	}
+	return int(v[0]), (len(v) - 1) / EntrySize, nil
 }
 
 // chunkEntry decodes the entry at off from the value of the chunk at start.
 func chunkEntry(v []byte, start, off int64) (Entry, bool, error) {
-	if len(v) < 1 || (len(v)-1)%EntrySize != 0 {
-		return Entry{}, false, fmt.Errorf("consumequeue: chunk of %d bytes", len(v))
+	skip, n, err := chunkSpan(v)
+	if err != nil {
+		return Entry{}, false, err
 	}
-	i := off - start - int64(v[0])
-	if i < 0 || i >= int64((len(v)-1)/EntrySize) {
+	i := off - start - int64(skip)
+	if i < 0 || i >= int64(n) {
 		return Entry{}, false, nil
 	}
 	e, err := DecodeEntry(v[1+i*EntrySize : 1+(i+1)*EntrySize])
@@ -206,18 +232,12 @@ func LastChunk(r pebble.Reader, topic string, queueID int32, off int64) (first i
 	if off <= 0 || off%ChunkLen == 0 {
 		return off, nil, nil
 	}
-	start := ChunkStart(off - 1)
-	v, closer, err := r.Get(Key(topic, queueID, start))
-	if errors.Is(err, pebble.ErrNotFound) {
+	first, entries, found, err := ReadChunk(r, topic, queueID, off-1, nil)
+	if !found && err == nil {
 		return off, nil, nil
 	}
-	if err != nil {
-		return 0, nil, err
-	}
-	defer closer.Close()
-	first, entries, err = DecodeChunk(nil, start, v)
 	if err != nil || first+int64(len(entries)) != off {
-		return 0, nil, fmt.Errorf("consumequeue: %s/%d: last chunk %d ends at %d, not %d (%v)", topic, queueID, start, first+int64(len(entries)), off, err)
+		return 0, nil, fmt.Errorf("consumequeue: %s/%d: last chunk %d ends at %d, not %d (%v)", topic, queueID, ChunkStart(off-1), first+int64(len(entries)), off, err)
 	}
 	return first, entries, nil
 }
@@ -253,11 +273,11 @@ func Scan(r pebble.Reader) (map[QueueID]Range, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := it.Value()
-		if len(v) < 1 {
-			return nil, fmt.Errorf("consumequeue: %s/%d: empty chunk %d", topic, qid, start)
+		skip, _, err := chunkSpan(it.Value())
+		if err != nil {
+			return nil, fmt.Errorf("%w (%s/%d, chunk %d)", err, topic, qid, start)
 		}
-		first := start + int64(v[0])
+		first := start + int64(skip)
 		_, upper := QueueBounds(topic, qid)
 		// Last chunk of this queue: the key before the next queue's prefix.
 		if !it.SeekLT(upper) {
@@ -267,12 +287,12 @@ func Scan(r pebble.Reader) (map[QueueID]Range, error) {
 		if err != nil {
 			return nil, err
 		}
-		v = it.Value()
-		if len(v) < 1 || (len(v)-1)%EntrySize != 0 {
-			return nil, fmt.Errorf("consumequeue: %s/%d: chunk %d of %d bytes", topic, qid, lastStart, len(v))
+		skip, n, err := chunkSpan(it.Value())
+		if err != nil {
+			return nil, fmt.Errorf("%w (%s/%d, chunk %d)", err, topic, qid, lastStart)
 		}
 		q := QueueID{topic, qid}
-		r := Range{Min: first, Max: lastStart + int64(v[0]) + int64((len(v)-1)/EntrySize)}
+		r := Range{Min: first, Max: lastStart + int64(skip+n)}
 		if f, ok := floors[q]; ok {
 			// Retention keeps the chunk holding the new minimum, entries
 			// below it included; the floor says where the queue starts.
@@ -332,4 +352,10 @@ func Search(min, max int64, get EntryFunc, atOrPast func(Entry) bool) (int64, er
 		}
 	}
 	return lo, nil
+}
+
+// SearchPhys returns the first offset in [min, max) whose record lies at or
+// past physical offset phys, or max if none does.
+func SearchPhys(min, max int64, get EntryFunc, phys int64) (int64, error) {
+	return Search(min, max, get, func(e Entry) bool { return e.PhysOffset >= phys })
 }

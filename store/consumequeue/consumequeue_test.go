@@ -124,7 +124,7 @@ func TestScanSearchAndLastChunk(t *testing.T) {
 	}
 	getF := func(off int64) (Entry, bool, error) { return Get(db, "F", 0, off) }
 	for _, c := range []struct{ phys, want int64 }{{0, 70}, {7000, 70}, {7001, 71}, {7300, 73}, {7301, 74}} {
-		if off, _ := Search(70, ChunkLen+10, getF, func(e Entry) bool { return e.PhysOffset >= c.phys }); off != c.want {
+		if off, _ := SearchPhys(70, ChunkLen+10, getF, c.phys); off != c.want {
 			t.Errorf("search phys %d = %d, want %d", c.phys, off, c.want)
 		}
 	}
