@@ -28,7 +28,7 @@ func TestArrivalOncePerQueueInterleaved(t *testing.T) {
 	mustPut(t, s, msg("T", 0, "a"), msg("T", 2, "b"), msg("T", 0, "c"))
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got[0]) != 1 || got[0][0] != 2 || len(got[2]) != 1 {
+	if len(got[0]) != 1 || got[0][0] != 2 || len(got[2]) != 1 || got[2][0] != 1 {
 		t.Fatalf("arrivals %v, want queue 0 once with max 2 and queue 2 once", got)
 	}
 }

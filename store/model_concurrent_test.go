@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -20,6 +19,16 @@ import (
 // randomModelMessage makes message id of a model test: a random topic,
 // queue, tag and padding, key k<id mod 11> plus a key of its own, and
 // sometimes no StoreHost (the store fills it in).
+// randomModelBatch draws k messages for the model tests, numbered by next.
+func randomModelBatch(r *rand.Rand, k int, next func() int, topics, tags []string) ([]*protocol.MessageExt, []modelRec) {
+	ms, recs := make([]*protocol.MessageExt, 0, k), make([]modelRec, 0, k)
+	for j := 0; j < k; j++ {
+		rec, m := randomModelMessage(r, next(), topics, tags)
+		ms, recs = append(ms, m), append(recs, rec)
+	}
+	return ms, recs
+}
+
 func randomModelMessage(r *rand.Rand, id int, topics, tags []string) (modelRec, *protocol.MessageExt) {
 	rec := modelRec{topic: topics[r.IntN(len(topics))], q: int32(r.IntN(3)), body: fmt.Sprintf("m%d", id),
 		key: fmt.Sprintf("k%d", id%11), uniq: fmt.Sprintf("u%d", id), tag: tags[r.IntN(len(tags))]}
@@ -85,17 +94,12 @@ func TestConcurrentModel(t *testing.T) {
 		if r.IntN(3) == 0 {
 			k = 1 + r.IntN(70)
 		}
-		var ms []*protocol.MessageExt
-		var recs []modelRec
-		for j := 0; j < k; j++ {
+		ms, recs := randomModelBatch(r, k, func() int {
 			seq.Lock()
+			defer seq.Unlock()
 			n++
-			id := n
-			seq.Unlock()
-			rec, m := randomModelMessage(r, id, topics, tags)
-			ms = append(ms, m)
-			recs = append(recs, rec)
-		}
+			return n
+		}, topics, tags)
 		res, err := s.Put(ms)
 		if err != nil {
 			fail("put: %v", err)
@@ -229,6 +233,10 @@ func TestConcurrentModel(t *testing.T) {
 			if res.Status == GetFound && res.Count == 0 || res.Status != GetFound && res.Count > 0 {
 				fail("get %v@%d: status %v count %d", id, off, res.Status, res.Count)
 			}
+			if f == nil && res.Count == 0 && off < max && res.NextBeginOffset <= off {
+				// Below the max there is a message or a minimum above off.
+				fail("get %v@%d (max %d): %v, nothing, next %d: the consumer is stuck", id, off, max, res.Status, res.NextBeginOffset)
+			}
 			if f != nil && res.Status == GetFound {
 				// Every message skipped between requested and returned must not match.
 				for o := off; o < res.QueueOffsets[0]; o++ {
@@ -343,17 +351,17 @@ func (s *Store) modelSegs(phys int64) string {
 		out += fmt.Sprintf(" [%d,%d)", g.Start, g.Dir.End)
 	}
 	s.segMu.RUnlock()
-	it, _ := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
-	defer it.Close()
 	out += " pebble:"
-	for ok := it.First(); ok; ok = it.Next() {
-		st, _ := index.ParseDirKey(it.Key())
-		d, _ := index.DecodeDir(it.Value())
+	err := index.Segments(s.db, func(st int64, d index.Dir) (bool, error) {
 		if st <= phys && phys < d.End {
 			out += fmt.Sprintf(" *[%d,%d)*", st, d.End)
 		} else if d.End > phys-20000 && st < phys+20000 {
 			out += fmt.Sprintf(" [%d,%d)", st, d.End)
 		}
+		return true, nil
+	})
+	if err != nil {
+		out += " " + err.Error()
 	}
 	return out
 }

@@ -44,5 +44,22 @@ func TestPutScratchReleasesMessageStrings(t *testing.T) {
 				break
 			}
 		}
+		// The messages' topics, keys and records, and the slots into the batch.
+		pooledMsgs, pooledSlots := sc.one.msg[:], sc.one.slot[:]
+		if tc.n > 1 {
+			pooledMsgs, pooledSlots = sc.many.msgs[:cap(sc.many.msgs)], sc.many.slots[:cap(sc.many.slots)]
+		}
+		for i := range pooledMsgs {
+			if m := pooledMsgs[i]; m.Topic != "" || m.Keys != nil || m.UniqKey != "" || m.Record != nil {
+				t.Errorf("%+v: the pooled scratch still holds message %d: %+v", tc, i, m)
+				break
+			}
+		}
+		for i := range pooledSlots {
+			if sl := pooledSlots[i]; sl.rec != nil || sl.logKey != nil || sl.hashes != nil {
+				t.Errorf("%+v: the pooled scratch still points into a batch (slot %d)", tc, i)
+				break
+			}
+		}
 	}
 }

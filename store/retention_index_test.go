@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/index"
 )
@@ -35,21 +34,16 @@ func TestRetentionDeletesIndexSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	segments := func() (n int, lowestEnd int64) {
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{index.DirPrefix}, UpperBound: []byte{index.DirPrefix + 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer it.Close()
 		lowestEnd = -1
-		for ok := it.First(); ok; ok = it.Next() {
-			d, err := index.DecodeDir(it.Value())
-			if err != nil {
-				t.Fatal(err)
-			}
+		err := index.Segments(s.db, func(_ int64, d index.Dir) (bool, error) {
 			if lowestEnd < 0 {
 				lowestEnd = d.End
 			}
 			n++
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		return n, lowestEnd
 	}

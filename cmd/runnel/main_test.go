@@ -88,7 +88,10 @@ func TestDevNamesFreshForAnOlderStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = db.Close()
-	err = runDev(context.Background(), devConfig{dir: dir, nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
+	// Bounded: without the refusal dev would serve until cancelled.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = runDev(ctx, devConfig{dir: dir, nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}, io.Discard)
 	if !errors.Is(err, store.ErrOlderFormat) || !strings.Contains(err.Error(), "runnel dev --fresh") {
 		t.Fatalf("dev on an older store: %v", err)
