@@ -3,198 +3,229 @@ package broker
 import (
 	"context"
 	"encoding/json"
-	"runtime"
+	"fmt"
+	"sort"
 	"strconv"
-	"time"
+	"strings"
 
-	"github.com/runnelmq/runnel/broker/longpoll"
-	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// handleCreateTopic serves UPDATE_AND_CREATE_TOPIC (17) (Java
-// AdminBrokerProcessor.updateAndCreateTopic). The new table is registered
-// with the name servers before the answer, so a consumer started right
-// after finds the route.
-func (b *Broker) handleCreateTopic(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.CreateTopicRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	if remark, ok := checkTopicName(h.Topic); !ok {
-		return protocol.NewResponse(req, protocol.RespSystemError, remark)
-	}
-	if isSystemTopic(h.Topic) || h.Topic == b.cfg.ClusterName || h.Topic == b.cfg.BrokerName {
-		return errResponse(req, protocol.RespSystemError, "The topic[%s] is conflict with system topic.", h.Topic)
-	}
-	if h.ReadQueueNums <= 0 || h.WriteQueueNums <= 0 || h.ReadQueueNums > maxQueueNums || h.WriteQueueNums > maxQueueNums {
-		return errResponse(req, protocol.RespInvalidParameter,
-			"readQueueNums %d and writeQueueNums %d must be in 1..%d", h.ReadQueueNums, h.WriteQueueNums, maxQueueNums)
-	}
-	if h.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 {
-		return errResponse(req, protocol.RespInvalidParameter, "perm %d has unknown bits", h.Perm)
-	}
-	filter := h.TopicFilterType
-	if filter == "" {
-		filter = protocol.TopicFilterSingleTag
-	}
+// handleCreateTopic serves UPDATE_AND_CREATE_TOPIC (17). The new table is
+// registered with the name servers before the answer.
+func (b *Broker) handleCreateTopic(c *remoting.Conn, req *protocol.Command, h *protocol.CreateTopicRequestHeader) *protocol.Command {
 	tc := protocol.TopicConfig{
 		TopicName: h.Topic, ReadQueueNums: int(h.ReadQueueNums), WriteQueueNums: int(h.WriteQueueNums),
-		Perm: int(h.Perm), TopicFilterType: filter, TopicSysFlag: int(h.TopicSysFlag), Order: h.Order,
+		Perm: int(h.Perm), TopicFilterType: h.TopicFilterType, TopicSysFlag: int(h.TopicSysFlag), Order: h.Order,
 	}
-	changed, err := b.topics.put(tc)
-	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	if changed {
-		b.log.Info("broker: topic created or updated", "topic", h.Topic, "read", h.ReadQueueNums,
-			"write", h.WriteQueueNums, "perm", protocol.PermString(int(h.Perm)), "by", c.RemoteAddr())
-		b.registerNow()
-	}
-	return protocol.NewResponse(req, protocol.RespSuccess, "")
+	return outcome(req, b.core.CreateTopic(tc, c.RemoteAddr()))
 }
 
-// handleDeleteTopic serves DELETE_TOPIC_IN_BROKER (215): the topic config,
-// its queues and the consumer offsets on it go.
-func (b *Broker) handleDeleteTopic(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.DeleteTopicRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	if remark, ok := checkTopicName(h.Topic); !ok {
-		return protocol.NewResponse(req, protocol.RespSystemError, remark)
-	}
-	if isSystemTopic(h.Topic) {
-		return errResponse(req, protocol.RespSystemError, "The topic[%s] is conflict with system topic.", h.Topic)
-	}
-	tc, _ := b.topics.get(h.Topic)
-	existed, err := b.topics.remove(h.Topic)
-	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	b.offsets.DropTopic(h.Topic)
-	// Queues restart at offset 0 if the topic is created again; the
-	// long-poll table must not remember the old high-water marks.
-	for q := range max(tc.ReadQueueNums, tc.WriteQueueNums) {
-		b.holds.Forget(longpoll.Key{Topic: h.Topic, QueueID: int32(q)})
-	}
-	if existed {
-		b.log.Info("broker: topic deleted", "topic", h.Topic, "by", c.RemoteAddr())
-		b.registerNow()
-	}
-	return protocol.NewResponse(req, protocol.RespSuccess, "")
+// handleDeleteTopic serves DELETE_TOPIC_IN_BROKER (215).
+func (b *Broker) handleDeleteTopic(c *remoting.Conn, req *protocol.Command, h *protocol.DeleteTopicRequestHeader) *protocol.Command {
+	return outcome(req, b.core.DeleteTopic(h.Topic, c.RemoteAddr()))
 }
 
 // handleGetAllTopicConfig serves GET_ALL_TOPIC_CONFIG (21).
 func (b *Broker) handleGetAllTopicConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	table, version := b.topics.snapshot()
-	body, err := json.Marshal(protocol.TopicConfigSerializeWrapper{TopicConfigTable: table, DataVersion: version})
+	table, version := b.core.Topics()
+	return jsonResponse(req, protocol.TopicConfigSerializeWrapper{TopicConfigTable: table, DataVersion: version})
+}
+
+// handleTopicStats serves GET_TOPIC_STATS_INFO (202).
+func (b *Broker) handleTopicStats(_ *remoting.Conn, req *protocol.Command, h *protocol.GetTopicStatsInfoRequestHeader) *protocol.Command {
+	stats, err := b.core.TopicStats(h.Topic)
 	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
+		return failure(req, err)
 	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.Body = body
-	return resp
+	return success(req, nil, stats.Encode())
 }
 
-// handleTopicStats serves GET_TOPIC_STATS_INFO (202): each queue's offset
-// range and the store time of its newest message.
-func (b *Broker) handleTopicStats(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.GetTopicStatsInfoRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	tc, ok := b.topics.get(h.Topic)
-	if !ok {
-		return errResponse(req, protocol.RespTopicNotExist, "topic[%s] not exist", h.Topic)
-	}
-	stats := protocol.TopicStatsTable{OffsetTable: map[protocol.MessageQueue]protocol.TopicOffset{}}
-	for q := range int32(tc.WriteQueueNums) {
-		min, max := b.st.MinOffset(h.Topic, q), b.st.MaxOffset(h.Topic, q)
-		var last int64
-		if max > 0 {
-			if e, err := b.st.QueueEntry(h.Topic, q, max-1); err == nil {
-				last = e.StoreTimestamp
-			}
-		}
-		mq := protocol.MessageQueue{Topic: h.Topic, BrokerName: b.cfg.BrokerName, QueueID: q}
-		stats.OffsetTable[mq] = protocol.TopicOffset{MinOffset: min, MaxOffset: max, LastUpdateTimestamp: last}
-	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.Body = stats.Encode()
-	return resp
+// handleConsumeStats serves GET_CONSUME_STATS (208).
+func (b *Broker) handleConsumeStats(_ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumeStatsRequestHeader) *protocol.Command {
+	return success(req, nil, b.core.ConsumeStats(h.ConsumerGroup, h.Topic).Encode())
 }
 
-// handleConsumeStats serves GET_CONSUME_STATS (208): per queue, the broker
-// offset, the group's committed offset (the lag is their difference) and
-// the store time of the last consumed message.
-func (b *Broker) handleConsumeStats(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.GetConsumeStatsRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	topics := []string{h.Topic}
-	if h.Topic == "" {
-		topics = topicsOfGroup(b.offsets.Group(h.ConsumerGroup, ""))
-	}
-	stats := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
-	for _, topic := range topics {
-		tc, ok := b.topics.get(topic)
-		if !ok {
-			continue
-		}
-		for q := range int32(tc.WriteQueueNums) {
-			w := protocol.OffsetWrapper{BrokerOffset: b.st.MaxOffset(topic, q)}
-			if off, ok := b.offsets.Get(offsets.Key{Group: h.ConsumerGroup, Topic: topic, QueueID: q}); ok {
-				w.ConsumerOffset = off
-				w.PullOffset = off
-			}
-			if w.ConsumerOffset > 0 {
-				if e, err := b.st.QueueEntry(topic, q, w.ConsumerOffset-1); err == nil {
-					w.LastTimestamp = e.StoreTimestamp
-				}
-			}
-			mq := protocol.MessageQueue{Topic: topic, BrokerName: b.cfg.BrokerName, QueueID: q}
-			stats.OffsetTable[mq] = w
-		}
-	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.Body = stats.Encode()
-	return resp
+// handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28): a KVTable.
+func (b *Broker) handleRuntimeInfo(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	return jsonResponse(req, map[string]any{"table": b.core.RuntimeInfo()})
 }
 
-func topicsOfGroup(es []offsets.Entry) []string {
-	var out []string
-	for _, e := range es {
-		if len(out) == 0 || out[len(out)-1] != e.Topic {
-			out = append(out, e.Topic)
+// subscriptionGroupConfig is RocketMQ's SubscriptionGroupConfig with the
+// defaults every group has here (groups are not configured separately).
+type subscriptionGroupConfig struct {
+	GroupName                      string `json:"groupName"`
+	ConsumeEnable                  bool   `json:"consumeEnable"`
+	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
+	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
+	RetryQueueNums                 int    `json:"retryQueueNums"`
+	RetryMaxTimes                  int    `json:"retryMaxTimes"`
+	BrokerID                       int64  `json:"brokerId"`
+	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
+	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
+}
+
+// handleGetAllSubscriptionGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+// (201) (Java SubscriptionGroupWrapper).
+func (b *Broker) handleGetAllSubscriptionGroups(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	table := map[string]subscriptionGroupConfig{}
+	for _, g := range b.core.KnownGroups() {
+		table[g] = subscriptionGroupConfig{
+			GroupName: g, ConsumeEnable: true, ConsumeFromMinEnable: true, ConsumeBroadcastEnable: true,
+			RetryQueueNums: core.RetryQueueNums, RetryMaxTimes: core.RetryMaxTimes, WhichBrokerWhenConsumeSlowly: 1,
+			NotifyConsumerIdsChangedEnable: true,
 		}
+	}
+	_, version := b.core.Topics()
+	return jsonResponse(req, map[string]any{"subscriptionGroupTable": table, "dataVersion": version})
+}
+
+// handleGetAllConsumerOffsets serves GET_ALL_CONSUMER_OFFSET (43) (Java
+// ConsumerOffsetSerializeWrapper): {"offsetTable":{"topic@group":{"0":12}}}.
+func (b *Broker) handleGetAllConsumerOffsets(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	table := map[string]map[string]int64{}
+	for _, e := range b.core.ConsumerOffsets() {
+		k := e.Topic + "@" + e.Group
+		if table[k] == nil {
+			table[k] = map[string]int64{}
+		}
+		table[k][strconv.Itoa(int(e.QueueID))] = e.Offset
+	}
+	return jsonResponse(req, map[string]any{"offsetTable": table})
+}
+
+// handleTopicConsumeByWho serves QUERY_TOPIC_CONSUME_BY_WHO (300).
+func (b *Broker) handleTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	topic := req.Ext("topic")
+	if topic == "" {
+		return errResponse(req, protocol.RespSystemError, "protocol: QUERY_TOPIC_CONSUME_BY_WHO header: topic: missing")
+	}
+	return jsonResponse(req, map[string][]string{"groupList": b.core.TopicConsumers(topic)})
+}
+
+// connection is one client connection in RocketMQ's Connection JSON.
+type connection struct {
+	ClientID   string `json:"clientId"`
+	ClientAddr string `json:"clientAddr"`
+	Language   string `json:"language"`
+	Version    int    `json:"version"`
+}
+
+func connectionsJSON(cs []core.Connection) []connection {
+	out := make([]connection, len(cs))
+	for i, c := range cs {
+		out[i] = connection{ClientID: c.ClientID, ClientAddr: c.ClientAddr, Language: c.Language, Version: c.Version}
 	}
 	return out
 }
 
-// bootTime is when the process loaded the broker package, for runtime info.
-var bootTime = time.Now()
-
-// handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28): a KVTable of the
-// figures that are cheap to give.
-func (b *Broker) handleRuntimeInfo(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	table := map[string]string{
-		"brokerVersionDesc":  "Runnel",
-		"brokerVersion":      strconv.Itoa(int(protocol.Version)),
-		"bootTimestamp":      itoa(bootTime.UnixMilli()),
-		"runtime":            time.Since(bootTime).Round(time.Second).String(),
-		"commitLogMinOffset": itoa(b.st.MinPhysOffset()),
-		"commitLogMaxOffset": itoa(b.st.MaxPhysOffset()),
-		"brokerName":         b.cfg.BrokerName,
-		"clusterName":        b.cfg.ClusterName,
-		"topicCount":         strconv.Itoa(len(b.topics.names())),
-		"heldPulls":          strconv.Itoa(b.holds.Len()),
-		"goroutines":         strconv.Itoa(runtime.NumGoroutine()),
+// handleConsumerConnections serves GET_CONSUMER_CONNECTION_LIST (203)
+// (Java ConsumerConnection, for mqadmin consumerConnection).
+func (b *Broker) handleConsumerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	group := req.Ext("consumerGroup")
+	if group == "" {
+		return errResponse(req, protocol.RespSystemError, "protocol: GET_CONSUMER_CONNECTION_LIST header: consumerGroup: missing")
 	}
-	body, _ := json.Marshal(map[string]any{"table": table})
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.Body = body
-	return resp
+	g, err := b.core.ConsumerConnections(group)
+	if err != nil {
+		return failure(req, err)
+	}
+	subs := map[string]protocol.SubscriptionData{}
+	for _, s := range g.Subscriptions {
+		sd := protocol.SubscriptionData{Topic: s.Topic, SubString: s.Expression, TagsSet: s.Tags,
+			CodeSet: s.Codes, SubVersion: s.Version, ExpressionType: s.ExpressionType}
+		if sd.TagsSet == nil {
+			sd.TagsSet = []string{}
+		}
+		if sd.CodeSet == nil {
+			sd.CodeSet = protocol.CodeSet{}
+		}
+		subs[s.Topic] = sd
+	}
+	return jsonResponse(req, map[string]any{
+		"connectionSet":     connectionsJSON(g.Connections),
+		"subscriptionTable": subs,
+		"consumeType":       g.ConsumeType,
+		"messageModel":      g.MessageModel,
+		"consumeFromWhere":  g.ConsumeFromWhere,
+	})
+}
+
+// handleProducerConnections serves GET_PRODUCER_CONNECTION_LIST (204).
+func (b *Broker) handleProducerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	group := req.Ext("producerGroup")
+	if group == "" {
+		return errResponse(req, protocol.RespSystemError, "protocol: GET_PRODUCER_CONNECTION_LIST header: producerGroup: missing")
+	}
+	cs, err := b.core.ProducerConnections(group)
+	if err != nil {
+		return failure(req, err)
+	}
+	return jsonResponse(req, map[string]any{"connectionSet": connectionsJSON(cs)})
+}
+
+// handleGetTopicConfig serves GET_TOPIC_CONFIG (351): one topic's config
+// (Java 5 TopicConfigAndQueueMapping, without static-topic mapping).
+func (b *Broker) handleGetTopicConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	topic := req.Ext("topic")
+	tc, ok := b.core.Topic(topic)
+	if !ok {
+		return errResponse(req, protocol.RespTopicNotExist, "No topic in this broker. topic: %s", topic)
+	}
+	return jsonResponse(req, tc)
+}
+
+// handleGetBrokerConfig serves GET_BROKER_CONFIG (26): the configuration in
+// force as RocketMQ properties text, under RocketMQ's key names.
+func (b *Broker) handleGetBrokerConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	c := b.cfg
+	props := map[string]string{
+		"brokerName":            c.BrokerName,
+		"brokerClusterName":     c.ClusterName,
+		"brokerId":              strconv.FormatInt(c.BrokerID, 10),
+		"namesrvAddr":           strings.Join(c.NamesrvAddrs, ";"),
+		"listenPort":            portOf(b.Addr()),
+		"brokerIP1":             hostOf(b.AdvertisedAddr()),
+		"storePathRootDir":      c.StoreDir,
+		"flushDiskType":         c.FlushMode.String(),
+		"autoCreateTopicEnable": fmt.Sprint(c.AutoCreateTopicEnable),
+		"defaultTopicQueueNums": fmt.Sprint(c.DefaultTopicQueueNums),
+		"fileReservedTime":      fmt.Sprint(int(c.FileReservedTime.Hours())),
+		"maxMessageSize":        fmt.Sprint(c.MaxMessageSize),
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s=%s\n", k, props[k])
+	}
+	return success(req, nil, []byte(sb.String()))
+}
+
+// jsonResponse answers req SUCCESS with v as its JSON body.
+func jsonResponse(req *protocol.Command, v any) *protocol.Command {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return errResponse(req, protocol.RespSystemError, "%v", err)
+	}
+	return success(req, nil, body)
+}
+
+func portOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[i+1:]
+	}
+	return ""
+}
+
+func hostOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return strings.Trim(addr[:i], "[]")
+	}
+	return addr
 }

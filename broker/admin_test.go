@@ -70,7 +70,7 @@ func TestTopicAdmin(t *testing.T) {
 
 	expect(t, rc.call(protocol.ReqDeleteTopicInBroker, protocol.TopicRequestHeader{Topic: "TBW102"}.Encode(), nil), protocol.RespSystemError, "system topic")
 	expect(t, rc.call(protocol.ReqDeleteTopicInBroker, protocol.TopicRequestHeader{Topic: "Adm"}.Encode(), nil), protocol.RespSuccess, "")
-	if _, ok := b.topics.get("Adm"); ok {
+	if _, ok := b.core.Topic("Adm"); ok {
 		t.Fatal("topic still there after delete")
 	}
 	if off, ok := b.ConsumerOffset("g", "Adm", 1); ok {

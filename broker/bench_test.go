@@ -39,7 +39,7 @@ func BenchmarkLongPollLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		for br.holds.Len() == 0 {
+		for br.core.HeldPulls() == 0 {
 			time.Sleep(50 * time.Microsecond)
 		}
 		b.StartTimer()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/store"
 )
@@ -182,8 +184,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: ClusterName %q", ErrBadConfig, c.ClusterName)
 	case c.BrokerID < 0:
 		return fmt.Errorf("%w: BrokerID %d is negative", ErrBadConfig, c.BrokerID)
-	case c.DefaultTopicQueueNums <= 0 || c.DefaultTopicQueueNums > maxQueueNums:
-		return fmt.Errorf("%w: DefaultTopicQueueNums %d not in 1..%d", ErrBadConfig, c.DefaultTopicQueueNums, maxQueueNums)
+	case c.DefaultTopicQueueNums <= 0 || c.DefaultTopicQueueNums > core.MaxQueueNums:
+		return fmt.Errorf("%w: DefaultTopicQueueNums %d not in 1..%d", ErrBadConfig, c.DefaultTopicQueueNums, core.MaxQueueNums)
 	case c.MaxMessageSize <= 0:
 		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadConfig, c.MaxMessageSize)
 	case c.RegisterInterval <= 0:
@@ -307,4 +309,15 @@ func firstNonLoopbackIPv4() netip.Addr {
 		}
 	}
 	return netip.AddrFrom4([4]byte{127, 0, 0, 1})
+}
+
+// defaultMessageDelayLevel is Config.MessageDelayLevel's default.
+const defaultMessageDelayLevel = schedule.DefaultLevels
+
+// validDelayLevels checks Config.MessageDelayLevel.
+func validDelayLevels(s string) error {
+	if _, err := schedule.ParseLevels(s); err != nil {
+		return fmt.Errorf("%w: MessageDelayLevel: %w", ErrBadConfig, err)
+	}
+	return nil
 }

@@ -1,40 +1,31 @@
-// Package broker is Runnel's RocketMQ broker: it serves the remoting
-// protocol to producers, consumers and admin tools, keeps messages in the
-// store, and registers its topics with the name servers.
+// Package broker is Runnel's RocketMQ broker process: the core
+// (broker/core) over its store, the remoting front door that adapts
+// RocketMQ's wire onto the core, and the registration with the name
+// servers.
 //
-// One file per concern: send.go (SEND_MESSAGE, _V2, SEND_BATCH_MESSAGE),
-// pull.go (PULL_MESSAGE with long polling), offset.go (consumer offsets and
-// queue offset queries), heartbeat.go (HEART_BEAT, consumer lists,
-// unregistering, NOTIFY_CONSUMER_IDS_CHANGED), lock.go (orderly queue locks),
-// admin.go (topic admin and stats), admin_groups.go and admin_tools.go
-// (group, connection and config listings for tools), reset.go (INVOKE_BROKER_TO_RESET_OFFSET),
-// consumer_admin.go (admin requests forwarded to a consumer client:
-// GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY,
-// INVOKE_BROKER_TO_GET_CONSUMER_STATUS), query.go (messages by id
-// and key), register.go (name server registration), topic.go (the topic
-// table), conf.go (RocketMQ broker.conf keys), sendback.go
-// (CONSUMER_SEND_MSG_BACK: %RETRY% and %DLQ%), retry.go (the send path's
-// %RETRY% bookkeeping and DELAY diversion), schedule_wire.go (delayed
-// delivery), transaction.go (half messages and END_TRANSACTION), txcheck.go
-// (CHECK_TRANSACTION_STATE to producers of unfinished transactions). The pure tables it wires live in sub-packages: clients, lock,
-// longpoll, offsets; delayed delivery lives in schedule.
+// The front door is thin: each handler decodes a request's header and body
+// (handlers.go: withHeader answers a header that does not decode), calls
+// the core, and encodes its result; a core refusal becomes a response in
+// one place (failure). Files: handlers.go (the code table and the
+// response helpers), channel.go (a remoting connection as the core's
+// Channel: the one place that writes to a client on the broker's own
+// initiative — notifications, deferred answers — and contains the
+// transport's write panic), send.go, pull.go, offset.go, heartbeat.go
+// (with locks), admin.go, consumer_admin.go, query.go, transaction.go
+// (with send-back), batch.go (SEND_BATCH_MESSAGE's body), register.go
+// (name server registration), config.go and conf.go (Config and RocketMQ
+// broker.conf keys).
 //
 // Invariants:
-//   - every request gets an answer (or none for oneway requests): bad input
-//     gets a RocketMQ response code with a remark, never a panic or a hang;
-//   - a request forwarded to a consumer client holds no goroutine while the
-//     client thinks, and is answered within ConsumerCallTimeout;
-//   - a pull that finds nothing with the SUSPEND flag is held (no goroutine)
-//     until a message arrives on its queue or its suspend time passes, and
-//     is then answered by running the pull again; it is never answered
-//     SUCCESS without messages;
-//   - consumer offsets are applied in memory as they arrive and written to
-//     the store every OffsetPersistInterval and on Close;
-//   - the topic table is written through to the store, and every change is
-//     registered with the name servers at once.
+//   - every request gets an answer (or none for oneway requests);
+//   - a deferred answer (a held pull, a call forwarded to a consumer)
+//     carries its request's opaque, is dropped for a oneway request, and
+//     is written at most once;
+//   - every topic change is registered with the name servers: at once and
+//     before the answer for admin changes, soon after for the rest.
 //
-// Close runs in a fixed order: held pulls are answered, background loops
-// stop, the server closes its connections (waiting for handlers), offsets
-// are persisted, the broker unregisters from the name servers, and the store
-// closes.
+// Close runs in a fixed order: the core drains (held pulls answered), the
+// registration loop stops, the server closes its connections (waiting for
+// handlers), the broker unregisters from the name servers, and the core
+// persists offsets and closes the store.
 package broker

@@ -30,10 +30,10 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 	sub := protocol.BuildSubscriptionData("T", "*")
 
 	expect(t, a.heartbeat("client-a", "g", sub), protocol.RespSuccess, "")
-	if _, ok := b.topics.get("%RETRY%g"); !ok {
+	if _, ok := b.core.Topic("%RETRY%g"); !ok {
 		t.Fatal("retry topic not created on the first heartbeat")
 	}
-	if tc, _ := b.topics.get("%RETRY%g"); tc.ReadQueueNums != 1 || tc.Perm != 6 {
+	if tc, _ := b.core.Topic("%RETRY%g"); tc.ReadQueueNums != 1 || tc.Perm != 6 {
 		t.Fatalf("retry topic %+v", tc)
 	}
 	if got := consumerList(t, a, "g"); !slices.Equal(got, []string{"client-a"}) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -46,7 +45,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "all pulls held", func() bool { return b.holds.Len() == n })
+	waitFor(t, "all pulls held", func() bool { return b.core.HeldPulls() == n })
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -72,5 +71,5 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 
 // holdsAt reports whether a pull on LF queue 0 is held at offset off.
 func (b *Broker) holdsAt(off int64) bool {
-	return slices.Contains(b.holds.Offsets(longpoll.Key{Topic: "LF", QueueID: 0}), off)
+	return slices.Contains(b.core.HeldOffsets("LF", 0), off)
 }

@@ -1,102 +1,62 @@
 package broker
 
 import (
-	"context"
-
-	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (14), as Java's
-// ConsumerManageProcessor: the stored offset; else 0 when the queue still
-// holds its first message (offset 0), so that a new group on a young broker
-// reads from the start whatever its consume-from setting; else 22.
-func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.QueryConsumerOffsetRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
+// handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (14).
+func (b *Broker) handleQueryConsumerOffset(_ *remoting.Conn, req *protocol.Command, h *protocol.QueryConsumerOffsetRequestHeader) *protocol.Command {
+	off, err := b.core.QueryConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID)
+	if err != nil {
+		return failure(req, err)
 	}
-	off, ok := b.offsets.Get(offsets.Key{Group: h.ConsumerGroup, Topic: h.Topic, QueueID: h.QueueID})
-	if !ok {
-		if b.st.MinOffset(h.Topic, h.QueueID) > 0 || b.st.MaxOffset(h.Topic, h.QueueID) == 0 {
-			return errResponse(req, protocol.RespQueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
-		}
-		off = 0
-	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.ExtFields = protocol.QueryConsumerOffsetResponseHeader{Offset: off}.Encode()
-	return resp
+	return success(req, protocol.QueryConsumerOffsetResponseHeader{Offset: off}.Encode(), nil)
 }
 
 // handleUpdateConsumerOffset serves UPDATE_CONSUMER_OFFSET (15). The
 // official client sends it oneway as it shuts down and closes the socket
 // without reading; the transport dispatches every frame it received, and
-// the offset is applied here before any reply is attempted. Negative
-// offsets (the client's "unknown") are ignored.
-func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.UpdateConsumerOffsetRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	b.offsets.Commit(offsets.Key{Group: h.ConsumerGroup, Topic: h.Topic, QueueID: h.QueueID}, h.CommitOffset)
-	return protocol.NewResponse(req, protocol.RespSuccess, "")
+// the offset is applied here before any reply is attempted.
+func (b *Broker) handleUpdateConsumerOffset(_ *remoting.Conn, req *protocol.Command, h *protocol.UpdateConsumerOffsetRequestHeader) *protocol.Command {
+	b.core.CommitConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+	return success(req, nil, nil)
 }
 
-// handleGetMaxOffset serves GET_MAX_OFFSET (30): the offset the next
-// message of the queue will get (0 for an unknown queue, as Java).
-func (b *Broker) handleGetMaxOffset(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.GetMaxOffsetRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.ExtFields = protocol.GetMaxOffsetResponseHeader{Offset: b.st.MaxOffset(h.Topic, h.QueueID)}.Encode()
-	return resp
+// handleGetMaxOffset serves GET_MAX_OFFSET (30).
+func (b *Broker) handleGetMaxOffset(_ *remoting.Conn, req *protocol.Command, h *protocol.GetMaxOffsetRequestHeader) *protocol.Command {
+	return success(req, protocol.GetMaxOffsetResponseHeader{Offset: b.core.MaxOffset(h.Topic, h.QueueID)}.Encode(), nil)
 }
 
 // handleGetMinOffset serves GET_MIN_OFFSET (31).
-func (b *Broker) handleGetMinOffset(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.GetMinOffsetRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.ExtFields = protocol.GetMinOffsetResponseHeader{Offset: b.st.MinOffset(h.Topic, h.QueueID)}.Encode()
-	return resp
+func (b *Broker) handleGetMinOffset(_ *remoting.Conn, req *protocol.Command, h *protocol.GetMinOffsetRequestHeader) *protocol.Command {
+	return success(req, protocol.GetMinOffsetResponseHeader{Offset: b.core.MinOffset(h.Topic, h.QueueID)}.Encode(), nil)
 }
 
-// handleSearchOffset serves SEARCH_OFFSET_BY_TIMESTAMP (29): the first
-// offset stored at or after the timestamp.
-func (b *Broker) handleSearchOffset(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.SearchOffsetRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
-	off, err := b.st.OffsetByTime(h.Topic, h.QueueID, h.Timestamp)
+// handleSearchOffset serves SEARCH_OFFSET_BY_TIMESTAMP (29).
+func (b *Broker) handleSearchOffset(_ *remoting.Conn, req *protocol.Command, h *protocol.SearchOffsetRequestHeader) *protocol.Command {
+	off, err := b.core.SearchOffset(h.Topic, h.QueueID, h.Timestamp)
 	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "search offset: %v", err)
+		return failure(req, err)
 	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.ExtFields = protocol.SearchOffsetResponseHeader{Offset: off}.Encode()
-	return resp
+	return success(req, protocol.SearchOffsetResponseHeader{Offset: off}.Encode(), nil)
 }
 
-// handleEarliestMsgStoreTime serves GET_EARLIEST_MSG_STORETIME (32): the
-// store time of the queue's oldest message.
-func (b *Broker) handleEarliestMsgStoreTime(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.GetEarliestMsgStoretimeRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
+// handleEarliestMsgStoreTime serves GET_EARLIEST_MSG_STORETIME (32).
+func (b *Broker) handleEarliestMsgStoreTime(_ *remoting.Conn, req *protocol.Command, h *protocol.GetEarliestMsgStoretimeRequestHeader) *protocol.Command {
+	ts := b.core.EarliestStoreTime(h.Topic, h.QueueID)
+	return success(req, protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: ts}.Encode(), nil)
+}
+
+// handleResetOffset serves INVOKE_BROKER_TO_RESET_OFFSET (222): the answer
+// carries the new offset table.
+func (b *Broker) handleResetOffset(_ *remoting.Conn, req *protocol.Command, h *protocol.ResetOffsetRequestHeader) *protocol.Command {
+	table, err := b.core.ResetOffset(core.ResetRequest{
+		Group: h.Group, Topic: h.Topic, QueueID: h.QueueID, Offset: h.Offset, Timestamp: h.Timestamp, Force: h.IsForce,
+	})
+	if err != nil {
+		return failure(req, err)
 	}
-	// An empty or unknown queue answers SUCCESS with -1, as Java's
-	// MessageStore.getEarliestMessageTime does: callers compare the value,
-	// they do not expect an error.
-	ts := int64(-1)
-	if e, err := b.st.QueueEntry(h.Topic, h.QueueID, b.st.MinOffset(h.Topic, h.QueueID)); err == nil {
-		ts = e.StoreTimestamp
-	}
-	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
-	resp.ExtFields = protocol.GetEarliestMsgStoretimeResponseHeader{Timestamp: ts}.Encode()
-	return resp
+	return success(req, nil, protocol.ResetOffsetBody{OffsetTable: table}.Encode())
 }

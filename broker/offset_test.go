@@ -95,7 +95,7 @@ func TestAbortLosesUnpersistedOffsets(t *testing.T) {
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("A", 1)
 	expect(t, updateOffset(rc, "g", "A", 0, 3), protocol.RespSuccess, "")
-	if err := b.persistOffsets(); err != nil {
+	if err := b.core.PersistOffsets(); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, updateOffset(rc, "g", "A", 0, 9), protocol.RespSuccess, "")

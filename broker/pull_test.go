@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -116,7 +115,7 @@ func TestLongPollWakesOnArrival(t *testing.T) {
 	h.CommitOffset = 0
 	got := make(chan *protocol.Command, 1)
 	go func() { got <- rc.callTimeout(protocol.ReqPullMessage, h.Encode(), nil, 10*time.Second) }()
-	waitFor(t, "the pull to be held", func() bool { return b.holds.Len() == 1 })
+	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	select {
 	case r := <-got:
 		t.Fatalf("answered before any message: %d %s", r.Code, r.Remark)
@@ -129,8 +128,8 @@ func TestLongPollWakesOnArrival(t *testing.T) {
 	if len(msgs) != 1 || string(msgs[0].Body) != "wake" {
 		t.Fatalf("woken pull returned %d messages", len(msgs))
 	}
-	if b.holds.Len() != 0 {
-		t.Fatalf("%d pulls still held", b.holds.Len())
+	if b.core.HeldPulls() != 0 {
+		t.Fatalf("%d pulls still held", b.core.HeldPulls())
 	}
 }
 
@@ -148,7 +147,7 @@ func TestLongPollExpires(t *testing.T) {
 		t.Fatalf("nextBeginOffset %d", ph.NextBeginOffset)
 	}
 	// The piggy-backed commit was applied by the first run.
-	if off, ok := b.offsets.Get(offsets.Key{Group: "g", Topic: "LX", QueueID: 0}); !ok || off != 7 {
+	if off, ok := b.ConsumerOffset("g", "LX", 0); !ok || off != 7 {
 		t.Fatalf("commit offset %d %v, want 7", off, ok)
 	}
 }
@@ -166,7 +165,7 @@ func TestCloseAnswersHeldPulls(t *testing.T) {
 		resp, _ := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
 		got <- resp
 	}()
-	waitFor(t, "the pull to be held", func() bool { return b.holds.Len() == 1 })
+	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +183,11 @@ func TestLongPollHoldsOnPastFilteredArrivals(t *testing.T) {
 	h := pullHeader("g", "LF", 0, 0, 32, protocol.PullFlagSuspend)
 	got := make(chan *protocol.Command, 1)
 	go func() { got <- rc.callTimeout(protocol.ReqPullMessage, h.Encode(), nil, 10*time.Second) }()
-	waitFor(t, "the pull to be held", func() bool { return b.holds.Len() == 1 })
+	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	expect(t, rc.send("LF", 0, "B", "not for me"), protocol.RespSuccess, "")
 	// The B arrival wakes the pull, which finds nothing for A and is held
 	// again from offset 1.
-	waitFor(t, "the pull held again", func() bool { return b.holds.Len() == 1 && b.holdsAt(1) })
+	waitFor(t, "the pull held again", func() bool { return b.core.HeldPulls() == 1 && b.holdsAt(1) })
 	select {
 	case r := <-got:
 		t.Fatalf("answered for a filtered arrival: %d %s", r.Code, r.Remark)

@@ -39,13 +39,6 @@ func (b *Broker) kickRegister() {
 	}
 }
 
-// registerNow registers with every name server and waits, so that a topic
-// just created is routable when the request that created it is answered
-// (RocketMQ registers synchronously in UPDATE_AND_CREATE_TOPIC too).
-func (b *Broker) registerNow() {
-	b.registerAll(b.ctx)
-}
-
 // registerAll sends REGISTER_BROKER with the whole topic table to every
 // name server in parallel. Failures are logged; the next round retries.
 func (b *Broker) registerAll(ctx context.Context) {
@@ -56,7 +49,7 @@ func (b *Broker) registerAll(ctx context.Context) {
 	if host == nil {
 		return
 	}
-	table, version := b.topics.snapshot()
+	table, version := b.core.Topics()
 	body := protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
 		TopicConfigTable: table, DataVersion: version,
 	}}

@@ -37,7 +37,7 @@ func TestOffsetsAfterRetention(t *testing.T) {
 		expect(t, rc.send("R", 0, "", string(rune('x'+i))), protocol.RespSuccess, "")
 	}
 	// 72 h after the survivors were stored, the first three are 73 h old.
-	if n, err := b.st.Retain(clock.Now().Add(72 * time.Hour)); err != nil || n == 0 {
+	if n, err := b.Store().Retain(clock.Now().Add(72 * time.Hour)); err != nil || n == 0 {
 		t.Fatalf("retention deleted %d bytes, err %v", n, err)
 	}
 

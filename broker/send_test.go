@@ -59,7 +59,7 @@ func TestSendAutoCreateDisabled(t *testing.T) {
 	b := startBroker(t, func(c *Config) { c.AutoCreateTopicEnable = false })
 	rc := newRawClient(t, b.Addr())
 	expect(t, rc.send("Nope", 0, "", "x"), protocol.RespTopicNotExist, "not exist")
-	if _, ok := b.topics.get("TBW102"); ok {
+	if _, ok := b.core.Topic("TBW102"); ok {
 		t.Error("TBW102 exists with auto-create disabled")
 	}
 }
@@ -71,7 +71,7 @@ func TestSendAutoCreateAndPull(t *testing.T) {
 	// Auto-created from TBW102 with the requested 4 queues, perm RW.
 	resp := rc.send("Auto", -1, "TagA", "one")
 	expect(t, resp, protocol.RespSuccess, "")
-	tc, ok := b.topics.get("Auto")
+	tc, ok := b.core.Topic("Auto")
 	if !ok || tc.WriteQueueNums != 4 || tc.Perm != protocol.PermRead|protocol.PermWrite {
 		t.Fatalf("auto-created topic %+v %v", tc, ok)
 	}
@@ -179,7 +179,7 @@ func TestSendToRetryTopicCreatesIt(t *testing.T) {
 	h.ReconsumeTimes = 1
 	h.MaxReconsumeTimes = 16
 	expect(t, rc.call(protocol.ReqSendMessage, h.Encode(), []byte("again")), protocol.RespSuccess, "")
-	tc, ok := b.topics.get("%RETRY%grp")
+	tc, ok := b.core.Topic("%RETRY%grp")
 	if !ok || tc.WriteQueueNums != 1 || tc.Perm != protocol.PermRead|protocol.PermWrite {
 		t.Fatalf("retry topic %+v %v", tc, ok)
 	}

@@ -39,7 +39,7 @@ func startBrokerIn(t *testing.T, dir string, clk *fakeclock.Clock, mods ...func(
 // broker's own loop), so what is due at the fake clock's time is out.
 func stepSchedule(t *testing.T, b *Broker) {
 	t.Helper()
-	if _, err := b.sched.svc.Load().Step(); err != nil {
+	if _, err := b.core.Schedule().Step(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -88,7 +88,7 @@ func TestSendBackRetryThenDLQ(t *testing.T) {
 	phys, offID := sendProps(t, rc, "T", map[string]string{"TAGS": "tagA", "KEYS": "k1", "UNIQ_KEY": "U1"}, "payload")
 
 	expect(t, sendBack(rc, phys, "g", 0, 2, "U1"), protocol.RespSuccess, "")
-	if tc, ok := b.topics.get("%RETRY%g"); !ok || tc.Perm != 6 || tc.WriteQueueNums != 1 {
+	if tc, ok := b.core.Topic("%RETRY%g"); !ok || tc.Perm != 6 || tc.WriteQueueNums != 1 {
 		t.Fatalf("retry topic %+v %v", tc, ok)
 	}
 	if got := queueMsgs(t, b, schedule.Topic, 2); len(got) != 1 { // level 3
@@ -136,7 +136,7 @@ func TestSendBackRetryThenDLQ(t *testing.T) {
 		d.Property("DELAY") != "" || string(d.Body) != "payload" {
 		t.Fatalf("dead letter %+v", d)
 	}
-	if tc, ok := b.topics.get("%DLQ%g"); !ok || tc.Perm != protocol.PermWrite || tc.WriteQueueNums != 1 {
+	if tc, ok := b.core.Topic("%DLQ%g"); !ok || tc.Perm != protocol.PermWrite || tc.WriteQueueNums != 1 {
 		t.Fatalf("DLQ topic %+v %v", tc, ok)
 	}
 }
@@ -241,7 +241,7 @@ func TestDelayLoopDelivers(t *testing.T) {
 	rc.createTopic("T", 1)
 	expect(t, rc.call(protocol.ReqSendMessage, sendHeader("T", 0, map[string]string{"DELAY": "1"}).Encode(), []byte("x")), protocol.RespSuccess, "")
 	clk.Advance(time.Second)
-	b.sched.svc.Load().Notify()
+	b.core.Schedule().Notify()
 	waitFor(t, "the loop to deliver", func() bool { return b.Store().MaxOffset("T", 0) == 1 })
 }
 

@@ -15,12 +15,12 @@ import (
 func storedMessages(t testing.TB, b *Broker, topic string, q int32) []*protocol.MessageExt {
 	t.Helper()
 	var out []*protocol.MessageExt
-	for off := b.st.MinOffset(topic, q); off < b.st.MaxOffset(topic, q); off++ {
-		e, err := b.st.QueueEntry(topic, q, off)
+	for off := b.Store().MinOffset(topic, q); off < b.Store().MaxOffset(topic, q); off++ {
+		e, err := b.Store().QueueEntry(topic, q, off)
 		if err != nil {
 			t.Fatalf("queue entry %s/%d@%d: %v", topic, q, off, err)
 		}
-		rec, err := b.st.ReadRecord(e.PhysOffset)
+		rec, err := b.Store().ReadRecord(e.PhysOffset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
 		t.Fatalf("send response %+v", sent)
 	}
 
-	halves := storedMessages(t, b, topicTransHalf, 0)
+	halves := storedMessages(t, b, "RMQ_SYS_TRANS_HALF_TOPIC", 0)
 	if len(halves) != 1 {
 		t.Fatalf("%d half messages, want 1", len(halves))
 	}
@@ -93,11 +93,11 @@ func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
 		t.Fatalf("half message %+v", h)
 	}
 	for q := int32(0); q < 4; q++ {
-		if n := b.st.MaxOffset("Tx", q); n != 0 {
+		if n := b.Store().MaxOffset("Tx", q); n != 0 {
 			t.Fatalf("real queue %d has %d messages before commit", q, n)
 		}
 	}
-	if recs, _ := b.st.QueryByKey("Tx", "k1", 8, 0, 0); len(recs) != 0 {
+	if recs, _ := b.Store().QueryByKey("Tx", "k1", 8, 0, 0); len(recs) != 0 {
 		t.Fatalf("half message found by key in the real topic")
 	}
 
@@ -114,15 +114,15 @@ func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
 	m := got[0]
 	if string(m.Body) != "payload" || m.Tags() != "TagT" || m.Property(protocol.PropertyKeys) != "k1 k2" || m.Property("user") != "v" ||
 		m.UniqKey() != sent.TransactionID || m.Property(protocol.PropertyProducerGroup) != "pg" ||
-		m.Property(protocol.PropertyRealTopic) != "" || m.Property(protocol.PropertyRealQueueID) != "" || m.Property(propTxOrigin) != "" ||
+		m.Property(protocol.PropertyRealTopic) != "" || m.Property(protocol.PropertyRealQueueID) != "" || m.Property("RUNNEL_TRAN_ORIGIN") != "" ||
 		m.SysFlag&protocol.SysFlagTransactionMask != protocol.SysFlagTransactionComm || m.PreparedTransactionOffset != h.CommitLogOffset {
 		t.Fatalf("committed message %+v", m)
 	}
-	if recs, _ := b.st.QueryByKey("Tx", "k2", 8, 0, 0); len(recs) != 1 {
+	if recs, _ := b.Store().QueryByKey("Tx", "k2", 8, 0, 0); len(recs) != 1 {
 		t.Fatalf("committed message found %d times by key, want 1", len(recs))
 	}
-	ops := storedMessages(t, b, topicTransOpHalf, 0)
-	if len(ops) != 1 || ops[0].Tags() != txOpTag || string(ops[0].Body) != "0" {
+	ops := storedMessages(t, b, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0)
+	if len(ops) != 1 || ops[0].Tags() != "d" || string(ops[0].Body) != "0" {
 		t.Fatalf("op messages %+v", ops)
 	}
 	// Consumers get it like any message, once.
@@ -143,10 +143,10 @@ func TestTransactionRollbackStoresNothing(t *testing.T) {
 	expect(t, rc.endTx(endHeader(t, "pg", sent, protocol.TransactionRollback)), protocol.RespSuccess, "")
 	expect(t, rc.endTx(endHeader(t, "pg", sent, protocol.TransactionRollback)), protocol.RespSuccess, "")
 	expect(t, rc.endTx(endHeader(t, "pg", sent, protocol.TransactionCommit)), protocol.RespSystemError, "already ended: rollback")
-	if n := b.st.MaxOffset("Tx", 0); n != 0 {
+	if n := b.Store().MaxOffset("Tx", 0); n != 0 {
 		t.Fatalf("%d messages in the real queue after rollback", n)
 	}
-	if ops := storedMessages(t, b, topicTransOpHalf, 0); len(ops) != 1 || ops[0].Property(propTxEnd) != txEndRollback {
+	if ops := storedMessages(t, b, "RMQ_SYS_TRANS_OP_HALF_TOPIC", 0); len(ops) != 1 || ops[0].Property("RUNNEL_TRAN_END") != "rollback" {
 		t.Fatalf("ops %+v", ops)
 	}
 
@@ -187,11 +187,11 @@ func TestEndTransactionRefusals(t *testing.T) {
 	ext := endHeader(t, "pg", sent, protocol.TransactionCommit).Encode()
 	delete(ext, "commitLogOffset")
 	expect(t, rc.call(protocol.ReqEndTransaction, ext, nil), protocol.RespSystemError, "commitLogOffset")
-	if n := b.st.MaxOffset("Tx", 0); n != 1 {
+	if n := b.Store().MaxOffset("Tx", 0); n != 1 {
 		t.Fatalf("real queue has %d messages after refused commits, want the plain one", n)
 	}
 	expect(t, commit(func(*protocol.EndTransactionRequestHeader) {}), protocol.RespSuccess, "")
-	if n := b.st.MaxOffset("Tx", 0); n != 2 {
+	if n := b.Store().MaxOffset("Tx", 0); n != 2 {
 		t.Fatalf("real queue has %d messages, want 2", n)
 	}
 }
@@ -216,7 +216,7 @@ func TestTransactionConcurrentCommitsStoreOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := b.st.MaxOffset("Tx", 0); n != 1 {
+	if n := b.Store().MaxOffset("Tx", 0); n != 1 {
 		t.Fatalf("%d copies after concurrent commits, want 1", n)
 	}
 }
@@ -236,7 +236,7 @@ func TestTransactionCommitAfterRestart(t *testing.T) {
 
 	b = open()
 	rc2 := newRawClient(t, b.Addr())
-	if n := b.st.MaxOffset("Tx", 1); n != 0 {
+	if n := b.Store().MaxOffset("Tx", 1); n != 0 {
 		t.Fatalf("real queue has %d messages before commit", n)
 	}
 	expect(t, rc2.endTx(endHeader(t, "pg", sent, protocol.TransactionCommit)), protocol.RespSuccess, "")
@@ -291,10 +291,10 @@ func TestRetrySendIsNotHalf(t *testing.T) {
 	rc := newRawClient(t, b.Addr())
 	h := sendHeader("%RETRY%g", 0, map[string]string{protocol.PropertyTransactionPrepared: "true", protocol.PropertyProducerGroup: "pg"})
 	expect(t, rc.call(protocol.ReqSendMessage, h.Encode(), []byte("again")), protocol.RespSuccess, "")
-	if n := b.st.MaxOffset("%RETRY%g", 0); n != 1 {
+	if n := b.Store().MaxOffset("%RETRY%g", 0); n != 1 {
 		t.Fatalf("retry topic has %d messages, want 1", n)
 	}
-	if n := b.st.MaxOffset(topicTransHalf, 0); n != 0 {
+	if n := b.Store().MaxOffset("RMQ_SYS_TRANS_HALF_TOPIC", 0); n != 0 {
 		t.Fatalf("half queue has %d messages", n)
 	}
 }

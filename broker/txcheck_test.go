@@ -122,11 +122,11 @@ func TestTransactionCheckAsksProducerAndCommits(t *testing.T) {
 	}
 
 	p.answer("pg", check, protocol.TransactionCommit)
-	waitFor(t, "the checked message committed", func() bool { return b.st.MaxOffset("Tx", 1) == 1 })
+	waitFor(t, "the checked message committed", func() bool { return b.Store().MaxOffset("Tx", 1) == 1 })
 	// The producer's own commit arriving late, with the first copy's
 	// offsets, finds the transaction ended.
 	expect(t, p.endTx(endHeader(t, "pg", sent, protocol.TransactionCommit)), protocol.RespSuccess, "")
-	if n := b.st.MaxOffset("Tx", 1); n != 1 {
+	if n := b.Store().MaxOffset("Tx", 1); n != 1 {
 		t.Fatalf("%d copies, want 1", n)
 	}
 	clk.Advance(time.Minute)
@@ -145,8 +145,8 @@ func TestTransactionCheckAnsweredRollback(t *testing.T) {
 	clk.Advance(10 * time.Second)
 	checkPass(t, b)
 	p.answer("pg", p.nextCheck(), protocol.TransactionRollback)
-	waitFor(t, "the rollback op", func() bool { return b.st.MaxOffset(topicTransOpHalf, 0) == 1 })
-	if n := b.st.MaxOffset("Tx", 0); n != 0 {
+	waitFor(t, "the rollback op", func() bool { return b.Store().MaxOffset("RMQ_SYS_TRANS_OP_HALF_TOPIC", 0) == 1 })
+	if n := b.Store().MaxOffset("Tx", 0); n != 0 {
 		t.Fatalf("%d messages after a rollback", n)
 	}
 	clk.Advance(time.Minute)
@@ -172,16 +172,16 @@ func TestTransactionCheckMaxDiscards(t *testing.T) {
 	if res := checkPass(t, b); res.Discarded != 1 || res.Checked != 0 || res.Progress != 3 {
 		t.Fatalf("after the last check: %+v", res)
 	}
-	discarded := storedMessages(t, b, topicTransCheckMax, 0)
+	discarded := storedMessages(t, b, "TRANS_CHECK_MAX_TIME_TOPIC", 0)
 	if len(discarded) != 1 || string(discarded[0].Body) != "orphan" || discarded[0].Property(protocol.PropertyRealTopic) != "Tx" {
 		t.Fatalf("discarded %+v", discarded)
 	}
 	// A late commit of the last copy is refused; nothing reaches Tx.
-	last := storedMessages(t, b, topicTransHalf, 0)[2]
+	last := storedMessages(t, b, "RMQ_SYS_TRANS_HALF_TOPIC", 0)[2]
 	h := protocol.EndTransactionRequestHeader{ProducerGroup: "pg", TranStateTableOffset: last.QueueOffset,
 		CommitLogOffset: last.CommitLogOffset, CommitOrRollback: protocol.TransactionCommit, MsgID: last.UniqKey()}
 	expect(t, rc.endTx(h), protocol.RespSystemError, "already ended: discard")
-	if n := b.st.MaxOffset("Tx", 0); n != 0 {
+	if n := b.Store().MaxOffset("Tx", 0); n != 0 {
 		t.Fatalf("%d messages in Tx", n)
 	}
 	clk.Advance(time.Minute)
@@ -228,7 +228,7 @@ func TestTransactionCheckSurvivesRestart(t *testing.T) {
 	}
 
 	b = open()
-	if off, ok := b.ConsumerOffset(txCheckGroup, topicTransHalf, 0); !ok || off != 1 {
+	if off, ok := b.ConsumerOffset("CID_SYS_RMQ_TRANS", "RMQ_SYS_TRANS_HALF_TOPIC", 0); !ok || off != 1 {
 		t.Fatalf("check progress after restart %d %v, want 1", off, ok)
 	}
 	p := newTxProducer(t, b.Addr(), "pg")
@@ -241,7 +241,7 @@ func TestTransactionCheckSurvivesRestart(t *testing.T) {
 		t.Fatalf("check times %q, want 2", m[0].Property(protocol.PropertyTransactionCheckTimes))
 	}
 	p.answer("pg", check, protocol.TransactionCommit)
-	waitFor(t, "the commit", func() bool { return b.st.MaxOffset("Tx", 0) == 1 })
+	waitFor(t, "the commit", func() bool { return b.Store().MaxOffset("Tx", 0) == 1 })
 	// Every older copy of the transaction is ended with it.
 	expect(t, p.endTx(endHeader(t, "pg", sent, protocol.TransactionCommit)), protocol.RespSuccess, "")
 	if got := storedMessages(t, b, "Tx", 0); len(got) != 1 || string(got[0].Body) != "survivor" {
@@ -260,5 +260,5 @@ func TestTransactionCheckLoopRuns(t *testing.T) {
 	p.createTopic("Tx", 1)
 	p.sendHalf("Tx", 0, "pg", time.Now().Add(-time.Second), nil, "loop")
 	p.answer("pg", p.nextCheck(), protocol.TransactionCommit)
-	waitFor(t, "the commit", func() bool { return b.st.MaxOffset("Tx", 0) == 1 })
+	waitFor(t, "the commit", func() bool { return b.Store().MaxOffset("Tx", 0) == 1 })
 }

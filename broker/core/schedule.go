@@ -1,4 +1,4 @@
-package broker
+package core
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// scheduler is the broker's delayed delivery: the levels in force (parsed
+// scheduler is the core's delayed delivery: the levels in force (parsed
 // from Config.MessageDelayLevel by New) and the service that delivers (set
 // by Start; nil before and after a failed Start).
 type scheduler struct {
@@ -17,74 +17,63 @@ type scheduler struct {
 }
 
 // delayLevels returns the delay levels in force.
-func (b *Broker) delayLevels() schedule.Levels { return b.sched.levels }
+func (c *Core) delayLevels() schedule.Levels { return c.sched.levels }
 
 // startSchedule starts delivering due messages; Start calls it once the store host is known.
-func (b *Broker) startSchedule() error {
+func (c *Core) startSchedule() error {
 	svc, err := schedule.New(schedule.Config{
-		Levels:  b.delayLevels(),
-		Store:   b.st,
-		Deliver: b.deliverScheduled,
-		Now:     b.cfg.Now,
-		Logger:  b.log,
+		Levels:  c.delayLevels(),
+		Store:   c.st,
+		Deliver: c.deliverScheduled,
+		Now:     c.cfg.Now,
+		Logger:  c.log,
 	})
 	if err != nil {
-		return fmt.Errorf("broker: %w", err)
+		return fmt.Errorf("core: %w", err)
 	}
 	if err := svc.Start(); err != nil {
-		return fmt.Errorf("broker: %w", err)
+		return fmt.Errorf("core: %w", err)
 	}
-	b.sched.svc.Store(svc)
+	c.sched.svc.Store(svc)
 	return nil
 }
 
 // closeSchedule stops the delivery loop; Close calls it before the store
 // closes, since a delivery writes to the store.
-func (b *Broker) closeSchedule() {
-	if svc := b.sched.svc.Load(); svc != nil {
+func (c *Core) closeSchedule() {
+	if svc := c.sched.svc.Load(); svc != nil {
 		svc.Close()
 	}
 }
 
 // scheduleArrived wakes the delivery loop when a message lands in the
 // schedule topic, so it can aim its timer at the new due time.
-func (b *Broker) scheduleArrived(topic string) {
+func (c *Core) scheduleArrived(topic string) {
 	if topic != schedule.Topic {
 		return
 	}
-	if svc := b.sched.svc.Load(); svc != nil {
+	if svc := c.sched.svc.Load(); svc != nil {
 		svc.Notify()
 	}
 }
 
 // deliverScheduled stores due messages in their real queues, stamped with
 // this broker's current address.
-func (b *Broker) deliverScheduled(msgs []*protocol.MessageExt) error {
-	if h := b.storeHost.Load(); h != nil {
+func (c *Core) deliverScheduled(msgs []*protocol.MessageExt) error {
+	if h := c.storeHost.Load(); h != nil {
 		for _, m := range msgs {
 			m.StoreHost = *h
 		}
 	}
-	_, err := b.st.Put(msgs)
+	_, err := c.st.Put(msgs)
 	return err
 }
 
 // DelayProgress returns, per delay level, the next queue offset of the
 // schedule topic still to deliver (for tests and tools).
-func (b *Broker) DelayProgress() map[int32]int64 {
-	if svc := b.sched.svc.Load(); svc != nil {
+func (c *Core) DelayProgress() map[int32]int64 {
+	if svc := c.sched.svc.Load(); svc != nil {
 		return svc.Progress()
-	}
-	return nil
-}
-
-// defaultMessageDelayLevel is Config.MessageDelayLevel's default.
-const defaultMessageDelayLevel = schedule.DefaultLevels
-
-// validDelayLevels checks Config.MessageDelayLevel.
-func validDelayLevels(s string) error {
-	if _, err := schedule.ParseLevels(s); err != nil {
-		return fmt.Errorf("%w: MessageDelayLevel: %w", ErrBadConfig, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package broker
+package core
 
 import (
 	"strconv"
@@ -24,31 +24,26 @@ const dlqTopicPerm = protocol.PermWrite
 // the default levels).
 const firstRetryLevel = 3
 
-// divertSend applies, to a single message about to be stored by
-// SEND_MESSAGE, the two rewrites Java's send path makes before the store:
-// a send to a %RETRY% topic (the official client's fallback when
+// divertSend applies, to the single message of a send about to be
+// stored, the two rewrites Java's send path makes before the store: a send
+// to a %RETRY% topic (the official client's fallback when
 // CONSUMER_SEND_MSG_BACK fails) gets its reconsume bookkeeping and goes to
 // the group's %DLQ% once the reconsume count exceeds the maximum
 // (SendMessageProcessor.handleRetryAndDLQ); then a message with a DELAY
 // level waits in the schedule topic (HookUtils.handleScheduleMessage).
-// Batches are left alone (the send path refuses DELAY and %RETRY% in
-// batches). A non-nil response refuses the send.
-func (b *Broker) divertSend(req *protocol.Command, h *protocol.SendMessageRequestHeader, msgs []*protocol.MessageExt) *protocol.Command {
-	if req.Code == protocol.ReqSendBatchMessage || len(msgs) != 1 {
-		return nil
-	}
-	m := msgs[0]
+// Batches are not diverted (Send refuses DELAY and %RETRY% in batches).
+func (c *Core) divertSend(r *SendRequest, m *protocol.MessageExt) error {
 	if group, ok := strings.CutPrefix(m.Topic, retryGroupPrefix); ok {
 		maxTimes := int32(defaultMaxReconsumeTimes)
-		if h.MaxReconsumeTimes >= 0 { // absent: the group's default, as Java
-			maxTimes = h.MaxReconsumeTimes
+		if r.MaxReconsumeTimes >= 0 { // absent: the group's default, as Java
+			maxTimes = r.MaxReconsumeTimes
 		}
 		m.SetProperty(protocol.PropertyReconsumeTime, strconv.Itoa(int(m.ReconsumeTimes)))
 		m.SetProperty(protocol.PropertyMaxReconsumeTimes, strconv.Itoa(int(maxTimes)))
 		if m.ReconsumeTimes > maxTimes {
-			dlq, resp := b.ensureDLQ(req, group)
-			if resp != nil {
-				return resp
+			dlq, err := c.ensureDLQ(group)
+			if err != nil {
+				return err
 			}
 			m.Topic, m.QueueID = dlq, 0
 			delete(m.Properties, protocol.PropertyDelayTimeLevel)
@@ -56,7 +51,7 @@ func (b *Broker) divertSend(req *protocol.Command, h *protocol.SendMessageReques
 		}
 	}
 	if schedulable(m.SysFlag) {
-		b.delayLevels().Transform(m)
+		c.delayLevels().Transform(m)
 	}
 	return nil
 }
@@ -71,23 +66,22 @@ func schedulable(sysFlag int32) bool {
 
 // ensureDLQ creates the group's dead-letter topic when it is missing
 // (TopicConfigManager.createTopicInSendMessageBackMethod) and has it
-// registered with the name servers. It returns the topic name, or the
-// refusal.
-func (b *Broker) ensureDLQ(req *protocol.Command, group string) (string, *protocol.Command) {
+// registered with the name servers. It returns the topic name.
+func (c *Core) ensureDLQ(group string) (string, error) {
 	name := dlqGroupPrefix + group
 	if remark, ok := checkTopicName(name); !ok {
-		return "", protocol.NewResponse(req, protocol.RespSystemError, remark)
+		return "", refuse(protocol.RespSystemError, remark)
 	}
-	tc, created, err := b.topics.createIfAbsent(newTopic(name, dlqQueueNums, dlqTopicPerm))
+	tc, created, err := c.topics.createIfAbsent(newTopic(name, dlqQueueNums, dlqTopicPerm))
 	if err != nil {
-		return "", errResponse(req, protocol.RespSystemError, "topic[%s] not exist: %v", name, err)
+		return "", errorf(protocol.RespSystemError, "topic[%s] not exist: %v", name, err)
 	}
 	if created {
-		b.log.Info("broker: dead-letter topic created", "topic", name)
-		b.kickRegister()
+		c.log.Info("broker: dead-letter topic created", "topic", name)
+		c.cfg.TopicsChanged(false)
 	}
 	if !protocol.IsWriteable(tc.Perm) {
-		return "", errResponse(req, protocol.RespNoPermission, "the topic[%s] sending message is forbidden", name)
+		return "", errorf(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", name)
 	}
 	return name, nil
 }

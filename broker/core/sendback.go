@@ -1,49 +1,54 @@
-package broker
+package core
 
 import (
-	"context"
 	"errors"
 	"maps"
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
-// handleConsumerSendMsgBack serves CONSUMER_SEND_MSG_BACK (36): a consumer
-// gives back a message it failed to consume (Java
+// SendBackRequest is a consumer giving back a message it failed to consume.
+type SendBackRequest struct {
+	Group string
+	// Offset is the message's commit log offset.
+	Offset            int64
+	OriginMsgID       string
+	OriginTopic       string
+	DelayLevel        int32
+	MaxReconsumeTimes int32
+	Client            string
+}
+
+// SendBack serves a consumer's give-back (Java
 // AbstractSendMessageProcessor.consumerSendMsgBack). A copy of the stored
 // original goes to %RETRY%<group>, delayed by the requested level or by
 // 3 + reconsumeTimes, with its reconsume count raised; once the original
 // has been reconsumed maxReconsumeTimes times, or when the client asks
 // with a negative level, the copy goes to %DLQ%<group> instead, undelayed.
-// Any failure answers SYSTEM_ERROR, and the official client then sends
-// the copy itself (see divertSend).
-func (b *Broker) handleConsumerSendMsgBack(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	var h protocol.ConsumerSendMsgBackRequestHeader
-	if err := h.Decode(req.ExtFields); err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
-	}
+// Any failure is a SYSTEM_ERROR, and the official client then sends the
+// copy itself (see divertSend).
+func (c *Core) SendBack(h SendBackRequest) error {
 	retryTopic := retryGroupPrefix + h.Group
 	if remark, ok := checkTopicName(retryTopic); !ok {
-		return protocol.NewResponse(req, protocol.RespSystemError, remark)
+		return refuse(protocol.RespSystemError, remark)
 	}
-	tc, created, err := b.topics.createIfAbsent(newTopic(retryTopic, retryQueueNums, defaultTopicPerm))
+	tc, created, err := c.topics.createIfAbsent(newTopic(retryTopic, retryQueueNums, defaultTopicPerm))
 	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "topic[%s] not exist: %v", retryTopic, err)
+		return errorf(protocol.RespSystemError, "topic[%s] not exist: %v", retryTopic, err)
 	}
 	if created {
-		b.log.Info("broker: retry topic created by send-back", "topic", retryTopic, "consumer", c.RemoteAddr())
-		b.kickRegister()
+		c.log.Info("broker: retry topic created by send-back", "topic", retryTopic, "consumer", h.Client)
+		c.cfg.TopicsChanged(false)
 	}
 	if !protocol.IsWriteable(tc.Perm) {
-		return errResponse(req, protocol.RespNoPermission, "the topic[%s] sending message is forbidden", retryTopic)
+		return errorf(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", retryTopic)
 	}
-	orig, err := b.lookupSendBack(&h, retryTopic)
+	orig, err := c.lookupSendBack(&h, retryTopic)
 	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "look message by offset failed, %d: %v", h.Offset, err)
+		return errorf(protocol.RespSystemError, "look message by offset failed, %d: %v", h.Offset, err)
 	}
 
 	props := maps.Clone(orig.Properties)
@@ -71,13 +76,13 @@ func (b *Broker) handleConsumerSendMsgBack(_ context.Context, c *remoting.Conn, 
 		SysFlag:        orig.SysFlag,
 		BornTimestamp:  orig.BornTimestamp,
 		BornHost:       orig.BornHost,
-		StoreHost:      *b.storeHost.Load(),
+		StoreHost:      c.host(),
 		ReconsumeTimes: times,
 	}
 	if level := h.DelayLevel; orig.ReconsumeTimes >= maxTimes || level < 0 {
-		dlq, resp := b.ensureDLQ(req, h.Group)
-		if resp != nil {
-			return resp
+		dlq, err := c.ensureDLQ(h.Group)
+		if err != nil {
+			return err
 		}
 		m.Topic, m.QueueID = dlq, 0
 	} else {
@@ -85,24 +90,24 @@ func (b *Broker) handleConsumerSendMsgBack(_ context.Context, c *remoting.Conn, 
 			level = firstRetryLevel + orig.ReconsumeTimes
 		}
 		m.SetProperty(protocol.PropertyDelayTimeLevel, strconv.Itoa(int(level)))
-		b.delayLevels().Transform(m)
+		c.delayLevels().Transform(m)
 	}
-	if _, err := b.st.Put([]*protocol.MessageExt{m}); err != nil {
-		return b.putError(req, err)
+	if _, err := c.st.Put([]*protocol.MessageExt{m}); err != nil {
+		return c.putError(err)
 	}
-	return protocol.NewResponse(req, protocol.RespSuccess, "")
+	return nil
 }
 
 // errNoOriginal is wrapped when send-back finds no stored original.
-var errNoOriginal = errors.New("broker: original message not found")
+var errNoOriginal = errors.New("core: original message not found")
 
 // lookupSendBack finds the original of a send-back: the record at the
 // header's commit log offset, unless that record is not the message the
 // client names by originMsgId; then the message named by originMsgId, as
 // an offsetMsgId or as a UNIQ_KEY (latest copy in the real or the retry
 // topic).
-func (b *Broker) lookupSendBack(h *protocol.ConsumerSendMsgBackRequestHeader, retryTopic string) (*protocol.MessageExt, error) {
-	if rec, err := b.st.ReadRecord(h.Offset); err == nil {
+func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.MessageExt, error) {
+	if rec, err := c.st.ReadRecord(h.Offset); err == nil {
 		m, _, err := protocol.DecodeStoredMessage(rec, false)
 		if err == nil && (h.OriginMsgID == "" || h.OriginMsgID == m.MsgID || h.OriginMsgID == m.OffsetMsgID) {
 			return m, nil
@@ -114,7 +119,7 @@ func (b *Broker) lookupSendBack(h *protocol.ConsumerSendMsgBackRequestHeader, re
 		return nil, errNoOriginal
 	}
 	if _, phys, err := protocol.ParseOffsetMsgID(h.OriginMsgID); err == nil {
-		if rec, err := b.st.ReadRecord(phys); err == nil {
+		if rec, err := c.st.ReadRecord(phys); err == nil {
 			if m, _, err := protocol.DecodeStoredMessage(rec, false); err == nil {
 				return m, nil
 			}
@@ -124,7 +129,7 @@ func (b *Broker) lookupSendBack(h *protocol.ConsumerSendMsgBackRequestHeader, re
 		if topic == "" {
 			continue
 		}
-		recs, err := b.st.QueryByUniqKey(topic, h.OriginMsgID, maxQueryNum)
+		recs, err := c.st.QueryByUniqKey(topic, h.OriginMsgID, maxQueryNum)
 		if err != nil {
 			return nil, err
 		}

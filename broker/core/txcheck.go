@@ -1,4 +1,4 @@
-package broker
+package core
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/offsets"
-	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -52,13 +51,13 @@ type TxCheckResult struct {
 }
 
 // txCheckTick runs a check pass (every TransactionCheckInterval).
-func (b *Broker) txCheckTick() {
-	res, err := b.CheckTransactions()
+func (c *Core) txCheckTick() {
+	res, err := c.CheckTransactions()
 	if err != nil {
-		b.log.Error("broker: transaction check", "err", err)
+		c.log.Error("broker: transaction check", "err", err)
 	}
 	if res.Checked+res.Discarded > 0 {
-		b.log.Info("broker: transaction check", "checked", res.Checked, "sent", res.Sent,
+		c.log.Info("broker: transaction check", "checked", res.Checked, "sent", res.Sent,
 			"discarded", res.Discarded, "progress", res.Progress)
 	}
 }
@@ -70,30 +69,30 @@ var txProgressKey = offsets.Key{Group: txCheckGroup, Topic: topicTransHalf, Queu
 // loop calls it every TransactionCheckInterval; tests call it after moving
 // their clock. A store error ends the pass early; the halves not yet done
 // are taken again by the next pass.
-func (b *Broker) CheckTransactions() (TxCheckResult, error) {
-	b.txn.checkMu.Lock()
-	defer b.txn.checkMu.Unlock()
+func (c *Core) CheckTransactions() (TxCheckResult, error) {
+	c.txn.checkMu.Lock()
+	defer c.txn.checkMu.Unlock()
 	var res TxCheckResult
-	if _, ok := b.topics.get(topicTransHalf); !ok {
+	if _, ok := c.topics.get(topicTransHalf); !ok {
 		return res, nil // no half message was ever sent
 	}
-	start, _ := b.offsets.Get(txProgressKey)
-	off := max(start, b.st.MinOffset(topicTransHalf, 0))
-	end := b.st.MaxOffset(topicTransHalf, 0) // renewed copies land past it
-	now := b.cfg.Now()
+	start, _ := c.offsets.Get(txProgressKey)
+	off := max(start, c.st.MinOffset(topicTransHalf, 0))
+	end := c.st.MaxOffset(topicTransHalf, 0) // renewed copies land past it
+	now := c.cfg.Now()
 	var err error
 scan:
 	for ; off < end; off++ {
 		select {
-		case <-b.stop:
+		case <-c.stop:
 			break scan
 		default:
 		}
 		var m *protocol.MessageExt
-		m, err = b.readHalf(off)
+		m, err = c.readHalf(off)
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
-			if mo := b.st.MinOffset(topicTransHalf, 0); mo > off+1 {
+			if mo := c.st.MinOffset(topicTransHalf, 0); mo > off+1 {
 				off = mo - 1 // removed by retention meanwhile
 			}
 			continue
@@ -105,15 +104,15 @@ scan:
 			continue // undecodable, logged
 		}
 		var stop bool
-		if stop, err = b.checkHalf(m, now, &res); err != nil || stop {
+		if stop, err = c.checkHalf(m, now, &res); err != nil || stop {
 			break
 		}
 	}
 	res.Progress = off
 	if off != start {
-		b.offsets.Commit(txProgressKey, off)
-		if perr := b.st.CommitOffset(txProgressKey.Group, txProgressKey.Topic, 0, off); perr != nil && err == nil {
-			err = fmt.Errorf("broker: write transaction check progress: %w", perr)
+		c.offsets.Commit(txProgressKey, off)
+		if perr := c.st.CommitOffset(txProgressKey.Group, txProgressKey.Topic, 0, off); perr != nil && err == nil {
+			err = fmt.Errorf("core: write transaction check progress: %w", perr)
 		}
 	}
 	return res, err
@@ -121,30 +120,30 @@ scan:
 
 // readHalf reads the half at a queue offset; nil (logged) when the record
 // does not decode.
-func (b *Broker) readHalf(off int64) (*protocol.MessageExt, error) {
-	e, err := b.st.QueueEntry(topicTransHalf, 0, off)
+func (c *Core) readHalf(off int64) (*protocol.MessageExt, error) {
+	e, err := c.st.QueueEntry(topicTransHalf, 0, off)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := b.st.ReadRecord(e.PhysOffset)
+	rec, err := c.st.ReadRecord(e.PhysOffset)
 	if err != nil {
 		return nil, err
 	}
 	m, _, err := protocol.DecodeStoredMessage(rec, false)
 	if err != nil {
-		b.log.Error("broker: undecodable half message skipped", "queueOffset", off, "err", err)
+		c.log.Error("broker: undecodable half message skipped", "queueOffset", off, "err", err)
 		return nil, nil
 	}
 	return m, nil
 }
 
 // checkHalf handles one half of a pass; stop ends the pass before it.
-func (b *Broker) checkHalf(m *protocol.MessageExt, now time.Time, res *TxCheckResult) (stop bool, err error) {
+func (c *Core) checkHalf(m *protocol.MessageExt, now time.Time, res *TxCheckResult) (stop bool, err error) {
 	origin := txOrigin(m)
-	mu := b.txn.lock(origin)
+	mu := c.txn.lock(origin)
 	mu.Lock()
 	defer mu.Unlock()
-	ended, err := b.txEnded(origin)
+	ended, err := c.txEnded(origin)
 	if err != nil {
 		return false, err
 	}
@@ -154,25 +153,25 @@ func (b *Broker) checkHalf(m *protocol.MessageExt, now time.Time, res *TxCheckRe
 	}
 	times, _ := strconv.Atoi(m.Property(protocol.PropertyTransactionCheckTimes))
 	age := now.UnixMilli() - m.BornTimestamp
-	if times >= b.cfg.TransactionCheckMax || age > b.cfg.FileReservedTime.Milliseconds() {
+	if times >= c.cfg.TransactionCheckMax || age > c.cfg.FileReservedTime.Milliseconds() {
 		res.Discarded++
-		return false, b.discardHalf(m, origin)
+		return false, c.discardHalf(m, origin)
 	}
-	immunity, own := b.txImmunity(m)
+	immunity, own := c.txImmunity(m)
 	if age >= 0 && age < immunity.Milliseconds() {
 		if !own {
 			return true, nil
 		}
 		res.Deferred++
-		_, err := b.renewHalf(m, origin, times)
+		_, err := c.renewHalf(m, origin, times)
 		return false, err
 	}
-	renewed, err := b.renewHalf(m, origin, times+1)
+	renewed, err := c.renewHalf(m, origin, times+1)
 	if err != nil {
 		return false, err
 	}
 	res.Checked++
-	if b.sendCheck(renewed) {
+	if c.sendCheck(renewed) {
 		res.Sent++
 	}
 	return false, nil
@@ -181,14 +180,14 @@ func (b *Broker) checkHalf(m *protocol.MessageExt, now time.Time, res *TxCheckRe
 // txImmunity returns how long after its birth a half is left alone, and
 // whether the half set it itself (Java getImmunityTime: seconds, -1 or
 // unparsable meaning the broker's TransactionTimeout).
-func (b *Broker) txImmunity(m *protocol.MessageExt) (time.Duration, bool) {
+func (c *Core) txImmunity(m *protocol.MessageExt) (time.Duration, bool) {
 	v := m.Property(protocol.PropertyCheckImmunityTimeInSecs)
 	if v == "" {
-		return b.cfg.TransactionTimeout, false
+		return c.cfg.TransactionTimeout, false
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n == -1 {
-		return b.cfg.TransactionTimeout, true
+		return c.cfg.TransactionTimeout, true
 	}
 	return time.Duration(n) * time.Second, true
 }
@@ -196,43 +195,43 @@ func (b *Broker) txImmunity(m *protocol.MessageExt) (time.Duration, bool) {
 // renewHalf re-puts a half at the end of the half queue, naming its origin
 // and with TRANSACTION_CHECK_TIMES set to times (when > 0), and returns the
 // copy as stored.
-func (b *Broker) renewHalf(m *protocol.MessageExt, origin int64, times int) (*protocol.MessageExt, error) {
-	c := *m
-	c.Properties = maps.Clone(m.Properties)
-	c.SetProperty(propTxOrigin, strconv.FormatInt(origin, 10))
+func (c *Core) renewHalf(m *protocol.MessageExt, origin int64, times int) (*protocol.MessageExt, error) {
+	cp := *m
+	cp.Properties = maps.Clone(m.Properties)
+	cp.SetProperty(propTxOrigin, strconv.FormatInt(origin, 10))
 	if times > 0 {
-		c.SetProperty(protocol.PropertyTransactionCheckTimes, strconv.Itoa(times))
+		cp.SetProperty(protocol.PropertyTransactionCheckTimes, strconv.Itoa(times))
 	}
-	c.StoreHost = *b.storeHost.Load()
-	put, err := b.st.Put([]*protocol.MessageExt{&c})
+	cp.StoreHost = c.host()
+	put, err := c.st.Put([]*protocol.MessageExt{&cp})
 	if err != nil {
-		return nil, fmt.Errorf("broker: renew half message: %w", err)
+		return nil, fmt.Errorf("core: renew half message: %w", err)
 	}
-	c.QueueOffset, c.CommitLogOffset = put[0].QueueOffset, put[0].CommitLogOffset
-	c.StoreTimestamp, c.OffsetMsgID = put[0].StoreTimestamp, put[0].OffsetMsgID()
-	return &c, nil
+	cp.QueueOffset, cp.CommitLogOffset = put[0].QueueOffset, put[0].CommitLogOffset
+	cp.StoreTimestamp, cp.OffsetMsgID = put[0].StoreTimestamp, put[0].OffsetMsgID()
+	return &cp, nil
 }
 
 // discardHalf ends a half's transaction without an answer: a copy goes to
 // TRANS_CHECK_MAX_TIME_TOPIC (Java DefaultTransactionalMessageCheckListener
 // resolveDiscardMsg) with a "discard" op, in one write.
-func (b *Broker) discardHalf(m *protocol.MessageExt, origin int64) error {
+func (c *Core) discardHalf(m *protocol.MessageExt, origin int64) error {
 	for _, topic := range []string{topicTransCheckMax, topicTransOpHalf} {
-		_, created, err := b.topics.createIfAbsent(newTopic(topic, 1, defaultTopicPerm))
+		_, created, err := c.topics.createIfAbsent(newTopic(topic, 1, defaultTopicPerm))
 		if err != nil {
 			return err
 		}
 		if created {
-			b.kickRegister()
+			c.cfg.TopicsChanged(false)
 		}
 	}
-	c := *m
-	c.Topic, c.QueueID = topicTransCheckMax, 0
-	c.StoreHost = *b.storeHost.Load()
-	if _, err := b.st.Put([]*protocol.MessageExt{&c, b.txOp(m, origin, txEndDiscard)}); err != nil {
-		return fmt.Errorf("broker: discard half message: %w", err)
+	cp := *m
+	cp.Topic, cp.QueueID = topicTransCheckMax, 0
+	cp.StoreHost = c.host()
+	if _, err := c.st.Put([]*protocol.MessageExt{&cp, c.txOp(m, origin, txEndDiscard)}); err != nil {
+		return fmt.Errorf("core: discard half message: %w", err)
 	}
-	b.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(protocol.PropertyProducerGroup),
+	c.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(protocol.PropertyProducerGroup),
 		"topic", m.Property(protocol.PropertyRealTopic), "uniqKey", m.UniqKey(), "checks", m.Property(protocol.PropertyTransactionCheckTimes))
 	return nil
 }
@@ -242,28 +241,23 @@ func (b *Broker) discardHalf(m *protocol.MessageExt, origin int64) error {
 // (AbstractTransactionalMessageCheckListener.sendCheckMessage): the header
 // names the copy, the body is the copy in the stored-message encoding with
 // its real topic and queue. It reports whether a connection was found.
-func (b *Broker) sendCheck(m *protocol.MessageExt) bool {
+func (c *Core) sendCheck(m *protocol.MessageExt) bool {
 	group := m.Property(protocol.PropertyProducerGroup)
-	var live []*remoting.Conn
-	for _, ch := range b.clients.ProducerChannels(group) {
-		if conn, ok := ch.Conn.(*remoting.Conn); ok && conn.Err() == nil {
-			live = append(live, conn)
-		}
-	}
+	live := liveChannels(c.clients.ProducerChannels(group))
 	if len(live) == 0 {
-		b.log.Debug("broker: no producer online to check a transaction", "group", group, "uniqKey", m.UniqKey())
+		c.log.Debug("broker: no producer online to check a transaction", "group", group, "uniqKey", m.UniqKey())
 		return false
 	}
-	conn := live[b.txn.rr%uint64(len(live))]
-	b.txn.rr++
-	c := *m
-	c.Topic = m.Property(protocol.PropertyRealTopic)
+	ch := live[c.txn.rr%uint64(len(live))]
+	c.txn.rr++
+	real := *m
+	real.Topic = m.Property(protocol.PropertyRealTopic)
 	if q, err := strconv.ParseInt(m.Property(protocol.PropertyRealQueueID), 10, 32); err == nil {
-		c.QueueID = int32(q)
+		real.QueueID = int32(q)
 	}
-	body, err := protocol.AppendStoredMessage(nil, &c)
+	body, err := protocol.AppendStoredMessage(nil, &real)
 	if err != nil {
-		b.log.Error("broker: encode transaction check", "err", err)
+		c.log.Error("broker: encode transaction check", "err", err)
 		return false
 	}
 	uniq := m.UniqKey()
@@ -271,7 +265,6 @@ func (b *Broker) sendCheck(m *protocol.MessageExt) bool {
 		TranStateTableOffset: m.QueueOffset, CommitLogOffset: m.CommitLogOffset,
 		MsgID: uniq, TransactionID: uniq, OffsetMsgID: m.OffsetMsgID,
 	}
-	req := protocol.NewRequest(protocol.ReqCheckTransactionState, hdr.Encode(), body)
-	b.send(conn, func() error { return conn.InvokeOneway(req) })
+	ch.CheckTransactionState(hdr, body)
 	return true
 }

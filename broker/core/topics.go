@@ -1,4 +1,4 @@
-package broker
+package core
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ const (
 	dlqGroupPrefix       = "%DLQ%"
 	replyTopicSuffix     = "_REPLY_TOPIC"
 	maxTopicLen          = 127
-	maxQueueNums         = 1024
+	maxQueueNums         = MaxQueueNums
 	scheduleQueueNums    = 18
 	retryQueueNums       = 1
 	defaultTopicPerm     = protocol.PermRead | protocol.PermWrite
@@ -79,11 +79,17 @@ func validNameChar(ch byte) bool {
 // topicTable is the broker's topic configuration (RocketMQ
 // TopicConfigManager): kept in memory, written through to the store, and
 // versioned so the name servers re-read it only when it changed.
+//
+// Writers are serialised by writeMu, which they hold across the store's
+// write (and its sync); mu guards the map and is held only to read or swap
+// entries, so a send looking up its topic never waits for a creation's
+// fsync.
 type topicTable struct {
 	st  *store.Store
 	now func() int64 // ms
 
-	mu struct {
+	writeMu sync.Mutex
+	mu      struct {
 		sync.RWMutex
 		topics  map[string]protocol.TopicConfig
 		version protocol.DataVersion
@@ -138,17 +144,19 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 	if c.TopicFilterType == "" {
 		c.TopicFilterType = protocol.TopicFilterSingleTag
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if old, ok := t.mu.topics[c.TopicName]; ok && sameTopic(old, c) {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
 		return false, nil
 	}
 	m := toMeta(c)
 	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
-		return false, fmt.Errorf("broker: persist topic %s: %w", c.TopicName, err)
+		return false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
+	t.mu.Lock()
 	t.mu.topics[c.TopicName] = c
 	t.mu.version = t.mu.version.Next(t.now())
+	t.mu.Unlock()
 	return true, nil
 }
 
@@ -158,33 +166,38 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	if old, ok := t.get(c.TopicName); ok {
 		return old, false, nil
 	}
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	if old, ok := t.get(c.TopicName); ok {
+		return old, false, nil // created while this one waited
+	}
+	if c.TopicFilterType == "" {
+		c.TopicFilterType = protocol.TopicFilterSingleTag
+	}
+	m := toMeta(c)
+	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
+		return protocol.TopicConfig{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
+	}
 	t.mu.Lock()
-	if old, ok := t.mu.topics[c.TopicName]; ok {
-		t.mu.Unlock()
-		return old, false, nil
-	}
+	t.mu.topics[c.TopicName] = c
+	t.mu.version = t.mu.version.Next(t.now())
 	t.mu.Unlock()
-	// A racing creator may win between the check and put; put then finds an
-	// identical or newer config, and either is acceptable.
-	changed, err := t.put(c)
-	if err != nil {
-		return protocol.TopicConfig{}, false, err
-	}
-	cur, _ := t.get(c.TopicName)
-	return cur, changed, nil
+	return c, true, nil
 }
 
 // remove deletes a topic and its messages. It reports whether it existed.
 func (t *topicTable) remove(name string) (bool, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, existed := t.mu.topics[name]
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	_, existed := t.get(name)
 	if _, err := t.st.Apply(&store.Op{Kind: store.OpDeleteTopic, Topic: name}); err != nil {
-		return existed, fmt.Errorf("broker: delete topic %s: %w", name, err)
+		return existed, fmt.Errorf("core: delete topic %s: %w", name, err)
 	}
 	if existed {
+		t.mu.Lock()
 		delete(t.mu.topics, name)
 		t.mu.version = t.mu.version.Next(t.now())
+		t.mu.Unlock()
 	}
 	return existed, nil
 }
@@ -236,3 +249,6 @@ func systemTopicConfigs(cfg *Config) []protocol.TopicConfig {
 	)
 	return out
 }
+
+// MaxQueueNums is the most queues a topic may have.
+const MaxQueueNums = 1024

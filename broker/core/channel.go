@@ -1,0 +1,76 @@
+package core
+
+import (
+	"context"
+
+	"github.com/runnelmq/runnel/broker/clients"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Channel is a connected client as the core sees it: whatever front door
+// it came through (a remoting connection today) implements it. Calls to a
+// client never hold a goroutine while the client thinks: they take a done
+// function that runs exactly once, with the answer, the failure, or
+// ErrClientTimeout.
+type Channel interface {
+	// ID is unique among the front door's live connections.
+	ID() uint64
+	// RemoteAddr is the client's address, for remarks and tools.
+	RemoteAddr() string
+	// Closed reports whether the connection is gone.
+	Closed() bool
+
+	// NotifyConsumerIDsChanged tells a consumer its group's membership
+	// changed, so it rebalances now (oneway).
+	NotifyConsumerIDsChanged(group string)
+	// ResetOffset pushes new offsets of a topic to a consumer (oneway).
+	ResetOffset(topic, group string, timestamp int64, table map[protocol.MessageQueue]int64)
+	// CheckTransactionState asks a producer how a transaction ended
+	// (oneway); msg is the half in the stored-message encoding.
+	CheckTransactionState(h protocol.CheckTransactionStateRequestHeader, msg []byte)
+
+	// ConsumerRunningInfo asks a consumer for its running info.
+	ConsumerRunningInfo(ctx context.Context, group, clientID string, jstack bool, done func(ClientReply, error)) error
+	// ConsumeMessageDirectly has a consumer run its listener on msg (the
+	// stored-message encoding).
+	ConsumeMessageDirectly(ctx context.Context, r DirectConsume, msg []byte, done func(ClientReply, error)) error
+	// ConsumerStatus asks a consumer for its offsets of a topic; table is
+	// its raw messageQueueTable.
+	ConsumerStatus(ctx context.Context, topic, group string, done func(table []byte, err error)) error
+}
+
+// ClientReply is a client's answer to a forwarded admin call, passed back
+// to the admin as it came.
+type ClientReply struct {
+	Code   int16
+	Remark string
+	Ext    map[string]string
+	Body   []byte
+}
+
+// DirectConsume names a message for a consumer to consume directly.
+type DirectConsume struct {
+	Group, ClientID, MsgID, Topic string
+	BrokerName                    string
+	// TopicSysFlag is the topic's, when Topic is known; -1 otherwise.
+	TopicSysFlag int
+}
+
+// channelOf returns the Channel a client table entry was registered with.
+// The client table is pure and keeps it as an opaque value; this is the
+// one place it is read back.
+func channelOf(ch clients.Channel) (Channel, bool) {
+	c, ok := ch.Conn.(Channel)
+	return c, ok
+}
+
+// liveChannels returns the open channels of a table listing.
+func liveChannels(chans []clients.Channel) []Channel {
+	out := make([]Channel, 0, len(chans))
+	for _, ch := range chans {
+		if c, ok := channelOf(ch); ok && !c.Closed() {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package core
+
+import (
+	"strings"
+
+	"github.com/runnelmq/runnel/broker/clients"
+	"github.com/runnelmq/runnel/broker/lock"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// maxGroupLen is RocketMQ's group name limit.
+const maxGroupLen = 255
+
+// ClientMeta is what a client says of itself in its requests.
+type ClientMeta struct {
+	Language string
+	Version  int
+}
+
+// Heartbeat registers a client's producer and consumer groups (Java
+// ClientManageProcessor.heartBeat), creates each clustering group's retry
+// topic, and notifies a group's members when its membership changed.
+func (c *Core) Heartbeat(ch Channel, meta ClientMeta, hb protocol.HeartbeatData) error {
+	if hb.ClientID == "" {
+		return refuse(protocol.RespSystemError, "heartbeat without clientID")
+	}
+	entry := clients.Channel{ClientID: hb.ClientID, ConnID: ch.ID(), Conn: ch, Language: meta.Language, Version: meta.Version}
+	topicsChanged := false
+	var changed []string
+	for _, cd := range hb.ConsumerDataSet {
+		if remark, ok := checkGroupName(cd.GroupName); !ok {
+			return refuse(protocol.RespSystemError, remark)
+		}
+		if cd.MessageModel != protocol.MessageModelBroadcasting {
+			// Clustering groups retry through %RETRY%<group>; the client
+			// asks the name server for its route, so it must exist.
+			_, created, err := c.topics.createIfAbsent(newTopic(retryGroupPrefix+cd.GroupName, retryQueueNums, defaultTopicPerm))
+			if err != nil {
+				return err
+			}
+			topicsChanged = topicsChanged || created
+		}
+		data := clients.ConsumerData{
+			Group: cd.GroupName, ConsumeType: cd.ConsumeType, MessageModel: cd.MessageModel,
+			ConsumeFromWhere: cd.ConsumeFromWhere,
+		}
+		if hb.WithoutSub {
+			// Java 5 heartbeat V2: the client says its subscriptions did not
+			// change; keep the ones registered.
+			if g, ok := c.clients.Group(cd.GroupName); ok {
+				data.Subscriptions = g.Subscriptions
+			}
+		} else {
+			for _, s := range cd.SubscriptionDataSet {
+				sub := clients.Subscription{
+					Topic: s.Topic, Expression: s.SubString, ExpressionType: s.ExpressionType,
+					Tags: s.TagsSet, Codes: s.CodeSet, Version: s.SubVersion,
+				}
+				sub.Filter = filterOf(sub)
+				data.Subscriptions = append(data.Subscriptions, sub)
+			}
+		}
+		if c.clients.RegisterConsumer(entry, data) {
+			changed = append(changed, cd.GroupName)
+		}
+	}
+	for _, pd := range hb.ProducerDataSet {
+		c.clients.RegisterProducer(pd.GroupName, entry)
+	}
+	if topicsChanged {
+		c.cfg.TopicsChanged(false)
+	}
+	for _, g := range changed {
+		c.log.Info("broker: consumer group changed", "group", g, "client", hb.ClientID, "remote", ch.RemoteAddr())
+		c.notifyGroup(g)
+	}
+	return nil
+}
+
+// checkGroupName applies RocketMQ's group rule.
+func checkGroupName(g string) (remark string, ok bool) {
+	if strings.TrimSpace(g) == "" {
+		return "consumer group name is blank", false
+	}
+	if len(g) > maxGroupLen {
+		return "consumer group name is longer than 255 characters", false
+	}
+	for i := 0; i < len(g); i++ {
+		if !validNameChar(g[i]) {
+			return "consumer group " + g + " contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", false
+		}
+	}
+	return "", true
+}
+
+// notifyGroup tells every member of a group that its membership changed,
+// so they rebalance now rather than at their next 20 s round.
+func (c *Core) notifyGroup(group string) {
+	for _, ch := range liveChannels(c.clients.Channels(group)) {
+		ch.NotifyConsumerIDsChanged(group)
+	}
+}
+
+// UnregisterClient drops a client from its groups (UNREGISTER_CLIENT, sent
+// by Java clients as they shut down).
+func (c *Core) UnregisterClient(ch Channel, clientID, producerGroup, consumerGroup string) {
+	if producerGroup != "" {
+		c.clients.UnregisterProducer(producerGroup, clientID, ch.ID())
+	}
+	if consumerGroup != "" && c.clients.UnregisterConsumer(consumerGroup, clientID, ch.ID()) {
+		c.notifyGroup(consumerGroup)
+	}
+}
+
+// ConsumerList returns the client ids of a group's live consumers. Java
+// refuses (SYSTEM_ERROR) a group with no live client, and so does this; a
+// client that sent a heartbeat is always listed.
+func (c *Core) ConsumerList(group string) ([]string, error) {
+	ids := c.clients.ConsumerIDs(group)
+	if len(ids) == 0 {
+		return nil, errorf(protocol.RespSystemError, "no consumer for this group, %s", group)
+	}
+	return ids, nil
+}
+
+// LockBatch locks queues for an orderly consumer and returns the queues
+// the client now holds.
+func (c *Core) LockBatch(group, clientID string, mqs []protocol.MessageQueue) []protocol.MessageQueue {
+	return fromLockQueues(c.locks.TryLockBatch(group, toLockQueues(mqs), clientID))
+}
+
+// UnlockBatch releases a client's own locks; other clients' locks are left
+// alone.
+func (c *Core) UnlockBatch(group, clientID string, mqs []protocol.MessageQueue) {
+	c.locks.UnlockBatch(group, toLockQueues(mqs), clientID)
+}
+
+func toLockQueues(mqs []protocol.MessageQueue) []lock.Queue {
+	out := make([]lock.Queue, len(mqs))
+	for i, q := range mqs {
+		out[i] = lock.Queue{Topic: q.Topic, BrokerName: q.BrokerName, QueueID: q.QueueID}
+	}
+	return out
+}
+
+func fromLockQueues(qs []lock.Queue) []protocol.MessageQueue {
+	out := make([]protocol.MessageQueue, len(qs))
+	for i, q := range qs {
+		out[i] = protocol.MessageQueue{Topic: q.Topic, BrokerName: q.BrokerName, QueueID: q.QueueID}
+	}
+	return out
+}

@@ -1,0 +1,356 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/runnelmq/runnel/broker/clients"
+	"github.com/runnelmq/runnel/broker/lock"
+	"github.com/runnelmq/runnel/broker/longpoll"
+	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/store"
+)
+
+// ErrClosed is returned by Start after Close.
+var ErrClosed = errors.New("core: closed")
+
+// clientScanInterval is how often idle clients and stale locks are swept
+// (RocketMQ ClientHousekeepingService: 10 s).
+const clientScanInterval = 10 * time.Second
+
+// Config is what the core needs of the broker's configuration. The broker
+// fills it from its own Config, where each field is documented with its
+// RocketMQ key and default; zero values are not defaulted here.
+type Config struct {
+	BrokerName, ClusterName string
+	AutoCreateTopicEnable   bool
+	DefaultTopicQueueNums   int
+	// MaxMessageSize caps a message body.
+	MaxMessageSize   int
+	FileReservedTime time.Duration
+	// MaxSuspend caps how long a pull is held.
+	MaxSuspend               time.Duration
+	OffsetPersistInterval    time.Duration
+	ChannelExpiry            time.Duration
+	LockMaxLiveTime          time.Duration
+	ConsumerCallTimeout      time.Duration
+	TransactionTimeout       time.Duration
+	TransactionCheckMax      int
+	TransactionCheckInterval time.Duration
+	DelayLevels              schedule.Levels
+	// Now is the clock of everything that expires.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// TopicsChanged is called when the topic table changed. wait is true
+	// when the change was asked for by an admin, who is answered only once
+	// the hook returns (the broker registers with its name servers then, so
+	// the route exists when the admin hears back); false when the hook
+	// should only note it and return at once.
+	TopicsChanged func(wait bool)
+}
+
+// Core is the broker's behaviour over one store: every front door (the
+// RocketMQ remoting adapter today) calls it with typed requests and gets
+// typed results or *Error refusals.
+type Core struct {
+	cfg Config
+	log *slog.Logger
+
+	st      *store.Store
+	topics  *topicTable
+	offsets *offsets.Table
+	clients *clients.Manager
+	locks   *lock.Manager
+	holds   *longpoll.Table
+	sched   scheduler
+	txn     txState
+
+	// storeHost is the advertised address, written into stored messages;
+	// set once by Start.
+	storeHost atomic.Pointer[netip.AddrPort]
+	pullCount atomic.Int64
+	// groupGetNums counts, per consumer group, the messages pull answers
+	// carried (RocketMQ's GROUP_GET_NUMS): group -> *atomic.Int64.
+	groupGetNums sync.Map
+	// closing makes new pulls answer at once instead of parking.
+	closing atomic.Bool
+
+	mu struct {
+		sync.Mutex
+		started, draining bool
+	}
+	stop chan struct{}
+	// ctx is cancelled by Drain; it bounds calls to clients.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// bg counts the background loops and the goroutines answering woken
+	// pulls; Add happens under mu while !draining.
+	bg sync.WaitGroup
+}
+
+// Open opens the store with sopts (its arrival hook is the core's), loads
+// topics and consumer offsets, and creates the system topics that are
+// missing. Nothing runs until Start.
+func Open(cfg Config, sopts store.Options) (*Core, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.TopicsChanged == nil {
+		cfg.TopicsChanged = func(bool) {}
+	}
+	c := &Core{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		offsets: offsets.New(),
+		clients: clients.New(clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
+		locks:   lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
+		holds:   longpoll.New(cfg.Now),
+		sched:   scheduler{levels: cfg.DelayLevels},
+		stop:    make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	sopts.OnArrival = c.onArrival
+	st, err := store.Open(sopts)
+	if err != nil {
+		return nil, err
+	}
+	c.st = st
+	if err := c.load(); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// load reads topics and offsets from the store and creates the system
+// topics that are missing.
+func (c *Core) load() error {
+	c.topics = newTopicTable(c.st, func() int64 { return c.cfg.Now().UnixMilli() })
+	cfgs, err := c.st.Topics()
+	if err != nil {
+		return fmt.Errorf("core: load topics: %w", err)
+	}
+	c.topics.load(cfgs)
+	for _, tc := range systemTopicConfigs(&c.cfg) {
+		if _, _, err := c.topics.createIfAbsent(tc); err != nil {
+			return err
+		}
+	}
+	var entries []offsets.Entry
+	err = c.st.RangeConsumerOffsets(func(group, topic string, queueID int32, offset int64) bool {
+		entries = append(entries, offsets.Entry{Key: offsets.Key{Group: group, Topic: topic, QueueID: queueID}, Offset: offset})
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("core: load consumer offsets: %w", err)
+	}
+	c.offsets.Load(entries)
+	return nil
+}
+
+// Start begins serving with host as the store host of every message
+// stored from now on: long-poll expiry, delayed delivery, and the periodic
+// loops (offset persistence, client expiry, transaction checks).
+func (c *Core) Start(host netip.AddrPort) error {
+	c.mu.Lock()
+	if c.mu.draining {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.mu.started = true
+	c.mu.Unlock()
+	c.storeHost.Store(&host)
+	c.holds.Start()
+	if err := c.startSchedule(); err != nil {
+		return err
+	}
+	c.spawn(func() { c.every(c.cfg.OffsetPersistInterval, c.persistTick) })
+	c.spawn(func() { c.every(clientScanInterval, c.scanTick) })
+	c.spawn(func() { c.every(c.cfg.TransactionCheckInterval, c.txCheckTick) })
+	return nil
+}
+
+// Drain stops the core's own work while the front doors are still open:
+// held pulls are answered (inline, so the answers go out before their
+// connections close), background loops stop, calls to clients are
+// cancelled and delayed delivery stops. New pulls are answered at once.
+// Calls keep working against the store until Close.
+func (c *Core) Drain() {
+	c.mu.Lock()
+	if c.mu.draining {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.draining = true
+	c.mu.Unlock()
+	c.closing.Store(true)
+	c.holds.Close()
+	close(c.stop)
+	c.cancel()
+	c.bg.Wait()
+	c.closeSchedule()
+}
+
+// Close drains the core if that was not done, writes the consumer offsets
+// changed since the last persist when persist is set (a clean shutdown;
+// an abort loses them, as a crash would), and closes the store.
+func (c *Core) Close(persist bool) error {
+	c.Drain()
+	var errs []error
+	if persist {
+		if err := c.PersistOffsets(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.st.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("core: close store: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// spawn runs fn in a goroutine that Drain waits for. Once draining, it
+// runs fn inline instead, so work that must happen (an answer to a held
+// pull) is never dropped.
+func (c *Core) spawn(fn func()) {
+	c.mu.Lock()
+	if c.mu.draining {
+		c.mu.Unlock()
+		fn()
+		return
+	}
+	c.bg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.bg.Done()
+		fn()
+	}()
+}
+
+// every runs fn every d until the core drains.
+func (c *Core) every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
+func (c *Core) persistTick() {
+	if err := c.PersistOffsets(); err != nil {
+		c.log.Error("broker: persist consumer offsets", "err", err)
+	}
+}
+
+// PersistOffsets writes every consumer offset changed since the last call.
+func (c *Core) PersistOffsets() error {
+	_, err := c.offsets.Persist(func(es []offsets.Entry) (int, error) {
+		for i, e := range es {
+			if err := c.st.CommitOffset(e.Group, e.Topic, e.QueueID, e.Offset); err != nil {
+				return i, fmt.Errorf("core: persist offset %s/%s/%d: %w", e.Group, e.Topic, e.QueueID, err)
+			}
+		}
+		return len(es), nil
+	})
+	return err
+}
+
+func (c *Core) scanTick() {
+	c.ExpireClients()
+	c.locks.Sweep()
+}
+
+// ExpireClients drops clients silent for ChannelExpiry and notifies the
+// groups that changed. The scan loop calls it every 10 s; tests call it
+// after moving their clock.
+func (c *Core) ExpireClients() {
+	for _, g := range c.clients.ExpireIdle() {
+		c.notifyGroup(g)
+	}
+}
+
+// onArrival is the store's arrival hook: wake the pulls held on the queue.
+func (c *Core) onArrival(topic string, queueID int32, maxOffset int64) {
+	c.holds.Notify(longpoll.Key{Topic: topic, QueueID: queueID}, maxOffset)
+	c.scheduleArrived(topic)
+}
+
+// ChannelClosed drops a closed connection's clients and notifies their
+// groups. It must not block: front doors call it from their transport.
+func (c *Core) ChannelClosed(id uint64) {
+	groups := c.clients.ConnClosed(id)
+	if len(groups) == 0 {
+		return
+	}
+	c.spawn(func() {
+		for _, g := range groups {
+			c.notifyGroup(g)
+		}
+	})
+}
+
+// host returns the store host (the zero address before Start).
+func (c *Core) host() netip.AddrPort {
+	if h := c.storeHost.Load(); h != nil {
+		return *h
+	}
+	return netip.AddrPort{}
+}
+
+// Store returns the message store (for tests and tools).
+func (c *Core) Store() *store.Store { return c.st }
+
+// HeldPulls returns how many pulls are held now.
+func (c *Core) HeldPulls() int { return c.holds.Len() }
+
+// ConsumerIDs returns the client ids registered in a consumer group.
+func (c *Core) ConsumerIDs(group string) []string { return c.clients.ConsumerIDs(group) }
+
+// ConsumerOffset returns a group's committed offset on a queue.
+func (c *Core) ConsumerOffset(group, topic string, queueID int32) (int64, bool) {
+	return c.offsets.Get(offsets.Key{Group: group, Topic: topic, QueueID: queueID})
+}
+
+// PullRequests returns how many pull requests the core has served.
+func (c *Core) PullRequests() int64 { return c.pullCount.Load() }
+
+// MessagesPulled returns how many messages pull answers have carried to a
+// consumer group.
+func (c *Core) MessagesPulled(group string) int64 {
+	if n, ok := c.groupGetNums.Load(group); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+func (c *Core) countPulled(group string, n int) {
+	v, ok := c.groupGetNums.Load(group)
+	if !ok {
+		v, _ = c.groupGetNums.LoadOrStore(group, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(int64(n))
+}
+
+// HeldOffsets returns the offsets the pulls held on a queue wait past
+// (for tests).
+func (c *Core) HeldOffsets(topic string, queueID int32) []int64 {
+	return c.holds.Offsets(longpoll.Key{Topic: topic, QueueID: queueID})
+}
+
+// Schedule returns the delayed-delivery service, nil before Start (for
+// tests that step it).
+func (c *Core) Schedule() *schedule.Service { return c.sched.svc.Load() }

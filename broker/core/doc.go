@@ -1,0 +1,46 @@
+// Package core is the broker's behaviour, below every wire: send (single,
+// batch, half), pull with its hold and wake, consumer offsets, heartbeats
+// and the consumer registry, orderly locks, retry and dead letters, delay
+// levels, transactions, topic and group admin, and queries. Front doors —
+// the RocketMQ remoting adapter in package broker today, a gRPC
+// MessagingService later, raft's apply path — call it with typed requests
+// and get typed results, or an *Error carrying the RocketMQ response code
+// and remark; each front door turns an *Error into its own answer in one
+// place. The core never imports the transport and never names a remoting
+// command (internal/lint checks both).
+//
+// Connected clients are Channels: the core's calls to them (notifications,
+// transaction checks, forwarded admin calls) are typed methods the front
+// door implements. A call that waits for a client takes a done function
+// and holds no goroutine while the client thinks.
+//
+// Files: send.go (Send), retry.go (the send path's %RETRY% bookkeeping and
+// DELAY diversion), pull.go (Pull and its hold), filter.go (tag filters),
+// offsets.go (offsets and resets), consumers.go (heartbeats, the consumer
+// registry, locks), sendback.go (CONSUMER_SEND_MSG_BACK: %RETRY% and
+// %DLQ%), transaction.go and txcheck.go (half messages, their end and the
+// check of producers), schedule.go (delayed delivery), admin.go (topic and
+// group admin, stats, connections), consumer_calls.go (admin calls
+// answered by a consumer), query.go (messages by offset and key),
+// topics.go (the topic table). The pure tables it wires live in
+// broker/clients, broker/lock, broker/longpoll and broker/offsets; delayed
+// delivery in broker/schedule.
+//
+// Invariants:
+//   - every call answers: a result, or an *Error with Java's code and
+//     remark for bad input, never a panic or a hang;
+//   - a pull that finds nothing and may be held is parked (no goroutine)
+//     until a message arrives on its queue or its suspend time passes, and
+//     is then answered by running it again, exactly once; it is never
+//     answered SUCCESS without messages;
+//   - a call forwarded to a client is answered within ConsumerCallTimeout;
+//   - consumer offsets are applied in memory as they arrive and written to
+//     the store every OffsetPersistInterval and on a clean Close;
+//   - the topic table is written through to the store before it changes in
+//     memory, and every change is reported through Config.TopicsChanged;
+//     a creation's store sync never holds up a reader of the table.
+//
+// Lifecycle: Open (store, topics, offsets), Start (host known: loops and
+// delayed delivery run), Drain (held pulls answered, loops stopped, while
+// front doors are still open), Close (offsets persisted, store closed).
+package core

@@ -1,0 +1,218 @@
+package core
+
+import (
+	"time"
+
+	"github.com/runnelmq/runnel/broker/longpoll"
+	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+)
+
+// PullRequest is one pull of a queue.
+type PullRequest struct {
+	Group       string
+	Topic       string
+	QueueID     int32
+	QueueOffset int64
+	MaxMsgNums  int32
+	MaxMsgBytes int32
+	// CommitOffset is committed for the group first when HasCommitOffset
+	// (the push consumer's piggy-backed commit).
+	HasCommitOffset bool
+	CommitOffset    int64
+	// Suspend lets the pull be held until a message arrives, for
+	// SuspendTimeout (capped by Config.MaxSuspend; 0 asks for the cap).
+	Suspend        bool
+	SuspendTimeout time.Duration
+	// HasSubscription: the pull carries its own subscription (the pull
+	// consumer), in ExpressionType and Expression; otherwise the group's
+	// heartbeat gives it, and SubVersion must not be newer than that.
+	HasSubscription bool
+	ExpressionType  string
+	Expression      string
+	SubVersion      int64
+	// From is the pulling client.
+	From Channel
+}
+
+// PullResult is a pull's answer. Code is the RocketMQ pull status
+// (SUCCESS, PULL_NOT_FOUND, PULL_RETRY_IMMEDIATELY, PULL_OFFSET_MOVED).
+type PullResult struct {
+	Code            int16
+	Remark          string
+	NextBeginOffset int64
+	MinOffset       int64
+	MaxOffset       int64
+	// SuggestWhichBrokerID is the broker to pull from next.
+	SuggestWhichBrokerID int64
+	// Messages holds Count stored records back to back (SUCCESS only).
+	Messages []byte
+	Count    int
+}
+
+// Pull serves a pull (Java PullMessageProcessor.processRequest). When
+// nothing is there and the pull may be held, it is parked and Pull
+// returns held; the answer then goes to answer, exactly once, when a
+// message arrives on the queue or the suspend time passes (or the core
+// drains). Otherwise answer is not called.
+func (c *Core) Pull(r PullRequest, answer func(PullResult, error)) (res PullResult, held bool, err error) {
+	c.pullCount.Add(1)
+	return c.pull(&r, true, answer)
+}
+
+// pull runs one pull. first is true for the request as it arrived and
+// false for a re-run after a held pull wakes: only the first run commits
+// the piggy-backed offset and may be held.
+func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) (PullResult, bool, error) {
+	tc, ok := c.topics.get(r.Topic)
+	if !ok {
+		return PullResult{}, false, errorf(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", r.Topic)
+	}
+	if !protocol.IsReadable(tc.Perm) {
+		return PullResult{}, false, errorf(protocol.RespNoPermission, "the topic[%s] pulling message is forbidden", r.Topic)
+	}
+	if r.QueueID < 0 || int(r.QueueID) >= tc.ReadQueueNums {
+		return PullResult{}, false, errorf(protocol.RespInvalidParameter,
+			"queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", r.QueueID, r.Topic, tc.ReadQueueNums, addrOf(r.From))
+	}
+	filter, err := c.pullFilter(r)
+	if err != nil {
+		return PullResult{}, false, err
+	}
+	if first && r.HasCommitOffset {
+		c.offsets.CommitForward(offsets.Key{Group: r.Group, Topic: r.Topic, QueueID: r.QueueID}, r.CommitOffset)
+	}
+	got, err := c.st.Get(r.Topic, r.QueueID, r.QueueOffset, int(max(r.MaxMsgNums, 1)), int(r.MaxMsgBytes), filter)
+	if err != nil {
+		return PullResult{}, false, errorf(protocol.RespSystemError, "store read failed: %v", err)
+	}
+	code := pullCode(got.Status, r.QueueOffset)
+	if code == protocol.RespPullNotFound && first && r.Suspend && answer != nil && !c.closing.Load() {
+		if c.hold(r, answer) {
+			return PullResult{}, true, nil
+		}
+		// A message arrived between the read and the hold: read again.
+		return c.pull(r, false, nil)
+	}
+	res := PullResult{
+		Code:                 code,
+		Remark:               got.Status.String(),
+		NextBeginOffset:      got.NextBeginOffset,
+		MinOffset:            got.MinOffset,
+		MaxOffset:            got.MaxOffset,
+		SuggestWhichBrokerID: protocol.MasterID,
+	}
+	if code == protocol.RespSuccess {
+		res.Messages, res.Count = got.Messages, got.Count
+		c.countPulled(r.Group, got.Count)
+	}
+	return res, false, nil
+}
+
+// pullCode maps a store status to the pull answer's code, as Java's
+// PullMessageProcessor does on a master.
+func pullCode(s store.GetStatus, offset int64) int16 {
+	switch s {
+	case store.GetFound:
+		return protocol.RespSuccess
+	case store.GetNoMatchedMessage, store.GetMessageWasRemoving:
+		return protocol.RespPullRetryImmediately
+	case store.GetNoMatchedLogicQueue, store.GetNoMessageInQueue:
+		if offset != 0 {
+			return protocol.RespPullOffsetMoved
+		}
+		return protocol.RespPullNotFound
+	case store.GetOffsetFoundNull, store.GetOffsetOverflowOne:
+		return protocol.RespPullNotFound
+	case store.GetOffsetTooSmall, store.GetOffsetOverflowBadly:
+		return protocol.RespPullOffsetMoved
+	}
+	return protocol.RespPullNotFound
+}
+
+// hold parks the pull until a message arrives on its queue or its suspend
+// time passes. It returns false when the pull must be run again now.
+func (c *Core) hold(r *PullRequest, answer func(PullResult, error)) bool {
+	wait := r.SuspendTimeout
+	if wait <= 0 || wait > c.cfg.MaxSuspend {
+		wait = c.cfg.MaxSuspend
+	}
+	return c.park(r, c.cfg.Now().Add(wait), answer)
+}
+
+func (c *Core) park(r *PullRequest, deadline time.Time, answer func(PullResult, error)) bool {
+	lp := &longpoll.Request{
+		Key:      longpoll.Key{Topic: r.Topic, QueueID: r.QueueID},
+		Offset:   r.QueueOffset,
+		Deadline: deadline,
+	}
+	lp.Wake = func(expired bool) {
+		if r.From != nil && r.From.Closed() {
+			return // the consumer is gone; nobody to answer
+		}
+		c.spawn(func() { c.answerHeld(r, deadline, expired, answer) })
+	}
+	return c.holds.Park(lp)
+}
+
+// answerHeld runs a woken pull again and answers it. When the arrivals
+// that woke it are all filtered out by its subscription and time is left,
+// it is held again from past them instead (Java wakes a held pull only for
+// a matching arrival), so a consumer of rare tags is not sent round for a
+// new pull on every message of other tags.
+func (c *Core) answerHeld(r *PullRequest, deadline time.Time, expired bool, answer func(PullResult, error)) {
+	res, _, err := c.pull(r, false, nil)
+	if err == nil && !expired && res.Code == protocol.RespPullRetryImmediately && !c.closing.Load() &&
+		c.cfg.Now().Before(deadline) && res.NextBeginOffset > r.QueueOffset {
+		past := *r
+		past.QueueOffset = res.NextBeginOffset
+		if c.park(&past, deadline, answer) {
+			return
+		}
+		res, _, err = c.pull(&past, false, nil)
+	}
+	answer(res, err)
+}
+
+// pullFilter returns the filter of a pull: from the request when it carries
+// its subscription (the pull consumer), else from the group's heartbeat
+// (push consumers). A nil filter passes everything.
+func (c *Core) pullFilter(r *PullRequest) (store.Filter, error) {
+	if r.HasSubscription {
+		if r.ExpressionType != "" && r.ExpressionType != protocol.ExpressionTypeTag {
+			return nil, errorf(protocol.RespSystemError,
+				"The broker does not support consumer to filter message by %s", r.ExpressionType)
+		}
+		tags, codes := protocol.ParseSubExpression(r.Expression)
+		return newTagFilter(tags, codes), nil
+	}
+	sub, hasGroup, ok := c.clients.Subscription(r.Group, r.Topic)
+	if !hasGroup {
+		return nil, errorf(protocol.RespSubscriptionNotExist,
+			"the consumer's group info not exist, group: %s; send a heartbeat first", r.Group)
+	}
+	if !ok {
+		return nil, errorf(protocol.RespSubscriptionNotExist,
+			"the consumer's subscription not exist, group: %s, topic: %s", r.Group, r.Topic)
+	}
+	if sub.Version < r.SubVersion {
+		return nil, errorf(protocol.RespSubscriptionNotLatest,
+			"the consumer's subscription not latest, group: %s, topic: %s", r.Group, r.Topic)
+	}
+	if sub.ExpressionType != "" && sub.ExpressionType != protocol.ExpressionTypeTag {
+		return nil, errorf(protocol.RespFilterDataNotExist,
+			"The broker does not support consumer to filter message by %s (group %s, topic %s)", sub.ExpressionType, r.Group, r.Topic)
+	}
+	// Compiled at heartbeat time; nil (every tag) when the type differs.
+	f, _ := sub.Filter.(store.Filter)
+	return f, nil
+}
+
+// addrOf returns a channel's address for remarks ("" for none).
+func addrOf(ch Channel) string {
+	if ch == nil {
+		return ""
+	}
+	return ch.RemoteAddr()
+}

@@ -1,0 +1,237 @@
+package core
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+)
+
+// defaultRegion is the MSG_REGION a send answer carries (RocketMQ
+// BrokerConfig.regionId).
+const defaultRegion = "DefaultRegion"
+
+// SendRequest is one send: a single message, or the messages of a batch,
+// all to one queue.
+type SendRequest struct {
+	ProducerGroup string
+	Topic         string
+	// DefaultTopic and DefaultTopicQueueNums shape an auto-created topic.
+	DefaultTopic          string
+	DefaultTopicQueueNums int32
+	// QueueID < 0 lets the broker choose.
+	QueueID        int32
+	SysFlag        int32
+	BornTimestamp  int64
+	ReconsumeTimes int32
+	// MaxReconsumeTimes < 0 means not given (the group's default).
+	MaxReconsumeTimes int32
+	// Batch is a SEND_BATCH_MESSAGE: Messages are its inner messages.
+	Batch    bool
+	Messages []SendMessage
+	// BornHost is the producer's address; Client its text for remarks.
+	BornHost netip.AddrPort
+	Client   string
+}
+
+// SendMessage is one message of a send.
+type SendMessage struct {
+	Flag       int32
+	Properties map[string]string
+	Body       []byte
+}
+
+// SendResult says where a send went.
+type SendResult struct {
+	// MsgIDs are the offsetMsgIds of the stored messages, in order.
+	MsgIDs      []string
+	QueueID     int32
+	QueueOffset int64
+	// TransactionID is the unique key of a single message.
+	TransactionID string
+	Region        string
+}
+
+// Send stores a send, following Java's SendMessageProcessor: check the
+// topic (creating it from the default topic when allowed), check the
+// messages, apply the retry/DLQ, delay and transaction rewrites, store,
+// and say where they went.
+func (c *Core) Send(r SendRequest) (SendResult, error) {
+	tc, err := c.checkSendTopic(&r)
+	if err != nil {
+		return SendResult{}, err
+	}
+	queueID := r.QueueID
+	if queueID < 0 {
+		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
+	}
+	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
+		return SendResult{}, errorf(protocol.RespSystemError,
+			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client)
+	}
+	if len(r.Messages) == 0 {
+		return SendResult{}, refuse(protocol.RespMessageIllegal, "the message is illegal: no message in the request")
+	}
+	for _, m := range r.Messages {
+		if len(m.Body) > c.cfg.MaxMessageSize {
+			return SendResult{}, errorf(protocol.RespMessageIllegal,
+				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", c.cfg.MaxMessageSize)
+		}
+	}
+	if r.Batch && r.SysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
+		return SendResult{}, refuse(protocol.RespMessageIllegal, "batch request does not support transaction messages")
+	}
+
+	// Every message of the request shares where and when it was born.
+	proto := protocol.MessageExt{
+		QueueID:        queueID,
+		SysFlag:        r.SysFlag,
+		BornTimestamp:  r.BornTimestamp,
+		BornHost:       r.BornHost,
+		StoreHost:      c.host(),
+		ReconsumeTimes: r.ReconsumeTimes,
+	}
+	msgs := make([]*protocol.MessageExt, 0, len(r.Messages))
+	half := false // a transaction's half message (transaction.go)
+	if r.Batch {
+		if strings.HasPrefix(r.Topic, retryGroupPrefix) {
+			return SendResult{}, errorf(protocol.RespMessageIllegal, "batch request does not support retry group %s", r.Topic)
+		}
+		for _, m := range r.Messages {
+			if m.Properties[protocol.PropertyDelayTimeLevel] != "" {
+				return SendResult{}, refuse(protocol.RespMessageIllegal, "TimeDelayLevel is not supported for batched messages")
+			}
+			ext := proto
+			ext.Message = protocol.Message{Topic: r.Topic, Flag: m.Flag, Properties: m.Properties, Body: m.Body}
+			msgs = append(msgs, &ext)
+		}
+	} else {
+		m := r.Messages[0]
+		props := m.Properties
+		if props == nil {
+			props = map[string]string{}
+		}
+		if props[protocol.PropertyUniqClientMessageIDKey] == "" {
+			props[protocol.PropertyUniqClientMessageIDKey] = protocol.NewUniqID()
+		}
+		props[protocol.PropertyCluster] = c.cfg.ClusterName
+		ext := proto
+		ext.Message = protocol.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body}
+		msgs = append(msgs, &ext)
+		// A consumer's own re-send to %RETRY% (the official clients'
+		// send-back fallback) copies TRAN_MSG from a committed message; it
+		// is a retry, not a new transaction.
+		half = isHalfSend(r.SysFlag, props) && !strings.HasPrefix(r.Topic, retryGroupPrefix)
+	}
+	if half {
+		// Stored in the half queue until END_TRANSACTION; a DELAY applies at commit.
+		if err := c.toHalf(r.ProducerGroup, msgs[0]); err != nil {
+			return SendResult{}, err
+		}
+	} else if !r.Batch {
+		if err := c.divertSend(&r, msgs[0]); err != nil { // retry.go: %RETRY% -> %DLQ%, DELAY -> schedule topic
+			return SendResult{}, err
+		}
+	}
+	res, err := c.st.Put(msgs)
+	if err != nil {
+		return SendResult{}, c.putError(err)
+	}
+	out := SendResult{
+		MsgIDs:      make([]string, len(res)),
+		QueueID:     queueID,
+		QueueOffset: res[0].QueueOffset,
+		Region:      defaultRegion,
+	}
+	for i, pr := range res {
+		out.MsgIDs[i] = pr.OffsetMsgID()
+	}
+	if !r.Batch {
+		out.TransactionID = msgs[0].Properties[protocol.PropertyUniqClientMessageIDKey]
+	}
+	return out, nil
+}
+
+// checkSendTopic validates the topic of a send and returns its config,
+// creating it from the default topic (auto-create) or as a retry topic when
+// it does not exist yet.
+func (c *Core) checkSendTopic(r *SendRequest) (protocol.TopicConfig, error) {
+	var none protocol.TopicConfig
+	if remark, ok := checkTopicName(r.Topic); !ok {
+		return none, refuse(protocol.RespSystemError, remark)
+	}
+	if r.Topic == topicAutoCreate {
+		return none, errorf(protocol.RespSystemError, "the topic[%s] is conflict with system reserved words.", r.Topic)
+	}
+	if notAllowedSendTopics[r.Topic] {
+		return none, errorf(protocol.RespNoPermission, "Sending message to topic[%s] is forbidden.", r.Topic)
+	}
+	tc, ok := c.topics.get(r.Topic)
+	if !ok {
+		var created bool
+		var err error
+		switch {
+		case strings.HasPrefix(r.Topic, retryGroupPrefix):
+			tc, created, err = c.topics.createIfAbsent(newTopic(r.Topic, retryQueueNums, defaultTopicPerm))
+		default:
+			tc, created, err = c.autoCreateTopic(r)
+		}
+		if err != nil {
+			return none, err
+		}
+		if tc.TopicName == "" {
+			return none, errorf(protocol.RespTopicNotExist,
+				"topic[%s] not exist, apply first please! (autoCreateTopicEnable=%t)", r.Topic, c.cfg.AutoCreateTopicEnable)
+		}
+		if created {
+			c.log.Info("broker: topic created by send", "topic", r.Topic, "queues", tc.WriteQueueNums, "producer", r.Client)
+			c.cfg.TopicsChanged(false)
+		}
+	}
+	if !protocol.IsWriteable(tc.Perm) {
+		return none, errorf(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", r.Topic)
+	}
+	return tc, nil
+}
+
+// autoCreateTopic creates r.Topic from its default topic
+// (TopicConfigManager.createTopicInSendMessageMethod): the default topic
+// must exist and carry the INHERIT perm; the new topic gets min(requested,
+// default's) queues and the default's perm without INHERIT. A zero config
+// means the topic may not be created.
+func (c *Core) autoCreateTopic(r *SendRequest) (protocol.TopicConfig, bool, error) {
+	if !c.cfg.AutoCreateTopicEnable {
+		return protocol.TopicConfig{}, false, nil
+	}
+	def := r.DefaultTopic
+	if def == "" {
+		def = topicAutoCreate
+	}
+	dc, ok := c.topics.get(def)
+	if !ok || !protocol.IsInherited(dc.Perm) {
+		return protocol.TopicConfig{}, false, nil
+	}
+	n := dc.WriteQueueNums
+	if q := int(r.DefaultTopicQueueNums); q > 0 && q < n {
+		n = q
+	}
+	return c.topics.createIfAbsent(newTopic(r.Topic, n, dc.Perm&^protocol.PermInherit))
+}
+
+// putError maps a store failure to Java's answer (SendMessageProcessor
+// handlePutMessageResult).
+func (c *Core) putError(err error) error {
+	switch {
+	case errors.Is(err, store.ErrInvalidOp) || errors.Is(err, protocol.ErrMessageTooLarge):
+		return errorf(protocol.RespMessageIllegal,
+			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB. (%v)", c.cfg.MaxMessageSize, err)
+	case errors.Is(err, store.ErrClosed):
+		return refuse(protocol.RespServiceNotAvailable, "service not available now, the broker is shutting down")
+	default:
+		c.log.Error("broker: store write failed", "err", err)
+		return errorf(protocol.RespSystemError, "store write failed: %v", err)
+	}
+}
