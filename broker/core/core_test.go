@@ -1,0 +1,357 @@
+package core
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+)
+
+// The core's tests call it directly, with in-memory Channels and an
+// in-memory filesystem: no sockets, no remoting commands.
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type testCore struct {
+	*Core
+	clock *fakeclock.Clock
+}
+
+// openCore opens a started core over an in-memory store; adjust may
+// change its config and store options first.
+func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
+	t.Helper()
+	clock := fakeclock.Default()
+	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		BrokerName: "broker-a", ClusterName: "DefaultCluster",
+		AutoCreateTopicEnable: true, DefaultTopicQueueNums: 4, MaxMessageSize: 4 << 20,
+		FileReservedTime: 72 * time.Hour, MaxSuspend: 25 * time.Second,
+		OffsetPersistInterval: time.Hour, ChannelExpiry: 120 * time.Second,
+		LockMaxLiveTime: time.Minute, ConsumerCallTimeout: 5 * time.Second,
+		TransactionTimeout: 6 * time.Second, TransactionCheckMax: 15, TransactionCheckInterval: time.Hour,
+		DelayLevels: levels, Now: clock.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	sopts := store.DefaultOptions("/core")
+	sopts.FS = vfs.NewMem()
+	sopts.Clock = clock.Now
+	sopts.FlushInterval = -1
+	sopts.RetentionInterval = -1
+	if adjust != nil {
+		adjust(&cfg, &sopts)
+	}
+	c, err := Open(cfg, sopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(netip.MustParseAddrPort("127.0.0.1:10911")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(true); err != nil {
+			t.Error(err)
+		}
+	})
+	return &testCore{Core: c, clock: clock}
+}
+
+// fakeChannel is an in-memory client connection that records what the
+// core sends it.
+type fakeChannel struct {
+	id     uint64
+	mu     sync.Mutex
+	closed bool
+	notes  []string
+}
+
+func (f *fakeChannel) ID() uint64         { return f.id }
+func (f *fakeChannel) RemoteAddr() string { return "10.0.0.1:5000" }
+func (f *fakeChannel) Closed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+func (f *fakeChannel) note(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notes = append(f.notes, s)
+}
+func (f *fakeChannel) NotifyConsumerIDsChanged(group string) { f.note("notify " + group) }
+func (f *fakeChannel) ResetOffset(topic, group string, _ int64, _ map[protocol.MessageQueue]int64) {
+	f.note("reset " + topic + " " + group)
+}
+func (f *fakeChannel) CheckTransactionState(h protocol.CheckTransactionStateRequestHeader, _ []byte) {
+	f.note("check " + h.MsgID)
+}
+func (f *fakeChannel) ConsumerRunningInfo(_ context.Context, group, _ string, _ bool, done func(ClientReply, error)) error {
+	done(ClientReply{Code: protocol.RespSuccess, Body: []byte("info of " + group)}, nil)
+	return nil
+}
+// ConsumeMessageDirectly never answers: the call ends when the core's
+// deadline does, as the transport ends a call that gets no answer.
+func (f *fakeChannel) ConsumeMessageDirectly(ctx context.Context, _ DirectConsume, _ []byte, done func(ClientReply, error)) error {
+	go func() {
+		<-ctx.Done()
+		done(ClientReply{}, ctx.Err())
+	}()
+	return nil
+}
+func (f *fakeChannel) ConsumerStatus(_ context.Context, _, _ string, done func([]byte, error)) error {
+	done([]byte(`{}`), nil)
+	return nil
+}
+
+func send(t *testing.T, c *testCore, topic, tags string, queue int32) SendResult {
+	t.Helper()
+	props := map[string]string{}
+	if tags != "" {
+		props[protocol.PropertyTags] = tags
+	}
+	res, err := c.Send(SendRequest{Topic: topic, QueueID: queue, MaxReconsumeTimes: -1,
+		Messages: []SendMessage{{Properties: props, Body: []byte("body")}}, Client: "test"})
+	if err != nil {
+		t.Fatalf("send to %s: %v", topic, err)
+	}
+	return res
+}
+
+// answers collects the answers of held pulls.
+type answers struct {
+	mu  sync.Mutex
+	got []PullResult
+	ch  chan struct{}
+}
+
+func newAnswers() *answers { return &answers{ch: make(chan struct{}, 16)} }
+
+func (a *answers) answer(res PullResult, err error) {
+	if err != nil {
+		res = PullResult{Code: -1, Remark: err.Error()}
+	}
+	a.mu.Lock()
+	a.got = append(a.got, res)
+	a.mu.Unlock()
+	a.ch <- struct{}{}
+}
+
+func (a *answers) wait(t *testing.T) PullResult {
+	t.Helper()
+	select {
+	case <-a.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("held pull not answered")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.got[len(a.got)-1]
+}
+
+func (a *answers) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.got)
+}
+
+func TestErrorsCarryCodeAndRemark(t *testing.T) {
+	c := openCore(t, nil)
+	_, err := c.Send(SendRequest{Topic: "bad topic", Messages: []SendMessage{{Body: []byte("x")}}})
+	code, remark := CodeOf(err)
+	if code != protocol.RespSystemError || !strings.Contains(remark, "illegal characters") {
+		t.Fatalf("bad topic: %d %q", code, remark)
+	}
+	_, _, err = c.Pull(PullRequest{Group: "g", Topic: "Nowhere"}, nil)
+	if code, _ := CodeOf(err); code != protocol.RespTopicNotExist {
+		t.Fatalf("pull of a missing topic: code %d (%v)", code, err)
+	}
+	if code, remark := CodeOf(io.EOF); code != protocol.RespSystemError || remark != "EOF" {
+		t.Fatalf("a plain error: %d %q", code, remark)
+	}
+}
+
+func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
+	c := openCore(t, nil)
+	send(t, c, "T", "", 0) // creates T and fills offset 0
+	ch := &fakeChannel{id: 1}
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
+	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
+		t.Fatalf("pull at the end: held %v, err %v", held, err)
+	}
+	if c.HeldPulls() != 1 {
+		t.Fatalf("%d held pulls", c.HeldPulls())
+	}
+	send(t, c, "T", "", 0)
+	res := a.wait(t)
+	if res.Code != protocol.RespSuccess || res.Count != 1 || res.NextBeginOffset != 2 {
+		t.Fatalf("answer: %+v", res)
+	}
+	send(t, c, "T", "", 0)
+	c.Drain()
+	if n := a.count(); n != 1 {
+		t.Fatalf("answered %d times", n)
+	}
+}
+
+func TestHeldPullExpiresOnTheClock(t *testing.T) {
+	c := openCore(t, nil)
+	send(t, c, "T", "", 0)
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: 5 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
+	if _, held, _ := c.Pull(req, a.answer); !held {
+		t.Fatal("not held")
+	}
+	c.clock.Advance(5*time.Second + time.Millisecond)
+	c.holds.ExpireDue(c.clock.Now())
+	if res := a.wait(t); res.Code != protocol.RespPullNotFound || res.NextBeginOffset != 1 {
+		t.Fatalf("expired answer: %+v", res)
+	}
+}
+
+// A held pull woken by arrivals its tags filter out is held again past
+// them, from the result's next offset (no wire answer parsed back).
+func TestHeldPullSkipsFilteredArrivals(t *testing.T) {
+	c := openCore(t, nil)
+	send(t, c, "T", "A", 0)
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "A", From: &fakeChannel{id: 1}}
+	if _, held, _ := c.Pull(req, a.answer); !held {
+		t.Fatal("not held")
+	}
+	send(t, c, "T", "B", 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for !(c.HeldPulls() == 1 && len(c.HeldOffsets("T", 0)) == 1 && c.HeldOffsets("T", 0)[0] == 2) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not held again past the filtered message: %v, %d answers", c.HeldOffsets("T", 0), a.count())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := a.count(); n != 0 {
+		t.Fatalf("answered %d times for a filtered arrival", n)
+	}
+	send(t, c, "T", "A", 0)
+	if res := a.wait(t); res.Code != protocol.RespSuccess || res.Count != 1 || res.NextBeginOffset != 3 {
+		t.Fatalf("answer: %+v", res)
+	}
+}
+
+func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
+	c := openCore(t, nil)
+	send(t, c, "T", "", 0)
+	ch := &fakeChannel{id: 1}
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		HasSubscription: true, Expression: "*", From: ch}
+	if _, held, _ := c.Pull(req, a.answer); !held {
+		t.Fatal("not held")
+	}
+	ch.mu.Lock()
+	ch.closed = true
+	ch.mu.Unlock()
+	send(t, c, "T", "", 0)
+	c.Drain()
+	if n := a.count(); n != 0 {
+		t.Fatalf("a gone consumer was answered %d times", n)
+	}
+}
+
+func TestDrainAnswersHeldPulls(t *testing.T) {
+	c := openCore(t, nil)
+	send(t, c, "T", "", 0)
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
+	if _, held, _ := c.Pull(req, a.answer); !held {
+		t.Fatal("not held")
+	}
+	c.Drain()
+	if n := a.count(); n != 1 {
+		t.Fatalf("drain answered %d times", n)
+	}
+	// After the drain, a pull is answered at once.
+	if res, held, err := c.Pull(req, a.answer); held || err != nil || res.Code != protocol.RespPullNotFound {
+		t.Fatalf("pull after drain: %+v held %v err %v", res, held, err)
+	}
+}
+
+func TestHeartbeatNotifiesGroupThroughChannels(t *testing.T) {
+	c := openCore(t, nil)
+	hb := func(ch *fakeChannel, id string) {
+		t.Helper()
+		err := c.Heartbeat(ch, ClientMeta{Language: "GO", Version: 317}, protocol.HeartbeatData{
+			ClientID: id,
+			ConsumerDataSet: []protocol.ConsumerData{{GroupName: "g", MessageModel: protocol.MessageModelClustering,
+				SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "T", SubString: "*"}}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := &fakeChannel{id: 1}, &fakeChannel{id: 2}
+	hb(a, "a")
+	hb(b, "b")
+	if ids, err := c.ConsumerList("g"); err != nil || len(ids) != 2 {
+		t.Fatalf("consumers: %v %v", ids, err)
+	}
+	if _, ok := c.Topic("%RETRY%g"); !ok {
+		t.Fatal("retry topic not created")
+	}
+	a.mu.Lock()
+	gotA := strings.Join(a.notes, ";")
+	a.mu.Unlock()
+	if !strings.Contains(gotA, "notify g") {
+		t.Fatalf("a was not told b joined: %q", gotA)
+	}
+	c.ChannelClosed(2)
+	c.Drain() // waits for the notification spawned by the close
+	if ids := c.ConsumerIDs("g"); len(ids) != 1 || ids[0] != "a" {
+		t.Fatalf("after b's connection closed: %v", ids)
+	}
+}
+
+func TestForwardedCallTimesOut(t *testing.T) {
+	c := openCore(t, func(cfg *Config, _ *store.Options) { cfg.ConsumerCallTimeout = 50 * time.Millisecond })
+	ch := &fakeChannel{id: 1}
+	if err := c.Heartbeat(ch, ClientMeta{}, protocol.HeartbeatData{ClientID: "cid",
+		ConsumerDataSet: []protocol.ConsumerData{{GroupName: "g", MessageModel: protocol.MessageModelBroadcasting}}}); err != nil {
+		t.Fatal(err)
+	}
+	res := send(t, c, "T", "", 0)
+	got := make(chan error, 1)
+	c.ConsumeMessageDirectly(DirectConsume{Group: "g", ClientID: "cid", MsgID: res.MsgIDs[0], Topic: "T"}, func(_ ClientReply, err error) { got <- err })
+	if code, remark := CodeOf(<-got); code != protocol.RespConsumeMsgTimeout || !strings.Contains(remark, "Timeout") {
+		t.Fatalf("unanswered call: %d %q", code, remark)
+	}
+	info := make(chan ClientReply, 1)
+	c.ConsumerRunningInfo("g", "cid", false, func(r ClientReply, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		info <- r
+	})
+	if r := <-info; string(r.Body) != "info of g" {
+		t.Fatalf("running info: %+v", r)
+	}
+	c.ConsumerRunningInfo("g", "nobody", false, func(_ ClientReply, err error) { got <- err })
+	if code, remark := CodeOf(<-got); code != protocol.RespSystemError || !strings.Contains(remark, "not online") {
+		t.Fatalf("absent consumer: %d %q", code, remark)
+	}
+}
