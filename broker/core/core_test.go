@@ -103,6 +103,7 @@ func (f *fakeChannel) ConsumerRunningInfo(_ context.Context, group, _ string, _ 
 	done(ClientReply{Code: protocol.RespSuccess, Body: []byte("info of " + group)}, nil)
 	return nil
 }
+
 // ConsumeMessageDirectly never answers: the call ends when the core's
 // deadline does, as the transport ends a call that gets no answer.
 func (f *fakeChannel) ConsumeMessageDirectly(ctx context.Context, _ DirectConsume, _ []byte, done func(ClientReply, error)) error {
