@@ -42,7 +42,8 @@
 // RocketMQ and ActiveMQ: NOT a = 'x' means (NOT a) = 'x'; write
 // NOT (a = 'x').
 //
-// Nesting is bounded by MaxDepth.
+// Nesting is bounded: operators at most MaxDepth deep, parentheses, NOT
+// and signs at most twice that.
 //
 // # Values
 //

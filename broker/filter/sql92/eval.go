@@ -4,8 +4,22 @@ import (
 	"strings"
 )
 
-// getter looks a message property up.
-type getter = func(name string) (string, bool)
+// getter looks a message property up. An interface rather than a func so
+// that a map goes in without a closure's allocation.
+type getter interface {
+	get(name string) (string, bool)
+}
+
+type funcGetter func(name string) (string, bool)
+
+func (f funcGetter) get(name string) (string, bool) { return f(name) }
+
+type mapGetter map[string]string
+
+func (m mapGetter) get(name string) (string, bool) {
+	v, ok := m[name]
+	return v, ok
+}
 
 // node is a compiled expression. eval returns the Java value of the node
 // and false where Java's evaluation throws (then the message does not
@@ -54,7 +68,7 @@ type propNode struct {
 }
 
 func (n *propNode) eval(get getter) (value, bool) {
-	if s, ok := get(n.name); ok {
+	if s, ok := get.get(n.name); ok {
 		return value{k: kString, s: s}, true
 	}
 	return vNull, true
@@ -98,7 +112,7 @@ func (n *negNode) eval(get getter) (value, bool) {
 	case kLong:
 		return value{k: kLong, i: -v.i}, true
 	case kDouble:
-		return value{k: kDouble, f: -v.f}, true
+		return dbl(-v.flt()), true
 	}
 	return vNull, true
 }
@@ -120,7 +134,7 @@ func (n *notNode) eval(get getter) (value, bool) {
 	if !ok || v.k != kBool {
 		return vNull, ok
 	}
-	return boolValue(!v.b), true
+	return boolValue(!v.truth()), true
 }
 func (n *notNode) boolean() bool { return true }
 func (n *notNode) format(b *strings.Builder) {
@@ -150,7 +164,7 @@ func (n *logicNode) eval(get getter) (value, bool) {
 			sawNull = true
 			continue
 		}
-		if v.b == n.or {
+		if v.truth() == n.or {
 			return v, true
 		}
 	}

@@ -80,13 +80,13 @@ func (r Result) String() string {
 // Evaluate evaluates e over a message's properties; get reports a
 // property's value and whether the message has it.
 func (e *Expr) Evaluate(get func(name string) (string, bool)) Result {
-	v, ok := e.root.eval(get)
+	v, ok := e.root.eval(funcGetter(get))
 	switch {
 	case !ok:
 		return Failed
 	case v.k != kBool:
 		return Unknown
-	case v.b:
+	case v.truth():
 		return True
 	}
 	return False
@@ -95,16 +95,18 @@ func (e *Expr) Evaluate(get func(name string) (string, bool)) Result {
 // Match reports whether a message with these properties passes e: whether
 // Evaluate is True.
 func (e *Expr) Match(get func(name string) (string, bool)) bool {
-	v, ok := e.root.eval(get)
-	return ok && v.k == kBool && v.b
+	return e.match(funcGetter(get))
 }
 
-// MatchMap is Match over a property map.
+// MatchMap is Match over a property map (a message's decoded
+// properties, TAGS among them).
 func (e *Expr) MatchMap(props map[string]string) bool {
-	return e.Match(func(name string) (string, bool) {
-		v, ok := props[name]
-		return v, ok
-	})
+	return e.match(mapGetter(props))
+}
+
+func (e *Expr) match(g getter) bool {
+	v, ok := e.root.eval(g)
+	return ok && v.k == kBool && v.truth()
 }
 
 // Properties returns the names of the properties e reads, in order of

@@ -7,10 +7,14 @@ import (
 	"strings"
 )
 
-// MaxDepth bounds how deeply an expression may nest (parentheses, NOT and
-// signs, and chained comparisons), so that a hostile expression cannot
-// exhaust the stack of the parser or of an evaluation.
+// MaxDepth bounds how deeply an expression's operators may nest, so that
+// a hostile expression cannot exhaust the stack of the parser or of an
+// evaluation. Parentheses, NOT and signs together may nest twice as deep
+// (maxNesting), which leaves room for the fully parenthesised String form
+// of any expression that compiles.
 const MaxDepth = 100
+
+const maxNesting = 2 * MaxDepth
 
 // inSetMin is the list length from which IN uses a hash set, as Java does.
 const inSetMin = 5
@@ -77,8 +81,8 @@ func (p *parser) unexpected(t token, want string) error {
 // enter counts one level of nesting.
 func (p *parser) enter(pos int) error {
 	p.depth++
-	if p.depth > MaxDepth {
-		return p.errf(pos, "expression nests deeper than %d levels", MaxDepth)
+	if p.depth > maxNesting {
+		return p.errf(pos, "expression nests deeper than %d parentheses, NOTs and signs", maxNesting)
 	}
 	return nil
 }
@@ -88,7 +92,7 @@ func (p *parser) leave() { p.depth-- }
 // checkHeight refuses a node built too deep by chained operators.
 func (p *parser) checkHeight(n node, pos int) (node, error) {
 	if n.height() > MaxDepth {
-		return nil, p.errf(pos, "expression nests deeper than %d levels", MaxDepth)
+		return nil, p.errf(pos, "expression nests deeper than %d operators", MaxDepth)
 	}
 	return n, nil
 }
@@ -505,7 +509,7 @@ func (p *parser) floatLiteral(t token) (node, error) {
 	case f < math.SmallestNonzeroFloat64:
 		return nil, p.errf(t.pos, "decimal %s is zero or too small: RocketMQ refuses decimals below 4.9E-324 (write 0 for zero)", t.text)
 	}
-	return &constNode{nodeHeight: 1, v: value{k: kDouble, f: f}}, nil
+	return &constNode{nodeHeight: 1, v: dbl(f)}, nil
 }
 
 // describe names a node for an error message.
@@ -513,8 +517,8 @@ func describe(n node) string {
 	var b strings.Builder
 	n.format(&b)
 	s := b.String()
-	if len(s) > 40 {
-		s = s[:37] + "..."
+	if r := []rune(s); len(r) > 40 {
+		s = string(r[:37]) + "..."
 	}
 	switch n.(type) {
 	case *constNode:
@@ -530,14 +534,14 @@ func describe(n node) string {
 func formatValue(v value) string {
 	switch v.k {
 	case kBool:
-		if v.b {
+		if v.truth() {
 			return "TRUE"
 		}
 		return "FALSE"
 	case kInt, kLong:
 		return strconv.FormatInt(v.i, 10)
 	case kDouble:
-		s := strconv.FormatFloat(v.f, 'g', -1, 64)
+		s := strconv.FormatFloat(v.flt(), 'g', -1, 64)
 		if !strings.ContainsAny(s, ".e") {
 			s += ".0"
 		}

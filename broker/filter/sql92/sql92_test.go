@@ -98,8 +98,21 @@ func parseProps(s string) (props, error) {
 
 // TestEvalData runs testdata/eval.txt; each case is also run on the
 // String() form of its expression, which must give the same result.
-func TestEvalData(t *testing.T) {
-	for _, c := range readCases(t, "testdata/eval.txt") {
+func TestEvalData(t *testing.T) { runCases(t, "testdata/eval.txt") }
+
+// TestJavaCases runs the cases of RocketMQ's own filter tests.
+func TestJavaCases(t *testing.T) {
+	runCases(t, "testdata/java.txt")
+	// ParserTest.testParse_floatOverFlow: a decimal of 210,000 digits.
+	huge := "a > 1" + strings.Repeat("111111111111111111111111111111111111111111111111111", 2048) + "." +
+		strings.Repeat("111111111111111111111111111111111111111111111111111", 2048)
+	if _, err := Compile(huge); err == nil || !strings.Contains(err.Error(), "too large for a double") {
+		t.Errorf("a huge decimal: %v", err)
+	}
+}
+
+func runCases(t *testing.T, path string) {
+	for _, c := range readCases(t, path) {
 		name := fmt.Sprintf("line%d", c.line)
 		if msg, ok := strings.CutPrefix(c.want, "error "); ok {
 			_, err := Compile(c.expr)
@@ -218,14 +231,15 @@ func TestErrorPosition(t *testing.T) {
 	}
 }
 
-// TestDepthBound: nesting beyond MaxDepth is refused with an error, in
-// every form that nests, and just within it compiles.
+// TestDepthBound: nesting beyond the bounds is refused with an error, in
+// every form that nests, and just within them compiles.
 func TestDepthBound(t *testing.T) {
 	deep := MaxDepth + 1
 	for name, expr := range map[string]string{
-		"parens":      strings.Repeat("(", deep) + "a = 1" + strings.Repeat(")", deep),
+		"parens":      strings.Repeat("(", maxNesting+1) + "a = 1" + strings.Repeat(")", maxNesting+1),
 		"not":         strings.Repeat("NOT ", deep) + "a",
 		"minus":       "a = " + strings.Repeat("- ", deep) + "1",
+		"not parens":  strings.Repeat("NOT (", maxNesting/2+1) + "a" + strings.Repeat(")", maxNesting/2+1),
 		"is null":     "a" + strings.Repeat(" IS NULL", deep),
 		"equal chain": "a" + strings.Repeat(" = TRUE", deep),
 		"contains":    "a" + strings.Repeat(" CONTAINS 'x'", deep),
@@ -236,13 +250,18 @@ func TestDepthBound(t *testing.T) {
 			t.Errorf("%s: Compile = %v, want a nesting error", name, err)
 		}
 	}
-	ok := strings.Repeat("(", MaxDepth-1) + "a = 1" + strings.Repeat(")", MaxDepth-1)
+	ok := strings.Repeat("(", maxNesting) + "a = 1" + strings.Repeat(")", maxNesting)
 	if _, err := Compile(ok); err != nil {
-		t.Errorf("%d parentheses: %v", MaxDepth-1, err)
+		t.Errorf("%d parentheses: %v", maxNesting, err)
+	}
+	// The deepest expression there is prints in a form that compiles.
+	e := mustCompile(t, "a = "+strings.Repeat("- ", MaxDepth-2)+"1")
+	if _, err := Compile(e.String()); err != nil {
+		t.Errorf("String() of the deepest expression: %v", err)
 	}
 	// Long flat chains are not nesting.
 	chain := "a = '0'" + strings.Repeat(" OR a = 'x'", 10_000)
-	e := mustCompile(t, chain)
+	e = mustCompile(t, chain)
 	if !e.Match(props{"a": "0"}.get) || e.Match(props{"a": "1"}.get) {
 		t.Error("a long OR chain evaluates wrongly")
 	}

@@ -20,21 +20,27 @@ const (
 	kString      // java.lang.String
 )
 
-// value is one evaluated operand. i holds kInt and kLong, b kBool, f
-// kDouble, s kString.
+// value is one evaluated operand: s holds a kString, i the rest (a
+// kDouble's bits, 1 for a TRUE), which keeps it small to pass around.
 type value struct {
-	k kind
-	b bool
-	i int64
-	f float64
 	s string
+	i int64
+	k kind
 }
 
 var (
 	vNull  = value{}
-	vTrue  = value{k: kBool, b: true}
+	vTrue  = value{k: kBool, i: 1}
 	vFalse = value{k: kBool}
 )
+
+func dbl(f float64) value { return value{k: kDouble, i: int64(math.Float64bits(f))} }
+
+// truth is a kBool's value.
+func (v value) truth() bool { return v.i != 0 }
+
+// flt is a kDouble's value.
+func (v value) flt() float64 { return math.Float64frombits(uint64(v.i)) }
 
 func boolValue(b bool) value {
 	if b {
@@ -65,7 +71,7 @@ func compare(l, r value) (c int, ok bool) {
 				// Integer widens to Long; the int64 field holds both.
 				return cmpInt(l.i, r.i), true
 			case kDouble:
-				return javaDoubleCompare(float64(l.i), r.f), true
+				return javaDoubleCompare(float64(l.i), r.flt()), true
 			case kString:
 				n, ok := parseJavaInt(r.s, l.k == kInt)
 				if !ok {
@@ -77,19 +83,19 @@ func compare(l, r value) (c int, ok bool) {
 		case kDouble:
 			switch r.k {
 			case kInt, kLong:
-				return javaDoubleCompare(l.f, float64(r.i)), true
+				return javaDoubleCompare(l.flt(), float64(r.i)), true
 			case kString:
 				f, ok := parseJavaDouble(r.s)
 				if !ok {
 					return 0, false
 				}
-				return javaDoubleCompare(l.f, f), true
+				return javaDoubleCompare(l.flt(), f), true
 			}
 			return -1, true
 		case kString:
 			switch r.k {
 			case kBool:
-				return cmpBool(strings.EqualFold(l.s, "true"), r.b), true
+				return cmpBool(strings.EqualFold(l.s, "true"), r.truth()), true
 			case kInt, kLong:
 				n, ok := parseJavaInt(l.s, r.k == kInt)
 				if !ok {
@@ -101,18 +107,18 @@ func compare(l, r value) (c int, ok bool) {
 				if !ok {
 					return 0, false
 				}
-				return javaDoubleCompare(f, r.f), true
+				return javaDoubleCompare(f, r.flt()), true
 			}
 		}
 		return -1, true
 	}
 	switch l.k {
 	case kBool:
-		return cmpBool(l.b, r.b), true
+		return cmpBool(l.truth(), r.truth()), true
 	case kInt, kLong:
 		return cmpInt(l.i, r.i), true
 	case kDouble:
-		return javaDoubleCompare(l.f, r.f), true
+		return javaDoubleCompare(l.flt(), r.flt()), true
 	case kString:
 		// Java orders by UTF-16 units, Go by bytes; only equality is ever
 		// asked of two strings (ordering converts them to doubles first).
