@@ -42,6 +42,11 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		ExpressionType:       protocol.ExpressionTypeTag,
 		BrokerName:           mq.BrokerName,
 	}
+	if sub != nil && !sub.IsTagType() {
+		// A broker checks an SQL92 pull's version against the filter the
+		// heartbeat registered (FILTER_DATA_NOT_LATEST when it is older).
+		h.ExpressionType, h.SubVersion = sub.ExpressionType, sub.SubVersion
+	}
 	if postSub && sub != nil {
 		h.Subscription = sub.SubString
 	}
@@ -70,6 +75,8 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 			return nil, fmt.Errorf("client: pull %v from %s (%s): %w", mq, mq.BrokerName, addr, err)
 		}
 		// Brokers filter by tag hash; collisions are removed here by string.
+		// An SQL92 subscription's messages pass as the broker sent them:
+		// only the broker evaluates the condition.
 		for _, m := range msgs {
 			if m.QueueOffset < off {
 				continue // never deliver what was not asked for

@@ -39,6 +39,9 @@
 //   - Every goroutine belongs to a Producer, a PushConsumer or the shared
 //     instance and is waited for by Shutdown; the instance stops when its last
 //     user shuts down.
+//   - Tag subscriptions are filtered again by tag string (a broker filters
+//     by hash); SQL92 subscriptions (SQL92Selector) are delivered as the
+//     broker sent them, since only the broker evaluates the condition.
 //
 // This package imports remoting and remoting/protocol, never the broker,
 // name server or store.

@@ -59,3 +59,29 @@ func ExamplePushConsumer() {
 		log.Print(err)
 	}
 }
+
+// A consumer that receives only the messages whose properties match a
+// SQL92 condition; the broker evaluates it (RocketMQ brokers need
+// enablePropertyFilter=true). TAGS is the tag.
+func ExamplePushConsumer_SubscribeSelector() {
+	cfg := client.DefaultPushConsumerConfig()
+	cfg.Client.NameServerAddrs = []string{"127.0.0.1:9876"}
+	cfg.Group = "eu-large-orders"
+	cfg.Concurrently = func(ctx context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+		for _, m := range msgs {
+			fmt.Println(m.Properties["region"], m.Properties["amount"], string(m.Body))
+		}
+		return client.ConsumeSuccess
+	}
+	c, err := client.NewPushConsumer(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sel := client.SQL92Selector("region = 'eu' AND amount > 100 AND TAGS IN ('created', 'paid')")
+	if err := c.SubscribeSelector("Orders", sel); err != nil {
+		log.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -55,8 +55,11 @@ type PullResult struct {
 
 // PullOptions refine a Pull.
 type PullOptions struct {
-	// Expression is the tag expression. Default "*".
+	// Expression is the tag expression or, with ExpressionType
+	// SQL92Expression, the SQL92 condition. Default "*" (tags).
 	Expression string
+	// ExpressionType says how Expression is read. Default TagExpression.
+	ExpressionType ExpressionType
 	// Wait lets the broker hold the pull this long when nothing is there
 	// (long polling). Default 0: answer at once.
 	Wait time.Duration
@@ -149,10 +152,10 @@ func (pc *PullConsumer) Pull(ctx context.Context, mq queue.MessageQueue, off int
 	if max <= 0 {
 		return PullResult{}, fmt.Errorf("%w: max %d, want > 0", ErrBadConfig, max)
 	}
-	if opts.Expression == "" {
-		opts.Expression = protocol.SubAll
+	sub, err := MessageSelector{Type: opts.ExpressionType, Expression: opts.Expression}.subscription(mq.Topic)
+	if err != nil {
+		return PullResult{}, err
 	}
-	sub := protocol.BuildSubscriptionData(mq.Topic, opts.Expression)
 	if _, err := in.route(ctx, mq.Topic); err != nil {
 		return PullResult{}, err
 	}

@@ -92,15 +92,25 @@ func NewPushConsumer(cfg PushConsumerConfig) (*PushConsumer, error) {
 }
 
 func (c *PushConsumer) subscription(topic, expr string) protocol.SubscriptionData {
-	s := protocol.BuildSubscriptionData(topic, expr)
-	s.SubVersion = time.Now().UnixNano()
+	s, _ := TagSelector(expr).subscription(topic) // a tag selector never fails
 	return s
 }
 
 // Subscribe adds topic with a tag expression ("*", "", "TagA",
 // "TagA || TagB"). Call it before Start.
 func (c *PushConsumer) Subscribe(topic, expr string) error {
+	return c.SubscribeSelector(topic, TagSelector(expr))
+}
+
+// SubscribeSelector adds topic with a tag or SQL92 selector, e.g.
+// SQL92Selector("a > 5 AND b = 'x'"). Call it before Start. Subscribing
+// to a topic again replaces its selector.
+func (c *PushConsumer) SubscribeSelector(topic string, sel MessageSelector) error {
 	if err := validateTopic(topic); err != nil {
+		return err
+	}
+	sub, err := sel.subscription(topic)
+	if err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -111,7 +121,7 @@ func (c *PushConsumer) Subscribe(topic, expr string) error {
 	}
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
-	c.subs[topic] = c.subscription(topic, expr)
+	c.subs[topic] = sub
 	return nil
 }
 

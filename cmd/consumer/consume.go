@@ -126,7 +126,11 @@ func (s *session) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Subscribe(p.topic, p.expr); err != nil {
+	sel := client.TagSelector(p.expr)
+	if p.sql {
+		sel = client.SQL92Selector(p.expr)
+	}
+	if err := c.SubscribeSelector(p.topic, sel); err != nil {
 		return err
 	}
 	if err := c.Start(startCtx); err != nil {
@@ -216,8 +220,12 @@ func (s *session) describe() {
 	if p.max > 0 {
 		limit = fmt.Sprintf(", max %d", p.max)
 	}
-	fmt.Fprintf(s.stderr, "consumer: group %s; topic %s, tag %s, from %s, %s%s\n",
-		group, p.topic, p.expr, p.fromText, mode, limit)
+	filter := "tag " + p.expr
+	if p.sql {
+		filter = "sql " + p.expr
+	}
+	fmt.Fprintf(s.stderr, "consumer: group %s; topic %s, %s, from %s, %s%s\n",
+		group, p.topic, filter, p.fromText, mode, limit)
 }
 
 // consumerConfig builds the push consumer's config around out. cleanup

@@ -118,6 +118,14 @@ first. --max uses the orderly consume path, which can leave a message beyond
 the limit unacknowledged. Stdout carries only messages; the group, warnings, a
 final summary and, on a terminal, live throughput and lag go to stderr.
 
+--tag filters by tag expression; --sql instead by a SQL92 condition over the
+message properties (TAGS included), which the broker evaluates and which needs
+a broker with property filtering (RocketMQ: enablePropertyFilter=true). The
+two do not combine. --sql supports AND, OR, NOT, = <> > >= < <=, [NOT] BETWEEN,
+[NOT] IN ('a', 'b'), IS [NOT] NULL, [NOT] CONTAINS / STARTSWITH / ENDSWITH,
+TRUE, FALSE, 'strings' and numbers; not LIKE and not arithmetic. A message
+without a property never matches a comparison with it.
+
 The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
 		Example: `  # everything new on orders, until Ctrl-C
   consumer --topic orders
@@ -125,6 +133,8 @@ The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
   consumer --namesrv 127.0.0.1:9876 --topic orders --from first --max 10
   # only two tags, as JSON for jq, stop after 5s of silence
   consumer --topic orders --tag 'created || paid' --format json --idle-timeout 5s | jq .body
+  # by message properties (SQL92; the broker filters)
+  consumer --topic orders --sql "region = 'eu' AND amount > 100 AND TAGS <> 'test'"
   # what arrived in the last 15 minutes, or since a time
   consumer --topic orders --from 15m
   consumer --topic orders --from '2026-11-29 08:00:00'
@@ -139,6 +149,7 @@ The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.tagSet, f.sqlSet = cmd.Flags().Changed("tag"), cmd.Flags().Changed("sql")
 			p, err := f.validate(time.Now())
 			if err != nil {
 				return err
@@ -152,6 +163,7 @@ The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
 	fl.StringVarP(&f.topic, "topic", "t", "", "topic to consume (required)")
 	fl.StringVarP(&f.group, "group", "g", "", "consumer group (default: a random runnel-consumer-<hex>)")
 	fl.StringVar(&f.tag, "tag", "*", "tag expression: * or 'TagA || TagB'")
+	fl.StringVar(&f.sql, "sql", "", "SQL92 condition over message properties instead of --tag, e.g. \"a > 5 AND TAGS = 'TagA'\"")
 	fl.StringVar(&f.from, "from", "last", "where a new group starts: last, first, a duration ago (15m), ms since the epoch, yyyyMMddHHmmss, RFC 3339 or '2006-01-02 15:04:05'")
 	fl.BoolVar(&f.orderly, "orderly", false, "consume each queue in order (locks the queues at the broker)")
 	fl.BoolVar(&f.broadcast, "broadcast", false, "broadcasting: get every message, offsets kept locally")

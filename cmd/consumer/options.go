@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/filter/sql92"
 	"github.com/runnelmq/runnel/client/offset"
 )
 
@@ -28,6 +29,9 @@ type flags struct {
 	topic       string
 	group       string
 	tag         string
+	sql         string
+	tagSet      bool // --tag was given
+	sqlSet      bool // --sql was given
 	from        string
 	orderly     bool
 	broadcast   bool
@@ -46,6 +50,7 @@ type plan struct {
 	// shares its offsets and they may be placed where --from says.
 	randomGroup bool
 	expr        string
+	sql         bool // expr is a SQL92 condition, not a tag expression
 	from        offset.ConsumeFrom
 	fromTime    time.Time // when from is ConsumeFromTimestamp
 	fromText    string    // as shown to the user
@@ -99,11 +104,16 @@ func (f *flags) validate(now time.Time) (plan, error) {
 	} else if len(p.group) > 255 || !namePattern.MatchString(p.group) {
 		return plan{}, fmt.Errorf("--group %q: want 1..255 letters, digits, %%, |, _ or -", p.group)
 	}
-	expr, err := tagExpression(f.tag)
+	var err error
+	if f.sqlSet || f.sql != "" {
+		p.sql = true
+		p.expr, err = sqlExpression(f.sql, f.tagSet)
+	} else {
+		p.expr, err = tagExpression(f.tag)
+	}
 	if err != nil {
 		return plan{}, err
 	}
-	p.expr = expr
 	p.from, p.fromTime, err = parseFrom(f.from, now)
 	if err != nil {
 		return plan{}, err
@@ -155,6 +165,23 @@ func tagExpression(s string) (string, error) {
 		tags = append(tags, t)
 	}
 	return strings.Join(tags, " || "), nil
+}
+
+// sqlExpression checks --sql here, with the broker's own parser, so a
+// typo is reported with its column before anything connects.
+func sqlExpression(s string, tagSet bool) (string, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case tagSet:
+		return "", errors.New("--tag and --sql cannot be used together: a consumer subscribes with one expression; " +
+			"filter tags in the SQL92 condition instead, e.g. --sql \"TAGS IN ('TagA', 'TagB') AND a > 5\"")
+	case s == "":
+		return "", errors.New("--sql is empty: want a SQL92 condition over message properties, e.g. \"a > 5 AND b = 'x'\"")
+	}
+	if _, err := sql92.Compile(s); err != nil {
+		return "", fmt.Errorf("--sql %q: %w", s, err)
+	}
+	return s, nil
 }
 
 // timeLayouts are the accepted spellings of --from's point in time besides

@@ -86,12 +86,59 @@ func TestValidateRejects(t *testing.T) {
 		{"zero duration", func(f *flags) { f.from = "0s" }, "must be positive"},
 		{"bad rocketmq time", func(f *flags) { f.from = "20261399000000" }, "yyyyMMddHHmmss"},
 		{"log level", func(f *flags) { f.logLevel = "loud" }, "--log-level"},
+		{"tag and sql", func(f *flags) { f.tagSet, f.sql, f.sqlSet = true, "a > 1", true }, "--tag and --sql cannot be used together"},
+		{"tag and empty sql", func(f *flags) { f.tagSet, f.sqlSet = true, true }, "--tag and --sql cannot be used together"},
+		{"empty sql", func(f *flags) { f.sql, f.sqlSet = "  ", true }, "--sql is empty"},
+		{"sql LIKE", func(f *flags) { f.sql, f.sqlSet = "a LIKE 'x%'", true }, `--sql "a LIKE 'x%'": sql92: column 3: LIKE is not supported`},
+		{"sql syntax", func(f *flags) { f.sql, f.sqlSet = "a > 1 AND", true }, "column 10: unexpected end of expression"},
 	} {
 		f := validFlags()
 		tc.edit(&f)
 		_, err := f.validate(time.Now())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestValidateSQL(t *testing.T) {
+	f := validFlags()
+	f.sql, f.sqlSet = "  region = 'eu' AND amount > 100 ", true
+	p, err := f.validate(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.sql || p.expr != "region = 'eu' AND amount > 100" {
+		t.Errorf("plan sql %v expr %q", p.sql, p.expr)
+	}
+	// --tag at its default, not given, is no conflict; a tag plan is no SQL.
+	f = validFlags()
+	if p, err = f.validate(time.Now()); err != nil || p.sql || p.expr != "*" {
+		t.Errorf("tag plan %+v %v", p, err)
+	}
+}
+
+func TestHelpDocumentsSQL(t *testing.T) {
+	code, out, _ := runInProcess(context.Background(), noEnv, "--help")
+	for _, want := range []string{"--sql string", "--sql \"region = 'eu' AND amount > 100", "do not combine"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("help (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+}
+
+func TestRunSQLErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--topic", "t", "--tag", "A", "--sql", "a > 1"}, "--tag and --sql cannot be used together"},
+		{[]string{"--topic", "t", "--sql", ""}, "--sql is empty"},
+		{[]string{"--topic", "t", "--sql", "a = 1 + 2"}, "arithmetic ('+') is not supported"},
+	} {
+		code, out, errOut := runInProcess(context.Background(), noEnv, tc.args...)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, "consumer: ") || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d stdout %q stderr %q, want 1 and one line with %q", tc.args, code, out, errOut, tc.want)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package fakebroker is an in-memory RocketMQ name server and broker for
 // the client's tests: enough of the protocol (send, batch send, long-polled
-// pull with tag filtering, offsets, heartbeats with consumer-change
+// pull with tag filtering (SQL92 through Config.SQL92), offsets, heartbeats with consumer-change
 // notifications, consumer lists, send-back to retry topics, delay levels,
 // batch locks, TBW102 auto-creation) for the client to run against, plus
 // fault injection and counters for assertions. It keeps everything in memory and is not a broker to deploy:
@@ -38,6 +38,10 @@ type Config struct {
 	DelayUnit time.Duration
 	// LockTTL is the queue lock lease. Default 60s.
 	LockTTL time.Duration
+	// SQL92 evaluates an SQL92 subscription's expression over a message's
+	// properties, standing in for a broker's filter. Default nil: every
+	// message passes.
+	SQL92 func(expr string, props map[string]string) bool
 }
 
 func (c *Config) defaults() {
@@ -100,9 +104,10 @@ type Broker struct {
 	locks     map[lockKey]lockEntry
 	arrivals  map[string]chan struct{} // topic@qid -> closed on the next arrival
 	timers    []*time.Timer
-	failSends []int16        // codes to answer the next sends with
-	failTopic map[string]int // topic -> sends to it still to refuse
-	failBacks int            // CONSUMER_SEND_MSG_BACKs still to refuse
+	failSends []int16                                      // codes to answer the next sends with
+	failTopic map[string]int                               // topic -> sends to it still to refuse
+	failBacks int                                          // CONSUMER_SEND_MSG_BACKs still to refuse
+	lastPulls map[string]protocol.PullMessageRequestHeader // group@topic -> the latest pull
 	closed    bool
 	quit      chan struct{}
 }
@@ -121,6 +126,7 @@ func StartBroker(cfg Config) (*Broker, error) {
 		locks:     map[lockKey]lockEntry{},
 		arrivals:  map[string]chan struct{}{},
 		failTopic: map[string]int{},
+		lastPulls: map[string]protocol.PullMessageRequestHeader{},
 		quit:      make(chan struct{}),
 	}
 	if !cfg.NoAutoCreate {
@@ -259,6 +265,27 @@ func (b *Broker) LockHolder(group string, mq protocol.MessageQueue) string {
 		return ""
 	}
 	return e.clientID
+}
+
+// Subscription returns the subscription to topic that group's clients
+// last sent in a heartbeat.
+func (b *Broker) Subscription(group, topic string) (protocol.SubscriptionData, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range b.clientIDsLocked(group) {
+		if s, ok := b.groups[group][id].subs[topic]; ok {
+			return s, true
+		}
+	}
+	return protocol.SubscriptionData{}, false
+}
+
+// LastPull returns the header of group's latest pull from topic.
+func (b *Broker) LastPull(group, topic string) (protocol.PullMessageRequestHeader, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, ok := b.lastPulls[group+"@"+topic]
+	return h, ok
 }
 
 func (b *Broker) clientIDsLocked(group string) []string {

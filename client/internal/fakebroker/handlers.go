@@ -186,10 +186,14 @@ func (b *Broker) pull(ctx context.Context, conn *remoting.Conn, req *protocol.Co
 		b.mu.Unlock()
 		return fail(req, protocol.RespInvalidParameter, "queueId out of range")
 	}
+	b.lastPulls[h.ConsumerGroup+"@"+h.Topic] = h
 	var sub protocol.SubscriptionData
-	if protocol.PullHasSubscription(h.SysFlag) {
+	switch {
+	case protocol.PullHasSubscription(h.SysFlag) && h.ExpressionType == protocol.ExpressionTypeSQL92:
+		sub = protocol.SubscriptionData{Topic: h.Topic, SubString: h.Subscription, ExpressionType: h.ExpressionType, SubVersion: h.SubVersion}
+	case protocol.PullHasSubscription(h.SysFlag):
 		sub = protocol.BuildSubscriptionData(h.Topic, h.Subscription)
-	} else {
+	default:
 		found := false
 		for _, cl := range b.groups[h.ConsumerGroup] {
 			if s, ok := cl.subs[h.Topic]; ok {
@@ -276,6 +280,9 @@ func (b *Broker) readLocked(req *protocol.Command, h *protocol.PullMessageReques
 	for ; off < max && got < n; off++ {
 		m := q[off]
 		if sub.IsTagType() && !sub.MatchesTag(m.Tags()) {
+			continue
+		}
+		if !sub.IsTagType() && b.cfg.SQL92 != nil && !b.cfg.SQL92(sub.SubString, m.Properties) {
 			continue
 		}
 		body, _ = protocol.AppendStoredMessage(body, m)
