@@ -65,6 +65,12 @@ is a terminal. Ctrl-C ends a run early and reports what was done.`,
   runnelctl bench consume --topic bench --msgs 100000 --group bench_c
   runnelctl bench run --topic bench2 --duration 30s --producers 4 --batch 32 -o json`,
 	}
+	// -n for --namesrv, as nats bench and RocketMQ's tools have it. The
+	// root's --namesrv has no shorthand, so bench redeclares the flag with
+	// one over the same variable (its default already set from
+	// NAMESRV_ADDR): cobra then skips the root's flag of that name for this
+	// subtree. Harmless once the root gains -n itself.
+	cmd.PersistentFlags().StringVarP(&a.namesrv, "namesrv", "n", a.namesrv, "name server address(es), host:port;host:port (env NAMESRV_ADDR)")
 	cmd.AddCommand(newBenchProduceCmd(a), newBenchConsumeCmd(a), newBenchRunCmd(a))
 	return cmd
 }

@@ -173,7 +173,9 @@ func (r *benchRun) producer(ctx, runCtx context.Context, p *client.Producer, c *
 		begin := time.Now()
 		if !f.async {
 			if _, err := p.Send(ctx, msgs...); err != nil {
-				fail(fmt.Errorf("send to %s after %d messages: %w", f.topic, r.sent.Load(), err))
+				if ctx.Err() == nil { // an interrupted send is the end of the run, not a failure
+					fail(fmt.Errorf("send to %s after %d messages: %w", f.topic, r.sent.Load(), err))
+				}
 				return
 			}
 			record(hist, time.Since(begin))
@@ -190,7 +192,9 @@ func (r *benchRun) producer(ctx, runCtx context.Context, p *client.Producer, c *
 			defer inflight.Done()
 			defer func() { <-slots }()
 			if err != nil {
-				fail(fmt.Errorf("send to %s after %d messages: %w", f.topic, r.sent.Load(), err))
+				if ctx.Err() == nil {
+					fail(fmt.Errorf("send to %s after %d messages: %w", f.topic, r.sent.Load(), err))
+				}
 				return
 			}
 			mu.Lock()
@@ -207,12 +211,13 @@ func (r *benchRun) producer(ctx, runCtx context.Context, p *client.Producer, c *
 	}
 }
 
-// messages builds n messages sharing body, stamped with this run and now.
+// messages builds n messages sharing body, stamped with this run and now
+// (the client copies properties, so they share one map).
 func (r *benchRun) messages(n int, body []byte) []*client.Message {
-	stamp := r.id + ":" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	props := map[string]string{benchProperty: r.id + ":" + strconv.FormatInt(time.Now().UnixNano(), 10)}
 	msgs := make([]*client.Message, n)
 	for i := range msgs {
-		msgs[i] = &client.Message{Topic: r.f.topic, Body: body, Properties: map[string]string{benchProperty: stamp}}
+		msgs[i] = &client.Message{Topic: r.f.topic, Body: body, Properties: props}
 	}
 	return msgs
 }

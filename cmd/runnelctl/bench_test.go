@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 )
 
@@ -115,6 +117,55 @@ func TestBenchRun(t *testing.T) {
 	}
 }
 
+// TestBenchInterrupted checks that Ctrl-C (the context's end) ends a run
+// with the report of what was done, not an error.
+func TestBenchInterrupted(t *testing.T) {
+	cl := cluster.Start(t)
+	const topic = "bench-int"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"bench", "produce", "--topic", topic, "--msgs", "0", "--duration", "1h", "--producers", "2", "-o", "json"},
+			strings.NewReader(""), &out, &errOut, func(k string) string { return map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}[k] })
+	}()
+	// Interrupt once the broker holds messages of the run.
+	cfg := admin.DefaultConfig()
+	cfg.NamesrvAddrs = []string{cl.NamesrvAddr()}
+	adm, err := admin.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for stored := int64(0); stored < 10; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no messages stored in 30s; stderr %q", errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+		stored = 0
+		qs, _ := adm.TopicStats(ctx, topic)
+		for _, q := range qs {
+			stored += q.MaxOffset
+		}
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d, stderr %q", c, errOut.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Produce == nil {
+		t.Fatalf("report %q: %v", out.String(), err)
+	}
+	if rep.Produce.Msgs < 10 || rep.Produce.Latency.Count != rep.Produce.Msgs {
+		t.Fatalf("interrupted report: %+v", rep.Produce)
+	}
+	if !strings.Contains(errOut.String(), "interrupted") {
+		t.Fatalf("stderr %q does not say the run was interrupted", errOut.String())
+	}
+}
+
 func TestBenchBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -144,10 +195,13 @@ func TestBenchBadFlags(t *testing.T) {
 }
 
 func TestBenchNoNamesrv(t *testing.T) {
-	dead := deadAddr(t)
+	dead, dead2 := deadAddr(t), deadAddr(t)
 	for _, cmd := range []string{"produce", "consume", "run"} {
 		assertFailed(t, runCLI(t, nil, "", "bench", cmd, "--namesrv", dead, "--timeout", "500ms"), dead)
+		assertFailed(t, runCLI(t, nil, "", "bench", cmd, "-n", dead, "--timeout", "500ms"), dead)
+		assertFailed(t, runCLI(t, map[string]string{"NAMESRV_ADDR": dead2}, "", "bench", cmd, "--timeout", "500ms"), dead2)
 	}
+	assertFailed(t, runCLI(t, nil, "", "bench", "produce", "-n", " "), "--namesrv is empty")
 }
 
 func TestBenchBar(t *testing.T) {
