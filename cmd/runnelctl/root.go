@@ -120,7 +120,7 @@ variable, else 127.0.0.1:9876. Several name servers may be given separated by ';
 		return []string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
 
-	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a))
+	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a), newBenchCmd(a))
 	return root
 }
 

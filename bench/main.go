@@ -1,0 +1,147 @@
+// Command bench runs one workload side by side against Runnel with its own
+// client, an embedded NATS JetStream server, and Runnel with the official
+// RocketMQ Go client, alternating the systems run after run so that a
+// machine's changing load falls on all of them alike, and prints each run's
+// produce and consume msg/s and the median ratios against NATS.
+//
+// The workload (Workload): -msgs bodies of -size bytes sent by -producers
+// goroutines sharing one client, each send synchronous; then one consumer
+// drains them. Each run starts its server fresh on loopback, with its store
+// in a new temporary directory, and stops it after. Produce time runs from
+// the first send to the last answer; consume time from the consumer's
+// creation to the last delivery.
+//
+// It lives in a module of its own so that the main module does not depend
+// on nats-server. scripts/bench-compare.sh [N] [K] runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	w := Workload{}
+	flag.IntVar(&w.Msgs, "msgs", 100000, "messages per run")
+	flag.IntVar(&w.Size, "size", 1024, "body size in bytes")
+	flag.IntVar(&w.Producers, "producers", 16, "goroutines sending synchronously")
+	flag.DurationVar(&w.Timeout, "timeout", 5*time.Minute, "longest produce or consume phase")
+	runs := flag.Int("runs", 3, "rounds; each runs every system once")
+	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official")
+	flag.Parse()
+	systems, err := pickSystems(*only)
+	if err == nil && (w.Msgs < 1 || w.Size < 1 || w.Producers < 1 || *runs < 1) {
+		err = fmt.Errorf("-msgs, -size, -producers and -runs must be at least 1")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Printf("%d msgs of %d bytes, %d synchronous producers, one consumer; %d rounds of %s\n",
+		w.Msgs, w.Size, w.Producers, *runs, *only)
+	rounds, err := compare(ctx, os.Stdout, w, systems, *runs)
+	if len(rounds) > 0 {
+		summarize(os.Stdout, rounds)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func pickSystems(list string) ([]System, error) {
+	var out []System
+	for _, name := range strings.Split(list, ",") {
+		switch strings.TrimSpace(name) {
+		case "runnel":
+			out = append(out, &runnelSystem{})
+		case "nats":
+			out = append(out, natsSystem{})
+		case "official":
+			out = append(out, &officialSystem{})
+		default:
+			return nil, fmt.Errorf("-systems: unknown system %q (want runnel, nats, official)", name)
+		}
+	}
+	return out, nil
+}
+
+// compare runs every system once per round, printing each result as it
+// comes, and returns the complete rounds.
+func compare(ctx context.Context, out io.Writer, w Workload, systems []System, runs int) ([][]Result, error) {
+	var rounds [][]Result
+	for k := range runs {
+		var round []Result
+		for _, s := range systems {
+			dir, err := os.MkdirTemp("", "bench-"+s.Name()+"-")
+			if err != nil {
+				return rounds, err
+			}
+			res, err := s.Run(ctx, dir, w)
+			_ = os.RemoveAll(dir)
+			if err != nil {
+				return rounds, fmt.Errorf("round %d, %s: %w", k+1, s.Name(), err)
+			}
+			fmt.Fprintf(out, "round %d  %-9s produce %8.0f msg/s  consume %8.0f msg/s\n", k+1, res.System, res.ProduceRate(), res.ConsumeRate())
+			round = append(round, res)
+		}
+		rounds = append(rounds, round)
+	}
+	return rounds, nil
+}
+
+// summarize prints each system's median rates and its median ratio to
+// NATS in the same round (when NATS ran).
+func summarize(out io.Writer, rounds [][]Result) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\n", len(rounds))
+	for i, first := range rounds[0] {
+		var prod, cons, prodRatio, consRatio []float64
+		for _, round := range rounds {
+			r := round[i]
+			prod, cons = append(prod, r.ProduceRate()), append(cons, r.ConsumeRate())
+			if n, ok := find(round, "nats"); ok {
+				prodRatio = append(prodRatio, r.ProduceRate()/n.ProduceRate())
+				consRatio = append(consRatio, r.ConsumeRate()/n.ConsumeRate())
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%s\n", first.System, median(prod), median(cons), ratio(prodRatio), ratio(consRatio))
+	}
+	_ = tw.Flush()
+}
+
+func find(round []Result, system string) (Result, bool) {
+	for _, r := range round {
+		if r.System == system {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func ratio(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", median(v))
+}

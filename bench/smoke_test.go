@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// smoke is a workload small enough for a test run.
+var smoke = Workload{Msgs: 300, Size: 1024, Producers: 4, Timeout: time.Minute}
+
+// runSmoke runs the smoke workload on systems for two rounds and checks
+// that every run moved every message and that the summary has a row each.
+func runSmoke(t *testing.T, systems ...System) {
+	t.Helper()
+	var out bytes.Buffer
+	rounds, err := compare(context.Background(), &out, smoke, systems, 2)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if len(rounds) != 2 {
+		t.Fatalf("%d rounds, want 2", len(rounds))
+	}
+	for _, round := range rounds {
+		for i, r := range round {
+			if r.System != systems[i].Name() || r.Msgs != smoke.Msgs || r.Produce <= 0 || r.Consume <= 0 {
+				t.Fatalf("result %+v", r)
+			}
+		}
+	}
+	summarize(&out, rounds)
+	t.Logf("\n%s", out.String())
+	for _, s := range systems {
+		if strings.Count(out.String(), "  "+s.Name()+" ") != 2 {
+			t.Errorf("want 2 rounds of %s in\n%s", s.Name(), out.String())
+		}
+	}
+}
+
+func TestSmokeRunnelAndNATS(t *testing.T) {
+	runSmoke(t, &runnelSystem{}, natsSystem{})
+}
+
+func TestSummaryRatios(t *testing.T) {
+	rounds := [][]Result{
+		{{System: "runnel", Msgs: 100, Produce: time.Second, Consume: time.Second}, {System: "nats", Msgs: 100, Produce: 2 * time.Second, Consume: time.Second / 2}},
+		{{System: "runnel", Msgs: 100, Produce: time.Second, Consume: time.Second}, {System: "nats", Msgs: 100, Produce: 4 * time.Second, Consume: time.Second / 2}},
+		{{System: "runnel", Msgs: 100, Produce: time.Second, Consume: time.Second}, {System: "nats", Msgs: 100, Produce: 3 * time.Second, Consume: time.Second / 2}},
+	}
+	var out bytes.Buffer
+	summarize(&out, rounds)
+	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats\n" +
+		"runnel       100            100            3.00x            0.50x\n" +
+		"nats         33             200            1.00x            1.00x\n"
+	if out.String() != want {
+		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Workload is what every system runs: Msgs bodies of Size bytes sent by
+// Producers goroutines, each sending synchronously (one send waits for its
+// answer before the next), then one consumer draining them all.
+type Workload struct {
+	Msgs      int
+	Size      int
+	Producers int
+	// Timeout bounds each phase, so a system that loses messages fails the
+	// run instead of hanging it.
+	Timeout time.Duration
+}
+
+// Result is one run of one system.
+type Result struct {
+	System           string
+	Produce, Consume time.Duration
+	Msgs             int
+}
+
+// ProduceRate and ConsumeRate are msg/s.
+func (r Result) ProduceRate() float64 { return float64(r.Msgs) / r.Produce.Seconds() }
+func (r Result) ConsumeRate() float64 { return float64(r.Msgs) / r.Consume.Seconds() }
+
+// System is a broker and its client, started fresh for each run.
+type System interface {
+	Name() string
+	// Run starts the system in dir, runs w and stops it again.
+	Run(ctx context.Context, dir string, w Workload) (Result, error)
+}
+
+// body returns an incompressible body of w.Size bytes.
+func (w Workload) body() []byte {
+	b := make([]byte, w.Size)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// produce calls send w.Msgs times from w.Producers goroutines and returns
+// the time from the first call to the last answer. It stops at the first
+// error.
+func (w Workload) produce(ctx context.Context, send func(ctx context.Context) error) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
+	defer cancel()
+	var (
+		left    atomic.Int64
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		err     error
+	)
+	left.Store(int64(w.Msgs))
+	start := time.Now()
+	for range w.Producers {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 && ctx.Err() == nil {
+				if e := send(ctx); e != nil {
+					errOnce.Do(func() { err = e; cancel() })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start), err
+}
+
+// counter counts deliveries and says when w.Msgs have arrived.
+type counter struct {
+	want int64
+	n    atomic.Int64
+	done chan struct{}
+	last atomic.Int64 // unix ns of the want-th delivery
+}
+
+func newCounter(want int) *counter { return &counter{want: int64(want), done: make(chan struct{})} }
+
+func (c *counter) add(n int) {
+	if v := c.n.Add(int64(n)); v >= c.want && v-int64(n) < c.want {
+		c.last.Store(time.Now().UnixNano())
+		close(c.done)
+	}
+}
+
+// wait returns the time from start to the want-th delivery.
+func (c *counter) wait(ctx context.Context, start time.Time, timeout time.Duration) (time.Duration, error) {
+	select {
+	case <-c.done:
+		return time.Unix(0, c.last.Load()).Sub(start), nil
+	case <-time.After(timeout):
+		return 0, fmt.Errorf("consumed %d of %d messages in %s", c.n.Load(), c.want, timeout)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
