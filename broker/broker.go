@@ -116,6 +116,8 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		TransactionCheckMax:      c.TransactionCheckMax,
 		TransactionCheckInterval: c.TransactionCheckInterval,
 		DelayLevels:              levels,
+		EnablePropertyFilter:     c.EnablePropertyFilter,
+		FilterSupportRetry:       c.FilterSupportRetry,
 		Now:                      c.Now,
 		Logger:                   b.log,
 		TopicsChanged: func(wait bool) {

@@ -33,6 +33,8 @@ import (
 //	transactionTimeOut        TransactionTimeout (ms)
 //	transactionCheckMax       TransactionCheckMax
 //	transactionCheckInterval  TransactionCheckInterval (ms)
+//	enablePropertyFilter      EnablePropertyFilter
+//	filterSupportRetry        FilterSupportRetry
 //
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
@@ -80,12 +82,19 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				return ignored, bad(err)
 			}
 			c.FlushMode = m
-		case "autoCreateTopicEnable":
+		case "autoCreateTopicEnable", "enablePropertyFilter", "filterSupportRetry":
 			v, err := strconv.ParseBool(val)
 			if err != nil {
 				return ignored, bad(err)
 			}
-			c.AutoCreateTopicEnable = v
+			switch key {
+			case "autoCreateTopicEnable":
+				c.AutoCreateTopicEnable = v
+			case "enablePropertyFilter":
+				c.EnablePropertyFilter = v
+			default:
+				c.FilterSupportRetry = v
+			}
 		case "fileReservedTime":
 			v, err := strconv.Atoi(val)
 			if err != nil {

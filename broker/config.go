@@ -112,6 +112,16 @@ type Config struct {
 	// TransactionCheckInterval (transactionCheckInterval, ms there) is how
 	// often half messages are checked. Default 60 s.
 	TransactionCheckInterval time.Duration
+	// EnablePropertyFilter (enablePropertyFilter) lets consumers subscribe
+	// with SQL92 expressions over message properties, filtered here.
+	// Default true (Java's default is false; a dev broker should accept
+	// what production brokers are configured to). Taken as given, like
+	// AutoCreateTopicEnable: start from DefaultConfig.
+	EnablePropertyFilter bool
+	// FilterSupportRetry (filterSupportRetry) filters a group's %RETRY%
+	// queue with the group's SQL92 subscriptions of the topics the retried
+	// messages came from. Default false, as Java.
+	FilterSupportRetry bool
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left
@@ -140,6 +150,7 @@ func DefaultConfig() Config {
 		TransactionTimeout:       6 * time.Second,
 		TransactionCheckMax:      15,
 		TransactionCheckInterval: 60 * time.Second,
+		EnablePropertyFilter:     true,
 	}
 }
 

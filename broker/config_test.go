@@ -47,6 +47,7 @@ func TestEnsureDefaultsFillsEveryDefault(t *testing.T) {
 	}
 	want := DefaultConfig()
 	want.AutoCreateTopicEnable = false // taken as given
+	want.EnablePropertyFilter = false  // likewise
 	got.Now, want.Now = nil, nil       // funcs do not compare
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("ensureDefaults on a zero Config:\n got %+v\nwant %+v", got, want)

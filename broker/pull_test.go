@@ -75,10 +75,14 @@ func TestPullStatuses(t *testing.T) {
 	}
 	// No subscription flag and no heartbeat: 24.
 	expect(t, pull("P", 0, 0, 32, 0), protocol.RespSubscriptionNotExist, "heartbeat")
-	// SQL92 in the request: refused with a remark.
+	// A SQL92 expression that does not parse: 23 with the parser's message.
 	h = pullHeader("g", "P", 0, 0, 32, sub)
 	h.ExpressionType = "SQL92"
-	expect(t, rc.call(protocol.ReqPullMessage, h.Encode(), nil), protocol.RespSystemError, "SQL92")
+	h.Subscription = "a LIKE 'x%'"
+	expect(t, rc.call(protocol.ReqPullMessage, h.Encode(), nil), protocol.RespSubscriptionParseFailed, "LIKE is not supported")
+	// An expression type no broker has: refused with a remark.
+	h.ExpressionType = "CLASS"
+	expect(t, rc.call(protocol.ReqPullMessage, h.Encode(), nil), protocol.RespSystemError, "CLASS")
 	// A malformed header.
 	expect(t, rc.call(protocol.ReqPullMessage, map[string]string{"topic": "P"}, nil), protocol.RespSystemError, "missing")
 }

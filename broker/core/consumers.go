@@ -56,7 +56,7 @@ func (c *Core) Heartbeat(ch Channel, meta ClientMeta, hb protocol.HeartbeatData)
 					Topic: s.Topic, Expression: s.SubString, ExpressionType: s.ExpressionType,
 					Tags: s.TagsSet, Codes: s.CodeSet, Version: s.SubVersion,
 				}
-				sub.Filter = filterOf(sub)
+				sub.Filter = c.filterOf(sub)
 				data.Subscriptions = append(data.Subscriptions, sub)
 			}
 		}

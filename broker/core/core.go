@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/clients"
+	"github.com/runnelmq/runnel/broker/filter"
 	"github.com/runnelmq/runnel/broker/lock"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
@@ -45,6 +46,9 @@ type Config struct {
 	TransactionCheckMax      int
 	TransactionCheckInterval time.Duration
 	DelayLevels              schedule.Levels
+	// EnablePropertyFilter allows SQL92 subscriptions; FilterSupportRetry
+	// filters a group's %RETRY% queue with its SQL92 subscriptions too.
+	EnablePropertyFilter, FilterSupportRetry bool
 	// Now is the clock of everything that expires.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -71,6 +75,8 @@ type Core struct {
 	holds   *longpoll.Table
 	sched   scheduler
 	txn     txState
+	// sqlCache holds compiled SQL92 expressions by their text.
+	sqlCache *filter.Cache
 
 	// storeHost is the advertised address, written into stored messages;
 	// set once by Start.
@@ -109,14 +115,15 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 		cfg.TopicsChanged = func(bool) {}
 	}
 	c := &Core{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		offsets: offsets.New(),
-		clients: clients.New(clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
-		locks:   lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
-		holds:   longpoll.New(cfg.Now),
-		sched:   scheduler{levels: cfg.DelayLevels},
-		stop:    make(chan struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		offsets:  offsets.New(),
+		clients:  clients.New(clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
+		locks:    lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
+		holds:    longpoll.New(cfg.Now),
+		sched:    scheduler{levels: cfg.DelayLevels},
+		sqlCache: filter.NewCache(filter.DefaultCacheSize),
+		stop:     make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	sopts.OnArrival = c.onArrival
@@ -354,3 +361,6 @@ func (c *Core) HeldOffsets(topic string, queueID int32) []int64 {
 // Schedule returns the delayed-delivery service, nil before Start (for
 // tests that step it).
 func (c *Core) Schedule() *schedule.Service { return c.sched.svc.Load() }
+
+// CompiledExpressions returns how many SQL92 expressions are cached.
+func (c *Core) CompiledExpressions() int { return c.sqlCache.Len() }

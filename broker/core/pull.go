@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/runnelmq/runnel/broker/filter"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -180,12 +181,17 @@ func (c *Core) answerHeld(r *PullRequest, deadline time.Time, expired bool, answ
 // (push consumers). A nil filter passes everything.
 func (c *Core) pullFilter(r *PullRequest) (store.Filter, error) {
 	if r.HasSubscription {
-		if r.ExpressionType != "" && r.ExpressionType != protocol.ExpressionTypeTag {
-			return nil, errorf(protocol.RespSystemError,
-				"The broker does not support consumer to filter message by %s", r.ExpressionType)
+		switch r.ExpressionType {
+		case "", protocol.ExpressionTypeTag:
+			if f := filter.TagExpression(r.Expression); f != nil {
+				return f, nil
+			}
+			return c.retryFilter(r.Group, r.Topic), nil
+		case protocol.ExpressionTypeSQL92:
+			return c.sqlFilter(r.Expression)
 		}
-		tags, codes := protocol.ParseSubExpression(r.Expression)
-		return newTagFilter(tags, codes), nil
+		return nil, errorf(protocol.RespSystemError,
+			"The broker does not support consumer to filter message by %s", r.ExpressionType)
 	}
 	sub, hasGroup, ok := c.clients.Subscription(r.Group, r.Topic)
 	if !hasGroup {
@@ -200,13 +206,24 @@ func (c *Core) pullFilter(r *PullRequest) (store.Filter, error) {
 		return nil, errorf(protocol.RespSubscriptionNotLatest,
 			"the consumer's subscription not latest, group: %s, topic: %s", r.Group, r.Topic)
 	}
-	if sub.ExpressionType != "" && sub.ExpressionType != protocol.ExpressionTypeTag {
+	switch sub.ExpressionType {
+	case "", protocol.ExpressionTypeTag:
+	case protocol.ExpressionTypeSQL92:
+		if !c.cfg.EnablePropertyFilter {
+			return nil, refuse(protocol.RespSystemError, "The broker does not support consumer to filter message by SQL92")
+		}
+	default:
 		return nil, errorf(protocol.RespFilterDataNotExist,
 			"The broker does not support consumer to filter message by %s (group %s, topic %s)", sub.ExpressionType, r.Group, r.Topic)
 	}
-	// Compiled at heartbeat time; nil (every tag) when the type differs.
-	f, _ := sub.Filter.(store.Filter)
-	return f, nil
+	// Compiled at heartbeat time.
+	switch f := sub.Filter.(type) {
+	case badExpression:
+		return nil, parseFailed(sub.Expression, f.err)
+	case store.Filter:
+		return f, nil
+	}
+	return c.retryFilter(r.Group, r.Topic), nil
 }
 
 // addrOf returns a channel's address for remarks ("" for none).
