@@ -19,7 +19,7 @@ func newGroupCmd(a *app) *cobra.Command {
   runnelctl group consumers --group billing --running
   runnelctl group reset-offset --group billing --topic orders --to earliest`,
 	}
-	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a))
+	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a))
 	return cmd
 }
 
@@ -123,10 +123,12 @@ group is offline, or does not support that request, the offsets are committed
 directly (method "direct"); consumers still online would overwrite those at their
 next commit, so stop them first.
 
-TIME is "now", milliseconds since the epoch, RFC 3339 (2024-05-01T10:00:00Z),
-"2024-05-01 10:00:00" (local time) or mqadmin's "2024-05-01#10:00:00:000".`,
+TIME is "now", a duration ago (15m, 2h), milliseconds since the epoch, RFC 3339
+(2024-05-01T10:00:00Z), "2024-05-01 10:00:00" (local time) or mqadmin's
+"2024-05-01#10:00:00:000".`,
 		Example: `  runnelctl group reset-offset --group billing --topic orders --to earliest
   runnelctl group reset-offset --group billing --topic orders --to latest
+  runnelctl group reset-offset --group billing --topic orders --to 15m
   runnelctl group reset-offset --group billing --topic orders --to 2024-05-01T10:00:00Z
   runnelctl group reset-offset --group billing --topic orders --to 1714557600000`,
 		Args: noArgs,
@@ -156,7 +158,7 @@ TIME is "now", milliseconds since the epoch, RFC 3339 (2024-05-01T10:00:00Z),
 				}
 			}
 			if direct > 0 {
-				fmt.Fprintf(a.stderr, "note: %d queue offsets were committed directly; consumers of %s still online keep their own position and overwrite them at their next commit\n", direct, group)
+				fmt.Fprintf(a.stderr, "note: %s committed directly; consumers of %s still online keep their own position and overwrite them at their next commit\n", plural(direct, "queue offset was", "queue offsets were"), group)
 			}
 			if a.output == "json" {
 				if rows == nil {
