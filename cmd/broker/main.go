@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -41,6 +42,7 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 	var logLevel string
 	cmd := &cobra.Command{
 		Use:          "broker",
+		Version:      version.String(),
 		Short:        "Runnel broker (RocketMQ remoting protocol)",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
@@ -59,6 +61,7 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 			return serve(ctx, cfg, stdout)
 		},
 	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	bindFlags(cmd.Flags(), &f, &logLevel)

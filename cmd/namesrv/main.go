@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 )
 
@@ -32,6 +33,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	var logLevel string
 	cmd := &cobra.Command{
 		Use:           "namesrv",
+		Version:       version.String(),
 		Short:         "Runnel name server (RocketMQ remoting protocol)",
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
@@ -47,6 +49,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			return serve(ctx, cfg, stdout)
 		},
 	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	cmd.Flags().StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (host:port)")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/internal/cliflag"
 	"github.com/runnelmq/runnel/internal/version"
 )
 
@@ -153,7 +153,7 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 		return []string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cliflag.FlagError)
 
 	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a))
 	root.AddCommand(newStatsCmd(a))
@@ -191,24 +191,6 @@ func helpOrUnknown(cmd *cobra.Command, args []string) error {
 	return errors.New(msg + "; see " + cmd.CommandPath() + " --help")
 }
 
-// flagError rewrites pflag's parse errors of numeric flags, which quote
-// strconv ("strconv.ParseInt: parsing "abc": invalid syntax").
-func flagError(_ *cobra.Command, err error) error {
-	m := badNumberFlag.FindStringSubmatch(err.Error())
-	if m == nil {
-		return err
-	}
-	what := "a whole number"
-	switch {
-	case strings.Contains(m[3], "Duration"), strings.Contains(m[0], "time: "):
-		what = "a duration such as 500ms, 5s or 1m"
-	case strings.Contains(m[3], "Bool"):
-		what = "true or false"
-	}
-	return fmt.Errorf("%s %q: want %s", m[2], m[1], what)
-}
-
-var badNumberFlag = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (strconv\.\w+|time: [^:]*|.*)`)
 
 // noArgs is cobra.NoArgs with a message naming the command.
 func noArgs(cmd *cobra.Command, args []string) error {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// runHere runs the consumer's command line in this process.
+func runHere(t *testing.T, namesrv string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, env{
+		getenv: func(k string) string {
+			if k == "NAMESRV_ADDR" {
+				return namesrv
+			}
+			return ""
+		},
+		stdout: &out, stderr: &errOut,
+	})
+	return code, out.String(), errOut.String()
+}
+
+// A topic whose queues are all write-only (a dead-letter topic, or one set
+// to perm W) is refused with the reason, not consumed as nothing.
+func TestNoReadableQueueIsAnError(t *testing.T) {
+	cl := cluster.Start(t)
+	adm := newAdmin(t, cl)
+	for _, topic := range []string{"wo", "%DLQ%billing"} {
+		if _, err := adm.CreateTopic(context.Background(), admin.TopicSpec{Topic: topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: protocol.PermWrite}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := runHere(t, cl.NamesrvAddr(), "--topic", "wo", "--idle-timeout", "200ms", "--log-level", "error")
+	if code != 1 || !strings.Contains(stderr, "consumer: topic wo has no readable queue: its perm") {
+		t.Fatalf("write-only topic: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, _, stderr = runHere(t, cl.NamesrvAddr(), "--topic", "%DLQ%billing", "--from", "first", "--idle-timeout", "200ms", "--log-level", "error")
+	if code != 1 || !strings.Contains(stderr, "dead-letter topics are created write-only") {
+		t.Fatalf("DLQ topic: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// --group with a new group and the default --from last starts past the
+// backlog of a young topic, as the help promises, and says so.
+func TestNewNamedGroupStartsAtLast(t *testing.T) {
+	cl := cluster.Start(t)
+	const topic = "young"
+	createTopic(t, cl, topic, 2)
+	produce(t, officialProducer(t, cl), topic, 0, 6, "TagA")
+	code, stdout, stderr := runHere(t, cl.NamesrvAddr(), "--topic", topic, "--group", "brand-new", "--idle-timeout", "500ms", "-o", "json", "--log-level", "error")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, printed %q (a new group at last must print none of the 6 stored); stderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "group brand-new has no offsets on young yet: starting it at --from last") ||
+		!strings.Contains(stderr, "consuming 2 queues of young") || !strings.Contains(stderr, "after 0 messages") {
+		t.Fatalf("stderr:\n%s", stderr)
+	}
+	// Its offsets now sit at the end: a second run has nothing to say
+	// about new groups.
+	rows, err := newAdmin(t, cl).ConsumerProgress(context.Background(), "brand-new", topic)
+	if err != nil || len(rows) != 2 || admin.TotalLag(rows) != 0 {
+		t.Fatalf("progress of brand-new: %+v %v, want 2 queues without lag", rows, err)
+	}
+	_, _, stderr = runHere(t, cl.NamesrvAddr(), "--topic", topic, "--group", "brand-new", "--idle-timeout", "200ms", "--log-level", "error")
+	if strings.Contains(stderr, "has no offsets") {
+		t.Fatalf("second run treated the group as new:\n%s", stderr)
+	}
+}
+
+func TestShortNamesrvAndVersion(t *testing.T) {
+	// -n is the name server (as mqadmin), no longer --max.
+	code, _, stderr := runHere(t, "", "-n", "5", "--topic", "t")
+	if code != 1 || !strings.Contains(stderr, `--namesrv "5": want host:port`) {
+		t.Fatalf("-n 5: exit %d, %s", code, stderr)
+	}
+	code, stdout, _ := runHere(t, "", "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "runnel ") {
+		t.Fatalf("--version: %d %q", code, stdout)
+	}
+	// --format stays as a hidden alias of -o/--output.
+	code, _, stderr = runHere(t, "", "--topic", "t", "--format", "yaml")
+	if code != 1 || !strings.Contains(stderr, `--output "yaml"`) {
+		t.Fatalf("--format yaml: %d %s", code, stderr)
+	}
+}
