@@ -191,7 +191,6 @@ func helpOrUnknown(cmd *cobra.Command, args []string) error {
 	return errors.New(msg + "; see " + cmd.CommandPath() + " --help")
 }
 
-
 // noArgs is cobra.NoArgs with a message naming the command.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
