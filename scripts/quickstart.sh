@@ -53,3 +53,19 @@ for c in "${cmds[@]}"; do
 	fi
 done
 echo "quickstart: all ${#cmds[@]} commands of the README's quick start passed"
+
+# The README's test-harness snippet, compiled and run as a test of a
+# package of its own (a directory starting with _ is outside ./...).
+snippet_dir=$(mktemp -d ./integration/_readme.XXXXXX)
+trap 'rm -rf "$snippet_dir"; cleanup' EXIT
+{
+	echo "package readme"
+	echo
+	awk '/^### In your Go tests/{on=1} on && /^```go/{code=1; next} code && /^```/{exit} code' README.md
+} >"$snippet_dir/readme_test.go"
+if ! grep -q '^func Test' "$snippet_dir/readme_test.go"; then
+	echo "quickstart: no Go test in the README's harness snippet" >&2
+	exit 1
+fi
+go test -count=1 "./${snippet_dir#./}"
+echo "quickstart: the README's harness snippet passed"

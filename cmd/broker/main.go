@@ -33,6 +33,7 @@ import (
 
 func main() {
 	if err := newCommand(os.Stdout, os.Stderr, os.Getenv).Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "broker: %v\n", err)
 		os.Exit(1)
 	}
 }
@@ -41,11 +42,12 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 	var f flagValues
 	var logLevel string
 	cmd := &cobra.Command{
-		Use:          "broker",
-		Version:      version.String(),
-		Short:        "Runnel broker (RocketMQ remoting protocol)",
-		Args:         cobra.NoArgs,
-		SilenceUsage: true,
+		Use:           "broker",
+		Version:       version.String(),
+		Short:         "Runnel broker (RocketMQ remoting protocol)",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true, // main prints "broker: ..." once
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {

@@ -24,6 +24,7 @@ import (
 
 func main() {
 	if err := newCommand(os.Stdout, os.Stderr).Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "namesrv: %v\n", err)
 		os.Exit(1)
 	}
 }
@@ -37,7 +38,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Runnel name server (RocketMQ remoting protocol)",
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
-		SilenceErrors: false,
+		SilenceErrors: true, // main prints "namesrv: ..." once
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {

@@ -115,6 +115,10 @@ groups and their offsets, and finding messages by id or key.
 The name server comes from -n/--namesrv, else the NAMESRV_ADDR environment
 variable, else 127.0.0.1:9876. Several name servers may be given separated by ';'.
 
+Output: aligned tables, or with -o json one JSON document (an array for lists);
+send -o json writes one JSON object per line as messages go, as consumer -o json
+does. Times are RFC 3339. Errors are one line starting "runnelctl: ", exit 1.
+
 mqadmin's command names work too, with the same short flags where they mean
 the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 ` + mqadminNames + `.`,

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
 
+	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -128,6 +132,29 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 		t.Fatalf("statsAll:\n%s", r.stdout)
 	}
 
+	// producerConnection: a producer of our client is online, with its
+	// version by RocketMQ's name.
+	pcfg := client.DefaultProducerConfig()
+	pcfg.Group = "order-service"
+	pcfg.Client.NameServerAddrs = []string{cl.NamesrvAddr()}
+	pcfg.Client.InstanceName = "ux-test-producer"
+	pcfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	prod, err := client.NewProducer(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prod.Send(context.Background(), &client.Message{Topic: "orders", Body: []byte("from a producer")}); err != nil {
+		t.Fatal(err)
+	}
+	r = okRun(t, env, "", "producerConnection", "-g", "order-service")
+	_ = prod.Shutdown(context.Background())
+	if !strings.Contains(r.stdout, "ux-test-producer") || !strings.Contains(r.stdout, protocol.VersionName(int(protocol.Version))) {
+		t.Fatalf("producerConnection:\n%s", r.stdout)
+	}
+
 	// Dynamic completion asks the cluster.
 	if r := okRun(t, env, "", "__complete", "topic", "route", ""); !strings.Contains(r.stdout, "orders\n") {
 		t.Fatalf("topic completion:\n%s", r.stdout)
@@ -215,4 +242,17 @@ func TestTransportErrorsInUserTerms(t *testing.T) {
 	}()
 	addr := h.Addr().String()
 	assertFailed(t, runCLI(t, nil, "", "topic", "list", "-n", addr, "--timeout", "2s"), addr+" is not a RocketMQ name server or broker")
+}
+
+// group consumers names client versions as RocketMQ does (mqadmin
+// consumerConnection prints V4_9_4, not 401).
+func TestConsumersShowVersionNames(t *testing.T) {
+	var out strings.Builder
+	cc := &admin.ConsumerConnection{Group: "g", Clients: []admin.ConsumerClient{{ClientID: "c1", Version: 401, Brokers: []string{"broker-a"}}}}
+	if err := printConsumers(&out, consumersOutput{ConsumerConnection: cc}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), " V4_9_4 ") || strings.Contains(out.String(), " 401 ") {
+		t.Fatalf("group consumers:\n%s", out.String())
+	}
 }
