@@ -74,7 +74,7 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
 	def := broker.DefaultConfig()
 	fs.StringVarP(&f.confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
-	fs.StringVar(&f.namesrv, "namesrv", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
+	fs.StringVarP(&f.namesrv, "namesrv", "n", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
 	fs.StringVar(&f.listen, "listen", def.ListenAddr, "address to serve clients on")
 	fs.StringVar(&f.storeDir, "store-dir", filepath.Join(os.TempDir(), "runnel-broker"), "message store directory")
 	fs.StringVar(&f.name, "broker-name", def.BrokerName, "broker name")

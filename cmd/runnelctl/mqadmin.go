@@ -48,6 +48,12 @@ var mqadminAliases = map[string][]string{
 	"sendMessage":          {"send"},
 }
 
+// mqadminPresets are flags an alias sets, where the mqadmin command does
+// more than the runnelctl one by default.
+var mqadminPresets = map[string]map[string]string{
+	"consumerStatus": {"running": "true"}, // mqadmin consumerStatus shows each client's running info
+}
+
 // addMqadminAliases adds each mqadmin name as a hidden top-level command
 // built by the same constructor as the command it stands for, so that its
 // flags and behaviour are the same.
@@ -62,6 +68,11 @@ func addMqadminAliases(root *cobra.Command, a *app) {
 		c.Hidden = true
 		c.Aliases = nil
 		c.Short += " (mqadmin " + name + ")"
+		for flag, value := range mqadminPresets[name] {
+			if err := c.Flags().Set(flag, value); err != nil {
+				panic("runnelctl: mqadmin alias " + name + ": " + err.Error())
+			}
+		}
 		root.AddCommand(c)
 	}
 }

@@ -28,6 +28,8 @@ type app struct {
 	// stdinTerminal: stdin is a terminal, so destructive commands ask
 	// before they act (--yes skips the question).
 	stdinTerminal bool
+	// stderrTerminal: stderr is a terminal, so long runs show progress.
+	stderrTerminal bool
 
 	adm *admin.Admin // created on first use
 }
@@ -59,7 +61,7 @@ func (a *app) close() {
 // run executes the command line and returns the exit code: 0, or 1 with a
 // one-line "runnelctl: ..." message on stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, stdinTerminal: isTerminal(stdin)}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, stdinTerminal: isTerminal(stdin), stderrTerminal: isTerminal(stderr)}
 	defer a.close()
 	defer func() {
 		// A bug must still end as a clear one-line error, not a stack dump.
@@ -80,9 +82,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
-// isTerminal reports whether r is a terminal; a variable so that tests can
-// play one.
-var isTerminal = func(r io.Reader) bool {
+// isTerminal reports whether r (an io.Reader or io.Writer) is a terminal;
+// a variable so that tests can play one.
+var isTerminal = func(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -93,6 +93,10 @@ stderr with the level the broker stored.`,
 	return cmd
 }
 
+// progressEvery is how often send updates its progress line on a
+// terminal.
+var progressEvery = time.Second
+
 // send sends every body with the client's producer and prints a row per
 // message as it goes, so a long stdin stream shows progress.
 func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
@@ -121,6 +125,7 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 	sent, rows := 0, 0
 	start := time.Now()
 	checked := map[string]bool{} // brokers whose delay level checkDelay has seen
+	lastProgress := start
 	var pending []*client.Message
 	flush := func() error {
 		if len(pending) == 0 {
@@ -135,6 +140,10 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 		}
 		sent += len(pending)
 		pending = pending[:0]
+		if a.stderrTerminal && time.Since(lastProgress) >= progressEvery {
+			lastProgress = time.Now()
+			fmt.Fprintf(a.stderr, "\r\x1b[Ksent %d ...", sent)
+		}
 		if f.delay > 0 {
 			a.checkDelay(ctx, checked, res.Queue.BrokerName, res.OffsetMsgID, f.delay)
 		}
@@ -168,6 +177,9 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 		rate := 0.0
 		if el > 0 {
 			rate = float64(sent) / el.Seconds()
+		}
+		if a.stderrTerminal {
+			fmt.Fprint(a.stderr, "\r\x1b[K") // erase the progress line
 		}
 		fmt.Fprintf(a.stderr, "sent %d in %s, %.0f msg/s\n", sent, el.Round(time.Millisecond), rate)
 	}

@@ -76,7 +76,7 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 	// Deleting what is not there fails; on a terminal a delete asks.
 	assertFailed(t, runCLI(t, env, "", "topic", "delete", "nosuch"), "topic nosuch does not exist")
 	old := isTerminal
-	isTerminal = func(io.Reader) bool { return true }
+	isTerminal = func(any) bool { return true }
 	r = runCLI(t, env, "n\n", "topic", "delete", "orders")
 	isTerminal = old
 	if r.code != 1 || !strings.Contains(r.stderr, "Delete topic orders") || !strings.Contains(r.stderr, "aborted") {
@@ -96,6 +96,14 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 	r = okRun(t, env, "a\nb\nc\nd\ne\n", "send", "--topic", "orders", "--batch", "2", "--quiet")
 	if r.stdout != "" || !strings.HasPrefix(r.stderr, "sent 5 in ") {
 		t.Fatalf("send --batch 2 --quiet: %+v", r)
+	}
+	// On a terminal, --quiet still shows progress, erased before the summary.
+	oldTerm, oldEvery := isTerminal, progressEvery
+	isTerminal, progressEvery = func(any) bool { return true }, 0
+	r = runCLI(t, env, "1\n2\n3\n", "send", "--topic", "orders", "--quiet")
+	isTerminal, progressEvery = oldTerm, oldEvery
+	if r.code != 0 || !strings.Contains(r.stderr, "\r\x1b[Ksent 2 ...") || !strings.Contains(r.stderr, "\r\x1b[Ksent 3 in ") {
+		t.Fatalf("send progress on a terminal: %+v", r)
 	}
 	if r := okRun(t, env, "", "send", "--topic", "orders", "x"); !strings.Contains(r.stdout, "QUEUE  OFFSET\n") && !strings.Contains(r.stdout, " OFFSET\n") {
 		t.Fatalf("send header: %q", r.stdout)
@@ -254,5 +262,25 @@ func TestConsumersShowVersionNames(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), " V4_9_4 ") || strings.Contains(out.String(), " 401 ") {
 		t.Fatalf("group consumers:\n%s", out.String())
+	}
+}
+
+// Every mqadmin alias resolves to a command, and consumerStatus asks for
+// running info as mqadmin's does.
+func TestMqadminAliases(t *testing.T) {
+	root := newRootCmd(&app{}, func(string) string { return "" })
+	for name := range mqadminAliases {
+		c, _, err := root.Find([]string{name})
+		if err != nil || c.Name() != name || !c.Hidden {
+			t.Errorf("alias %s: %v %v", name, c, err)
+		}
+	}
+	c, _, _ := root.Find([]string{"consumerStatus"})
+	if f := c.Flags().Lookup("running"); f == nil || f.Value.String() != "true" {
+		t.Fatalf("consumerStatus --running: %v", f)
+	}
+	c, _, _ = root.Find([]string{"group", "consumers"})
+	if f := c.Flags().Lookup("running"); f.Value.String() != "false" {
+		t.Fatal("the preset leaked into group consumers")
 	}
 }
