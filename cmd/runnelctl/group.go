@@ -13,7 +13,7 @@ import (
 func newGroupCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "group",
-		Short: "Consumer groups: list, progress, online consumers, offset reset",
+		Short: "Consumer groups: list, progress, online consumers and producers, offset reset",
 		Example: `  runnelctl group list
   runnelctl group progress --group billing
   runnelctl group consumers --group billing --running

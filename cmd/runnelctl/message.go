@@ -18,7 +18,7 @@ import (
 func newMessageCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "message",
-		Short: "Find messages by id or key",
+		Short: "Find messages by id or key, print a queue, replay one on a consumer",
 		Example: `  runnelctl message get 7F00000100002A9F0000000000000C4E
   runnelctl message query --topic orders --key order-42
   runnelctl message print --topic orders --count 5`,

@@ -159,6 +159,9 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 		return []string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	root.SetVersionTemplate("{{.Version}}\n")
+	// Pad command names to the longest one shown: cobra pads to the
+	// longest of all, and the hidden mqadmin aliases are long.
+	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "{{rpad .Name .NamePadding }}", "{{rpad .Name (visiblePadding .)}}"))
 	root.SetFlagErrorFunc(cliflag.FlagError)
 
 	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a))
@@ -167,6 +170,20 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 	a.completeNames(root)
 	guardGroups(root)
 	return root
+}
+
+func init() {
+	cobra.AddTemplateFunc("visiblePadding", func(c *cobra.Command) int {
+		n := 11 // cobra's minimum
+		if c.Parent() != nil {
+			for _, sib := range c.Parent().Commands() {
+				if sib.IsAvailableCommand() || sib.Name() == "help" {
+					n = max(n, len(sib.Name()))
+				}
+			}
+		}
+		return n
+	})
 }
 
 // guardGroups makes every command with subcommands and no action of its

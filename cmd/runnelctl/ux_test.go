@@ -186,6 +186,10 @@ func TestUnknownCommandsFail(t *testing.T) {
 	if strings.Contains(r.stderr, "; ;") {
 		t.Fatalf("suggestion formatting: %q", r.stderr)
 	}
+	// The hidden mqadmin aliases do not widen the command list.
+	if r := runCLI(t, nil, "", "--help"); !strings.Contains(r.stdout, "\n  broker      Brokers known") {
+		t.Fatalf("root help:\n%s", r.stdout)
+	}
 	// A group command alone still shows its help.
 	if r := runCLI(t, nil, "", "topic"); r.code != 0 || !strings.Contains(r.stdout, "Available Commands") {
 		t.Fatalf("topic alone: %+v", r)
