@@ -16,12 +16,15 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
+// startTimeout bounds joining the cluster: routes, heartbeat, first
+// rebalance. A variable so that tests need not wait for it.
+var startTimeout = 30 * time.Second
+
 const (
-	// startTimeout bounds joining the cluster: routes, heartbeat, first
-	// rebalance.
-	startTimeout = 30 * time.Second
 	// shutdownTimeout bounds the consumer's Shutdown, which waits for the
 	// listener and persists every offset.
 	shutdownTimeout = 10 * time.Second
@@ -105,7 +108,7 @@ func (s *session) run(ctx context.Context) error {
 	defer func() { _ = pull.Shutdown(context.Background()) }()
 	mqs, err := pull.MessageQueues(startCtx, p.topic)
 	if err != nil {
-		return startError(ctx, fmt.Errorf("topic %s: %w", p.topic, err))
+		return startError(ctx, routeError(p, err))
 	}
 	if len(mqs) == 0 {
 		return noReadableQueue(p.topic)
@@ -355,6 +358,21 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// routeError says in the user's terms why the topic's route could not be
+// had: a name server that never answered, or answered in another protocol
+// (an HTTP server on that port), is named as such instead of by the
+// transport's "remoting: timeout: code 105 ...".
+func routeError(p plan, err error) error {
+	ns := strings.Join(p.namesrvs, ";")
+	switch {
+	case errors.Is(err, remoting.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("topic %s: no answer from name server %s within %v (is one running there? -n or NAMESRV_ADDR sets it)", p.topic, ns, startTimeout)
+	case errors.Is(err, protocol.ErrFrameTooLarge) || errors.Is(err, protocol.ErrFrameTooShort) || errors.Is(err, protocol.ErrBadHeader):
+		return fmt.Errorf("topic %s: %s is not a RocketMQ name server (it answered in another protocol)", p.topic, ns)
+	}
+	return fmt.Errorf("topic %s: %w", p.topic, err)
 }
 
 // startError reports a failure to start; an interrupt while starting is a

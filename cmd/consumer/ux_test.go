@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -88,5 +90,42 @@ func TestShortNamesrvAndVersion(t *testing.T) {
 	code, _, stderr = runHere(t, "", "--topic", "t", "--format", "yaml")
 	if code != 1 || !strings.Contains(stderr, `--output "yaml"`) {
 		t.Fatalf("--format yaml: %d %s", code, stderr)
+	}
+}
+
+// A name server that never answers is named, with the time it had, not
+// reported as the transport's timeout of request code 105.
+func TestSilentNamesrvInUserTerms(t *testing.T) {
+	old := startTimeout
+	startTimeout = 500 * time.Millisecond
+	t.Cleanup(func() { startTimeout = old })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never answered
+		}
+	}()
+	defer func() {
+		l.Close()
+		<-done
+		close(accepted)
+		for c := range accepted {
+			c.Close()
+		}
+	}()
+	code, _, stderr := runHere(t, l.Addr().String(), "--topic", "t", "--log-level", "error")
+	want := "consumer: topic t: no answer from name server " + l.Addr().String() + " within 500ms"
+	if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "code 105") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
 	}
 }
