@@ -5,9 +5,11 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -128,4 +130,80 @@ func TestSilentNamesrvInUserTerms(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "code 105") {
 		t.Fatalf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
 	}
+}
+
+// A fast consume of a backlog pauses pulls for flow control: normal, so
+// not a warning at the default log level (it is there at info).
+func TestFlowControlIsNotAWarning(t *testing.T) {
+	cl := cluster.Start(t)
+	const topic, n = "backlog", 1500
+	createTopic(t, cl, topic, 1)
+	pcfg := client.DefaultProducerConfig()
+	pcfg.Group = "backlog-producer"
+	pcfg.Client.NameServerAddrs = []string{cl.NamesrvAddr()}
+	pcfg.Client.InstanceName = "flow-test-producer"
+	prod, err := client.NewProducer(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i += 100 {
+		batch := make([]*client.Message, 100)
+		for j := range batch {
+			batch[j] = &client.Message{Topic: topic, Body: []byte("m")}
+		}
+		if _, err := prod.Send(context.Background(), batch...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = prod.Shutdown(context.Background())
+
+	// A slow reader of stdout, so the pulls run ahead of the printing.
+	slowRun := func(args ...string) string {
+		var errOut syncBuffer
+		code := run(context.Background(), append([]string{"--topic", topic, "--from", "first", "--idle-timeout", "1s", "-o", "json"}, args...), env{
+			getenv: func(string) string { return cl.NamesrvAddr() },
+			stdout: slowWriter{}, stderr: &errOut,
+		})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		return errOut.String()
+	}
+	info := slowRun("--log-level", "info")
+	if !strings.Contains(info, "flow control: pull paused") {
+		t.Skipf("flow control did not engage in this run (stderr %d bytes)", len(info))
+	}
+	warn := slowRun()
+	if strings.Contains(warn, "flow control") {
+		t.Fatalf("flow control logged at the default level:\n%s", warn)
+	}
+}
+
+// slowWriter takes a millisecond per write.
+type slowWriter struct{}
+
+func (slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	return len(p), nil
+}
+
+// syncBuffer is a bytes.Buffer safe for the client's logging goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
