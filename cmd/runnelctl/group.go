@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,6 +111,7 @@ its %RETRY% topic included.`,
 
 func newGroupResetCmd(a *app) *cobra.Command {
 	var group, topic, to string
+	var create bool
 	cmd := &cobra.Command{
 		Use:   "reset-offset --group GROUP --topic TOPIC --to TIME|earliest|latest",
 		Short: "Move a group's offsets on a topic to a time",
@@ -122,6 +124,10 @@ which also tells the group's online consumers. Where a broker answers that the
 group is offline, or does not support that request, the offsets are committed
 directly (method "direct"); consumers still online would overwrite those at their
 next commit, so stop them first.
+
+A group no broker knows (no subscription, offsets or %RETRY% topic) is refused,
+since a mistyped name would otherwise be created with offsets; --create gives
+a new group its offsets on purpose.
 
 TIME is "now", a duration ago (15m, 2h), milliseconds since the epoch, RFC 3339
 (2024-05-01T10:00:00Z), "2024-05-01 10:00:00" (local time) or mqadmin's
@@ -146,6 +152,15 @@ TIME is "now", a duration ago (15m, 2h), milliseconds since the epoch, RFC 3339
 			adm, err := a.admin()
 			if err != nil {
 				return err
+			}
+			if !create {
+				groups, err := adm.ConsumerGroups(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if !slices.ContainsFunc(groups, func(g admin.Group) bool { return g.Name == group }) {
+					return fmt.Errorf("group %s is not known to any broker (runnelctl group list shows those that are); check the name, or add --create to give a new group offsets", group)
+				}
 			}
 			rows, err := adm.ResetOffset(cmd.Context(), group, topic, target)
 			if err != nil {
@@ -176,6 +191,7 @@ TIME is "now", a duration ago (15m, 2h), milliseconds since the epoch, RFC 3339
 	f := cmd.Flags()
 	f.StringVarP(&group, "group", "g", "", "consumer group (required)")
 	f.StringVarP(&topic, "topic", "t", "", "topic (required)")
-	f.StringVar(&to, "to", "", "earliest, latest, or a time (required)")
+	f.StringVar(&to, "to", "", "earliest, latest, a duration ago (15m) or a time (required)")
+	f.BoolVar(&create, "create", false, "reset a group no broker knows yet (creating its offsets)")
 	return cmd
 }

@@ -153,7 +153,7 @@ func TestProcessAgainstCluster(t *testing.T) {
 
 	// A new group, offsets set to the start while it is offline: all of
 	// the topic is lag.
-	out = c.ok("", "group", "reset-offset", "--group", "billing", "--topic", "orders", "--to", "earliest")
+	out = c.ok("", "group", "reset-offset", "--group", "billing", "--topic", "orders", "--to", "earliest", "--create")
 	if !strings.Contains(out, "direct") {
 		t.Fatalf("reset-offset output:\n%s", out)
 	}

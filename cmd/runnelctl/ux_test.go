@@ -132,7 +132,9 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 	if r := okRun(t, env, "", "getBrokerConfig"); !strings.Contains(r.stdout, "brokerClusterName") {
 		t.Fatalf("getBrokerConfig:\n%s", r.stdout)
 	}
-	okRun(t, env, "", "group", "reset-offset", "--group", "billing", "--topic", "orders", "--to", "15m")
+	assertFailed(t, runCLI(t, env, "", "group", "reset-offset", "--group", "biling", "--topic", "orders", "--to", "15m"), "group biling is not known to any broker")
+	okRun(t, env, "", "group", "reset-offset", "--group", "billing", "--topic", "orders", "--to", "15m", "--create")
+	okRun(t, env, "", "group", "reset-offset", "--group", "billing", "--topic", "orders", "--to", "earliest")
 	if r := okRun(t, env, "", "topic", "consumers", "orders"); !strings.Contains(r.stdout, "billing") {
 		t.Fatalf("topic consumers:\n%s", r.stdout)
 	}
