@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= bin
 FUZZTIME ?= 30000x
 
-.PHONY: test vet unit fuzz bench build static images compose-up compose-down dev
+.PHONY: test vet unit fuzz bench build static images compose-up compose-down dev quickstart
 
 ## test: what CI runs — vet, race-enabled tests, then a short run of every fuzz target.
 test:
@@ -41,6 +41,10 @@ compose-up:
 
 compose-down:
 	./scripts/compose.sh down
+
+## quickstart: run the README's quick start against a runnel dev of its own
+quickstart:
+	./scripts/quickstart.sh
 
 ## dev: name server and broker in one process
 dev:

@@ -128,8 +128,11 @@ func (c *PushConsumer) pullLoop(qs *queueState) {
 			if d.Reason == processqueue.ReasonNotLocked {
 				wasLocked = false
 			} else if c.flowLog.Allow() {
+				// Info, not Warn: pausing a queue whose consumer is behind
+				// is flow control doing its job, and a fast consume does it
+				// all the time.
 				s := qs.pq.Stats()
-				c.log.Warn("client: flow control: pull paused", "queue", qs.mq.String(), "reason", d.Reason.String(),
+				c.log.Info("client: flow control: pull paused", "queue", qs.mq.String(), "reason", d.Reason.String(),
 					"count", s.Count, "sizeMiB", s.SizeBytes/processqueue.MiB, "span", s.Span, "times", c.flowLog.Count())
 			}
 			sleep(ctx, d.Delay)

@@ -7,6 +7,12 @@
 #   scripts/compose.sh start    # start and wait, with the images as they are
 #   scripts/compose.sh wait     # wait until every service is healthy
 #   scripts/compose.sh down     # stop and remove containers and volumes
+#   scripts/compose.sh runnelctl ARGS...   # runnelctl on the compose network
+#   scripts/compose.sh consumer ARGS...    # the debugging consumer there
+#
+# up checks that the published ports are free before it builds anything,
+# and when it fails on a project that was not running, it removes what it
+# created (containers, network, volumes).
 #
 # COMPOSE_PROJECT_NAME picks the project (default runnel); RUNNEL_NET,
 # RUNNEL_ADVERTISE_HOST and the RUNNEL_*_PORT variables are described in
@@ -73,25 +79,65 @@ wait_healthy() {
 	return 1
 }
 
+# running reports whether the project has containers already.
+running() {
+	[[ -n "$(docker ps -aq --filter "label=com.docker.compose.project=$project")" ]]
+}
+
+# check_ports fails when a port up would publish is taken by something
+# else (a port of this project's own containers is fine: up is then a
+# no-op for them).
+check_ports() {
+	running && return 0
+	local port busy=()
+	for port in "${RUNNEL_NAMESRV_PORT:-9876}" "${RUNNEL_BROKER_A_PORT:-10911}" "${RUNNEL_BROKER_B_PORT:-10921}"; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			busy+=("$port")
+		fi
+	done
+	if ((${#busy[@]})); then
+		echo "compose: port(s) ${busy[*]} on 127.0.0.1 already in use (a runnel dev?); stop that or move them with" \
+			"RUNNEL_NAMESRV_PORT, RUNNEL_BROKER_A_PORT, RUNNEL_BROKER_B_PORT" >&2
+		exit 1
+	fi
+}
+
 start() {
-	local t0
+	local t0 fresh=1
+	running && fresh=0
 	t0=$(date +%s%N)
-	"${compose[@]}" up -d
-	wait_healthy
+	if ! "${compose[@]}" up -d || ! wait_healthy; then
+		if ((fresh)); then
+			echo "compose: removing what this up created" >&2
+			"${compose[@]}" down -v --remove-orphans >&2 || true
+		fi
+		exit 1
+	fi
 	echo "compose: up to healthy in $((($(date +%s%N) - t0) / 1000000)) ms"
 }
 
 case "${1:-}" in
 images) images ;;
 up)
+	check_ports
 	images
 	start
 	;;
-start) start ;;
+start)
+	check_ports
+	start
+	;;
+runnelctl | consumer)
+	profile=tools
+	[[ "$1" == consumer ]] && profile=consumer
+	svc=$1
+	shift
+	exec "${compose[@]}" --profile "$profile" run --rm "$svc" "$@"
+	;;
 wait) wait_healthy ;;
 down) "${compose[@]}" down -v --remove-orphans ;;
 *)
-	echo "usage: $0 images|up|start|wait|down" >&2
+	echo "usage: $0 images|up|start|wait|down|runnelctl ARGS|consumer ARGS" >&2
 	exit 2
 	;;
 esac

@@ -30,5 +30,8 @@ if ((${#race[@]})); then
 	go test -count=1 -timeout 15m "${norace[@]}"
 fi
 
+echo "== README quick start against runnel dev"
+./scripts/quickstart.sh
+
 echo "== fuzz (FUZZTIME=${FUZZTIME:-30000x} per target)"
 ./scripts/fuzz.sh

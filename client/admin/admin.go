@@ -54,7 +54,7 @@ func (a *Admin) callNamesrv(ctx context.Context, op string, req *protocol.Comman
 		resp, err := a.rc.Invoke(cctx, addr, req)
 		cancel()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("name server %s: %w", addr, err))
+			errs = append(errs, &CallError{Op: op, Node: "name server " + addr, Addr: addr, Err: err})
 			if ctx.Err() != nil {
 				break
 			}
@@ -64,6 +64,9 @@ func (a *Admin) callNamesrv(ctx context.Context, op string, req *protocol.Comman
 			return nil, responseError(op, "name server "+addr, resp)
 		}
 		return resp, nil
+	}
+	if len(errs) == 1 {
+		return nil, errs[0]
 	}
 	return nil, fmt.Errorf("admin: %s: %w", op, errors.Join(errs...))
 }
@@ -76,7 +79,7 @@ func (a *Admin) callEveryNamesrv(ctx context.Context, op string, req *protocol.C
 		resp, err := a.rc.Invoke(cctx, addr, req)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("admin: %s: name server %s: %w", op, addr, err)
+			return &CallError{Op: op, Node: "name server " + addr, Addr: addr, Err: err}
 		}
 		if resp.Code != protocol.RespSuccess {
 			return responseError(op, "name server "+addr, resp)
@@ -105,7 +108,7 @@ func (a *Admin) callBroker(ctx context.Context, op string, b Node, req *protocol
 	defer cancel()
 	resp, err := a.rc.Invoke(cctx, b.Addr, req)
 	if err != nil {
-		return nil, fmt.Errorf("admin: %s: %s: %w", op, b, err)
+		return nil, &CallError{Op: op, Node: b.String(), Addr: b.Addr, Err: err}
 	}
 	return resp, nil
 }

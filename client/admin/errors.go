@@ -30,6 +30,22 @@ var (
 	ErrNotOnline = errors.New("admin: consumer not online")
 )
 
+// CallError is a request that got no usable answer from one node: it
+// could not connect, the call timed out, or the node spoke something other
+// than RocketMQ remoting. Addr lets a tool say which server did not
+// answer; Err is the transport's error (remoting.ErrTimeout,
+// protocol.ErrFrameTooLarge, a dial error, ...).
+type CallError struct {
+	Op   string // what was attempted
+	Node string // e.g. "name server 127.0.0.1:9876" or "broker broker-a (10.0.0.1:10911)"
+	Addr string // host:port asked
+	Err  error
+}
+
+func (e *CallError) Error() string { return fmt.Sprintf("admin: %s: %s: %v", e.Op, e.Node, e.Err) }
+
+func (e *CallError) Unwrap() error { return e.Err }
+
 // ResponseError is an answer whose code is not SUCCESS.
 type ResponseError struct {
 	Op     string // what was attempted, e.g. `create topic "T"`

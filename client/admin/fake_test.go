@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -155,7 +156,7 @@ func routeBody(cluster string, queues int, brokers map[string]string) []byte {
 		}
 		first = false
 		b = append(b, `{"brokerAddrs":{0:"`+addr+`"},"brokerName":"`+name+`","cluster":"`+cluster+`"}`...)
-		n := string(rune('0' + queues))
+		n := strconv.Itoa(queues)
 		q = append(q, `{"brokerName":"`+name+`","perm":6,"readQueueNums":`+n+`,"topicSynFlag":0,"writeQueueNums":`+n+`}`...)
 	}
 	b = append(b, `],"filterServerTable":{},`...)

@@ -3,6 +3,7 @@ package admin
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -65,7 +66,10 @@ func (a *Admin) TopicRoute(ctx context.Context, topic string) (*protocol.TopicRo
 	return route, nil
 }
 
-// TopicSpec describes a topic to create or update.
+// TopicSpec describes a topic to create or update. A zero field keeps what
+// a broker already has for an existing topic, and takes the default for a
+// new one: updating "orders" with only Perm set leaves its queue counts
+// alone.
 type TopicSpec struct {
 	// Topic is the name. Required.
 	Topic string
@@ -77,67 +81,207 @@ type TopicSpec struct {
 	// (host:port) instead.
 	Brokers []string
 	// ReadQueueNums and WriteQueueNums are the queue counts on each broker.
-	// Default 8 each, as mqadmin updateTopic.
+	// Default: kept on an existing topic, 8 each on a new one (mqadmin
+	// updateTopic's default).
 	ReadQueueNums  int
 	WriteQueueNums int
-	// Perm is the permission bits (protocol.PermRead|PermWrite...). Default
-	// read and write (6).
+	// Perm is the permission bits (protocol.PermRead|PermWrite...). Default:
+	// kept, or read and write (6) on a new topic.
 	Perm int
 	// Order marks the topic as ordered in the brokers' topic config.
-	Order bool
+	// Default: kept, or false on a new topic.
+	Order *bool
+}
+
+// TopicWrite is what CreateTopic did on one broker.
+type TopicWrite struct {
+	Node
+	// Created is true when the broker did not have the topic before.
+	Created        bool `json:"created"`
+	ReadQueueNums  int  `json:"readQueueNums"`
+	WriteQueueNums int  `json:"writeQueueNums"`
+	Perm           int  `json:"perm"`
+	Order          bool `json:"order"`
+}
+
+// Result is "created" or "updated".
+func (w TopicWrite) Result() string {
+	if w.Created {
+		return "created"
+	}
+	return "updated"
 }
 
 // maxQueueNums bounds queue counts; RocketMQ brokers refuse more.
 const maxQueueNums = 1024
 
+// defaultQueueNums is a new topic's queue count when none is given.
+const defaultQueueNums = 8
+
 // CreateTopic creates or updates spec.Topic (UPDATE_AND_CREATE_TOPIC) on
-// every target broker master, in name order, and returns the nodes written.
-// It stops at the first failure; the brokers before it keep the topic.
-func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]Node, error) {
+// every target broker master, in name order, and returns what was written
+// to each. Each broker is first asked for its config of the topic
+// (GET_TOPIC_CONFIG, else the name server's route), so that an update
+// keeps what spec leaves zero. It stops at the first failure; the brokers
+// before it keep the topic.
+func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]TopicWrite, error) {
 	if err := checkName("topic", spec.Topic); err != nil {
 		return nil, err
-	}
-	if spec.ReadQueueNums == 0 {
-		spec.ReadQueueNums = 8
-	}
-	if spec.WriteQueueNums == 0 {
-		spec.WriteQueueNums = 8
-	}
-	if spec.Perm == 0 {
-		spec.Perm = protocol.PermRead | protocol.PermWrite
 	}
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"ReadQueueNums", spec.ReadQueueNums}, {"WriteQueueNums", spec.WriteQueueNums}} {
-		if f.v < 1 || f.v > maxQueueNums {
+	}{{"read queue count", spec.ReadQueueNums}, {"write queue count", spec.WriteQueueNums}} {
+		if f.v != 0 && (f.v < 1 || f.v > maxQueueNums) {
 			return nil, fmt.Errorf("%w: %s %d is outside 1..%d", ErrBadArgument, f.name, f.v, maxQueueNums)
 		}
 	}
-	if spec.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 {
-		return nil, fmt.Errorf("%w: Perm %d has bits other than 8|4|2|1", ErrBadArgument, spec.Perm)
+	if spec.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 || spec.Perm < 0 {
+		return nil, fmt.Errorf("%w: perm %d has bits other than 8|4|2|1", ErrBadArgument, spec.Perm)
 	}
 	op := fmt.Sprintf("create topic %q", spec.Topic)
 	targets, err := a.writeTargets(ctx, op, spec.Cluster, spec.Brokers)
 	if err != nil {
 		return nil, err
 	}
-	h := protocol.CreateTopicRequestHeader{
-		Topic:           spec.Topic,
-		DefaultTopic:    protocol.DefaultTopicKey,
-		ReadQueueNums:   int32(spec.ReadQueueNums),
-		WriteQueueNums:  int32(spec.WriteQueueNums),
-		Perm:            int32(spec.Perm),
-		TopicFilterType: protocol.TopicFilterSingleTag,
-		Order:           spec.Order,
-	}
-	req := protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, h.Encode(), nil)
-	for i, n := range targets {
+	var route *protocol.TopicRouteData // read once, when a broker cannot say
+	var out []TopicWrite
+	for _, n := range targets {
+		old, err := a.topicConfigOn(ctx, op, n, spec.Topic, &route)
+		if err != nil {
+			return out, err
+		}
+		w := TopicWrite{Node: n, Created: old == nil, ReadQueueNums: defaultQueueNums, WriteQueueNums: defaultQueueNums,
+			Perm: protocol.PermRead | protocol.PermWrite}
+		if old != nil {
+			w.ReadQueueNums, w.WriteQueueNums, w.Perm, w.Order = old.ReadQueueNums, old.WriteQueueNums, old.Perm, old.Order
+		}
+		if spec.ReadQueueNums != 0 {
+			w.ReadQueueNums = spec.ReadQueueNums
+		}
+		if spec.WriteQueueNums != 0 {
+			w.WriteQueueNums = spec.WriteQueueNums
+		}
+		if spec.Perm != 0 {
+			w.Perm = spec.Perm
+		}
+		if spec.Order != nil {
+			w.Order = *spec.Order
+		}
+		h := protocol.CreateTopicRequestHeader{
+			Topic:           spec.Topic,
+			DefaultTopic:    protocol.DefaultTopicKey,
+			ReadQueueNums:   int32(w.ReadQueueNums),
+			WriteQueueNums:  int32(w.WriteQueueNums),
+			Perm:            int32(w.Perm),
+			TopicFilterType: protocol.TopicFilterSingleTag,
+			Order:           w.Order,
+		}
+		if old != nil {
+			h.TopicSysFlag = int32(old.TopicSysFlag)
+			if old.TopicFilterType != "" {
+				h.TopicFilterType = old.TopicFilterType
+			}
+		}
+		req := protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, h.Encode(), nil)
 		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
-			return targets[:i], err
+			return out, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// TopicConfig asks broker node n for its config of topic
+// (GET_TOPIC_CONFIG). A topic the broker does not have fails with an error
+// matching ErrNotFound.
+func (a *Admin) TopicConfig(ctx context.Context, n Node, topic string) (*protocol.TopicConfig, error) {
+	if err := checkName("topic", topic); err != nil {
+		return nil, err
+	}
+	op := fmt.Sprintf("config of topic %q", topic)
+	req := protocol.NewRequest(protocol.ReqGetTopicConfig, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
+	resp, err := a.callBrokerOK(ctx, op, n, req)
+	if err != nil {
+		return nil, err
+	}
+	var tc protocol.TopicConfig
+	if err := protocol.UnmarshalLenient(resp.Body, &tc); err != nil {
+		return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
+	}
+	if tc.TopicName == "" { // Java 5 wraps it: {"topicConfig":{...},...}
+		var w struct {
+			TopicConfig protocol.TopicConfig `json:"topicConfig"`
+		}
+		if protocol.UnmarshalLenient(resp.Body, &w) == nil && w.TopicConfig.TopicName != "" {
+			tc = w.TopicConfig
 		}
 	}
-	return targets, nil
+	return &tc, nil
+}
+
+// topicConfigOn is n's config of topic, nil when n does not have it. A
+// broker without GET_TOPIC_CONFIG (RocketMQ 4.x) is answered from the name
+// server's route, read once into *route.
+func (a *Admin) topicConfigOn(ctx context.Context, op string, n Node, topic string, route **protocol.TopicRouteData) (*protocol.TopicConfig, error) {
+	tc, err := a.TopicConfig(ctx, n, topic)
+	switch {
+	case err == nil:
+		return tc, nil
+	case errors.Is(err, ErrNotFound):
+		return nil, nil
+	case !errors.Is(err, ErrUnsupported):
+		return nil, err
+	}
+	if *route == nil {
+		r, err := a.TopicRoute(ctx, topic)
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnsupported) {
+			r = &protocol.TopicRouteData{}
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		*route = r
+	}
+	for _, qd := range (*route).QueueDatas {
+		if qd.BrokerName == n.Name {
+			return &protocol.TopicConfig{TopicName: topic, ReadQueueNums: qd.ReadQueueNums, WriteQueueNums: qd.WriteQueueNums,
+				Perm: qd.Perm, TopicSysFlag: qd.TopicSysFlag}, nil
+		}
+	}
+	return nil, nil
+}
+
+// UpdateTopicPerm changes only the permission of topic on the brokers of
+// cluster (or the named brokers), keeping its queue counts (mqadmin
+// updateTopicPerm). A broker that does not have the topic is skipped; none
+// having it fails with ErrNotFound.
+func (a *Admin) UpdateTopicPerm(ctx context.Context, topic, cluster string, brokers []string, perm int) ([]TopicWrite, error) {
+	if perm <= 0 {
+		return nil, fmt.Errorf("%w: perm %d grants nothing", ErrBadArgument, perm)
+	}
+	op := fmt.Sprintf("update perm of topic %q", topic)
+	if err := checkName("topic", topic); err != nil {
+		return nil, err
+	}
+	targets, err := a.writeTargets(ctx, op, cluster, brokers)
+	if err != nil {
+		return nil, err
+	}
+	var route *protocol.TopicRouteData
+	var having []string
+	for _, n := range targets {
+		old, err := a.topicConfigOn(ctx, op, n, topic, &route)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil {
+			having = append(having, n.Addr)
+		}
+	}
+	if len(having) == 0 {
+		return nil, fmt.Errorf("admin: %s: %w: no broker has topic %q", op, ErrNotFound, topic)
+	}
+	return a.CreateTopic(ctx, TopicSpec{Topic: topic, Brokers: having, Perm: perm})
 }
 
 // writeTargets picks the masters a topic write goes to.
@@ -172,12 +316,18 @@ func (a *Admin) writeTargets(ctx context.Context, op, cluster string, brokers []
 // DeleteTopic deletes topic from every master of cluster (every cluster
 // when "") with DELETE_TOPIC_IN_BROKER, then from every name server with
 // DELETE_TOPIC_IN_NAMESRV, as mqadmin deleteTopic. It returns the brokers
-// it deleted from.
+// it deleted from. A topic the name server has no route for fails with an
+// error matching ErrNotFound, and nothing is deleted.
 func (a *Admin) DeleteTopic(ctx context.Context, topic, cluster string) ([]Node, error) {
 	if err := checkName("topic", topic); err != nil {
 		return nil, err
 	}
 	op := fmt.Sprintf("delete topic %q", topic)
+	if _, err := a.TopicRoute(ctx, topic); errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("admin: %s: %w: the name server has no route for it", op, ErrNotFound)
+	} else if err != nil {
+		return nil, err
+	}
 	info, err := a.ClusterInfo(ctx)
 	if err != nil {
 		return nil, err

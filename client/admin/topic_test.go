@@ -42,9 +42,17 @@ func TestCreateTopicOnEveryMaster(t *testing.T) {
 		b.reply(protocol.ReqUpdateAndCreateTopic, protocol.RespSuccess, nil, nil)
 	}
 	a := newAdmin(t, ns.addr())
-	nodes, err := a.CreateTopic(context.Background(), TopicSpec{Topic: "orders", ReadQueueNums: 4, WriteQueueNums: 2, Order: true})
+	order := true
+	writes, err := a.CreateTopic(context.Background(), TopicSpec{Topic: "orders", ReadQueueNums: 4, WriteQueueNums: 2, Order: &order})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var nodes []Node
+	for _, w := range writes {
+		nodes = append(nodes, w.Node)
+		if !w.Created || w.Result() != "created" {
+			t.Errorf("%v: created %v", w.Node, w.Created)
+		}
 	}
 	if want := []Node{{"broker-a", ba.addr()}, {"broker-b", bb.addr()}}; !reflect.DeepEqual(nodes, want) {
 		t.Fatalf("nodes %v, want %v", nodes, want)
@@ -141,8 +149,55 @@ func TestCreateTopicMasterlessGroup(t *testing.T) {
 	}
 }
 
+// An update of an existing topic keeps what the spec leaves zero: the
+// broker's queue counts, order flag and sys flag stay, and the write is
+// reported as an update. A broker without GET_TOPIC_CONFIG (RocketMQ 4) is
+// read through the name server's route.
+func TestCreateTopicKeepsAnExistingTopicsConfig(t *testing.T) {
+	ns, ba, bb := twoBrokers(t)
+	for _, b := range []*fakeNode{ba, bb} {
+		b.reply(protocol.ReqUpdateAndCreateTopic, protocol.RespSuccess, nil, nil)
+	}
+	ba.reply(protocol.ReqGetTopicConfig, protocol.RespSuccess, nil,
+		[]byte(`{"topicName":"orders","readQueueNums":4,"writeQueueNums":3,"perm":6,"topicSysFlag":1,"order":true}`))
+	// broker-b: unsupported, so the route says 16 queues there.
+	ns.reply(protocol.ReqGetRouteInfoByTopic, protocol.RespSuccess, nil, routeBody("C", 16, map[string]string{"broker-b": bb.addr()}))
+	a := newAdmin(t, ns.addr())
+	writes, err := a.CreateTopic(context.Background(), TopicSpec{Topic: "orders", Perm: protocol.PermRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) != 2 || writes[0].Created || writes[1].Created || writes[0].Result() != "updated" {
+		t.Fatalf("writes %+v, want two updates", writes)
+	}
+	wantA := map[string]string{"topic": "orders", "defaultTopic": "TBW102", "readQueueNums": "4", "writeQueueNums": "3",
+		"perm": "4", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "1", "order": "true"}
+	if got := ba.requests(protocol.ReqUpdateAndCreateTopic); len(got) != 1 || !reflect.DeepEqual(got[0].Ext, wantA) {
+		t.Fatalf("broker-a got %+v\nwant %v", got, wantA)
+	}
+	if got := bb.requests(protocol.ReqUpdateAndCreateTopic); len(got) != 1 || got[0].Ext["readQueueNums"] != "16" ||
+		got[0].Ext["writeQueueNums"] != "16" || got[0].Ext["perm"] != "4" {
+		t.Fatalf("broker-b got %+v, want 16/16 kept from the route", got)
+	}
+
+	// UpdateTopicPerm goes only to the brokers that have the topic.
+	ns2, bc, bd := twoBrokers(t)
+	bc.reply(protocol.ReqGetTopicConfig, protocol.RespSuccess, nil, []byte(`{"topicName":"t","readQueueNums":2,"writeQueueNums":2,"perm":6}`))
+	bc.reply(protocol.ReqUpdateAndCreateTopic, protocol.RespSuccess, nil, nil)
+	bd.reply(protocol.ReqGetTopicConfig, protocol.RespTopicNotExist, nil, nil)
+	a2 := newAdmin(t, ns2.addr())
+	writes, err = a2.UpdateTopicPerm(context.Background(), "t", "", nil, protocol.PermWrite)
+	if err != nil || len(writes) != 1 || writes[0].Addr != bc.addr() || writes[0].ReadQueueNums != 2 || writes[0].Perm != 2 {
+		t.Fatalf("update perm: %+v %v", writes, err)
+	}
+	if n := len(bd.requests(protocol.ReqUpdateAndCreateTopic)); n != 0 {
+		t.Fatalf("broker without the topic got %d writes", n)
+	}
+}
+
 func TestDeleteTopic(t *testing.T) {
 	ns, ba, bb := twoBrokers(t)
+	ns.reply(protocol.ReqGetRouteInfoByTopic, protocol.RespSuccess, nil, routeBody("C", 1, map[string]string{"broker-a": ba.addr()}))
 	ns.reply(protocol.ReqDeleteTopicInNameSrv, protocol.RespSuccess, nil, nil)
 	for _, b := range []*fakeNode{ba, bb} {
 		b.reply(protocol.ReqDeleteTopicInBroker, protocol.RespSuccess, nil, nil)
@@ -170,6 +225,15 @@ func TestDeleteTopic(t *testing.T) {
 	}
 	if n := len(ns.requests(protocol.ReqDeleteTopicInNameSrv)); n != 1 {
 		t.Fatalf("name server got %d deletes, want still 1", n)
+	}
+
+	// A topic without a route is not there: nothing is deleted.
+	ns.reply(protocol.ReqGetRouteInfoByTopic, protocol.RespTopicNotExist, nil, nil)
+	if _, err := a.DeleteTopic(context.Background(), "nosuch", ""); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete of a missing topic: %v", err)
+	}
+	if n := len(ba.requests(protocol.ReqDeleteTopicInBroker)); n != 2 {
+		t.Fatalf("broker-a got %d deletes, want still 2", n)
 	}
 }
 

@@ -27,11 +27,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/store"
 )
 
 func main() {
 	if err := newCommand(os.Stdout, os.Stderr, os.Getenv).Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "broker: %v\n", err)
 		os.Exit(1)
 	}
 }
@@ -40,10 +42,12 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 	var f flagValues
 	var logLevel string
 	cmd := &cobra.Command{
-		Use:          "broker",
-		Short:        "Runnel broker (RocketMQ remoting protocol)",
-		Args:         cobra.NoArgs,
-		SilenceUsage: true,
+		Use:           "broker",
+		Version:       version.String(),
+		Short:         "Runnel broker (RocketMQ remoting protocol)",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true, // main prints "broker: ..." once
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -59,6 +63,7 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 			return serve(ctx, cfg, stdout)
 		},
 	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	bindFlags(cmd.Flags(), &f, &logLevel)
@@ -69,7 +74,7 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
 	def := broker.DefaultConfig()
 	fs.StringVarP(&f.confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
-	fs.StringVar(&f.namesrv, "namesrv", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
+	fs.StringVarP(&f.namesrv, "namesrv", "n", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
 	fs.StringVar(&f.listen, "listen", def.ListenAddr, "address to serve clients on")
 	fs.StringVar(&f.storeDir, "store-dir", filepath.Join(os.TempDir(), "runnel-broker"), "message store directory")
 	fs.StringVar(&f.name, "broker-name", def.BrokerName, "broker name")

@@ -298,6 +298,10 @@ func TestBuildConfigLayers(t *testing.T) {
 	if len(cfg.NamesrvAddrs) != 1 || cfg.NamesrvAddrs[0] != "127.0.0.1:9876" || cfg.StoreDir != filepath.Join(os.TempDir(), "runnel-broker") || cfg.FlushMode.String() != "SYNC_FLUSH" {
 		t.Fatalf("flags over env: %+v", cfg)
 	}
+	// -n is the name server, as in mqadmin and every Runnel CLI.
+	if cfg, err := parse(env(""), "-n", "10.0.0.7:9876"); err != nil || len(cfg.NamesrvAddrs) != 1 || cfg.NamesrvAddrs[0] != "10.0.0.7:9876" {
+		t.Fatalf("-n: %+v %v", cfg.NamesrvAddrs, err)
+	}
 	if _, err := parse(env(""), "--flush-disk-type", "SOMETIMES"); err == nil {
 		t.Fatal("bad flush type accepted")
 	}

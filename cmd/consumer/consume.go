@@ -7,18 +7,24 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
+// startTimeout bounds joining the cluster: routes, heartbeat, first
+// rebalance. A variable so that tests need not wait for it.
+var startTimeout = 30 * time.Second
+
 const (
-	// startTimeout bounds joining the cluster: routes, heartbeat, first
-	// rebalance.
-	startTimeout = 30 * time.Second
 	// shutdownTimeout bounds the consumer's Shutdown, which waits for the
 	// listener and persists every offset.
 	shutdownTimeout = 10 * time.Second
@@ -100,10 +106,24 @@ func (s *session) run(ctx context.Context) error {
 		return startError(ctx, err)
 	}
 	defer func() { _ = pull.Shutdown(context.Background()) }()
-	if _, err := pull.MessageQueues(startCtx, p.topic); err != nil {
-		return startError(ctx, fmt.Errorf("topic %s: %w", p.topic, err))
+	mqs, err := pull.MessageQueues(startCtx, p.topic)
+	if err != nil {
+		return startError(ctx, routeError(p, err))
 	}
-	if p.randomGroup && !p.broadcast {
+	if len(mqs) == 0 {
+		return noReadableQueue(p.topic)
+	}
+	place := p.randomGroup
+	if !p.randomGroup && !p.broadcast {
+		// A real group without offsets gets --from exactly too: the help
+		// promises it, and RocketMQ's rule would start a young topic at 0.
+		fresh, err := hasNoOffsets(startCtx, p)
+		if err == nil && fresh {
+			place = true
+			fmt.Fprintf(s.stderr, "consumer: group %s has no offsets on %s yet: starting it at --from %s\n", p.group, p.topic, p.fromText)
+		}
+	}
+	if place && !p.broadcast {
 		if err := placeStart(startCtx, pull, p); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -144,7 +164,7 @@ func (s *session) run(ctx context.Context) error {
 			queues++
 		}
 	}
-	fmt.Fprintf(s.stderr, "consumer: consuming %d queues of %s\n", queues, p.topic)
+	fmt.Fprintf(s.stderr, "consumer: consuming %s of %s\n", plural(queues, "queue", "queues"), p.topic)
 
 	statusCtx, stopStatus := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -180,8 +200,8 @@ func (s *session) run(ctx context.Context) error {
 	case reason == stopDone:
 		why = "stdout failed"
 	}
-	fmt.Fprintf(s.stderr, "consumer: stopped (%s) after %d messages; group %s offsets %s\n",
-		why, out.count(), p.group, persistedText(serr, p))
+	fmt.Fprintf(s.stderr, "consumer: stopped (%s) after %s; group %s offsets %s\n",
+		why, plural(out.count(), "message", "messages"), p.group, persistedText(serr, p))
 	werr := out.err()
 	if errors.Is(werr, syscall.EPIPE) {
 		// The reader went away (consumer | head): a normal end.
@@ -309,6 +329,58 @@ func placeStart(ctx context.Context, pull *client.PullConsumer, p plan) error {
 		}
 	}
 	return nil
+}
+
+// noReadableQueue explains a topic that cannot be consumed: its route has
+// queues, none of them readable.
+func noReadableQueue(topic string) error {
+	why := "its perm on every broker lacks R (runnelctl topic route " + topic + " shows it; runnelctl topic update-perm " + topic + " --perm RW changes it)"
+	if strings.HasPrefix(topic, "%DLQ%") {
+		why = "dead-letter topics are created write-only (perm W), as in RocketMQ; runnelctl topic update-perm '" + topic + "' --perm RW makes it readable"
+	}
+	return fmt.Errorf("topic %s has no readable queue: %s", topic, why)
+}
+
+// hasNoOffsets reports whether p's group neither holds offsets on the
+// topic nor subscribes to it on any broker (QUERY_TOPIC_CONSUME_BY_WHO).
+// Asking for the offsets themselves cannot tell: a broker answers 0 for a
+// group without an offset on a queue that still holds its first message.
+func hasNoOffsets(ctx context.Context, p plan) (bool, error) {
+	cfg := admin.DefaultConfig()
+	cfg.NamesrvAddrs = p.namesrvs
+	adm, err := admin.New(cfg)
+	if err != nil {
+		return false, err
+	}
+	defer adm.Close()
+	groups, err := adm.TopicConsumers(ctx, p.topic)
+	if err != nil {
+		return false, err
+	}
+	return !slices.Contains(groups, p.group), nil
+}
+
+// plural is "1 queue" or "2 queues".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// routeError says in the user's terms why the topic's route could not be
+// had: a name server that never answered, or answered in another protocol
+// (an HTTP server on that port), is named as such instead of by the
+// transport's "remoting: timeout: code 105 ...".
+func routeError(p plan, err error) error {
+	ns := strings.Join(p.namesrvs, ";")
+	switch {
+	case errors.Is(err, remoting.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("topic %s: no answer from name server %s within %v (is one running there? -n or NAMESRV_ADDR sets it)", p.topic, ns, startTimeout)
+	case errors.Is(err, protocol.ErrFrameTooLarge) || errors.Is(err, protocol.ErrFrameTooShort) || errors.Is(err, protocol.ErrBadHeader):
+		return fmt.Errorf("topic %s: %s is not a RocketMQ name server (it answered in another protocol)", p.topic, ns)
+	}
+	return fmt.Errorf("topic %s: %w", p.topic, err)
 }
 
 // startError reports a failure to start; an interrupt while starting is a

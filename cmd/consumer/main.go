@@ -31,6 +31,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/runnelmq/runnel/internal/cliflag"
+	"github.com/runnelmq/runnel/internal/version"
 )
 
 func main() {
@@ -100,14 +103,20 @@ func newCommand(e env) *cobra.Command {
 
 By default the group is a new random one (runnel-consumer-<hex>, printed on
 stderr at start), so debugging never takes messages from a real group; --group
-joins a real group on purpose, and then --from only applies if that group has
-no offsets yet (RocketMQ's rule). For a random group --from is exact: its
-offsets are placed where --from says before consuming starts.
+joins a real group on purpose. --from is where a group without offsets starts,
+and it is exact: for the random group, and for a --group that has no committed
+offset on any queue of the topic yet, the offsets are placed where --from says
+before consuming starts (a plain RocketMQ consumer of a new group would start a
+young topic at its first message instead). A group that has offsets resumes
+from them and --from does not apply.
+
+A topic without a readable queue (perm without R; dead-letter topics are
+write-only in RocketMQ) is refused with that reason and exit status 1.
 
 Each message shows topic, broker, queue id, queue offset, msg id, offset msg
 id, keys, tags, properties, times and the body. Text format: the body as it
 is when it is one line of printable UTF-8, else labelled "quoted" and written
-as a Go string literal (\n, \x00 ... escaped). JSON format: one object per line
+as a Go string literal (\n, \x00 ... escaped). JSON format (-o json): one object per line
 with the fields topic, brokerName, queueId, queueOffset, msgId, offsetMsgId,
 keys, tags, properties, bornTimestamp, storeTimestamp (ms), reconsumeTimes,
 bodySize, and either body (printable UTF-8 text) or bodyBase64.
@@ -126,13 +135,14 @@ two do not combine. --sql supports AND, OR, NOT, = <> > >= < <=, [NOT] BETWEEN,
 TRUE, FALSE, 'strings' and numbers; not LIKE and not arithmetic. A message
 without a property never matches a comparison with it.
 
-The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
+The name server comes from -n/--namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
 		Example: `  # everything new on orders, until Ctrl-C
   consumer --topic orders
-  # the first 10 messages ever stored, then exit
-  consumer --namesrv 127.0.0.1:9876 --topic orders --from first --max 10
+  # 10 messages from the oldest, then exit (oldest first within each queue;
+  # the queues interleave, so these are not the topic's 10 oldest overall)
+  consumer -n 127.0.0.1:9876 --topic orders --from first --max 10
   # only two tags, as JSON for jq, stop after 5s of silence
-  consumer --topic orders --tag 'created || paid' --format json --idle-timeout 5s | jq .body
+  consumer --topic orders --tag 'created || paid' -o json --idle-timeout 5s | jq .body
   # by message properties (SQL92; the broker filters)
   consumer --topic orders --sql "region = 'eu' AND amount > 100 AND TAGS <> 'test'"
   # what arrived in the last 15 minutes, or since a time
@@ -146,6 +156,7 @@ The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
 			}
 			return nil
 		},
+		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -159,7 +170,7 @@ The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.namesrv, "namesrv", defNamesrv, "name server address(es), host:port;host:port (env NAMESRV_ADDR)")
+	fl.StringVarP(&f.namesrv, "namesrv", "n", defNamesrv, "name server address(es), host:port;host:port (env NAMESRV_ADDR)")
 	fl.StringVarP(&f.topic, "topic", "t", "", "topic to consume (required)")
 	fl.StringVarP(&f.group, "group", "g", "", "consumer group (default: a random runnel-consumer-<hex>)")
 	fl.StringVar(&f.tag, "tag", "*", "tag expression: * or 'TagA || TagB'")
@@ -167,11 +178,15 @@ The name server comes from --namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.`,
 	fl.StringVar(&f.from, "from", "last", "where a new group starts: last, first, a duration ago (15m), ms since the epoch, yyyyMMddHHmmss, RFC 3339 or '2006-01-02 15:04:05'")
 	fl.BoolVar(&f.orderly, "orderly", false, "consume each queue in order (locks the queues at the broker)")
 	fl.BoolVar(&f.broadcast, "broadcast", false, "broadcasting: get every message, offsets kept locally")
-	fl.StringVarP(&f.format, "format", "o", "text", "output format: text or json")
-	fl.IntVarP(&f.max, "max", "n", 0, "exit after this many messages (0: no limit)")
+	fl.StringVarP(&f.format, "output", "o", "text", "output format: text or json")
+	fl.StringVar(&f.format, "format", "text", "same as --output (its old name)")
+	_ = fl.MarkHidden("format")
+	fl.IntVar(&f.max, "max", 0, "exit after this many messages (0: no limit)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "exit after this long without a message (0: never)")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "client log level on stderr: debug, info, warn or error")
-	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	cmd.SetFlagErrorFunc(cliflag.FlagError)
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

@@ -123,11 +123,11 @@ func (f *flags) validate(now time.Time) (plan, error) {
 		p.fromText = p.fromTime.Format(time.RFC3339)
 	}
 	switch f.format {
-	case "text":
+	case "text", "table": // runnelctl's word for it
 	case "json":
 		p.json = true
 	default:
-		return plan{}, fmt.Errorf("--format %q: want text or json", f.format)
+		return plan{}, fmt.Errorf("--output %q: want text or json", f.format)
 	}
 	if f.max < 0 {
 		return plan{}, fmt.Errorf("--max %d: want 0 (no limit) or more", f.max)

@@ -76,7 +76,7 @@ func TestValidateRejects(t *testing.T) {
 		{"bad group", func(f *flags) { f.group = "g/1" }, `--group "g/1"`},
 		{"empty namesrv", func(f *flags) { f.namesrv = " ; " }, "--namesrv is empty"},
 		{"namesrv no port", func(f *flags) { f.namesrv = "localhost" }, `--namesrv "localhost"`},
-		{"format", func(f *flags) { f.format = "yaml" }, `--format "yaml": want text or json`},
+		{"format", func(f *flags) { f.format = "yaml" }, `--output "yaml": want text or json`},
 		{"negative max", func(f *flags) { f.max = -1 }, "--max -1"},
 		{"negative idle", func(f *flags) { f.idleTimeout = -time.Second }, "--idle-timeout -1s"},
 		{"empty tag part", func(f *flags) { f.tag = "TagA ||" }, "--tag"},
@@ -188,9 +188,9 @@ func TestRunFlagErrorsAreOneLine(t *testing.T) {
 	}{
 		{nil, "consumer: --topic is required\n"},
 		{[]string{"--topic", "t", "extra"}, "consumer: unexpected argument \"extra\" (the topic goes in --topic)\n"},
-		{[]string{"--topic", "t", "--max", "x"}, "consumer: invalid argument \"x\" for \"-n, --max\" flag: strconv.ParseInt: parsing \"x\": invalid syntax\n"},
+		{[]string{"--topic", "t", "--max", "x"}, "consumer: --max \"x\": want a whole number\n"},
 		{[]string{"--topic", "t", "--bogus"}, "consumer: unknown flag: --bogus\n"},
-		{[]string{"--topic", "t", "--idle-timeout", "5"}, "consumer: invalid argument \"5\" for \"--idle-timeout\" flag: time: missing unit in duration \"5\"\n"},
+		{[]string{"--topic", "t", "--idle-timeout", "5"}, "consumer: --idle-timeout \"5\": want a duration such as 500ms, 5s or 1m\n"},
 	} {
 		code, out, errOut := runInProcess(context.Background(), noEnv, tc.args...)
 		if code != 1 || out != "" || errOut != tc.want {
@@ -227,7 +227,7 @@ func TestRunHelpHasExamples(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d stderr %q", code, errOut)
 	}
-	for _, want := range []string{"Examples:", "--from first --max 10", "--format json", "--namesrv", "--idle-timeout", "NAMESRV_ADDR", "bodyBase64"} {
+	for _, want := range []string{"Examples:", "--from first --max 10", "-o json", "--namesrv", "--idle-timeout", "NAMESRV_ADDR", "bodyBase64"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
 		}

@@ -215,7 +215,7 @@ func TestProcessErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--topic", "no-such-topic", "--from", "first"}, "no-such-topic"},
-		{[]string{"--topic", "x", "--format", "yaml"}, `--format "yaml"`},
+		{[]string{"--topic", "x", "--format", "yaml"}, `--output "yaml"`},
 		{[]string{"--max", "3"}, "--topic is required"},
 	} {
 		code, out, stderr := runConsumer(t, cl.NamesrvAddr(), tc.args...)

@@ -18,11 +18,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 )
 
 func main() {
 	if err := newCommand(os.Stdout, os.Stderr).Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "namesrv: %v\n", err)
 		os.Exit(1)
 	}
 }
@@ -32,10 +34,11 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	var logLevel string
 	cmd := &cobra.Command{
 		Use:           "namesrv",
+		Version:       version.String(),
 		Short:         "Runnel name server (RocketMQ remoting protocol)",
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
-		SilenceErrors: false,
+		SilenceErrors: true, // main prints "namesrv: ..." once
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -47,6 +50,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			return serve(ctx, cfg, stdout)
 		},
 	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	cmd.Flags().StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (host:port)")

@@ -126,9 +126,16 @@ func TestBadFlags(t *testing.T) {
 
 func TestProcessExitCodeOnError(t *testing.T) {
 	bin := buildBinary(t)
-	err := exec.Command(bin, "--log-level", "loud").Run()
+	var stderr strings.Builder
+	cmd := exec.Command(bin, "--log-level", "loud")
+	cmd.Stderr = &stderr
+	err := cmd.Run()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("err %v, want exit status 1", err)
+	}
+	// One line with the binary's prefix, as every Runnel CLI does.
+	if got := stderr.String(); !strings.HasPrefix(got, `namesrv: --log-level "loud"`) || strings.Count(got, "\n") != 1 {
+		t.Fatalf("stderr %q", got)
 	}
 }

@@ -24,22 +24,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/store"
 )
 
 func main() {
-	if err := newCommand(os.Stdout, os.Stderr).Execute(); err != nil {
+	cmd := newCommand(os.Stdout, os.Stderr)
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "runnel: %v\n", err)
 		os.Exit(1)
 	}
 }
 
 func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:          "runnel",
-		Short:        "Runnel: a RocketMQ-compatible message broker",
-		SilenceUsage: true,
+		Use:           "runnel",
+		Short:         "Runnel: a RocketMQ-compatible message broker",
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true, // main prints "runnel: ..." once
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 
@@ -55,8 +61,13 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
 			}
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			unlock, err := lockDir(dir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			if fresh {
-				if err := os.RemoveAll(dir); err != nil {
+				if err := emptyDir(dir); err != nil {
 					return err
 				}
 			}
@@ -115,5 +126,9 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "broker: serving on %s (store %s, ready in %v)\n", b.Addr(), dc.dir, time.Since(start).Round(time.Millisecond))
 	<-ctx.Done()
 	// Broker first: it unregisters from the name server as it goes.
-	return errors.Join(b.Close(), ns.Close())
+	err = errors.Join(b.Close(), ns.Close())
+	if err == nil {
+		fmt.Fprintf(stdout, "runnel dev: stopped (store %s kept; --fresh empties it)\n", dc.dir)
+	}
+	return err
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/runnelmq/runnel/client/admin"
 )
@@ -65,12 +63,6 @@ is a terminal. Ctrl-C ends a run early and reports what was done.`,
   runnelctl bench consume --topic bench --msgs 100000 --group bench_c
   runnelctl bench run --topic bench2 --duration 30s --producers 4 --batch 32 -o json`,
 	}
-	// -n for --namesrv, as nats bench and RocketMQ's tools have it. The
-	// root's --namesrv has no shorthand, so bench redeclares the flag with
-	// one over the same variable (its default already set from
-	// NAMESRV_ADDR): cobra then skips the root's flag of that name for this
-	// subtree. Harmless once the root gains -n itself.
-	cmd.PersistentFlags().StringVarP(&a.namesrv, "namesrv", "n", a.namesrv, "name server address(es), host:port;host:port (env NAMESRV_ADDR)")
 	cmd.AddCommand(newBenchProduceCmd(a), newBenchConsumeCmd(a), newBenchRunCmd(a))
 	return cmd
 }
@@ -214,12 +206,6 @@ func (f *benchFlags) validate(cmd *cobra.Command, which int) error {
 		bad("--consumers %d: want 1 to %d", f.consumers, maxBenchClients)
 	}
 	return errors.Join(errs...)
-}
-
-// isTerminal reports whether w is a terminal, where a progress bar belongs.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // ensureBenchTopic creates the topic when the name server does not know it

@@ -64,7 +64,7 @@ func TestErrorsAreOneLine(t *testing.T) {
 		{[]string{"group", "reset-offset", "--group", "g", "--topic", "t", "--to", "yesterday"}, `time "yesterday"`},
 		{[]string{"group", "reset-offset", "--group", "g"}, "needs --topic"},
 		{[]string{"message", "get"}, "needs the message id"},
-		{[]string{"message", "get", "XYZ", "--namesrv", ns.srv.Addr()}, "bad message id"},
+		{[]string{"message", "get", "XYZ", "--namesrv", ns.srv.Addr()}, "want 32 hex digits"},
 		{[]string{"message", "query", "--topic", "t"}, "needs --key"},
 		{[]string{"message", "query", "--topic", "t", "--key", "k", "--begin", "soon"}, "--begin"},
 	} {
@@ -120,7 +120,7 @@ func TestJSONOutput(t *testing.T) {
 
 	// System, retry and cluster/broker-named topics are hidden by default.
 	r = runCLI(t, env, "", "topic", "list")
-	if r.stdout != "audit\norders\n" {
+	if r.stdout != "TOPIC\naudit\norders\n" {
 		t.Fatalf("topic list %q", r.stdout)
 	}
 	r = runCLI(t, env, "", "topic", "list", "--all", "-o", "json")

@@ -79,7 +79,9 @@ func newBrokerCmd(a *app) *cobra.Command {
 		Use:   "broker",
 		Short: "Brokers known to the name server",
 		Example: `  runnelctl broker list
-  runnelctl broker list --cluster DefaultCluster`,
+  runnelctl broker list --cluster DefaultCluster
+  runnelctl broker status
+  runnelctl broker config --broker broker-a`,
 	}
 	var cluster string
 	list := &cobra.Command{
@@ -119,6 +121,6 @@ func newBrokerCmd(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().StringVarP(&cluster, "cluster", "c", "", "only brokers of this cluster")
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, newBrokerStatusCmd(a), newBrokerConfigCmd(a))
 	return cmd
 }

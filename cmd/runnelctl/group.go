@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,13 +14,13 @@ import (
 func newGroupCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "group",
-		Short: "Consumer groups: list, progress, online consumers, offset reset",
+		Short: "Consumer groups: list, progress, online consumers and producers, offset reset",
 		Example: `  runnelctl group list
   runnelctl group progress --group billing
   runnelctl group consumers --group billing --running
   runnelctl group reset-offset --group billing --topic orders --to earliest`,
 	}
-	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a))
+	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a))
 	return cmd
 }
 
@@ -110,6 +111,7 @@ its %RETRY% topic included.`,
 
 func newGroupResetCmd(a *app) *cobra.Command {
 	var group, topic, to string
+	var create bool
 	cmd := &cobra.Command{
 		Use:   "reset-offset --group GROUP --topic TOPIC --to TIME|earliest|latest",
 		Short: "Move a group's offsets on a topic to a time",
@@ -123,10 +125,16 @@ group is offline, or does not support that request, the offsets are committed
 directly (method "direct"); consumers still online would overwrite those at their
 next commit, so stop them first.
 
-TIME is "now", milliseconds since the epoch, RFC 3339 (2024-05-01T10:00:00Z),
-"2024-05-01 10:00:00" (local time) or mqadmin's "2024-05-01#10:00:00:000".`,
+A group no broker knows (no subscription, offsets or %RETRY% topic) is refused,
+since a mistyped name would otherwise be created with offsets; --create gives
+a new group its offsets on purpose.
+
+TIME is "now", a duration ago (15m, 2h), milliseconds since the epoch, RFC 3339
+(2024-05-01T10:00:00Z), "2024-05-01 10:00:00" (local time) or mqadmin's
+"2024-05-01#10:00:00:000".`,
 		Example: `  runnelctl group reset-offset --group billing --topic orders --to earliest
   runnelctl group reset-offset --group billing --topic orders --to latest
+  runnelctl group reset-offset --group billing --topic orders --to 15m
   runnelctl group reset-offset --group billing --topic orders --to 2024-05-01T10:00:00Z
   runnelctl group reset-offset --group billing --topic orders --to 1714557600000`,
 		Args: noArgs,
@@ -145,6 +153,15 @@ TIME is "now", milliseconds since the epoch, RFC 3339 (2024-05-01T10:00:00Z),
 			if err != nil {
 				return err
 			}
+			if !create {
+				groups, err := adm.ConsumerGroups(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if !slices.ContainsFunc(groups, func(g admin.Group) bool { return g.Name == group }) {
+					return fmt.Errorf("group %s is not known to any broker (runnelctl group list shows those that are); check the name, or add --create to give a new group offsets", group)
+				}
+			}
 			rows, err := adm.ResetOffset(cmd.Context(), group, topic, target)
 			if err != nil {
 				return err
@@ -156,7 +173,7 @@ TIME is "now", milliseconds since the epoch, RFC 3339 (2024-05-01T10:00:00Z),
 				}
 			}
 			if direct > 0 {
-				fmt.Fprintf(a.stderr, "note: %d queue offsets were committed directly; consumers of %s still online keep their own position and overwrite them at their next commit\n", direct, group)
+				fmt.Fprintf(a.stderr, "note: %s committed directly; consumers of %s still online keep their own position and overwrite them at their next commit\n", plural(direct, "queue offset was", "queue offsets were"), group)
 			}
 			if a.output == "json" {
 				if rows == nil {
@@ -174,6 +191,7 @@ TIME is "now", milliseconds since the epoch, RFC 3339 (2024-05-01T10:00:00Z),
 	f := cmd.Flags()
 	f.StringVarP(&group, "group", "g", "", "consumer group (required)")
 	f.StringVarP(&topic, "topic", "t", "", "topic (required)")
-	f.StringVar(&to, "to", "", "earliest, latest, or a time (required)")
+	f.StringVar(&to, "to", "", "earliest, latest, a duration ago (15m) or a time (required)")
+	f.BoolVar(&create, "create", false, "reset a group no broker knows yet (creating its offsets)")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // consumersOutput is `group consumers -o json`.
@@ -96,7 +97,7 @@ func printConsumers(w io.Writer, out consumersOutput) error {
 	fmt.Fprintf(w, "group %s: %s, %s, %s\n\n", cc.Group, dash(cc.MessageModel), dash(cc.ConsumeType), dash(cc.ConsumeFromWhere))
 	t := newTable(w, "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION", "BROKERS")
 	for _, c := range cc.Clients {
-		t.row(c.ClientID, dash(c.Addr), dash(c.Language), c.Version, strings.Join(c.Brokers, ","))
+		t.row(c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version), strings.Join(c.Brokers, ","))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -160,5 +161,9 @@ func printRunningInfo(w io.Writer, ri *admin.RunningInfo) error {
 	}
 	return nil
 }
+
+// versionName shows a client's protocol version as RocketMQ names it
+// (V4_9_4), as mqadmin consumerConnection does.
+func versionName(v int) string { return protocol.VersionName(v) }
 
 func rate(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"maps"
@@ -17,11 +18,12 @@ import (
 func newMessageCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "message",
-		Short: "Find messages by id or key",
+		Short: "Find messages by id or key, print a queue, replay one on a consumer",
 		Example: `  runnelctl message get 7F00000100002A9F0000000000000C4E
-  runnelctl message query --topic orders --key order-42`,
+  runnelctl message query --topic orders --key order-42
+  runnelctl message print --topic orders --count 5`,
 	}
-	cmd.AddCommand(newMessageGetCmd(a), newMessageQueryCmd(a))
+	cmd.AddCommand(newMessageGetCmd(a), newMessageQueryCmd(a), newMessagePrintCmd(a), newMessageConsumeDirectlyCmd(a))
 	return cmd
 }
 
@@ -92,9 +94,10 @@ func newMessageGetCmd(a *app) *cobra.Command {
 		Use:   "get ID",
 		Short: "Show a message by id",
 		Long: `Show a message by its offsetMsgId (the broker's id: store address and commit log
-offset) or, with --topic, by its client message id (the id producers report,
-UNIQ_KEY). Both are 32 hex digits; an id whose address is not a known broker is
-looked up as a client id.`,
+offset) or by its client message id (the MSG ID send prints, UNIQ_KEY). Both
+are 32 hex digits. An id that is not the offsetMsgId of a known broker is taken
+as a client message id and looked up on --topic, or without --topic on every
+non-system topic of the cluster (up to 200 of them).`,
 		Example: `  runnelctl message get 7F00000100002A9F0000000000000C4E
   runnelctl message get AC11000100A418B4AAC2615FB1B80000 --topic orders -o json`,
 		Args: exactArgs(1, "the message id"),
@@ -103,7 +106,13 @@ looked up as a client id.`,
 			if err != nil {
 				return err
 			}
-			m, err := adm.QueryMessageByID(cmd.Context(), strings.TrimSpace(args[0]), topic)
+			id := strings.TrimSpace(args[0])
+			var m *protocol.MessageExt
+			if topic == "" && !a.isOffsetMsgID(cmd.Context(), id) {
+				m, err = a.findClientID(cmd.Context(), id)
+			} else {
+				m, err = adm.QueryMessageByID(cmd.Context(), id, topic)
+			}
 			if err != nil {
 				return err
 			}
@@ -116,6 +125,54 @@ looked up as a client id.`,
 	}
 	cmd.Flags().StringVarP(&topic, "topic", "t", "", "topic, needed to find a client message id")
 	return cmd
+}
+
+// isOffsetMsgID reports whether id decodes to the address of a broker the
+// name server lists.
+func (a *app) isOffsetMsgID(ctx context.Context, id string) bool {
+	host, _, err := protocol.ParseOffsetMsgID(id)
+	if err != nil {
+		return false
+	}
+	adm, err := a.admin()
+	if err != nil {
+		return false
+	}
+	brokers, err := adm.Brokers(ctx)
+	if err != nil {
+		return true // let the lookup itself report the name server's trouble
+	}
+	return slices.ContainsFunc(brokers, func(b admin.Broker) bool { return b.Addr == host.String() })
+}
+
+// maxTopicsSearched bounds the topics a client message id is looked for on
+// without --topic.
+const maxTopicsSearched = 200
+
+// findClientID looks a client message id up on every non-system topic.
+func (a *app) findClientID(ctx context.Context, id string) (*protocol.MessageExt, error) {
+	if len(id) != 32 {
+		return nil, fmt.Errorf("message id %q: want 32 hex digits (an offsetMsgId or the MSG ID send prints)", id)
+	}
+	adm, err := a.admin()
+	if err != nil {
+		return nil, err
+	}
+	topics, err := adm.TopicList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	topics = slices.DeleteFunc(topics, systemTopic)
+	if len(topics) > maxTopicsSearched {
+		return nil, fmt.Errorf("%s is not the offsetMsgId of a known broker and the cluster has %d topics: add --topic to look it up as a client message id", id, len(topics))
+	}
+	for _, t := range topics {
+		if m, err := adm.QueryMessageByID(ctx, id, t); err == nil {
+			return m, nil
+		}
+		// Not there, or the topic is being deleted: the others may have it.
+	}
+	return nil, fmt.Errorf("no message with id %s on any of the %d non-system topics (for a retry or dead-letter topic, add --topic)", id, len(topics))
 }
 
 func newMessageQueryCmd(a *app) *cobra.Command {

@@ -49,12 +49,23 @@ func (t *table) row(cells ...any) {
 
 func (t *table) flush() error { return t.tw.Flush() }
 
-// msTime renders a millisecond timestamp, "-" for 0.
+// msTime renders a millisecond timestamp in RFC 3339 with milliseconds and
+// the local zone (as the consumer does), "-" for 0.
 func msTime(ms int64) string {
 	if ms <= 0 {
 		return "-"
 	}
-	return time.UnixMilli(ms).Format("2006-01-02 15:04:05.000")
+	return time.UnixMilli(ms).Format(rfc3339Milli)
+}
+
+const rfc3339Milli = "2006-01-02T15:04:05.000Z07:00"
+
+// plural is "1 queue" or "2 queues".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // printable reports whether b is UTF-8 text without control characters

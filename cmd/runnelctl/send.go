@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,8 @@ type sendFlags struct {
 	keys              []string
 	delay             int
 	props             map[string]string
+	quiet             bool
+	batch             int
 }
 
 // sentRow is one sent message in the output.
@@ -41,8 +44,13 @@ func newSendCmd(a *app) *cobra.Command {
 		Short: "Send messages",
 		Long: `Send one message per argument, or, without arguments, one message per line of
 standard input. Each message gets the same keys, tag, delay level and properties.
-Prints each message's id (the client id producers report), its offsetMsgId (the
-broker's id), and the queue and offset it was stored at.
+Prints each message's id (MSG ID: the client id producers report, UNIQ_KEY), its
+offsetMsgId (the broker's id, which message get finds without --topic), and the
+queue and offset it was stored at; --quiet prints none of that. A summary
+"sent N in Xs, R msg/s" goes to stderr at the end.
+
+--batch N sends N lines in one request (RocketMQ batch send: one queue for the
+whole batch); a batch's row lists its ids comma-separated.
 
 Delay levels are the broker's (its messageDelayLevel; RocketMQ's default table has
 18: 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h). A delayed message
@@ -52,6 +60,7 @@ stderr with the level the broker stored.`,
 		Example: `  runnelctl send --topic orders "first order" "second order"
   runnelctl send --topic orders --keys order-42 --tag created '{"id":42}'
   seq 1 100 | runnelctl send --topic numbers
+  seq 1 50000 | runnelctl send --topic numbers --batch 100 --quiet
   runnelctl send --topic reminders --delay 3 "in ten seconds"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.topic == "" {
@@ -63,18 +72,30 @@ stderr with the level the broker stored.`,
 			if f.delay < 0 {
 				return fmt.Errorf("--delay %d: want a delay level >= 1, or 0 for none", f.delay)
 			}
+			if f.batch < 1 || f.batch > 1024 {
+				return fmt.Errorf("--batch %d: want 1..1024", f.batch)
+			}
+			if f.batch > 1 && f.delay > 0 {
+				return fmt.Errorf("--batch and --delay exclude each other (RocketMQ batches cannot be delayed)")
+			}
 			return a.send(cmd.Context(), f, args)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.topic, "topic", "t", "", "topic to send to (required)")
-	fl.StringSliceVarP(&f.keys, "keys", "k", nil, "message keys, indexed for `message query` (repeat or comma-separate)")
+	fl.StringSliceVarP(&f.keys, "keys", "k", nil, "message keys, indexed for runnelctl message query (repeat or comma-separate)")
 	fl.StringVar(&f.tag, "tag", "", "message tag")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no row per message, only the summary on stderr")
+	fl.IntVar(&f.batch, "batch", 1, "messages per send request (1..1024)")
 	fl.IntVar(&f.delay, "delay", 0, "delay level: 1 up to the broker's highest (default table 1s 5s 10s 30s 1m ... 2h, 18 levels); 0 = none")
 	fl.StringVarP(&f.group, "group", "g", "runnelctl", "producer group")
 	fl.StringToStringVar(&f.props, "property", nil, "user property key=value (repeatable)")
 	return cmd
 }
+
+// progressEvery is how often send updates its progress line on a
+// terminal.
+var progressEvery = time.Second
 
 // send sends every body with the client's producer and prints a row per
 // message as it goes, so a long stdin stream shows progress.
@@ -100,19 +121,34 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 	// Rows are written as each send completes, so a long stdin stream shows
 	// progress; fixed widths keep them aligned without buffering (ids are
 	// 32 hex digits).
-	const rowFormat = "%-10s %-32s %-32s %-12s %5v %12v\n"
-	sent := 0
+	const rowFormat = "%-10s %-32s %-32s %-12s %5v %8v\n"
+	sent, rows := 0, 0
+	start := time.Now()
 	checked := map[string]bool{} // brokers whose delay level checkDelay has seen
-	sendOne := func(body string) error {
-		m := &client.Message{Topic: f.topic, Body: []byte(body), Tags: f.tag, Keys: f.keys,
-			DelayLevel: f.delay, Properties: f.props}
-		res, err := p.Send(ctx, m)
-		if err != nil {
-			return fmt.Errorf("send message %d to %s: %w", sent+1, f.topic, err)
+	lastProgress := start
+	var pending []*client.Message
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
 		}
-		sent++
+		res, err := p.Send(ctx, pending...)
+		if err != nil {
+			if len(pending) == 1 {
+				return fmt.Errorf("send message %d to %s: %w", sent+1, f.topic, err)
+			}
+			return fmt.Errorf("send messages %d..%d to %s: %w", sent+1, sent+len(pending), f.topic, err)
+		}
+		sent += len(pending)
+		pending = pending[:0]
+		if a.stderrTerminal && time.Since(lastProgress) >= progressEvery {
+			lastProgress = time.Now()
+			fmt.Fprintf(a.stderr, "\r\x1b[Ksent %d ...", sent)
+		}
 		if f.delay > 0 {
 			a.checkDelay(ctx, checked, res.Queue.BrokerName, res.OffsetMsgID, f.delay)
+		}
+		if f.quiet {
+			return nil
 		}
 		row := sentRow{Status: res.Status.String(), MsgID: res.MsgID, OffsetMsgID: res.OffsetMsgID,
 			Broker: res.Queue.BrokerName, QueueID: res.Queue.QueueID, QueueOffset: res.QueueOffset}
@@ -121,11 +157,31 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 			// they come.
 			return jsonLine{w: a.stdout}.write(row)
 		}
-		if sent == 1 { // the header comes with the first row, so a failure prints nothing
-			fmt.Fprintf(a.stdout, rowFormat, "STATUS", "MSG ID", "OFFSET MSG ID", "BROKER", "QUEUE", "QUEUE OFFSET")
+		rows++
+		if rows == 1 { // the header comes with the first row, so a failure prints nothing
+			fmt.Fprintf(a.stdout, rowFormat, "STATUS", "MSG ID", "OFFSET MSG ID", "BROKER", "QUEUE", "OFFSET")
 		}
 		_, err = fmt.Fprintf(a.stdout, rowFormat, row.Status, row.MsgID, row.OffsetMsgID, row.Broker, row.QueueID, row.QueueOffset)
 		return err
+	}
+	sendOne := func(body string) error {
+		pending = append(pending, &client.Message{Topic: f.topic, Body: []byte(body), Tags: f.tag, Keys: f.keys,
+			DelayLevel: f.delay, Properties: f.props})
+		if len(pending) < f.batch {
+			return nil
+		}
+		return flush()
+	}
+	summary := func() {
+		el := time.Since(start)
+		rate := 0.0
+		if el > 0 {
+			rate = float64(sent) / el.Seconds()
+		}
+		if a.stderrTerminal {
+			fmt.Fprint(a.stderr, "\r\x1b[K") // erase the progress line
+		}
+		fmt.Fprintf(a.stderr, "sent %d in %s, %.0f msg/s\n", sent, el.Round(time.Millisecond), rate)
 	}
 	if len(args) > 0 {
 		for _, body := range args {
@@ -133,6 +189,10 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 				return err
 			}
 		}
+		if err := flush(); err != nil {
+			return err
+		}
+		summary()
 		return nil
 	}
 	// stdin is read on its own goroutine so that Ctrl-C (ctx) stops a send
@@ -149,9 +209,13 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 				if err := <-readErr; err != nil {
 					return fmt.Errorf("read stdin after %d messages: %w", sent, err)
 				}
+				if err := flush(); err != nil {
+					return err
+				}
 				if sent == 0 {
 					return fmt.Errorf("no message to send: give messages as arguments or lines on stdin")
 				}
+				summary()
 				return nil
 			}
 			if err := sendOne(line); err != nil {

@@ -20,13 +20,20 @@ var timeLayouts = []string{
 	"2006-01-02",
 }
 
-// parseTime reads a time argument: "now", milliseconds since the epoch,
+// parseTime reads a time argument: "now", a duration before now ("15m",
+// "-15m", as the consumer's --from), milliseconds since the epoch,
 // RFC 3339, "2006-01-02 15:04:05" (local), mqadmin's
 // "2006-01-02#15:04:05:000", or a date.
 func parseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if strings.EqualFold(s, "now") {
 		return now, nil
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("time %q: a duration must be positive", s)
+		}
+		return now.Add(-d), nil
 	}
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms < 0 {
@@ -44,7 +51,7 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("time %q: want now, milliseconds since the epoch, RFC 3339 (2006-01-02T15:04:05Z07:00), 2006-01-02 15:04:05 or 2006-01-02#15:04:05:000", s)
+	return time.Time{}, fmt.Errorf("time %q: want now, a duration ago (15m), milliseconds since the epoch, RFC 3339 (2006-01-02T15:04:05Z07:00), 2006-01-02 15:04:05 or 2006-01-02#15:04:05:000", s)
 }
 
 // parseResetTarget reads --to: earliest, latest, or a time.

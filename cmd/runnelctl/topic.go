@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -22,7 +23,8 @@ func newTopicCmd(a *app) *cobra.Command {
   runnelctl topic stats orders
   runnelctl topic delete orders`,
 	}
-	cmd.AddCommand(newTopicCreateCmd(a), newTopicListCmd(a), newTopicRouteCmd(a), newTopicDeleteCmd(a), newTopicStatsCmd(a))
+	cmd.AddCommand(newTopicCreateCmd(a), newTopicListCmd(a), newTopicRouteCmd(a), newTopicDeleteCmd(a), newTopicStatsCmd(a),
+		newTopicPermCmd(a), newTopicConsumersCmd(a))
 	return cmd
 }
 
@@ -31,13 +33,20 @@ func newTopicCreateCmd(a *app) *cobra.Command {
 		spec   admin.TopicSpec
 		queues int
 		perm   string
+		order  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "create TOPIC",
 		Short: "Create or update a topic on brokers",
 		Long: `Create a topic, or update its queue counts and permissions, on every master of a
 cluster (--cluster), or on named broker groups or addresses (--broker). With
-neither, the name server must know exactly one cluster, which is used.`,
+neither, the name server must know exactly one cluster, which is used.
+
+A new topic gets 8 read and 8 write queues and perm RW unless flags say
+otherwise. On a broker that already has the topic only what the flags give
+changes: its queue counts, perm and order flag are kept, and the result says
+"updated" instead of "created". (mqadmin updateTopic resets unset counts to 8,
+which hides the queues above 8 of a larger topic.)`,
 		Example: `  runnelctl topic create orders
   runnelctl topic create orders --queues 16 --cluster DefaultCluster
   runnelctl topic create audit --broker broker-a --read-queues 4 --write-queues 4 --perm R
@@ -45,37 +54,66 @@ neither, the name server must know exactly one cluster, which is used.`,
 		Args: exactArgs(1, "the topic name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec.Topic = args[0]
-			if queues != 0 {
-				if cmd.Flags().Changed("read-queues") || cmd.Flags().Changed("write-queues") {
+			fl := cmd.Flags()
+			for _, name := range []string{"queues", "read-queues", "write-queues"} {
+				if !fl.Changed(name) {
+					continue
+				}
+				if v, _ := fl.GetInt(name); v < 1 || v > 1024 {
+					return fmt.Errorf("--%s %d: want 1..1024", name, v)
+				}
+			}
+			if fl.Changed("queues") {
+				if fl.Changed("read-queues") || fl.Changed("write-queues") {
 					return fmt.Errorf("--queues and --read-queues/--write-queues exclude each other")
 				}
 				spec.ReadQueueNums, spec.WriteQueueNums = queues, queues
 			}
-			p, err := parsePerm(perm)
-			if err != nil {
-				return err
+			if fl.Changed("perm") {
+				p, err := parsePerm(perm)
+				if err != nil {
+					return err
+				}
+				spec.Perm = p
 			}
-			spec.Perm = p
+			if fl.Changed("order") {
+				spec.Order = &order
+			}
 			adm, err := a.admin()
 			if err != nil {
 				return err
 			}
-			nodes, err := adm.CreateTopic(cmd.Context(), spec)
+			writes, err := adm.CreateTopic(cmd.Context(), spec)
 			if err != nil {
 				return err
 			}
-			return printNodes(a, "created", nodes)
+			return printWrites(a, writes)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&spec.Cluster, "cluster", "c", "", "create on every master of this cluster")
 	f.StringSliceVarP(&spec.Brokers, "broker", "b", nil, "create on these broker groups or host:port addresses (repeat or comma-separate)")
-	f.IntVarP(&queues, "queues", "q", 0, "read and write queue count (default 8)")
-	f.IntVarP(&spec.ReadQueueNums, "read-queues", "r", 0, "read queue count (default 8)")
-	f.IntVarP(&spec.WriteQueueNums, "write-queues", "w", 0, "write queue count (default 8)")
-	f.StringVarP(&perm, "perm", "p", "RW", "permission: RW, R, W, or RocketMQ's number (6 = RW, 4 = R, 2 = W)")
-	f.BoolVar(&spec.Order, "order", false, "mark the topic as ordered")
+	f.IntVarP(&queues, "queues", "q", 0, "read and write queue count (new topic: 8; existing: kept)")
+	f.IntVarP(&spec.ReadQueueNums, "read-queues", "r", 0, "read queue count (new topic: 8; existing: kept)")
+	f.IntVarP(&spec.WriteQueueNums, "write-queues", "w", 0, "write queue count (new topic: 8; existing: kept)")
+	f.StringVarP(&perm, "perm", "p", "RW", "permission: RW, R, W, or RocketMQ's number (6 = RW, 4 = R, 2 = W); existing: kept")
+	f.BoolVar(&order, "order", false, "mark the topic as ordered (existing: kept)")
 	return cmd
+}
+
+// printWrites reports what a topic create or update did on each broker.
+func printWrites(a *app, writes []admin.TopicWrite) error {
+	if a.output == "json" {
+		if writes == nil {
+			writes = []admin.TopicWrite{}
+		}
+		return writeJSON(a.stdout, writes)
+	}
+	t := newTable(a.stdout, "BROKER", "ADDRESS", "READ QUEUES", "WRITE QUEUES", "PERM", "RESULT")
+	for _, w := range writes {
+		t.row(dash(w.Name), w.Addr, w.ReadQueueNums, w.WriteQueueNums, protocol.PermString(w.Perm), w.Result())
+	}
+	return t.flush()
 }
 
 // parsePerm reads "RW"/"R"/"W" (any case, "-" ignored) or a number.
@@ -138,9 +176,11 @@ func newTopicListCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List topics",
-		Long: `List the topics the name server knows. System topics (TBW102, SCHEDULE_TOPIC_XXXX,
-rmq_sys_*, the topics named after clusters and brokers, <cluster>_REPLY_TOPIC) and the %RETRY% and %DLQ%
-topics of consumer groups are hidden unless --all is given.`,
+		Long: `List the topics the name server knows, under a TOPIC header. System topics
+(TBW102, SCHEDULE_TOPIC_XXXX, rmq_sys_*, the topics named after clusters and
+brokers, <cluster>_REPLY_TOPIC) and the %RETRY% and %DLQ% topics of consumer
+groups are hidden unless --all is given. With none to show, a note on stderr
+says so and stdout stays empty.`,
 		Example: `  runnelctl topic list
   runnelctl topic list --all -o json`,
 		Args: noArgs,
@@ -153,6 +193,7 @@ topics of consumer groups are hidden unless --all is given.`,
 			if err != nil {
 				return err
 			}
+			listed := len(topics)
 			if !all {
 				brokers, err := adm.Brokers(cmd.Context())
 				if err != nil {
@@ -172,6 +213,11 @@ topics of consumer groups are hidden unless --all is given.`,
 				}
 				return writeJSON(a.stdout, topics)
 			}
+			if len(topics) == 0 {
+				fmt.Fprintf(a.stderr, "note: no topics yet (%d system topics hidden; --all lists them). Create one: runnelctl topic create NAME\n", listed)
+				return nil
+			}
+			fmt.Fprintln(a.stdout, "TOPIC")
 			for _, t := range topics {
 				fmt.Fprintln(a.stdout, t)
 			}
@@ -189,7 +235,8 @@ func newTopicRouteCmd(a *app) *cobra.Command {
 		Long:  "Show a topic's route: each broker group serving it, its address(es), queue counts and permission.",
 		Example: `  runnelctl topic route orders
   runnelctl topic route orders -o json`,
-		Args: exactArgs(1, "the topic name"),
+		Args:              exactArgs(1, "the topic name"),
+		ValidArgsFunction: a.completeTopicArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			adm, err := a.admin()
 			if err != nil {
@@ -227,17 +274,31 @@ func newTopicRouteCmd(a *app) *cobra.Command {
 
 func newTopicDeleteCmd(a *app) *cobra.Command {
 	var cluster string
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "delete TOPIC",
 		Short: "Delete a topic from brokers and name servers",
 		Long: `Delete a topic from every master of --cluster (every cluster when omitted), with its
-messages and the consumer offsets on it, then from every name server.`,
+messages and the consumer offsets on it, then from every name server. A topic
+the name server does not know fails, and nothing is deleted.
+
+On a terminal it asks first; --yes (or stdin not being a terminal, as in a
+script) skips the question.`,
 		Example: `  runnelctl topic delete orders
-  runnelctl topic delete orders --cluster DefaultCluster`,
-		Args: exactArgs(1, "the topic name"),
+  runnelctl topic delete orders --cluster DefaultCluster --yes`,
+		Args:              exactArgs(1, "the topic name"),
+		ValidArgsFunction: a.completeTopicArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			adm, err := a.admin()
 			if err != nil {
+				return err
+			}
+			if _, err := adm.TopicRoute(cmd.Context(), args[0]); errors.Is(err, admin.ErrNotFound) {
+				return fmt.Errorf("topic %s does not exist (runnelctl topic list --all shows the topics there are)", args[0])
+			} else if err != nil {
+				return err
+			}
+			if err := a.confirm(yes, fmt.Sprintf("Delete topic %s with its messages and consumer offsets", args[0])); err != nil {
 				return err
 			}
 			nodes, err := adm.DeleteTopic(cmd.Context(), args[0], cluster)
@@ -248,6 +309,7 @@ messages and the consumer offsets on it, then from every name server.`,
 		},
 	}
 	cmd.Flags().StringVarP(&cluster, "cluster", "c", "", "delete only from this cluster's brokers")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd
 }
 
@@ -258,7 +320,8 @@ func newTopicStatsCmd(a *app) *cobra.Command {
 		Long:  "Show, for every queue of a topic on every broker, the min and max offset (the message count is their difference) and the store time of the newest message.",
 		Example: `  runnelctl topic stats orders
   runnelctl topic stats orders -o json`,
-		Args: exactArgs(1, "the topic name"),
+		Args:              exactArgs(1, "the topic name"),
+		ValidArgsFunction: a.completeTopicArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			adm, err := a.admin()
 			if err != nil {
@@ -282,6 +345,87 @@ func newTopicStatsCmd(a *app) *cobra.Command {
 			}
 			t.row("TOTAL", "", "", "", total, "")
 			return t.flush()
+		},
+	}
+}
+
+func newTopicPermCmd(a *app) *cobra.Command {
+	var cluster, perm string
+	var brokers []string
+	cmd := &cobra.Command{
+		Use:   "update-perm TOPIC --perm RW|R|W",
+		Short: "Change only a topic's permission",
+		Long: `Change a topic's permission on the brokers that have it, keeping its queue counts
+and everything else (mqadmin updateTopicPerm). R stops producers, W stops
+consumers; RW restores both.`,
+		Example: `  runnelctl topic update-perm orders --perm R
+  runnelctl topic update-perm orders --perm RW --broker broker-a`,
+		Args:              exactArgs(1, "the topic name"),
+		ValidArgsFunction: a.completeTopicArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if perm == "" {
+				return fmt.Errorf("update-perm needs --perm")
+			}
+			p, err := parsePerm(perm)
+			if err != nil {
+				return err
+			}
+			adm, err := a.admin()
+			if err != nil {
+				return err
+			}
+			writes, err := adm.UpdateTopicPerm(cmd.Context(), args[0], cluster, brokers, p)
+			if errors.Is(err, admin.ErrNotFound) {
+				return fmt.Errorf("topic %s does not exist on those brokers", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			return printWrites(a, writes)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&perm, "perm", "p", "", "permission: RW, R, W, or RocketMQ's number (required)")
+	f.StringVarP(&cluster, "cluster", "c", "", "only this cluster's masters")
+	f.StringSliceVarP(&brokers, "broker", "b", nil, "only these broker groups or host:port addresses")
+	return cmd
+}
+
+func newTopicConsumersCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "consumers TOPIC",
+		Short: "List the consumer groups of a topic",
+		Long: `List the consumer groups that subscribe to a topic or hold offsets on it, on any
+of its brokers (QUERY_TOPIC_CONSUME_BY_WHO, as rocketmq-dashboard's "consumer"
+tab of a topic).`,
+		Example: `  runnelctl topic consumers orders
+  runnelctl topic consumers orders -o json`,
+		Args:              exactArgs(1, "the topic name"),
+		ValidArgsFunction: a.completeTopicArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			adm, err := a.admin()
+			if err != nil {
+				return err
+			}
+			groups, err := adm.TopicConsumers(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				if groups == nil {
+					groups = []string{}
+				}
+				return writeJSON(a.stdout, groups)
+			}
+			if len(groups) == 0 {
+				fmt.Fprintf(a.stderr, "note: no consumer group subscribes to %s or has offsets on it\n", args[0])
+				return nil
+			}
+			fmt.Fprintln(a.stdout, "GROUP")
+			for _, g := range groups {
+				fmt.Fprintln(a.stdout, g)
+			}
+			return nil
 		},
 	}
 }

@@ -1,0 +1,172 @@
+package admin
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Broker-level questions mqadmin asks: brokerStatus
+// (GET_BROKER_RUNTIME_INFO), getBrokerConfig (GET_BROKER_CONFIG),
+// producerConnection (GET_PRODUCER_CONNECTION_LIST) and "who consumes this
+// topic" (QUERY_TOPIC_CONSUME_BY_WHO).
+
+// BrokerNodes resolves broker group names or host:port addresses to
+// nodes; with none, every broker group's master (or first replica).
+func (a *Admin) BrokerNodes(ctx context.Context, brokers []string) ([]Node, error) {
+	info, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(brokers) > 0 {
+		return resolveBrokers(info, brokers)
+	}
+	nodes := readRefs(info)
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%w: the name server knows no broker", ErrNoBroker)
+	}
+	return nodes, nil
+}
+
+// BrokerRuntimeInfo returns n's runtime figures (GET_BROKER_RUNTIME_INFO),
+// a flat key/value table as mqadmin brokerStatus prints it.
+func (a *Admin) BrokerRuntimeInfo(ctx context.Context, n Node) (map[string]string, error) {
+	const op = "broker runtime info"
+	resp, err := a.callBrokerOK(ctx, op, n, protocol.NewRequest(protocol.ReqGetBrokerRuntimeInfo, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	var kv struct {
+		Table map[string]string `json:"table"`
+	}
+	if err := protocol.UnmarshalLenient(resp.Body, &kv); err != nil {
+		return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
+	}
+	if kv.Table == nil {
+		kv.Table = map[string]string{}
+	}
+	return kv.Table, nil
+}
+
+// BrokerConfig returns n's configuration in force (GET_BROKER_CONFIG), the
+// properties text under RocketMQ's key names, parsed.
+func (a *Admin) BrokerConfig(ctx context.Context, n Node) (map[string]string, error) {
+	const op = "broker config"
+	resp, err := a.callBrokerOK(ctx, op, n, protocol.NewRequest(protocol.ReqGetBrokerConfig, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	return parseProperties(string(resp.Body)), nil
+}
+
+// parseProperties reads Java properties text: key=value lines, '#' and '!'
+// comments. Escapes and continuation lines are not used by brokers' config
+// answers and are kept as they are.
+func parseProperties(text string) map[string]string {
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			k, v, _ = strings.Cut(line, ":")
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out
+}
+
+// ProducerClient is one connected producer of a group.
+type ProducerClient struct {
+	Broker   string `json:"brokerName"`
+	ClientID string `json:"clientId"`
+	Addr     string `json:"clientAddr"`
+	Language string `json:"language"`
+	Version  int    `json:"version"`
+}
+
+// ProducerConnections lists the producers of group connected to any
+// broker (mqadmin producerConnection asks one broker; every broker is
+// asked here, since a producer connects to the brokers it sends to).
+// Sorted by broker and client id; none online fails with ErrNotOnline.
+func (a *Admin) ProducerConnections(ctx context.Context, group string) ([]ProducerClient, error) {
+	if err := checkName("group", group); err != nil {
+		return nil, err
+	}
+	op := fmt.Sprintf("producers of group %q", group)
+	nodes, err := a.BrokerNodes(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	req := protocol.NewRequest(protocol.ReqGetProducerConnectionList, map[string]string{"producerGroup": group}, nil)
+	var out []ProducerClient
+	for _, n := range nodes {
+		resp, err := a.callBroker(ctx, op, n, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Code != protocol.RespSuccess {
+			continue // "the producer group[g] not exist" on this broker
+		}
+		var body struct {
+			ConnectionSet []struct {
+				ClientID   string `json:"clientId"`
+				ClientAddr string `json:"clientAddr"`
+				Language   string `json:"language"`
+				Version    int    `json:"version"`
+			} `json:"connectionSet"`
+		}
+		if err := protocol.UnmarshalLenient(resp.Body, &body); err != nil {
+			return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
+		}
+		for _, c := range body.ConnectionSet {
+			out = append(out, ProducerClient{Broker: n.Name, ClientID: c.ClientID, Addr: c.ClientAddr, Language: c.Language, Version: c.Version})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("admin: %s: %w: no broker has a producer of this group connected", op, ErrNotOnline)
+	}
+	slices.SortFunc(out, func(x, y ProducerClient) int {
+		if c := strings.Compare(x.Broker, y.Broker); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ClientID, y.ClientID)
+	})
+	return out, nil
+}
+
+// TopicConsumers returns the consumer groups that subscribe to, or hold
+// offsets on, topic on any broker of its route (QUERY_TOPIC_CONSUME_BY_WHO),
+// sorted.
+func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, error) {
+	route, err := a.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	op := fmt.Sprintf("consumers of topic %q", topic)
+	req := protocol.NewRequest(protocol.ReqQueryTopicConsumeByWho, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
+	var out []string
+	for _, n := range routeRefs(route) {
+		resp, err := a.callBrokerOK(ctx, op, n, req)
+		if err != nil {
+			return nil, err
+		}
+		var body struct {
+			GroupList []string `json:"groupList"`
+		}
+		if err := protocol.UnmarshalLenient(resp.Body, &body); err != nil {
+			return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
+		}
+		out = append(out, body.GroupList...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Two `runnel dev` on one store: the second is told who has it, and the
+// first says when it stops; a pid file a dead process left is taken over.
+func TestDevRefusesAStoreInUse(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"dev", "--dir", dir, "--namesrv-listen", "127.0.0.1:0", "--broker-listen", "127.0.0.1:0"}
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		cmd := newCommand(&out, &syncBuffer{})
+		cmd.SetArgs(args)
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "broker: serving on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no serving lines: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	second := newCommand(&syncBuffer{}, &syncBuffer{})
+	second.SetArgs(append(args, "--fresh"))
+	err := second.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "is in use by another process (pid ") || !strings.Contains(err.Error(), "use --dir") {
+		t.Fatalf("second dev on the same store: %v", err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("dev did not stop")
+	}
+	if !strings.Contains(out.String(), "runnel dev: stopped") {
+		t.Fatalf("no stop line: %q", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, pidFileName)); !os.IsNotExist(err) {
+		t.Fatalf("pid file left behind: %v", err)
+	}
+
+	// A pid file naming no live process is stale.
+	if err := os.WriteFile(filepath.Join(dir, pidFileName), []byte("2147483646\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		t.Fatalf("stale pid file: %v", err)
+	}
+	unlock()
+}
+
+func TestVersionFlag(t *testing.T) {
+	var out syncBuffer
+	cmd := newCommand(&out, &syncBuffer{})
+	cmd.SetArgs([]string{"--version"})
+	if err := cmd.Execute(); err != nil || !strings.HasPrefix(out.String(), "runnel ") {
+		t.Fatalf("--version: %v %q", err, out.String())
+	}
+}
