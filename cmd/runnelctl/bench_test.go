@@ -184,7 +184,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"bench", "produce", "--topic", ""}, "--topic is empty"},
 		{[]string{"bench", "consume", "--group", " "}, "--group is empty"},
 		{[]string{"bench", "produce", "--queues", "0"}, "--queues 0"},
-		{[]string{"bench", "produce", "--msgs", "ten"}, `invalid argument "ten" for "--msgs"`},
+		{[]string{"bench", "produce", "--msgs", "ten"}, `--msgs "ten": want a whole number`},
 		{[]string{"bench", "produce", "extra"}, "takes no arguments"},
 		{[]string{"bench", "produce", "-o", "yaml"}, `--output "yaml"`},
 	} {
