@@ -136,7 +136,7 @@ func TestSendBackRetryThenDLQ(t *testing.T) {
 		d.Property("DELAY") != "" || string(d.Body) != "payload" {
 		t.Fatalf("dead letter %+v", d)
 	}
-	if tc, ok := b.core.Topic("%DLQ%g"); !ok || tc.Perm != protocol.PermWrite || tc.WriteQueueNums != 1 {
+	if tc, ok := b.core.Topic("%DLQ%g"); !ok || tc.Perm != protocol.PermRead|protocol.PermWrite || tc.WriteQueueNums != 1 {
 		t.Fatalf("DLQ topic %+v %v", tc, ok)
 	}
 }

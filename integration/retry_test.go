@@ -150,7 +150,7 @@ func TestDeadLetter(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "the DLQ topic routed", func() bool {
 		r, code := routeOf(t, c, "%DLQ%g-dead")
-		return code == protocol.RespSuccess && len(r.QueueDatas) == 1 && r.QueueDatas[0].Perm == protocol.PermWrite
+		return code == protocol.RespSuccess && len(r.QueueDatas) == 1 && r.QueueDatas[0].Perm == protocol.PermRead|protocol.PermWrite
 	})
 	time.Sleep(500 * time.Millisecond) // a 4th delivery would come within 1 s
 	if n := len(d.of("always-fails")); n != 3 {

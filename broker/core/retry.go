@@ -14,10 +14,10 @@ const defaultMaxReconsumeTimes = 16
 // dlqQueueNums is the queue count of a %DLQ% topic (MixAll.DLQ_NUMS_PER_GROUP).
 const dlqQueueNums = 1
 
-// dlqTopicPerm is the perm a %DLQ% topic is created with: write-only, as
-// RocketMQ 4.x creates it, so nothing consumes dead letters by accident;
-// an operator grants read (UPDATE_AND_CREATE_TOPIC) to re-consume them.
-const dlqTopicPerm = protocol.PermWrite
+// dlqTopicPerm is the perm a %DLQ% topic is created with: readable and
+// writable, as RocketMQ 4.7 and later and all of 5.x create it, so users
+// re-consume dead letters (before 4.7 it was write-only).
+const dlqTopicPerm = protocol.PermRead | protocol.PermWrite
 
 // firstRetryLevel is added to the reconsume count to pick the delay level
 // of a retry when the client leaves it to the broker (level 3 is 10 s with

@@ -336,7 +336,7 @@ func placeStart(ctx context.Context, pull *client.PullConsumer, p plan) error {
 func noReadableQueue(topic string) error {
 	why := "its perm on every broker lacks R (runnelctl topic route " + topic + " shows it; runnelctl topic update-perm " + topic + " --perm RW changes it)"
 	if strings.HasPrefix(topic, "%DLQ%") {
-		why = "dead-letter topics are created write-only (perm W), as in RocketMQ; runnelctl topic update-perm '" + topic + "' --perm RW makes it readable"
+		why = "RocketMQ before 4.7 creates dead-letter topics write-only (perm W); runnelctl topic update-perm '" + topic + "' --perm RW makes it readable"
 	}
 	return fmt.Errorf("topic %s has no readable queue: %s", topic, why)
 }

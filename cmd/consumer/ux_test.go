@@ -46,7 +46,7 @@ func TestNoReadableQueueIsAnError(t *testing.T) {
 		t.Fatalf("write-only topic: exit %d, stderr:\n%s", code, stderr)
 	}
 	code, _, stderr = runHere(t, cl.NamesrvAddr(), "--topic", "%DLQ%billing", "--from", "first", "--idle-timeout", "200ms", "--log-level", "error")
-	if code != 1 || !strings.Contains(stderr, "dead-letter topics are created write-only") {
+	if code != 1 || !strings.Contains(stderr, "RocketMQ before 4.7 creates dead-letter topics write-only") {
 		t.Fatalf("DLQ topic: exit %d, stderr:\n%s", code, stderr)
 	}
 }
