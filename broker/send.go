@@ -40,7 +40,7 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 		Client:                c.RemoteAddr(),
 	}
 	if r.Batch {
-		inner, err := decodeBatch(req.Body)
+		inner, err := protocol.DecodeBatch(req.Body)
 		if err != nil {
 			return errResponse(req, protocol.RespMessageIllegal, "%v", err)
 		}

@@ -38,7 +38,7 @@ func TestSendValidation(t *testing.T) {
 		}(), want: protocol.RespSystemError, remark: "queueId"},
 		{name: "bad batch", reqCod: protocol.ReqSendBatchMessage, hdr: sendHeader("Two", 0, nil).EncodeV2(), body: []byte{0, 0, 0, 9, 1}, want: protocol.RespMessageIllegal, remark: "batch"},
 		{name: "batch to retry topic", reqCod: protocol.ReqSendBatchMessage, hdr: sendHeader("%RETRY%g", 0, nil).EncodeV2(),
-			body: encodeBatch([]batchMessage{{Body: []byte("x")}}), want: protocol.RespMessageIllegal, remark: "retry group"},
+			body: mustBatch(t, []*protocol.Message{{Body: []byte("x")}}), want: protocol.RespMessageIllegal, remark: "retry group"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestSendAutoCreateAndPull(t *testing.T) {
 	}
 
 	// A batch of three to the same queue: comma-joined ids, first offset.
-	batch := encodeBatch([]batchMessage{
+	batch := mustBatch(t, []*protocol.Message{
 		{Body: []byte("b0"), Properties: map[string]string{"TAGS": "B"}},
 		{Body: []byte("b1"), Properties: map[string]string{"TAGS": "B"}},
 		{Flag: 7, Body: []byte("b2"), Properties: map[string]string{"TAGS": "C", "KEYS": "k2"}},
@@ -158,18 +158,14 @@ func TestUnknownRequestCode(t *testing.T) {
 	expect(t, rc.call(9999, nil, nil), protocol.RespRequestCodeNotSupported, "9999")
 }
 
-func TestBatchCodecRoundTrip(t *testing.T) {
-	in := []batchMessage{{Flag: 1, Body: []byte("a"), Properties: map[string]string{"K": "V"}}, {Body: nil}}
-	out, err := decodeBatch(encodeBatch(in))
-	if err != nil || len(out) != 2 || string(out[0].Body) != "a" || out[0].Properties["K"] != "V" || out[0].Flag != 1 {
-		t.Fatalf("round trip: %+v %v", out, err)
+// mustBatch encodes a SEND_BATCH_MESSAGE body.
+func mustBatch(t testing.TB, msgs []*protocol.Message) []byte {
+	t.Helper()
+	b, err := protocol.AppendBatch(nil, msgs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	enc := encodeBatch(in)
-	for n := range len(enc) - 1 {
-		if _, err := decodeBatch(enc[:n]); err == nil && n != len(encodeBatch(in[:1])) {
-			t.Fatalf("truncated to %d bytes decoded without error", n)
-		}
-	}
+	return b
 }
 
 func TestSendToRetryTopicCreatesIt(t *testing.T) {

@@ -252,7 +252,7 @@ func TestSendTransactionBatchRefused(t *testing.T) {
 	h := sendHeader("Tx", 0, nil)
 	h.Batch = true
 	h.SysFlag = protocol.SysFlagTransactionPrep
-	resp := rc.call(protocol.ReqSendBatchMessage, h.EncodeV2(), encodeBatch([]batchMessage{{Body: []byte("x")}}))
+	resp := rc.call(protocol.ReqSendBatchMessage, h.EncodeV2(), mustBatch(t, []*protocol.Message{{Body: []byte("x")}}))
 	expect(t, resp, protocol.RespMessageIllegal, "transaction")
 }
 

@@ -97,28 +97,11 @@ func (m *Message) validate(maxSize int) error {
 	return nil
 }
 
-// encodeBatch lays messages end to end in the batch body format (fact
-// sheet §2.3.2): totalSize, magic 0, bodyCRC 0, flag, body, int16 props.
+// encodeBatch lays messages end to end in the batch body format.
 func encodeBatch(msgs []*protocol.Message) ([]byte, error) {
-	var out []byte
-	for _, m := range msgs {
-		props := protocol.MarshalProperties(m.Properties)
-		if len(props) > 32767 {
-			return nil, fmt.Errorf("%w: properties of %d bytes", ErrBadMessage, len(props))
-		}
-		total := 4 + 4 + 4 + 4 + 4 + len(m.Body) + 2 + len(props)
-		out = appendInt32(out, int32(total))
-		out = appendInt32(out, 0)
-		out = appendInt32(out, 0)
-		out = appendInt32(out, m.Flag)
-		out = appendInt32(out, int32(len(m.Body)))
-		out = append(out, m.Body...)
-		out = append(out, byte(len(props)>>8), byte(len(props)))
-		out = append(out, props...)
+	b, err := protocol.AppendBatch(nil, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
-	return out, nil
-}
-
-func appendInt32(b []byte, v int32) []byte {
-	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	return b, nil
 }

@@ -2,7 +2,6 @@ package fakebroker
 
 import (
 	"context"
-	"encoding/binary"
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +51,7 @@ func (b *Broker) send(_ context.Context, conn *remoting.Conn, req *protocol.Comm
 		ReconsumeTimes: h.ReconsumeTimes,
 	}
 	if req.Code == protocol.ReqSendBatchMessage || h.Batch {
-		inner, err := decodeBatch(req.Body)
+		inner, err := protocol.DecodeBatch(req.Body)
 		if err != nil {
 			return fail(req, protocol.RespMessageIllegal, err.Error())
 		}
@@ -135,40 +134,6 @@ func (b *Broker) delayLocked(m *protocol.MessageExt, lvl int) {
 	})
 	b.timers = append(b.timers, t)
 }
-
-func decodeBatch(body []byte) ([]*protocol.Message, error) {
-	var out []*protocol.Message
-	for len(body) > 0 {
-		if len(body) < 20 {
-			return nil, errShort
-		}
-		total := int(binary.BigEndian.Uint32(body))
-		if total < 22 || total > len(body) {
-			return nil, errShort
-		}
-		rec := body[:total]
-		flag := int32(binary.BigEndian.Uint32(rec[12:]))
-		bl := int(binary.BigEndian.Uint32(rec[16:]))
-		if 20+bl+2 > total {
-			return nil, errShort
-		}
-		bodyB := rec[20 : 20+bl]
-		pl := int(binary.BigEndian.Uint16(rec[20+bl:]))
-		if 22+bl+pl > total {
-			return nil, errShort
-		}
-		props := protocol.UnmarshalProperties(string(rec[22+bl : 22+bl+pl]))
-		out = append(out, &protocol.Message{Flag: flag, Body: bodyB, Properties: props})
-		body = body[total:]
-	}
-	return out, nil
-}
-
-type strErr string
-
-func (e strErr) Error() string { return string(e) }
-
-const errShort = strErr("fakebroker: truncated batch")
 
 func (b *Broker) pull(ctx context.Context, conn *remoting.Conn, req *protocol.Command) *protocol.Command {
 	b.Stats.Pulls.Add(1)
