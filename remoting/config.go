@@ -45,6 +45,10 @@ type ServerConfig struct {
 	OnClose   func(*Conn)
 	// Logger receives connection-level events. Default slog.Default().
 	Logger *slog.Logger
+	// Interceptors see every request before its handler, and its answer
+	// after; see Interceptor. Request hooks run in this order, Response
+	// hooks in the reverse. Default none, which costs nothing per request.
+	Interceptors []Interceptor
 
 	// NetpollPollers is the number of netpoll pollers (epoll loops). netpoll
 	// keeps one set of pollers per process, so only the first netpoll Server
@@ -136,6 +140,10 @@ type ClientConfig struct {
 	// OnClose, if set, runs once each time a connection closes, with its
 	// address, on the goroutine that closed it; it must not block.
 	OnClose func(addr string)
+	// Interceptors see every request the client sends before it is
+	// written, and its outcome; see ClientInterceptor. Request hooks run in
+	// this order, Response hooks in the reverse. Default none.
+	Interceptors []ClientInterceptor
 }
 
 // DefaultClientConfig returns the defaults for every field.

@@ -55,6 +55,9 @@ type Conn struct {
 	owner       connOwner
 	log         *slog.Logger
 	callTimeout time.Duration
+	// out are the client interceptors of a Client's connection; nil on a
+	// Server's.
+	out []ClientInterceptor
 
 	// ctx is handed to handlers of this connection's requests; it is
 	// cancelled when the connection closes.
@@ -88,6 +91,15 @@ type Conn struct {
 
 	values sync.Map
 
+	// peer is what the peer's first request said of it (a client's
+	// language and version); peerSet is stored after it is written.
+	peerSet atomic.Bool
+	peerMu  sync.Mutex
+	peer    struct {
+		language string
+		version  int16
+	}
+
 	in frameSplitter
 }
 
@@ -120,6 +132,39 @@ func (c *Conn) LocalAddr() string { return c.local }
 
 // Closed returns a channel that is closed when the connection closes.
 func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// Done is Closed, under the name of context.Context's signal.
+func (c *Conn) Done() <-chan struct{} { return c.closed }
+
+// Language returns the language field of the first request the peer sent
+// ("JAVA", "GO", ...), or "" before any: on a Server's connection, the
+// client's language, as Java's broker records it for a client channel.
+func (c *Conn) Language() string {
+	if !c.peerSet.Load() {
+		return ""
+	}
+	return c.peer.language
+}
+
+// Version returns the version field of the first request the peer sent
+// (the client's RocketMQ version, 317 for V4_5_2), or 0 before any.
+func (c *Conn) Version() int16 {
+	if !c.peerSet.Load() {
+		return 0
+	}
+	return c.peer.version
+}
+
+// notePeer records the peer's language and version from its first request.
+func (c *Conn) notePeer(req *protocol.Command) {
+	c.peerMu.Lock()
+	defer c.peerMu.Unlock()
+	if c.peerSet.Load() {
+		return
+	}
+	c.peer.language, c.peer.version = req.Language, req.Version
+	c.peerSet.Store(true)
+}
 
 // Err returns why the connection closed, or nil while it is open.
 func (c *Conn) Err() error {
@@ -181,9 +226,10 @@ func (c *Conn) closeWith(reason error) {
 }
 
 // Reply sends resp, a response, to the peer; it sets FlagResponse. It may be
-// called from any goroutine and at any time, which is how a handler answers
-// later (a deferred response). The response's Opaque must be the request's
-// (protocol.NewResponse copies it).
+// called from any goroutine and at any time. The response's Opaque must be
+// the request's (protocol.NewResponse copies it). A handler answering later
+// should use a Responder (Conn.Defer), which also minds oneway requests,
+// answers at most once and runs the interceptors.
 //
 // A nil error means the frame was written or queued behind a write in
 // progress; a write that fails later closes the connection.
@@ -238,7 +284,7 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		c.wmu.spare = nil
 		c.wmu.Unlock()
 
-		err = c.tr.write(out)
+		err = c.write(out)
 
 		c.wmu.Lock()
 		if cap(out) <= maxKeptWriteBuf {
@@ -260,6 +306,20 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	return nil
 }
 
+// write hands out to the transport. It is the one place a transport's panic
+// is contained: netpoll v0.7.2 can panic when a write races the peer's
+// close (the output buffer is released under the writer), which is a
+// closed connection, not a crash of the process.
+func (c *Conn) write(out []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Warn("remoting: write to a closing connection panicked", "panic", p)
+			err = fmt.Errorf("remoting: write on closing connection: %v", p)
+		}
+	}()
+	return c.tr.write(out)
+}
+
 // feed takes bytes read from the peer and dispatches every complete frame
 // in them. A returned error means the peer broke the protocol; the caller
 // closes the connection with it.
@@ -277,6 +337,9 @@ func (c *Conn) onFrame(frame []byte) error {
 	if cmd.IsResponse() {
 		c.complete(cmd)
 		return nil
+	}
+	if !c.peerSet.Load() {
+		c.notePeer(cmd)
 	}
 	c.serving.Add(1)
 	if !c.owner.dispatch(c, cmd) {

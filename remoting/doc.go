@@ -23,6 +23,19 @@
 //     waited for by its Close. netpoll's global poller goroutines are the only
 //     exception: netpoll starts them once per process and never stops them.
 //
+// Interceptors (ServerConfig.Interceptors, ClientConfig.Interceptors) are
+// the seam for ACL, metrics and fault injection: a server's see each
+// decoded request before its handler and may refuse it, and see its answer
+// and the time it took; a client's see each outgoing request before it is
+// written (to sign it) and its outcome. Without any, a request costs what
+// it did before the seam.
+//
+// A handler that answers later takes a Responder (Conn.Defer), the one
+// owner of a deferred answer's opaque, oneway flag and single delivery.
+// Every write goes through Conn.write, the one place where a panic of the
+// transport (netpoll writing to a connection the peer just closed) is
+// turned into a failed write.
+//
 // Opaques are owned by the transport: Invoke sends a shallow copy of the
 // request with a fresh opaque, so one Command may be sent concurrently or
 // retried; the response is matched by that opaque.

@@ -10,8 +10,9 @@ var (
 	// closed, or closes while a call waits for its answer. The error names
 	// the peer address and wraps the reason the connection closed.
 	ErrConnClosed = errors.New("remoting: connection closed")
-	// ErrTimeout is returned when a call gets no answer within its timeout
-	// (the context's deadline or the configured call timeout).
+	// ErrTimeout is matched by the *TimeoutError of a call that gets no
+	// answer within its timeout (the context's deadline or the configured
+	// call timeout), which also matches context.DeadlineExceeded.
 	ErrTimeout = errors.New("remoting: timeout")
 	// ErrIdle is the reason recorded when a connection is closed after
 	// receiving no frame for the idle timeout.

@@ -168,7 +168,11 @@ func (s *Server) dispatch(c *Conn, req *protocol.Command) bool {
 
 // serveRequest implements connOwner.
 func (s *Server) serveRequest(c *Conn, req *protocol.Command) {
-	s.handlers.serve(s.log, c, req)
+	if len(s.cfg.Interceptors) == 0 {
+		s.handlers.serve(s.log, c, req)
+		return
+	}
+	s.serveIntercepted(c, req)
 }
 
 // addConn registers a new connection and runs the OnConnect hook. It returns

@@ -50,18 +50,11 @@ func (l netpollLog) Write(p []byte) (int, error) {
 // netpollTransport is the write half of a netpoll connection.
 type netpollTransport struct{ nc netpoll.Connection }
 
-func (t netpollTransport) write(b []byte) (err error) {
+// write may panic when it races the peer's close; Conn.write contains it.
+func (t netpollTransport) write(b []byte) error {
 	if !t.nc.IsActive() {
 		return netpoll.ErrConnClosed
 	}
-	// netpoll v0.7.2 can panic when a write races the peer's close (the
-	// output buffer is released under the writer); that is a closed
-	// connection, not a crash of the server.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("remoting: netpoll write on closing connection: %v", r)
-		}
-	}()
 	w := t.nc.Writer()
 	if _, err := w.WriteBinary(b); err != nil {
 		return err
