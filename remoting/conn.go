@@ -101,6 +101,11 @@ type Conn struct {
 	}
 
 	in frameSplitter
+	// limits bound the headers of the requests this end accepts.
+	limits protocol.Limits
+	// gotFrame is set once a frame has arrived; a stream that breaks before
+	// is not RocketMQ at all. Only the reading goroutine touches it.
+	gotFrame bool
 }
 
 func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, callTimeout time.Duration, log *slog.Logger) *Conn {
@@ -329,9 +334,16 @@ func (c *Conn) feed(p []byte) error {
 
 // onFrame handles one complete frame, which it owns.
 func (c *Conn) onFrame(frame []byte) error {
-	cmd, err := protocol.DecodeFrame(frame)
+	c.gotFrame = true
+	cmd, err := protocol.DecodeFrameLimits(frame, c.limits)
 	if err != nil {
-		return err
+		var re *protocol.RequestError
+		if !errors.As(err, &re) {
+			return err
+		}
+		c.lastRead.Store(time.Now().UnixNano())
+		c.refuse(re)
+		return nil
 	}
 	c.lastRead.Store(time.Now().UnixNano())
 	if cmd.IsResponse() {
@@ -355,58 +367,62 @@ func (c *Conn) serve(req *protocol.Command) {
 	c.serving.Add(-1)
 }
 
+// setLimits bounds the headers of the requests c accepts; call it before
+// its first bytes are fed.
+func (c *Conn) setLimits(lim protocol.Limits) {
+	c.limits = lim
+	c.in.maxHeader = lim.MaxHeaderSize
+	c.in.oversize = c.onOversize
+}
+
+// onOversize refuses a frame whose header was over the limit, from what
+// the splitter kept of it, or closes the connection when it cannot.
+func (c *Conn) onOversize(o oversizedFrame) error {
+	c.gotFrame = true
+	err := protocol.RefuseOversizedHeader(o.serType, o.head, o.tail, o.headerLen, c.limits.MaxHeaderSize)
+	var re *protocol.RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	c.lastRead.Store(time.Now().UnixNano())
+	c.refuse(re)
+	return nil
+}
+
+// refuse answers a frame the decoder refused (a header over the limits, a
+// code outside int16) with its code and remark; a oneway request gets no
+// answer, and a response so refused fails the call waiting for it.
+func (c *Conn) refuse(re *protocol.RequestError) {
+	req := re.Request
+	if req.IsResponse() {
+		c.pmu.Lock()
+		cl, ok := c.pmu.calls[req.Opaque]
+		delete(c.pmu.calls, req.Opaque)
+		c.pmu.Unlock()
+		if ok {
+			c.finish(cl, nil, fmt.Errorf("remoting: unreadable response from %s: %w", c.remote, re))
+		}
+		return
+	}
+	c.log.Warn("remoting: request refused", "code", req.Code, "opaque", req.Opaque, "oneway", req.IsOneway(), "reason", re.Remark)
+	if req.IsOneway() {
+		return
+	}
+	if err := c.Reply(protocol.NewResponse(req, re.Code, re.Remark)); err != nil {
+		c.log.Debug("remoting: refusal not sent", "opaque", req.Opaque, "err", err)
+	}
+}
+
 // protocolError closes the connection because the peer sent bytes that are
 // not RocketMQ frames, and logs why.
 func (c *Conn) protocolError(err error) {
+	if !c.gotFrame {
+		_, isClient := c.owner.(*Client)
+		nre := &notRocketMQError{addr: c.remote, server: isClient, sent: string(c.in.first[:c.in.nFirst]), err: err}
+		c.log.Warn("remoting: closing connection: not RocketMQ", "err", nre, "detail", err)
+		c.closeWith(nre)
+		return
+	}
 	c.log.Warn("remoting: closing connection: bad frame", "err", err)
 	c.closeWith(fmt.Errorf("remoting: bad frame from %s: %w", c.remote, err))
-}
-
-// frameSplitter cuts a byte stream into frames. Each frame it emits is a
-// fresh slice (without the length prefix) that the receiver owns.
-type frameSplitter struct {
-	max    int
-	prefix [4]byte
-	nPre   int    // bytes of prefix collected
-	frame  []byte // frame being collected, nil between frames
-	need   int    // length of the frame being collected
-	err    error  // sticky: once the stream is broken nothing more is emitted
-}
-
-func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
-	if s.err != nil {
-		return s.err
-	}
-	defer func() { s.err = err }()
-	for len(p) > 0 {
-		if s.frame == nil {
-			k := copy(s.prefix[s.nPre:], p)
-			s.nPre += k
-			p = p[k:]
-			if s.nPre < 4 {
-				return nil
-			}
-			n, err := protocol.FrameLength(s.prefix[:], s.max)
-			if err != nil {
-				return err
-			}
-			s.nPre = 0
-			s.need = n
-			// Grow with the bytes that actually arrive rather than trusting
-			// the length field for the allocation: a peer announcing 16 MiB
-			// and sending nothing costs little.
-			s.frame = make([]byte, 0, min(n, max(len(p), 4<<10)))
-		}
-		k := min(s.need-len(s.frame), len(p))
-		s.frame = append(s.frame, p[:k]...)
-		p = p[k:]
-		if len(s.frame) == s.need {
-			f := s.frame
-			s.frame = nil
-			if err := emit(f); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

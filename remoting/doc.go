@@ -18,7 +18,12 @@
 //     has closed the connection (the official client sends its last offset
 //     updates and closes without reading the replies).
 //   - A frame over the size limit or with a malformed header closes that
-//     connection only, with the reason logged.
+//     connection only, with the reason logged; a stream whose first bytes
+//     are not a frame at all (an HTTP peer) fails with ErrNotRocketMQ.
+//   - A well-formed request beyond the header limits (ServerConfig's
+//     MaxHeaderSize, MaxExtFields) or with a code outside int16 is answered
+//     with a RocketMQ code and remark and the connection stays; a header
+//     over MaxHeaderSize is dropped as it arrives, not collected.
 //   - Every goroutine started here belongs to a Server or a Client and is
 //     waited for by its Close. netpoll's global poller goroutines are the only
 //     exception: netpoll starts them once per process and never stops them.

@@ -1,6 +1,9 @@
 package remoting
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrClosed is returned by the methods of a Server or Client that has
@@ -20,4 +23,30 @@ var (
 	// ErrBadConfig is wrapped by configuration errors; the message names the
 	// bad field.
 	ErrBadConfig = errors.New("remoting: bad config")
+	// ErrNotRocketMQ is matched by the error of a connection whose peer's
+	// first bytes are not a RocketMQ frame: the address of an HTTP server,
+	// say, answering "HTTP/1.1 400 ..." (whose first four bytes read as a
+	// frame of 1213486160 bytes). Calls waiting on the connection fail with
+	// it (and ErrConnClosed).
+	ErrNotRocketMQ = errors.New("remoting: peer does not speak RocketMQ remoting")
 )
+
+// notRocketMQError says which peer sent what; it matches ErrNotRocketMQ.
+type notRocketMQError struct {
+	addr   string
+	server bool // the peer is the server (this end dialled it)
+	sent   string
+	err    error
+}
+
+func (e *notRocketMQError) Error() string {
+	role := "client"
+	if e.server {
+		role = "server"
+	}
+	return fmt.Sprintf("remoting: %s is not a RocketMQ %s: it sent %q", e.addr, role, e.sent)
+}
+
+func (e *notRocketMQError) Is(target error) bool { return target == ErrNotRocketMQ }
+
+func (e *notRocketMQError) Unwrap() error { return e.err }

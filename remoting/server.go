@@ -179,6 +179,7 @@ func (s *Server) serveRequest(c *Conn, req *protocol.Command) {
 // nil when the server is closing; the caller then closes the transport.
 func (s *Server) addConn(tr transport, remote, local string) *Conn {
 	c := newConn(s, tr, remote, local, s.cfg.MaxFrameSize, s.cfg.CallTimeout, s.log)
+	c.setLimits(s.cfg.limits())
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()

@@ -163,7 +163,10 @@ func netpollReadLoop(c *Conn, nc netpoll.Connection) {
 			c.closeWith(fmt.Errorf("read: %w", err))
 			return
 		}
-		b, err := r.Next(r.Len())
+		// At most one read's worth at a time: Next copies bytes that span
+		// netpoll's buffer nodes into one new slice, and a peer streaming a
+		// frame we drop (a header over the limit) must not make us hold it.
+		b, err := r.Next(min(r.Len(), netpollReadSize))
 		if err == nil {
 			err = c.feed(b)
 			_ = r.Release()
