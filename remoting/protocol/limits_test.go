@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -113,4 +114,35 @@ func TestHeaderTooLarge(t *testing.T) {
 	if _, err := DecodeFrameLimits(jsonFrame(h, ""), lim); !errors.Is(err, ErrBadHeader) {
 		t.Fatalf("opaque in the middle: %v", err)
 	}
+}
+
+// FuzzDecodeFrameLimits checks the limits against the unlimited decoder: a
+// frame the limits let through decodes the same without them, one they
+// refuse says how to answer it, and one the unlimited decoder accepts
+// within the limits is not refused.
+func FuzzDecodeFrameLimits(f *testing.F) {
+	f.Add(jsonFrame(`{"code":10,"opaque":5,"flag":2,"extFields":{"a":"1","b":"2","c":"3","d":"4"}}`, "body"))
+	f.Add(jsonFrame(`{"code":70000,"opaque":5}`, ""))
+	f.Add(jsonFrame(`{"code":10,"extFields":{"v":"`+strings.Repeat("x", 100)+`"},"flag":0,"opaque":6}`, ""))
+	f.Add(binaryFrame(javaBinaryHeader(10, 0, 453, 9, 0, "", [][2]string{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}}), ""))
+	lim := Limits{MaxHeaderSize: 64, MaxExtFields: 3}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		got, err := DecodeFrameLimits(frame, lim)
+		plain, plainErr := DecodeFrame(frame)
+		var re *RequestError
+		switch {
+		case err == nil:
+			if plainErr != nil || !commandsEqual(got, plain) || len(got.ExtFields) > lim.MaxExtFields {
+				t.Fatalf("limited %v, unlimited %v %v", got, plain, plainErr)
+			}
+		case errors.As(err, &re):
+			if re.Request == nil || re.Remark == "" || re.Request.ExtFields != nil || re.Request.Body != nil {
+				t.Fatalf("refusal %+v", re)
+			}
+			if plainErr == nil && len(plain.ExtFields) <= lim.MaxExtFields && len(frame) >= 4 &&
+				int(binary.BigEndian.Uint32(frame)&0xFFFFFF) <= lim.MaxHeaderSize {
+				t.Fatalf("refused %v within the limits: %v", plain, err)
+			}
+		}
+	})
 }
