@@ -14,8 +14,8 @@ import (
 // Handler processes one request. It returns the response, or nil when no
 // answer is due or when it answers later: a handler that holds a request (a
 // long-polled pull, a request forwarded to another peer) takes a Responder
-// with conn.Defer(ctx, req) and answers through it. The response's Opaque and FlagResponse are
-// set from req before it is sent. ctx is cancelled when the connection
+// with conn.Defer(ctx, req) and answers through it. The response's Opaque
+// and FlagResponse are set from req before it is sent. ctx is cancelled when the connection
 // closes. Handlers run concurrently, each request on a goroutine of its own
 // while its handler runs (a Server reuses them: see workers.go).
 //

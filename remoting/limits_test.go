@@ -270,3 +270,41 @@ func BenchmarkHostileHeaders(b *testing.B) {
 		})
 	}
 }
+
+// A response the client cannot take (a code outside int16) fails its call
+// with the reason and leaves the connection to the others.
+func TestClientUnreadableResponse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		for code := 70000; ; code = int(protocol.RespSuccess) {
+			req, err := readFrame(t, nc)
+			if err != nil {
+				return
+			}
+			io.WriteString(nc, string(rawJSONFrame(fmt.Sprintf(`{"code":%d,"flag":1,"opaque":%d}`, code, req.Opaque))))
+		}
+	}()
+	cl := newClient(t, nil)
+	addr := ln.Addr().String()
+	_, err = cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil))
+	if !errors.Is(err, protocol.ErrCodeOutOfRange) || !strings.Contains(err.Error(), "unreadable response from "+addr) {
+		t.Fatalf("response code 70000: %v", err)
+	}
+	if resp, err := cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil)); err != nil || resp.Code != protocol.RespSuccess {
+		t.Fatalf("the next call on the connection: %v %v", resp, err)
+	}
+	cl.Close() // ends the fake server's read
+}
