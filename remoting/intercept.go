@@ -89,22 +89,23 @@ type servedKey struct{}
 // the connection's context, plus the request's served for Conn.Defer. It
 // delegates everything else, so contexts derived from it still hang off
 // the connection's cancelCtx without a goroutine of their own.
+// One allocation holds both.
 type requestCtx struct {
 	context.Context
-	st *served
+	st served
 }
 
 func (c *requestCtx) Value(key any) any {
 	if key == (servedKey{}) {
-		return c.st
+		return &c.st
 	}
 	return c.Context.Value(key)
 }
 
 // serveIntercepted serves req through the interceptor chain.
 func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
-	st := &served{ics: s.cfg.Interceptors, start: time.Now()}
-	ctx := &requestCtx{Context: c.ctx, st: st}
+	ctx := &requestCtx{Context: c.ctx, st: served{ics: s.cfg.Interceptors, start: time.Now()}}
+	st := &ctx.st
 	var resp *protocol.Command
 	for _, ic := range st.ics {
 		st.ran++

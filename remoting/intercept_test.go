@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -379,4 +380,23 @@ func TestInterceptorsWithOnewayRequests(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkInterceptors measures round trips through a server with no
+// interceptors, and with two (a Request hook letting everything through and
+// a Response hook counting answers, as ACL and metrics would), in process.
+//
+//	go test -run '^$' -bench Interceptors ./remoting
+func BenchmarkInterceptors(b *testing.B) {
+	var answered atomic.Int64
+	chain := []Interceptor{
+		{Request: func(context.Context, *Conn, *protocol.Command) *protocol.Command { return nil }},
+		{Response: func(_ *Conn, _, _ *protocol.Command, _ time.Duration) { answered.Add(1) }},
+	}
+	for _, n := range []int{0, 2} {
+		b.Run(fmt.Sprintf("interceptors=%d/inflight=64", n), func(b *testing.B) {
+			s := startServer(b, TransportNetpoll, func(c *ServerConfig) { c.Interceptors = chain[:n] }, map[int16]Handler{codeEcho: echo})
+			benchRoundTrip(b, s.Addr(), 64, 1)
+		})
+	}
 }
