@@ -125,7 +125,7 @@ func TestBadInput(t *testing.T) {
 		{"register with bad brokerId", badID, protocol.RespSystemError, "brokerId"},
 		{"register with bad body", badBody, protocol.RespSystemError, "RegisterBrokerBody"},
 		{"register with wrong crc", badCRC, protocol.RespSystemError, "crc32 not match"},
-		{"register compressed", compressed, protocol.RespSystemError, "compressed"},
+		{"register json marked compressed", compressed, protocol.RespSystemError, "compressed"},
 		{"route without topic", protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, nil, nil), protocol.RespSystemError, "topic"},
 		{"unregister without id", protocol.NewRequest(protocol.ReqUnregisterBroker,
 			map[string]string{"brokerName": "b", "brokerAddr": "a:1", "clusterName": "c"}, nil), protocol.RespSystemError, "brokerId"},

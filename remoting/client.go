@@ -137,6 +137,9 @@ func (cl *Client) dial(ctx context.Context, addr string, d *dialing) {
 		return
 	}
 	c := newConn(cl, stdTransport{nc, cl.cfg.WriteTimeout}, addr, nc.LocalAddr().String(), cl.cfg.MaxFrameSize, cl.cfg.CallTimeout, cl.log)
+	if len(cl.cfg.Interceptors) > 0 {
+		c.out = cl.cfg.Interceptors
+	}
 	d.conn = c
 	if !cl.spawn(func() { readLoop(c, nc) }) {
 		d.err = ErrClosed

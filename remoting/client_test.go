@@ -22,20 +22,31 @@ func pendingCalls(c *Conn) int {
 }
 
 func TestCallTimeoutAndCancel(t *testing.T) {
-	s := startServer(t, TransportNetpoll, nil, map[int16]Handler{codeHold: silent})
+	s := startServer(t, TransportNetpoll, nil, map[int16]Handler{codeHold: silent, protocol.ReqGetRouteInfoByTopic: silent})
 	cl := newClient(t, func(c *ClientConfig) { c.CallTimeout = 50 * time.Millisecond })
 	req := protocol.NewRequest(codeHold, nil, nil)
 
 	// No deadline on ctx: the configured call timeout applies.
-	if _, err := cl.Invoke(context.Background(), s.Addr(), req); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("call timeout: %v", err)
+	_, err := cl.Invoke(context.Background(), s.Addr(), req)
+	if want := "remoting: no answer from " + s.Addr() + " within 50ms (request CODE_1002)"; err == nil || err.Error() != want {
+		t.Fatalf("call timeout: %v, want %q", err, want)
+	}
+	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call timeout %v does not match ErrTimeout and context.DeadlineExceeded", err)
+	}
+	route := protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, nil, nil)
+	if _, err := cl.Invoke(context.Background(), s.Addr(), route); err == nil || !strings.HasSuffix(err.Error(), "within 50ms (request GET_ROUTEINFO_BY_TOPIC)") {
+		t.Fatalf("call timeout names the request as %v", err)
 	}
 	// ctx deadline.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	_, err := cl.Invoke(ctx, s.Addr(), req)
+	_, err = cl.Invoke(ctx, s.Addr(), req)
 	cancel()
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ctx deadline: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "context deadline exceeded") || !strings.HasPrefix(msg, "remoting: no answer from "+s.Addr()+" within ") {
+		t.Fatalf("ctx deadline error reads %q", msg)
 	}
 	// Cancellation.
 	ctx, cancel = context.WithCancel(context.Background())

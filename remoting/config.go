@@ -24,8 +24,26 @@ type ServerConfig struct {
 	// where netpoll does not run).
 	Transport string
 	// MaxFrameSize is the largest inbound frame (the length field's value);
-	// a larger one closes the connection. Default protocol.MaxFrameSize.
+	// a larger one closes the connection. Default protocol.MaxFrameSize
+	// (16 MiB, Java's NettyDecoder limit).
 	MaxFrameSize int
+	// MaxHeaderSize (key maxHeaderSize) is the largest request header
+	// accepted. A request with a larger one is answered SYSTEM_ERROR with
+	// the remark "request header of N bytes exceeds the limit of M bytes
+	// (maxHeaderSize)" without being read whole: only its first and last
+	// KiB are kept, to find its opaque (a frame whose opaque is in neither
+	// cannot be answered, and closes the connection). Default
+	// protocol.DefaultMaxHeaderSize (256 KiB: six times the 32 KiB of
+	// properties Java stores, the most a JSON escape of them can grow);
+	// negative: bounded by MaxFrameSize only.
+	MaxHeaderSize int
+	// MaxExtFields (key maxExtFields) is the most ext fields a request
+	// header may carry; one with more is answered SYSTEM_ERROR with the
+	// remark "request header has more than N ext fields (maxExtFields)",
+	// and the fields past the limit are never allocated. Default
+	// protocol.DefaultMaxExtFields (1024; RocketMQ's requests carry at
+	// most about 30); negative: no limit.
+	MaxExtFields int
 	// IdleTimeout closes a connection that has sent no complete frame for
 	// this long. Default 120s (RocketMQ's channelMaxIdleTimeSeconds);
 	// negative disables it. The check runs every IdleTimeout/4, so a
@@ -45,6 +63,10 @@ type ServerConfig struct {
 	OnClose   func(*Conn)
 	// Logger receives connection-level events. Default slog.Default().
 	Logger *slog.Logger
+	// Interceptors see every request before its handler, and its answer
+	// after; see Interceptor. Request hooks run in this order, Response
+	// hooks in the reverse. Default none, which costs nothing per request.
+	Interceptors []Interceptor
 
 	// NetpollPollers is the number of netpoll pollers (epoll loops). netpoll
 	// keeps one set of pollers per process, so only the first netpoll Server
@@ -68,16 +90,23 @@ type ServerConfig struct {
 	// connections, 1.04x with 1 in flight.
 }
 
+// limits returns the header limits of the server's requests.
+func (c *ServerConfig) limits() protocol.Limits {
+	return protocol.Limits{MaxHeaderSize: max(c.MaxHeaderSize, 0), MaxExtFields: max(c.MaxExtFields, 0)}
+}
+
 // DefaultServerConfig returns the defaults for every field.
 func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
-		Addr:         ":0",
-		Transport:    TransportNetpoll,
-		MaxFrameSize: protocol.MaxFrameSize,
-		IdleTimeout:  120 * time.Second,
-		WriteTimeout: 10 * time.Second,
-		CallTimeout:  3 * time.Second,
-		Logger:       slog.Default(),
+		Addr:          ":0",
+		Transport:     TransportNetpoll,
+		MaxFrameSize:  protocol.MaxFrameSize,
+		MaxHeaderSize: protocol.DefaultMaxHeaderSize,
+		MaxExtFields:  protocol.DefaultMaxExtFields,
+		IdleTimeout:   120 * time.Second,
+		WriteTimeout:  10 * time.Second,
+		CallTimeout:   3 * time.Second,
+		Logger:        slog.Default(),
 	}
 }
 
@@ -98,6 +127,12 @@ func (c *ServerConfig) ensureDefaults() error {
 	}
 	if c.MaxFrameSize < 4 {
 		return fmt.Errorf("%w: MaxFrameSize %d is below 4", ErrBadConfig, c.MaxFrameSize)
+	}
+	if c.MaxHeaderSize == 0 {
+		c.MaxHeaderSize = d.MaxHeaderSize
+	}
+	if c.MaxExtFields == 0 {
+		c.MaxExtFields = d.MaxExtFields
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = d.IdleTimeout
@@ -136,6 +171,10 @@ type ClientConfig struct {
 	// OnClose, if set, runs once each time a connection closes, with its
 	// address, on the goroutine that closed it; it must not block.
 	OnClose func(addr string)
+	// Interceptors see every request the client sends before it is
+	// written, and its outcome; see ClientInterceptor. Request hooks run in
+	// this order, Response hooks in the reverse. Default none.
+	Interceptors []ClientInterceptor
 }
 
 // DefaultClientConfig returns the defaults for every field.

@@ -55,6 +55,9 @@ type Conn struct {
 	owner       connOwner
 	log         *slog.Logger
 	callTimeout time.Duration
+	// out are the client interceptors of a Client's connection; nil on a
+	// Server's.
+	out []ClientInterceptor
 
 	// ctx is handed to handlers of this connection's requests; it is
 	// cancelled when the connection closes.
@@ -88,7 +91,21 @@ type Conn struct {
 
 	values sync.Map
 
+	// peer is what the peer's first request said of it (a client's
+	// language and version); peerSet is stored after it is written.
+	peerSet atomic.Bool
+	peerMu  sync.Mutex
+	peer    struct {
+		language string
+		version  int16
+	}
+
 	in frameSplitter
+	// limits bound the headers of the requests this end accepts.
+	limits protocol.Limits
+	// gotFrame is set once a frame has arrived; a stream that breaks before
+	// is not RocketMQ at all. Only the reading goroutine touches it.
+	gotFrame bool
 }
 
 func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, callTimeout time.Duration, log *slog.Logger) *Conn {
@@ -120,6 +137,39 @@ func (c *Conn) LocalAddr() string { return c.local }
 
 // Closed returns a channel that is closed when the connection closes.
 func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// Done is Closed, under the name of context.Context's signal.
+func (c *Conn) Done() <-chan struct{} { return c.closed }
+
+// Language returns the language field of the first request the peer sent
+// ("JAVA", "GO", ...), or "" before any: on a Server's connection, the
+// client's language, as Java's broker records it for a client channel.
+func (c *Conn) Language() string {
+	if !c.peerSet.Load() {
+		return ""
+	}
+	return c.peer.language
+}
+
+// Version returns the version field of the first request the peer sent
+// (the client's RocketMQ version, 317 for V4_5_2), or 0 before any.
+func (c *Conn) Version() int16 {
+	if !c.peerSet.Load() {
+		return 0
+	}
+	return c.peer.version
+}
+
+// notePeer records the peer's language and version from its first request.
+func (c *Conn) notePeer(req *protocol.Command) {
+	c.peerMu.Lock()
+	defer c.peerMu.Unlock()
+	if c.peerSet.Load() {
+		return
+	}
+	c.peer.language, c.peer.version = req.Language, req.Version
+	c.peerSet.Store(true)
+}
 
 // Err returns why the connection closed, or nil while it is open.
 func (c *Conn) Err() error {
@@ -181,9 +231,10 @@ func (c *Conn) closeWith(reason error) {
 }
 
 // Reply sends resp, a response, to the peer; it sets FlagResponse. It may be
-// called from any goroutine and at any time, which is how a handler answers
-// later (a deferred response). The response's Opaque must be the request's
-// (protocol.NewResponse copies it).
+// called from any goroutine and at any time. The response's Opaque must be
+// the request's (protocol.NewResponse copies it). A handler answering later
+// should use a Responder (Conn.Defer), which also minds oneway requests,
+// answers at most once and runs the interceptors.
 //
 // A nil error means the frame was written or queued behind a write in
 // progress; a write that fails later closes the connection.
@@ -238,7 +289,7 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		c.wmu.spare = nil
 		c.wmu.Unlock()
 
-		err = c.tr.write(out)
+		err = c.write(out)
 
 		c.wmu.Lock()
 		if cap(out) <= maxKeptWriteBuf {
@@ -260,6 +311,20 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	return nil
 }
 
+// write hands out to the transport. It is the one place a transport's panic
+// is contained: netpoll v0.7.2 can panic when a write races the peer's
+// close (the output buffer is released under the writer), which is a
+// closed connection, not a crash of the process.
+func (c *Conn) write(out []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Warn("remoting: write to a closing connection panicked", "panic", p)
+			err = fmt.Errorf("remoting: write on closing connection: %v", p)
+		}
+	}()
+	return c.tr.write(out)
+}
+
 // feed takes bytes read from the peer and dispatches every complete frame
 // in them. A returned error means the peer broke the protocol; the caller
 // closes the connection with it.
@@ -269,14 +334,24 @@ func (c *Conn) feed(p []byte) error {
 
 // onFrame handles one complete frame, which it owns.
 func (c *Conn) onFrame(frame []byte) error {
-	cmd, err := protocol.DecodeFrame(frame)
+	c.gotFrame = true
+	cmd, err := protocol.DecodeFrameLimits(frame, c.limits)
 	if err != nil {
-		return err
+		var re *protocol.RequestError
+		if !errors.As(err, &re) {
+			return err
+		}
+		c.lastRead.Store(time.Now().UnixNano())
+		c.refuse(re)
+		return nil
 	}
 	c.lastRead.Store(time.Now().UnixNano())
 	if cmd.IsResponse() {
 		c.complete(cmd)
 		return nil
+	}
+	if !c.peerSet.Load() {
+		c.notePeer(cmd)
 	}
 	c.serving.Add(1)
 	if !c.owner.dispatch(c, cmd) {
@@ -292,58 +367,62 @@ func (c *Conn) serve(req *protocol.Command) {
 	c.serving.Add(-1)
 }
 
+// setLimits bounds the headers of the requests c accepts; call it before
+// its first bytes are fed.
+func (c *Conn) setLimits(lim protocol.Limits) {
+	c.limits = lim
+	c.in.maxHeader = lim.MaxHeaderSize
+	c.in.oversize = c.onOversize
+}
+
+// onOversize refuses a frame whose header was over the limit, from what
+// the splitter kept of it, or closes the connection when it cannot.
+func (c *Conn) onOversize(o oversizedFrame) error {
+	c.gotFrame = true
+	err := protocol.RefuseOversizedHeader(o.serType, o.head, o.tail, o.headerLen, c.limits.MaxHeaderSize)
+	var re *protocol.RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	c.lastRead.Store(time.Now().UnixNano())
+	c.refuse(re)
+	return nil
+}
+
+// refuse answers a frame the decoder refused (a header over the limits, a
+// code outside int16) with its code and remark; a oneway request gets no
+// answer, and a response so refused fails the call waiting for it.
+func (c *Conn) refuse(re *protocol.RequestError) {
+	req := re.Request
+	if req.IsResponse() {
+		c.pmu.Lock()
+		cl, ok := c.pmu.calls[req.Opaque]
+		delete(c.pmu.calls, req.Opaque)
+		c.pmu.Unlock()
+		if ok {
+			c.finish(cl, nil, fmt.Errorf("remoting: unreadable response from %s: %w", c.remote, re))
+		}
+		return
+	}
+	c.log.Warn("remoting: request refused", "code", req.Code, "opaque", req.Opaque, "oneway", req.IsOneway(), "reason", re.Remark)
+	if req.IsOneway() {
+		return
+	}
+	if err := c.Reply(protocol.NewResponse(req, re.Code, re.Remark)); err != nil {
+		c.log.Debug("remoting: refusal not sent", "opaque", req.Opaque, "err", err)
+	}
+}
+
 // protocolError closes the connection because the peer sent bytes that are
 // not RocketMQ frames, and logs why.
 func (c *Conn) protocolError(err error) {
+	if !c.gotFrame {
+		_, isClient := c.owner.(*Client)
+		nre := &notRocketMQError{addr: c.remote, server: isClient, sent: string(c.in.first[:c.in.nFirst]), err: err}
+		c.log.Warn("remoting: closing connection: not RocketMQ", "err", nre, "detail", err)
+		c.closeWith(nre)
+		return
+	}
 	c.log.Warn("remoting: closing connection: bad frame", "err", err)
 	c.closeWith(fmt.Errorf("remoting: bad frame from %s: %w", c.remote, err))
-}
-
-// frameSplitter cuts a byte stream into frames. Each frame it emits is a
-// fresh slice (without the length prefix) that the receiver owns.
-type frameSplitter struct {
-	max    int
-	prefix [4]byte
-	nPre   int    // bytes of prefix collected
-	frame  []byte // frame being collected, nil between frames
-	need   int    // length of the frame being collected
-	err    error  // sticky: once the stream is broken nothing more is emitted
-}
-
-func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
-	if s.err != nil {
-		return s.err
-	}
-	defer func() { s.err = err }()
-	for len(p) > 0 {
-		if s.frame == nil {
-			k := copy(s.prefix[s.nPre:], p)
-			s.nPre += k
-			p = p[k:]
-			if s.nPre < 4 {
-				return nil
-			}
-			n, err := protocol.FrameLength(s.prefix[:], s.max)
-			if err != nil {
-				return err
-			}
-			s.nPre = 0
-			s.need = n
-			// Grow with the bytes that actually arrive rather than trusting
-			// the length field for the allocation: a peer announcing 16 MiB
-			// and sending nothing costs little.
-			s.frame = make([]byte, 0, min(n, max(len(p), 4<<10)))
-		}
-		k := min(s.need-len(s.frame), len(p))
-		s.frame = append(s.frame, p[:k]...)
-		p = p[k:]
-		if len(s.frame) == s.need {
-			f := s.frame
-			s.frame = nil
-			if err := emit(f); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

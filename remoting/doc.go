@@ -18,10 +18,28 @@
 //     has closed the connection (the official client sends its last offset
 //     updates and closes without reading the replies).
 //   - A frame over the size limit or with a malformed header closes that
-//     connection only, with the reason logged.
+//     connection only, with the reason logged; a stream whose first bytes
+//     are not a frame at all (an HTTP peer) fails with ErrNotRocketMQ.
+//   - A well-formed request beyond the header limits (ServerConfig's
+//     MaxHeaderSize, MaxExtFields) or with a code outside int16 is answered
+//     with a RocketMQ code and remark and the connection stays; a header
+//     over MaxHeaderSize is dropped as it arrives, not collected.
 //   - Every goroutine started here belongs to a Server or a Client and is
 //     waited for by its Close. netpoll's global poller goroutines are the only
 //     exception: netpoll starts them once per process and never stops them.
+//
+// Interceptors (ServerConfig.Interceptors, ClientConfig.Interceptors) are
+// the seam for ACL, metrics and fault injection: a server's see each
+// decoded request before its handler and may refuse it, and see its answer
+// and the time it took; a client's see each outgoing request before it is
+// written (to sign it) and its outcome. Without any, a request costs what
+// it did before the seam.
+//
+// A handler that answers later takes a Responder (Conn.Defer), the one
+// owner of a deferred answer's opaque, oneway flag and single delivery.
+// Every write goes through Conn.write, the one place where a panic of the
+// transport (netpoll writing to a connection the peer just closed) is
+// turned into a failed write.
 //
 // Opaques are owned by the transport: Invoke sends a shallow copy of the
 // request with a fresh opaque, so one Command may be sent concurrently or

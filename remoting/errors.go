@@ -1,6 +1,9 @@
 package remoting
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrClosed is returned by the methods of a Server or Client that has
@@ -10,8 +13,9 @@ var (
 	// closed, or closes while a call waits for its answer. The error names
 	// the peer address and wraps the reason the connection closed.
 	ErrConnClosed = errors.New("remoting: connection closed")
-	// ErrTimeout is returned when a call gets no answer within its timeout
-	// (the context's deadline or the configured call timeout).
+	// ErrTimeout is matched by the *TimeoutError of a call that gets no
+	// answer within its timeout (the context's deadline or the configured
+	// call timeout), which also matches context.DeadlineExceeded.
 	ErrTimeout = errors.New("remoting: timeout")
 	// ErrIdle is the reason recorded when a connection is closed after
 	// receiving no frame for the idle timeout.
@@ -19,4 +23,30 @@ var (
 	// ErrBadConfig is wrapped by configuration errors; the message names the
 	// bad field.
 	ErrBadConfig = errors.New("remoting: bad config")
+	// ErrNotRocketMQ is matched by the error of a connection whose peer's
+	// first bytes are not a RocketMQ frame: the address of an HTTP server,
+	// say, answering "HTTP/1.1 400 ..." (whose first four bytes read as a
+	// frame of 1213486160 bytes). Calls waiting on the connection fail with
+	// it (and ErrConnClosed).
+	ErrNotRocketMQ = errors.New("remoting: peer does not speak RocketMQ remoting")
 )
+
+// notRocketMQError says which peer sent what; it matches ErrNotRocketMQ.
+type notRocketMQError struct {
+	addr   string
+	server bool // the peer is the server (this end dialled it)
+	sent   string
+	err    error
+}
+
+func (e *notRocketMQError) Error() string {
+	role := "client"
+	if e.server {
+		role = "server"
+	}
+	return fmt.Sprintf("remoting: %s is not a RocketMQ %s: it sent %q", e.addr, role, e.sent)
+}
+
+func (e *notRocketMQError) Is(target error) bool { return target == ErrNotRocketMQ }
+
+func (e *notRocketMQError) Unwrap() error { return e.err }

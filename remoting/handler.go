@@ -11,10 +11,11 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// Handler processes one request. It returns the response, or nil when it
-// answers later through conn.Reply (a deferred response, e.g. a long-polled
-// pull) or when no answer is due. The response's Opaque and FlagResponse are
-// set from req before it is sent. ctx is cancelled when the connection
+// Handler processes one request. It returns the response, or nil when no
+// answer is due or when it answers later: a handler that holds a request (a
+// long-polled pull, a request forwarded to another peer) takes a Responder
+// with conn.Defer(ctx, req) and answers through it. The response's Opaque
+// and FlagResponse are set from req before it is sent. ctx is cancelled when the connection
 // closes. Handlers run concurrently, each request on a goroutine of its own
 // while its handler runs (a Server reuses them: see workers.go).
 //
@@ -66,30 +67,26 @@ func (t *handlerTable) lookup(code int16) Handler {
 
 // serve runs the handler for req on c and sends its response.
 func (t *handlerTable) serve(log *slog.Logger, c *Conn, req *protocol.Command) {
-	var resp *protocol.Command
+	c.answer(req, t.handle(log, c.ctx, c, req))
+}
+
+// handle runs the handler for req, or refuses a code without one.
+func (t *handlerTable) handle(log *slog.Logger, ctx context.Context, c *Conn, req *protocol.Command) *protocol.Command {
 	if h := t.lookup(req.Code); h != nil {
-		resp = callHandler(log, h, c, req)
-	} else {
-		resp = protocol.NewResponse(req, protocol.RespRequestCodeNotSupported,
-			fmt.Sprintf("request code %d not supported", req.Code))
+		return callHandler(log, h, ctx, c, req)
 	}
-	if resp == nil || req.IsOneway() {
-		return
-	}
-	resp.Opaque = req.Opaque
-	if err := c.Reply(resp); err != nil {
-		c.log.Debug("remoting: response not sent", "code", req.Code, "opaque", req.Opaque, "err", err)
-	}
+	return protocol.NewResponse(req, protocol.RespRequestCodeNotSupported,
+		fmt.Sprintf("request code %d not supported", req.Code))
 }
 
 // callHandler runs h, turning a panic into a SYSTEM_ERROR response so one
 // bad request cannot take the process down.
-func callHandler(log *slog.Logger, h Handler, c *Conn, req *protocol.Command) (resp *protocol.Command) {
+func callHandler(log *slog.Logger, h Handler, ctx context.Context, c *Conn, req *protocol.Command) (resp *protocol.Command) {
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("remoting: handler panicked", "code", req.Code, "remote", c.remote, "panic", p, "stack", string(debug.Stack()))
 			resp = protocol.NewResponse(req, protocol.RespSystemError, fmt.Sprintf("remoting: handler for code %d panicked: %v", req.Code, p))
 		}
 	}()
-	return h(c.ctx, c, req)
+	return h(ctx, c, req)
 }

@@ -22,17 +22,32 @@ type call struct {
 
 // Invoke sends req to the peer and waits for the response, which is matched
 // by opaque. It sends a shallow copy of req with a fresh opaque, so req is
-// not modified. It fails with ErrTimeout when ctx's deadline passes (or,
-// when ctx has none, the configured call timeout), with ctx's error when ctx
-// is cancelled, and with ErrConnClosed when the connection closes first.
+// not modified. It fails with a *TimeoutError (matching ErrTimeout and
+// context.DeadlineExceeded) when ctx's deadline passes (or, when ctx has
+// none, the configured call timeout), with ctx's error when ctx is
+// cancelled, and with ErrConnClosed when the connection closes first.
 func (c *Conn) Invoke(ctx context.Context, req *protocol.Command) (*protocol.Command, error) {
 	cmd, err := c.prepare(req)
 	if err != nil {
 		return nil, err
 	}
+	if c.out == nil {
+		return c.invoke(ctx, cmd)
+	}
+	start := time.Now()
+	resp, err := c.invoke(ctx, cmd)
+	c.observe(cmd, resp, err, start)
+	return resp, err
+}
+
+func (c *Conn) invoke(ctx context.Context, cmd *protocol.Command) (*protocol.Command, error) {
 	cl := &call{done: make(chan struct{})}
 	if err := c.register(cmd.Opaque, cl); err != nil {
 		return nil, err
+	}
+	var start time.Time // for the error of a context deadline
+	if _, ok := ctx.Deadline(); ok {
+		start = time.Now()
 	}
 	if err := c.send(cmd, true); err != nil {
 		if c.unregister(cmd.Opaque) {
@@ -43,7 +58,7 @@ func (c *Conn) Invoke(ctx context.Context, req *protocol.Command) (*protocol.Com
 	}
 
 	var timeout <-chan time.Time
-	if _, ok := ctx.Deadline(); !ok {
+	if start.IsZero() {
 		t := time.NewTimer(c.callTimeout)
 		defer t.Stop()
 		timeout = t.C
@@ -53,11 +68,11 @@ func (c *Conn) Invoke(ctx context.Context, req *protocol.Command) (*protocol.Com
 		return cl.resp, cl.err
 	case <-ctx.Done():
 		if c.unregister(cmd.Opaque) {
-			return nil, c.ctxError(ctx, cmd)
+			return nil, c.ctxError(ctx, cmd, start)
 		}
 	case <-timeout:
 		if c.unregister(cmd.Opaque) {
-			return nil, c.timeoutError(cmd)
+			return nil, c.timeoutError(cmd, c.callTimeout)
 		}
 	}
 	// The response or the close won the race and is completing the call.
@@ -76,11 +91,22 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *protocol.Command, cb func(*
 	if err != nil {
 		return err
 	}
+	if c.out != nil {
+		start, inner := time.Now(), cb
+		cb = func(resp *protocol.Command, err error) {
+			c.observe(cmd, resp, err, start)
+			inner(resp, err)
+		}
+	}
 	cl := &call{cb: cb}
 	expire := func(err error) {
 		if c.unregister(cmd.Opaque) {
 			c.finish(cl, nil, err)
 		}
+	}
+	var start time.Time // for the error of a context deadline
+	if _, ok := ctx.Deadline(); ok {
+		start = time.Now()
 	}
 	// The timer and the context watch are armed before the call is
 	// registered, so cl.stop is set before anyone can finish the call; one
@@ -89,13 +115,13 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *protocol.Command, cb func(*
 		t        *time.Timer
 		timedOut atomic.Bool
 	)
-	if _, ok := ctx.Deadline(); !ok {
+	if start.IsZero() {
 		t = time.AfterFunc(c.callTimeout, func() {
 			timedOut.Store(true)
-			expire(c.timeoutError(cmd))
+			expire(c.timeoutError(cmd, c.callTimeout))
 		})
 	}
-	stopCtx := context.AfterFunc(ctx, func() { expire(c.ctxError(ctx, cmd)) })
+	stopCtx := context.AfterFunc(ctx, func() { expire(c.ctxError(ctx, cmd, start)) })
 	cl.stop = func() bool {
 		if t != nil {
 			t.Stop()
@@ -107,11 +133,11 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *protocol.Command, cb func(*
 		return err
 	}
 	if ctx.Err() != nil {
-		expire(c.ctxError(ctx, cmd))
+		expire(c.ctxError(ctx, cmd, start))
 		return nil
 	}
 	if timedOut.Load() {
-		expire(c.timeoutError(cmd))
+		expire(c.timeoutError(cmd, c.callTimeout))
 		return nil
 	}
 	if err := c.send(cmd, true); err != nil {
@@ -132,6 +158,11 @@ func (c *Conn) InvokeOneway(req *protocol.Command) error {
 	}
 	cmd := *req
 	cmd.Flag = (cmd.Flag | protocol.FlagOneway) &^ protocol.FlagResponse
+	if c.out != nil {
+		if err := c.outgoing(&cmd); err != nil {
+			return err
+		}
+	}
 	return c.send(&cmd, true)
 }
 
@@ -142,22 +173,50 @@ func (c *Conn) prepare(req *protocol.Command) (*protocol.Command, error) {
 	cmd := *req
 	cmd.Opaque = protocol.NextOpaque()
 	cmd.Flag &^= protocol.FlagResponse | protocol.FlagOneway
+	if c.out != nil {
+		if err := c.outgoing(&cmd); err != nil {
+			return nil, err
+		}
+	}
 	return &cmd, nil
 }
 
-// timeoutError is the error of a call that outlived the call timeout. It is
-// built only when a call times out: formatting it up front cost every call
-// its allocations.
-func (c *Conn) timeoutError(cmd *protocol.Command) error {
-	return fmt.Errorf("%w: code %d to %s after %v", ErrTimeout, cmd.Code, c.remote, c.callTimeout)
+// TimeoutError is the error of a call that got no answer in time. It
+// matches ErrTimeout and context.DeadlineExceeded with errors.Is.
+type TimeoutError struct {
+	Addr  string        // the peer
+	Code  int16         // the request's code
+	After time.Duration // how long the call waited
 }
 
-func (c *Conn) ctxError(ctx context.Context, cmd *protocol.Command) error {
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("remoting: no answer from %s within %v (request %s)", e.Addr, e.After, protocol.RequestCodeName(e.Code))
+}
+
+// Is reports whether target is ErrTimeout or context.DeadlineExceeded.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+
+// timeoutError is the error of a call that waited d for its answer. It is
+// built only when a call times out: formatting it up front cost every call
+// its allocations.
+func (c *Conn) timeoutError(cmd *protocol.Command, d time.Duration) error {
+	return &TimeoutError{Addr: c.remote, Code: cmd.Code, After: d}
+}
+
+// ctxError is the error of a call whose ctx ended; start is when it was
+// sent (set when ctx has a deadline).
+func (c *Conn) ctxError(ctx context.Context, cmd *protocol.Command, start time.Time) error {
 	err := ctx.Err()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: code %d to %s: %w", ErrTimeout, cmd.Code, c.remote, err)
+		d := time.Duration(0)
+		if !start.IsZero() {
+			d = time.Since(start).Round(time.Millisecond)
+		}
+		return c.timeoutError(cmd, d)
 	}
-	return fmt.Errorf("remoting: code %d to %s: %w", cmd.Code, c.remote, err)
+	return fmt.Errorf("remoting: request %s to %s: %w", protocol.RequestCodeName(cmd.Code), c.remote, err)
 }
 
 func (c *Conn) register(opaque int32, cl *call) error {

@@ -168,13 +168,18 @@ func (s *Server) dispatch(c *Conn, req *protocol.Command) bool {
 
 // serveRequest implements connOwner.
 func (s *Server) serveRequest(c *Conn, req *protocol.Command) {
-	s.handlers.serve(s.log, c, req)
+	if len(s.cfg.Interceptors) == 0 {
+		s.handlers.serve(s.log, c, req)
+		return
+	}
+	s.serveIntercepted(c, req)
 }
 
 // addConn registers a new connection and runs the OnConnect hook. It returns
 // nil when the server is closing; the caller then closes the transport.
 func (s *Server) addConn(tr transport, remote, local string) *Conn {
 	c := newConn(s, tr, remote, local, s.cfg.MaxFrameSize, s.cfg.CallTimeout, s.log)
+	c.setLimits(s.cfg.limits())
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()

@@ -50,18 +50,11 @@ func (l netpollLog) Write(p []byte) (int, error) {
 // netpollTransport is the write half of a netpoll connection.
 type netpollTransport struct{ nc netpoll.Connection }
 
-func (t netpollTransport) write(b []byte) (err error) {
+// write may panic when it races the peer's close; Conn.write contains it.
+func (t netpollTransport) write(b []byte) error {
 	if !t.nc.IsActive() {
 		return netpoll.ErrConnClosed
 	}
-	// netpoll v0.7.2 can panic when a write races the peer's close (the
-	// output buffer is released under the writer); that is a closed
-	// connection, not a crash of the server.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("remoting: netpoll write on closing connection: %v", r)
-		}
-	}()
 	w := t.nc.Writer()
 	if _, err := w.WriteBinary(b); err != nil {
 		return err
@@ -170,7 +163,10 @@ func netpollReadLoop(c *Conn, nc netpoll.Connection) {
 			c.closeWith(fmt.Errorf("read: %w", err))
 			return
 		}
-		b, err := r.Next(r.Len())
+		// At most one read's worth at a time: Next copies bytes that span
+		// netpoll's buffer nodes into one new slice, and a peer streaming a
+		// frame we drop (a header over the limit) must not make us hold it.
+		b, err := r.Next(min(r.Len(), netpollReadSize))
 		if err == nil {
 			err = c.feed(b)
 			_ = r.Release()

@@ -29,7 +29,11 @@ func languageCode(s string) byte {
 // binaryFixed is code(2) language(1) version(2) opaque(4) flag(4) remarkLen(4) extLen(4).
 const binaryFixed = 21
 
-func decodeBinaryHeader(b []byte) (*Command, error) {
+func decodeBinaryHeader(b []byte) (*Command, error) { return decodeBinaryHeaderLimit(b, 0) }
+
+// decodeBinaryHeaderLimit decodes a header, keeping at most maxExt ext
+// fields (0: any number).
+func decodeBinaryHeaderLimit(b []byte, maxExt int) (*Command, error) {
 	if len(b) < binaryFixed {
 		return nil, fmt.Errorf("%w: binary header of %d bytes", ErrBadHeader, len(b))
 	}
@@ -82,6 +86,11 @@ func decodeBinaryHeader(b []byte) (*Command, error) {
 		}
 		if c.ExtFields == nil {
 			c.ExtFields = make(map[string]string, min(len(ext)/16+1, 32))
+		}
+		if maxExt > 0 && len(c.ExtFields) >= maxExt {
+			if _, dup := c.ExtFields[k]; !dup {
+				return nil, tooManyExtFields(c, maxExt)
+			}
 		}
 		c.ExtFields[k] = string(ext[:vl])
 		ext = ext[vl:]

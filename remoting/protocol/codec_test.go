@@ -83,7 +83,7 @@ func TestJSONHeaderDecodeErrors(t *testing.T) {
 		"truncated":          `{"code":10,`,
 		"trailing data":      `{"code":10}x`,
 		"two objects":        `{}{}`,
-		"code out of range":  `{"code":40000}`,
+		"code out of int32":  `{"code":4000000000}`,
 		"float code":         `{"code":1.5}`,
 		"exponent opaque":    `{"opaque":1e3}`,
 		"leading zero":       `{"code":010}`,

@@ -39,10 +39,16 @@ func FrameLength(prefix []byte, max int) (int, error) {
 	return n, nil
 }
 
-// DecodeFrame decodes the bytes after a frame's length prefix. The Body of
-// the result aliases frame (so frame must not be reused while the command is
-// alive); remark and extFields strings are copies.
-func DecodeFrame(frame []byte) (*Command, error) {
+// DecodeFrame decodes the bytes after a frame's length prefix, with no
+// Limits. The Body of the result aliases frame (so frame must not be reused
+// while the command is alive); remark and extFields strings are copies.
+func DecodeFrame(frame []byte) (*Command, error) { return DecodeFrameLimits(frame, Limits{}) }
+
+// DecodeFrameLimits is DecodeFrame within lim. A frame that is well-formed
+// but must be refused (a header over lim, a JSON code outside int16)
+// yields a *RequestError, which says how to answer it; any other error
+// means the bytes are not a RocketMQ frame.
+func DecodeFrameLimits(frame []byte, lim Limits) (*Command, error) {
 	if len(frame) < 4 {
 		return nil, ErrFrameTooShort
 	}
@@ -53,19 +59,28 @@ func DecodeFrame(frame []byte) (*Command, error) {
 		return nil, fmt.Errorf("%w: header length %d exceeds frame of %d bytes", ErrBadHeader, headerLen, len(frame))
 	}
 	header := frame[4 : 4+headerLen]
+	if lim.MaxHeaderSize > 0 && headerLen > lim.MaxHeaderSize {
+		k := min(len(header), SkimSize)
+		head, tail := header[:k], header[len(header)-k:]
+		return nil, RefuseOversizedHeader(serType, head, tail, headerLen, lim.MaxHeaderSize)
+	}
 	var (
 		cmd *Command
 		err error
 	)
 	switch serType {
 	case SerializeJSON:
-		cmd, err = decodeJSONHeader(header)
+		cmd, err = decodeJSONHeaderLimit(header, lim.MaxExtFields)
 	case SerializeRocketMQ:
-		cmd, err = decodeBinaryHeader(header)
+		cmd, err = decodeBinaryHeaderLimit(header, lim.MaxExtFields)
 	default:
 		return nil, fmt.Errorf("%w: unknown serialize type %d", ErrBadHeader, serType)
 	}
 	if err != nil {
+		var re *RequestError
+		if errors.As(err, &re) {
+			re.Request.SerializeType = serType
+		}
 		return nil, err
 	}
 	cmd.SerializeType = serType
@@ -73,6 +88,18 @@ func DecodeFrame(frame []byte) (*Command, error) {
 		cmd.Body = body
 	}
 	return cmd, nil
+}
+
+// tooManyExtFields is the RequestError of a header with more than limit
+// ext fields; c holds the rest of what was decoded.
+func tooManyExtFields(c *Command, limit int) *RequestError {
+	c.ExtFields = nil
+	return &RequestError{
+		Request: c,
+		Code:    RespSystemError,
+		Remark:  fmt.Sprintf("request header has more than %d ext fields (maxExtFields)", limit),
+		Err:     ErrTooManyExtFields,
+	}
 }
 
 // AppendFrame appends c's whole frame, length prefix included, to dst.

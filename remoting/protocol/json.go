@@ -97,6 +97,10 @@ type jsonDecoder struct {
 	// anyKeys accepts any JSON value as an object key when skipping, as
 	// fastjson writes map keys that are objects; it is set only for bodies.
 	anyKeys bool
+	// maxExt bounds the ext fields kept (0: no bound); tooMany is set when
+	// there were more.
+	maxExt  int
+	tooMany bool
 }
 
 func (d *jsonDecoder) errorf(format string, args ...any) error {
@@ -147,9 +151,16 @@ func (d *jsonDecoder) literal(lit string) bool {
 	return false
 }
 
-func decodeJSONHeader(b []byte) (*Command, error) {
-	d := jsonDecoder{b: b}
+func decodeJSONHeader(b []byte) (*Command, error) { return decodeJSONHeaderLimit(b, 0) }
+
+// decodeJSONHeaderLimit decodes a header, keeping at most maxExt ext fields
+// (0: any number). Past the limit, and for a code outside int16, it reads
+// on without keeping anything, so the error can carry the opaque and flag
+// that may follow.
+func decodeJSONHeaderLimit(b []byte, maxExt int) (*Command, error) {
+	d := jsonDecoder{b: b, maxExt: maxExt}
 	c := &Command{}
+	badCode := int64(0)
 	if err := d.expect('{'); err != nil {
 		return nil, err
 	}
@@ -167,11 +178,13 @@ func decodeJSONHeader(b []byte) (*Command, error) {
 			d.ws()
 			switch string(key) {
 			case "code":
-				v, err := d.integer("code", 16)
+				v, err := d.integer("code", 32)
 				if err != nil {
 					return nil, err
 				}
-				c.Code = int16(v)
+				if c.Code = int16(v); int64(c.Code) != v {
+					c.Code, badCode = 0, v
+				}
 			case "language":
 				if c.Language, err = d.language(); err != nil {
 					return nil, err
@@ -224,6 +237,14 @@ func decodeJSONHeader(b []byte) (*Command, error) {
 	d.ws()
 	if d.i != len(d.b) {
 		return nil, d.errorf("trailing data after header")
+	}
+	if badCode != 0 {
+		c.ExtFields = nil
+		return nil, &RequestError{Request: c, Code: RespRequestCodeNotSupported,
+			Remark: fmt.Sprintf("request code %d not supported", badCode), Err: ErrCodeOutOfRange}
+	}
+	if d.tooMany {
+		return nil, tooManyExtFields(c, maxExt)
 	}
 	return c, nil
 }
@@ -307,38 +328,26 @@ func (d *jsonDecoder) extFields(c *Command) error {
 		if err != nil {
 			return err
 		}
-		key, ok := commonExtKeys[string(rawKey)]
-		if !ok {
-			key = string(rawKey)
-		}
 		if err := d.expect(':'); err != nil {
 			return err
 		}
-		var val string
-		switch d.peek() {
-		case '"':
-			raw, err := d.rawString()
-			if err != nil {
-				return err
+		if d.maxExt > 0 && len(c.ExtFields) >= d.maxExt {
+			// Past the limit nothing is kept (a map lookup by a converted
+			// []byte does not allocate); the value is only validated.
+			if _, dup := c.ExtFields[string(rawKey)]; !dup {
+				d.tooMany = true
 			}
-			if v, ok := commonExtValues[string(raw)]; ok {
-				val = v
-			} else {
-				val = string(raw)
+		}
+		if d.tooMany {
+			if c := d.peek(); c == '{' || c == '[' {
+				return d.errorf("extFields %q: value is not a scalar", rawKey)
 			}
-		case '{', '[':
-			return d.errorf("extFields %q: value is not a scalar", key)
-		default:
-			if d.literal("null") {
-				break
-			}
-			start := d.i
 			if err := d.skip(0); err != nil {
 				return err
 			}
-			val = string(d.b[start:d.i])
+		} else if err := d.extValue(c, rawKey); err != nil {
+			return err
 		}
-		c.ExtFields[key] = val
 		switch d.peek() {
 		case ',':
 			d.i++
@@ -350,6 +359,40 @@ func (d *jsonDecoder) extFields(c *Command) error {
 			return d.errorf("want ',' or '}' in extFields")
 		}
 	}
+}
+
+// extValue reads the value of the ext field rawKey into c.
+func (d *jsonDecoder) extValue(c *Command, rawKey []byte) error {
+	key, ok := commonExtKeys[string(rawKey)]
+	if !ok {
+		key = string(rawKey)
+	}
+	var val string
+	switch d.peek() {
+	case '"':
+		raw, err := d.rawString()
+		if err != nil {
+			return err
+		}
+		if v, ok := commonExtValues[string(raw)]; ok {
+			val = v
+		} else {
+			val = string(raw)
+		}
+	case '{', '[':
+		return d.errorf("extFields %q: value is not a scalar", key)
+	default:
+		if d.literal("null") {
+			break
+		}
+		start := d.i
+		if err := d.skip(0); err != nil {
+			return err
+		}
+		val = string(d.b[start:d.i])
+	}
+	c.ExtFields[key] = val
+	return nil
 }
 
 // str parses a JSON string into a Go string.

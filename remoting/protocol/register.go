@@ -3,14 +3,9 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 )
-
-// ErrCompressedRegisterBody is returned for a REGISTER_BROKER body marked
-// compressed; only Java brokers with compressedRegister=true send one.
-var ErrCompressedRegisterBody = errors.New("protocol: compressed register broker body not supported")
 
 // DefaultBrokerHeartbeatTimeoutMillis is how long a name server keeps a
 // broker that has gone silent, unless the broker asks otherwise.
@@ -180,8 +175,10 @@ func (b *RegisterBrokerBody) Encode() ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// DecodeRegisterBrokerBody decodes a REGISTER_BROKER body. An empty body
-// yields an empty table at version zero, as in Java.
+// DecodeRegisterBrokerBody decodes a REGISTER_BROKER body: JSON, or, with
+// compressed (the header's compressed field), the zlib form of
+// register_compressed.go. An empty body yields an empty table at version
+// zero, as in Java.
 func DecodeRegisterBrokerBody(body []byte, compressed bool) (*RegisterBrokerBody, error) {
 	b := new(RegisterBrokerBody)
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -189,7 +186,7 @@ func DecodeRegisterBrokerBody(body []byte, compressed bool) (*RegisterBrokerBody
 		return b, nil
 	}
 	if compressed {
-		return nil, ErrCompressedRegisterBody
+		return decodeCompressedRegisterBody(body)
 	}
 	// Peek at the keys to tell the wrapped form from the bare one.
 	var keys map[string]json.RawMessage

@@ -141,7 +141,7 @@ func TestDecodeRegisterBrokerBody(t *testing.T) {
 		{"bare wrapper", bare, false, false, 1, DataVersion{Timestamp: 5, Counter: 1}},
 		{"empty body", "", false, false, 0, DataVersion{}},
 		{"empty body compressed flag", "", true, false, 0, DataVersion{}},
-		{"compressed", javaRegisterBody, true, true, 0, DataVersion{}},
+		{"json marked compressed", javaRegisterBody, true, true, 0, DataVersion{}},
 		{"not json", "{topic", false, true, 0, DataVersion{}},
 		{"array", "[]", false, true, 0, DataVersion{}},
 		{"wrong type", `{"topicConfigSerializeWrapper":{"topicConfigTable":[]}}`, false, true, 0, DataVersion{}},

@@ -1,0 +1,134 @@
+package remoting
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// frameSplitter cuts a byte stream into frames. Each frame it emits is a
+// fresh slice (without the length prefix) that the receiver owns.
+//
+// A frame whose header is over maxHeader is not collected: its bytes are
+// dropped as they arrive, but for the first and last protocol.SkimSize of
+// its header, which are handed to oversize once the frame has passed, so
+// the frame can be refused (protocol.SkimHeader finds its opaque) without
+// holding it.
+type frameSplitter struct {
+	max       int
+	maxHeader int                        // 0: no bound beyond max
+	oversize  func(oversizedFrame) error // required when maxHeader > 0
+
+	prefix [8]byte // the length and the header word
+	nPre   int     // bytes of prefix collected
+	frame  []byte  // frame being collected, nil between frames
+	need   int     // length of the frame being collected (after the length)
+	err    error   // sticky: once the stream is broken nothing more is emitted
+
+	// The frame being dropped, when drop > 0.
+	drop int // bytes of it still to come
+	over oversizedFrame
+
+	// first holds the stream's first bytes, to show when it turns out not
+	// to be RocketMQ at all.
+	first  [16]byte
+	nFirst int
+}
+
+// oversizedFrame is what is kept of a frame with a header over the limit.
+type oversizedFrame struct {
+	serType    byte
+	headerLen  int
+	head, tail []byte
+	pos        int // offset in the frame (after the length) of the next byte
+}
+
+func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
+	if s.err != nil {
+		return s.err
+	}
+	if s.nFirst < len(s.first) {
+		s.nFirst += copy(s.first[s.nFirst:], p)
+	}
+	defer func() { s.err = err }()
+	for len(p) > 0 {
+		if s.drop > 0 {
+			k := min(s.drop, len(p))
+			s.over.keep(p[:k])
+			s.drop -= k
+			p = p[k:]
+			if s.drop == 0 {
+				if err := s.oversize(s.over); err != nil {
+					return err
+				}
+				s.over = oversizedFrame{}
+			}
+			continue
+		}
+		if s.frame == nil {
+			k := copy(s.prefix[s.nPre:], p)
+			s.nPre += k
+			p = p[k:]
+			// Every frame has its header word (FrameLength refuses less),
+			// so the prefix's 8 bytes are all this frame's.
+			if s.nPre < 4 {
+				return nil
+			}
+			n, err := protocol.FrameLength(s.prefix[:4], s.max)
+			if err != nil {
+				return err
+			}
+			if s.nPre < 8 {
+				return nil
+			}
+			s.nPre = 0
+			word := binary.BigEndian.Uint32(s.prefix[4:])
+			headerLen := int(word & 0xFFFFFF)
+			if headerLen > n-4 {
+				return fmt.Errorf("%w: header length %d exceeds frame of %d bytes", protocol.ErrBadHeader, headerLen, n)
+			}
+			if s.maxHeader > 0 && headerLen > s.maxHeader {
+				s.drop = n - 4
+				s.over = oversizedFrame{serType: byte(word >> 24), headerLen: headerLen, pos: 4}
+				if s.drop == 0 {
+					return s.oversize(s.over)
+				}
+				continue
+			}
+			s.need = n
+			// Grow with the bytes that actually arrive rather than trusting
+			// the length field for the allocation: a peer announcing 16 MiB
+			// and sending nothing costs little.
+			s.frame = make([]byte, 0, min(n, max(len(p)+4, 4<<10)))
+			s.frame = append(s.frame, s.prefix[4:]...)
+		}
+		k := min(s.need-len(s.frame), len(p))
+		s.frame = append(s.frame, p[:k]...)
+		p = p[k:]
+		if len(s.frame) == s.need {
+			f := s.frame
+			s.frame = nil
+			if err := emit(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// keep notes b, the frame's bytes from o.pos on, keeping those in the
+// first and last protocol.SkimSize bytes of the header.
+func (o *oversizedFrame) keep(b []byte) {
+	headStart, headerEnd := 4, 4+o.headerLen
+	headEnd := headStart + min(o.headerLen, protocol.SkimSize)
+	tailStart := headerEnd - min(o.headerLen, protocol.SkimSize)
+	from, to := o.pos, o.pos+len(b)
+	if lo, hi := max(from, headStart), min(to, headEnd); lo < hi {
+		o.head = append(o.head, b[lo-from:hi-from]...)
+	}
+	if lo, hi := max(from, tailStart), min(to, headerEnd); lo < hi {
+		o.tail = append(o.tail, b[lo-from:hi-from]...)
+	}
+	o.pos = to
+}

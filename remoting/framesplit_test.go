@@ -1,0 +1,65 @@
+package remoting
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// splitEvents runs a splitter with a small header limit over stream fed in
+// chunks of size n and returns what it emitted, in order.
+func splitEvents(stream []byte, n int) []string {
+	var events []string
+	s := frameSplitter{max: 1 << 20, maxHeader: 64}
+	s.oversize = func(o oversizedFrame) error {
+		events = append(events, fmt.Sprintf("over %d %d %q %q", o.serType, o.headerLen, o.head, o.tail))
+		return nil
+	}
+	emit := func(f []byte) error {
+		events = append(events, fmt.Sprintf("frame %q", f))
+		return nil
+	}
+	for len(stream) > 0 {
+		k := min(n, len(stream))
+		if err := s.split(stream[:k], emit); err != nil {
+			return append(events, "error "+err.Error())
+		}
+		stream = stream[k:]
+	}
+	return events
+}
+
+// The splitter emits the same frames and keeps the same ends of oversized
+// headers however the stream is cut.
+func FuzzFrameSplitter(f *testing.F) {
+	var seed []byte
+	seed = append(seed, rawJSONFrame(`{"code":1,"opaque":2,"extFields":{"v":"`+strings.Repeat("x", 3000)+`"}}`)...)
+	seed = append(seed, mustFrame(f, protocol.NewRequest(5, map[string]string{"a": "b"}, []byte("body")))...)
+	seed = append(seed, rawJSONFrame(strings.Repeat("y", 65))...)
+	f.Add(seed, 7)
+	f.Add(seed, 1)
+	f.Fuzz(func(t *testing.T, stream []byte, n int) {
+		if n <= 0 || len(stream) > 1<<16 {
+			return
+		}
+		whole := splitEvents(stream, len(stream)+1)
+		if cut := splitEvents(stream, n); !slices.Equal(whole, cut) {
+			t.Fatalf("fed in %d-byte chunks:\n%q\nwhole:\n%q", n, cut, whole)
+		}
+	})
+}
+
+func TestFrameSplitterKeepsOversizedHeaderEnds(t *testing.T) {
+	header := `{"code":1,"opaque":2,"extFields":{"v":"` + strings.Repeat("x", 5000) + `"},"opaque":3}`
+	frame := rawJSONFrame(header)
+	for _, n := range []int{1, 3, 1000, len(frame)} {
+		ev := splitEvents(append(frame, frame...), n)
+		want := fmt.Sprintf("over 0 %d %q %q", len(header), header[:protocol.SkimSize], header[len(header)-protocol.SkimSize:])
+		if len(ev) != 2 || ev[0] != want || ev[1] != want {
+			t.Fatalf("chunks of %d: %q", n, ev)
+		}
+	}
+}

@@ -1,0 +1,402 @@
+package remoting
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+const codeSecret int16 = 1004
+
+// refuseCode is an interceptor that answers NO_PERMISSION to code, as ACL
+// refuses a request it cannot verify.
+func refuseCode(code int16) Interceptor {
+	return Interceptor{Request: func(_ context.Context, c *Conn, req *protocol.Command) *protocol.Command {
+		if req.Code != code {
+			return nil
+		}
+		return protocol.NewResponse(req, protocol.RespNoPermission,
+			fmt.Sprintf("no permission for request %d from %s", req.Code, c.RemoteAddr()))
+	}}
+}
+
+func TestInterceptorRefusesWithRemark(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		var mu sync.Mutex
+		var handled []int16
+		record := func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+			mu.Lock()
+			handled = append(handled, req.Code)
+			mu.Unlock()
+			return echo(nil, nil, req)
+		}
+		s := startServer(t, tr, func(c *ServerConfig) {
+			c.Interceptors = []Interceptor{refuseCode(codeSecret)}
+		}, map[int16]Handler{codeEcho: record, codeSecret: record})
+		cl := newClient(t, nil)
+		ctx := context.Background()
+
+		resp, err := cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeSecret, nil, []byte("x")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := cl.Conn(ctx, s.Addr())
+		want := "no permission for request 1004 from " + c.LocalAddr()
+		if resp.Code != protocol.RespNoPermission || resp.Remark != want || len(resp.Body) != 0 {
+			t.Fatalf("refused request answered %v, want NO_PERMISSION %q", resp, want)
+		}
+		resp, err = cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, nil, []byte("y")))
+		if err != nil || resp.Code != protocol.RespSuccess || string(resp.Body) != "y" {
+			t.Fatalf("let-through request answered %v %v", resp, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(handled, []int16{codeEcho}) {
+			t.Fatalf("handlers ran for %v; the refused code must not reach its handler", handled)
+		}
+	})
+}
+
+// observed is one call of an Interceptor's Response hook.
+type observed struct {
+	code, respCode int16
+	elapsed        time.Duration
+}
+
+func TestInterceptorTimesRequests(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		const hold = 30 * time.Millisecond
+		seen := make(chan observed, 10)
+		parked := make(chan *Responder, 1)
+		s := startServer(t, tr, func(c *ServerConfig) {
+			c.Interceptors = []Interceptor{{Response: func(_ *Conn, req, resp *protocol.Command, elapsed time.Duration) {
+				seen <- observed{req.Code, resp.Code, elapsed}
+			}}}
+		}, map[int16]Handler{
+			codeHold: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+				time.Sleep(hold) // the work being timed
+				return protocol.NewResponse(req, protocol.RespSystemBusy, "busy")
+			},
+			codeDefer: func(ctx context.Context, c *Conn, req *protocol.Command) *protocol.Command {
+				parked <- c.Defer(ctx, req)
+				return nil
+			},
+		})
+		cl := newClient(t, nil)
+		ctx := context.Background()
+
+		if _, err := cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeHold, nil, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if o := <-seen; o.code != codeHold || o.respCode != protocol.RespSystemBusy || o.elapsed < hold {
+			t.Fatalf("observed %+v, want code %d answered SYSTEM_BUSY after at least %v", o, codeHold, hold)
+		}
+		// Unknown codes are timed too, with the transport's refusal.
+		if _, err := cl.Invoke(ctx, s.Addr(), protocol.NewRequest(4242, nil, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if o := <-seen; o.code != 4242 || o.respCode != protocol.RespRequestCodeNotSupported {
+			t.Fatalf("observed %+v for an unknown code", o)
+		}
+
+		// A deferred answer is observed when it is given, not when the
+		// handler returns.
+		done := make(chan *protocol.Command, 1)
+		if err := cl.InvokeAsync(ctx, s.Addr(), protocol.NewRequest(codeDefer, nil, nil), func(r *protocol.Command, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			done <- r
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r := <-parked
+		select {
+		case o := <-seen:
+			t.Fatalf("observed %+v before the deferred answer", o)
+		default:
+		}
+		time.Sleep(hold) // the time the answer is held
+		if err := r.Respond(&protocol.Command{Code: protocol.RespSuccess, Remark: "later"}); err != nil {
+			t.Fatal(err)
+		}
+		if o := <-seen; o.code != codeDefer || o.respCode != protocol.RespSuccess || o.elapsed < hold {
+			t.Fatalf("deferred answer observed as %+v", o)
+		}
+		if resp := <-done; resp.Remark != "later" {
+			t.Fatalf("deferred answer %v", resp)
+		}
+	})
+}
+
+// sign is a stand-in for ACL's signature: an HMAC over the sorted ext
+// values and the body.
+func sign(secret string, ext map[string]string, body []byte) string {
+	keys := make([]string, 0, len(ext))
+	for k := range ext {
+		if k != "Signature" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	m := hmac.New(sha1.New, []byte(secret))
+	for _, k := range keys {
+		m.Write([]byte(ext[k]))
+	}
+	m.Write(body)
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+func TestClientInterceptorSignsRequests(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		verified := make(chan string, 4)
+		s := startServer(t, tr, nil, map[int16]Handler{
+			codeEcho: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+				if req.Ext("AccessKey") != "ak" || req.Ext("Signature") != sign("sk", req.ExtFields, req.Body) {
+					verified <- "bad signature: " + req.String()
+					return protocol.NewResponse(req, protocol.RespNoPermission, "bad signature")
+				}
+				verified <- req.Ext("topic")
+				return protocol.NewResponse(req, protocol.RespSuccess, "")
+			},
+		})
+		type outcome struct {
+			code  int16
+			err   error
+			signd bool
+		}
+		outcomes := make(chan outcome, 4)
+		cl := newClient(t, func(c *ClientConfig) {
+			c.Interceptors = []ClientInterceptor{{
+				Request: func(addr string, req *protocol.Command) error {
+					if addr != s.Addr() {
+						return fmt.Errorf("request to %s, want %s", addr, s.Addr())
+					}
+					if req.Ext("topic") == "forbidden" {
+						return errors.New("acl: no credentials for topic forbidden")
+					}
+					req.ExtFields["AccessKey"] = "ak"
+					req.ExtFields["Signature"] = sign("sk", req.ExtFields, req.Body)
+					return nil
+				},
+				Response: func(_ string, req, resp *protocol.Command, err error, _ time.Duration) {
+					o := outcome{err: err, signd: req.Ext("Signature") != ""}
+					if resp != nil {
+						o.code = resp.Code
+					}
+					outcomes <- o
+				},
+			}}
+		})
+		ctx := context.Background()
+
+		req := protocol.NewRequest(codeEcho, map[string]string{"topic": "t1"}, []byte("body"))
+		resp, err := cl.Invoke(ctx, s.Addr(), req)
+		if err != nil || resp.Code != protocol.RespSuccess {
+			t.Fatalf("signed request answered %v %v", resp, err)
+		}
+		if got := <-verified; got != "t1" {
+			t.Fatal(got)
+		}
+		if o := <-outcomes; o.code != protocol.RespSuccess || o.err != nil || !o.signd {
+			t.Fatalf("Response hook saw %+v", o)
+		}
+		if len(req.ExtFields) != 1 {
+			t.Fatalf("the caller's ext fields were changed: %v", req.ExtFields)
+		}
+
+		// Oneway and async requests are signed too.
+		if err := cl.InvokeOneway(ctx, s.Addr(), protocol.NewRequest(codeEcho, map[string]string{"topic": "t2"}, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-verified; got != "t2" {
+			t.Fatal(got)
+		}
+		done := make(chan error, 1)
+		if err := cl.InvokeAsync(ctx, s.Addr(), protocol.NewRequest(codeEcho, nil, []byte("b")), func(_ *protocol.Command, err error) { done <- err }); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-verified; got != "" {
+			t.Fatal(got)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if o := <-outcomes; !o.signd || o.code != protocol.RespSuccess {
+			t.Fatalf("async Response hook saw %+v", o)
+		}
+
+		// A hook's error fails the call without writing it.
+		_, err = cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, map[string]string{"topic": "forbidden"}, nil))
+		if err == nil || !strings.Contains(err.Error(), "no credentials") {
+			t.Fatalf("call refused by the hook returned %v", err)
+		}
+		if _, err := cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, map[string]string{"topic": "t3"}, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-verified; got != "t3" {
+			t.Fatalf("the server saw %q after the refused call, want t3", got)
+		}
+	})
+}
+
+func TestInterceptorChainOrder(t *testing.T) {
+	var mu sync.Mutex
+	var trace []string
+	note := func(s string) {
+		mu.Lock()
+		trace = append(trace, s)
+		mu.Unlock()
+	}
+	step := func(name string, refuse bool) Interceptor {
+		return Interceptor{
+			Request: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+				note("req " + name)
+				if refuse && req.Code == codeSecret {
+					return protocol.NewResponse(req, protocol.RespNoPermission, "refused by "+name)
+				}
+				return nil
+			},
+			Response: func(_ *Conn, _, resp *protocol.Command, _ time.Duration) {
+				note(fmt.Sprintf("resp %s %d", name, resp.Code))
+			},
+		}
+	}
+	handler := func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+		note("handler")
+		return protocol.NewResponse(req, protocol.RespSuccess, "")
+	}
+	s := startServer(t, TransportNetpoll, func(c *ServerConfig) {
+		c.Interceptors = []Interceptor{step("a", false), step("b", true), {}, step("c", false)}
+	}, map[int16]Handler{codeEcho: handler, codeSecret: handler})
+	cl := newClient(t, nil)
+	for _, tc := range []struct {
+		code   int16
+		remark string
+		trace  []string
+	}{
+		{codeEcho, "", []string{"req a", "req b", "req c", "handler", "resp c 0", "resp b 0", "resp a 0"}},
+		{codeSecret, "refused by b", []string{"req a", "req b", "resp b 16", "resp a 16"}},
+	} {
+		mu.Lock()
+		trace = nil
+		mu.Unlock()
+		resp, err := cl.Invoke(context.Background(), s.Addr(), protocol.NewRequest(tc.code, nil, nil))
+		if err != nil || resp.Remark != tc.remark {
+			t.Fatalf("code %d answered %v %v", tc.code, resp, err)
+		}
+		// The Response hooks run after the answer is written.
+		eventually(t, "the Response hooks", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(trace) == len(tc.trace)
+		})
+		mu.Lock()
+		if !slices.Equal(trace, tc.trace) {
+			t.Errorf("code %d: trace %q, want %q", tc.code, trace, tc.trace)
+		}
+		mu.Unlock()
+	}
+}
+
+// A oneway request refused by an interceptor gets no answer; one let
+// through reaches its handler, whose answer is not sent either.
+func TestInterceptorsWithOnewayRequests(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		handled := make(chan *protocol.Command, 4)
+		seen := make(chan observed, 4)
+		s := startServer(t, tr, func(c *ServerConfig) {
+			// The observer comes first: an interceptor after the one that
+			// refuses does not see the request.
+			c.Interceptors = []Interceptor{{Response: func(_ *Conn, req, resp *protocol.Command, _ time.Duration) {
+				o := observed{code: req.Code, respCode: -1}
+				if resp != nil {
+					o.respCode = resp.Code
+				}
+				seen <- o
+			}}, refuseCode(codeSecret)}
+		}, map[int16]Handler{
+			codeSecret: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+				handled <- req
+				return nil
+			},
+			codeEcho: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+				handled <- req
+				return echo(nil, nil, req)
+			},
+		})
+		nc := rawConn(t, s.Addr())
+		oneway := func(code int16, body string) []byte {
+			req := protocol.NewRequest(code, nil, []byte(body))
+			req.Flag = protocol.FlagOneway
+			return mustFrame(t, req)
+		}
+		last := protocol.NewRequest(codeEcho, nil, []byte("last"))
+		var buf []byte
+		buf = append(buf, oneway(codeSecret, "refused")...)
+		buf = append(buf, oneway(codeEcho, "let through")...)
+		buf = append(buf, mustFrame(t, last)...)
+		if _, err := nc.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		// The first answer on the connection is the last request's: neither
+		// oneway request was answered.
+		resp, err := readFrame(t, nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Opaque != last.Opaque || string(resp.Body) != "last" {
+			t.Fatalf("first answer %v, want the answer to opaque %d", resp, last.Opaque)
+		}
+		var bodies []string
+		for range 2 {
+			bodies = append(bodies, string((<-handled).Body))
+		}
+		sort.Strings(bodies)
+		if !slices.Equal(bodies, []string{"last", "let through"}) {
+			t.Fatalf("handlers saw %q; the refused oneway request must not reach its handler", bodies)
+		}
+		// The refusal of the oneway request was observed (not sent).
+		got := map[observed]bool{}
+		for range 3 {
+			o := <-seen
+			got[observed{code: o.code, respCode: o.respCode}] = true
+		}
+		for _, want := range []observed{{code: codeSecret, respCode: protocol.RespNoPermission}, {code: codeEcho, respCode: protocol.RespSuccess}} {
+			if !got[want] {
+				t.Errorf("Response hooks saw %v, missing %+v", got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkInterceptors measures round trips through a server with no
+// interceptors, and with two (a Request hook letting everything through and
+// a Response hook counting answers, as ACL and metrics would), in process.
+//
+//	go test -run '^$' -bench Interceptors ./remoting
+func BenchmarkInterceptors(b *testing.B) {
+	var answered atomic.Int64
+	chain := []Interceptor{
+		{Request: func(context.Context, *Conn, *protocol.Command) *protocol.Command { return nil }},
+		{Response: func(_ *Conn, _, _ *protocol.Command, _ time.Duration) { answered.Add(1) }},
+	}
+	for _, n := range []int{0, 2} {
+		b.Run(fmt.Sprintf("interceptors=%d/inflight=64", n), func(b *testing.B) {
+			s := startServer(b, TransportNetpoll, func(c *ServerConfig) { c.Interceptors = chain[:n] }, map[int16]Handler{codeEcho: echo})
+			benchRoundTrip(b, s.Addr(), 64, 1)
+		})
+	}
+}
