@@ -15,7 +15,7 @@ import (
 
 // handleCreateTopic serves UPDATE_AND_CREATE_TOPIC (17). The new table is
 // registered with the name servers before the answer.
-func (b *Broker) handleCreateTopic(c *remoting.Conn, req *protocol.Command, h *protocol.CreateTopicRequestHeader) *protocol.Command {
+func (b *Broker) handleCreateTopic(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.CreateTopicRequestHeader) *protocol.Command {
 	tc := protocol.TopicConfig{
 		TopicName: h.Topic, ReadQueueNums: int(h.ReadQueueNums), WriteQueueNums: int(h.WriteQueueNums),
 		Perm: int(h.Perm), TopicFilterType: h.TopicFilterType, TopicSysFlag: int(h.TopicSysFlag), Order: h.Order,
@@ -24,7 +24,7 @@ func (b *Broker) handleCreateTopic(c *remoting.Conn, req *protocol.Command, h *p
 }
 
 // handleDeleteTopic serves DELETE_TOPIC_IN_BROKER (215).
-func (b *Broker) handleDeleteTopic(c *remoting.Conn, req *protocol.Command, h *protocol.DeleteTopicRequestHeader) *protocol.Command {
+func (b *Broker) handleDeleteTopic(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.DeleteTopicRequestHeader) *protocol.Command {
 	return outcome(req, b.core.DeleteTopic(h.Topic, c.RemoteAddr()))
 }
 
@@ -35,7 +35,7 @@ func (b *Broker) handleGetAllTopicConfig(_ context.Context, _ *remoting.Conn, re
 }
 
 // handleTopicStats serves GET_TOPIC_STATS_INFO (202).
-func (b *Broker) handleTopicStats(_ *remoting.Conn, req *protocol.Command, h *protocol.GetTopicStatsInfoRequestHeader) *protocol.Command {
+func (b *Broker) handleTopicStats(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetTopicStatsInfoRequestHeader) *protocol.Command {
 	stats, err := b.core.TopicStats(h.Topic)
 	if err != nil {
 		return failure(req, err)
@@ -44,7 +44,7 @@ func (b *Broker) handleTopicStats(_ *remoting.Conn, req *protocol.Command, h *pr
 }
 
 // handleConsumeStats serves GET_CONSUME_STATS (208).
-func (b *Broker) handleConsumeStats(_ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumeStatsRequestHeader) *protocol.Command {
+func (b *Broker) handleConsumeStats(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumeStatsRequestHeader) *protocol.Command {
 	return success(req, nil, b.core.ConsumeStats(h.ConsumerGroup, h.Topic).Encode())
 }
 

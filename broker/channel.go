@@ -13,10 +13,9 @@ import (
 )
 
 // connChannel is a remoting connection as the core's Channel: the core's
-// typed calls to a client become RocketMQ requests here. Every write the
-// broker starts on its own (a notification, the answer to a held pull, a
-// forwarded call) goes through write, the one place that skips closed
-// connections and contains the transport's panic.
+// typed calls to a client become RocketMQ requests here. Answers the
+// broker gives later go through the connection's Responder (Conn.Defer),
+// and the transport contains its own write panic (Conn.write).
 type connChannel struct {
 	conn *remoting.Conn
 	log  *slog.Logger
@@ -39,58 +38,21 @@ func (ch *connChannel) ID() uint64         { return ch.conn.ID() }
 func (ch *connChannel) RemoteAddr() string { return ch.conn.RemoteAddr() }
 func (ch *connChannel) Closed() bool       { return ch.conn.Err() != nil }
 
-// errWritePanicked is what a write that panicked in the transport returns.
-var errWritePanicked = errors.New("broker: write to a closing connection panicked")
-
-// write runs a write to the connection that the broker starts on its own.
-// It skips closed connections and contains a panic from the transport:
-// netpoll can panic when a connection the peer just closed is written to
-// before the close is noticed (seen with the official client shutting
-// down while its pull was held).
-func (ch *connChannel) write(fn func() error) (err error) {
-	if e := ch.conn.Err(); e != nil {
-		return e
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			ch.log.Warn("broker: write to a closing connection panicked", "remote", ch.conn.RemoteAddr(), "panic", p)
-			err = errWritePanicked
-		}
-	}()
-	return fn()
-}
-
 // oneway sends a request the client does not answer.
 func (ch *connChannel) oneway(code int16, ext map[string]string, body []byte) {
-	req := protocol.NewRequest(code, ext, body)
-	if err := ch.write(func() error { return ch.conn.InvokeOneway(req) }); err != nil {
+	if err := ch.conn.InvokeOneway(protocol.NewRequest(code, ext, body)); err != nil {
 		ch.log.Debug("broker: oneway request not delivered", "code", code, "remote", ch.conn.RemoteAddr(), "err", err)
 	}
 }
 
 // call sends a request and hands the client's answer to done, once.
 func (ch *connChannel) call(ctx context.Context, code int16, ext map[string]string, body []byte, done func(*protocol.Command, error)) error {
-	req := protocol.NewRequest(code, ext, body)
-	return ch.write(func() error {
-		return ch.conn.InvokeAsync(ctx, req, func(resp *protocol.Command, err error) {
-			if errors.Is(err, remoting.ErrTimeout) {
-				err = errors.Join(core.ErrClientTimeout, err)
-			}
-			done(resp, err)
-		})
+	return ch.conn.InvokeAsync(ctx, protocol.NewRequest(code, ext, body), func(resp *protocol.Command, err error) {
+		if errors.Is(err, remoting.ErrTimeout) {
+			err = errors.Join(core.ErrClientTimeout, err)
+		}
+		done(resp, err)
 	})
-}
-
-// reply answers req later (a deferred response): nothing for a oneway
-// request, whose answer the transport drops, so a deferred one must too.
-func (ch *connChannel) reply(req, resp *protocol.Command) {
-	if req.IsOneway() {
-		return
-	}
-	resp.Opaque = req.Opaque
-	if err := ch.write(func() error { return ch.conn.Reply(resp) }); err != nil {
-		ch.log.Debug("broker: deferred answer not delivered", "code", req.Code, "remote", ch.conn.RemoteAddr(), "err", err)
-	}
 }
 
 func (ch *connChannel) NotifyConsumerIDsChanged(group string) {

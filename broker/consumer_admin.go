@@ -26,10 +26,10 @@ func consumerReply(req *protocol.Command, r core.ClientReply, err error) *protoc
 
 // handleConsumerRunningInfo serves GET_CONSUMER_RUNNING_INFO (307) from an
 // admin.
-func (b *Broker) handleConsumerRunningInfo(c *remoting.Conn, req *protocol.Command, h *protocol.GetConsumerRunningInfoRequestHeader) *protocol.Command {
-	admin := b.channel(c)
+func (b *Broker) handleConsumerRunningInfo(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.GetConsumerRunningInfoRequestHeader) *protocol.Command {
+	later := c.Defer(ctx, req)
 	b.core.ConsumerRunningInfo(h.ConsumerGroup, h.ClientID, h.JstackEnable, func(r core.ClientReply, err error) {
-		admin.reply(req, consumerReply(req, r, err))
+		_ = later.Respond(consumerReply(req, r, err))
 	})
 	return nil
 }
@@ -37,11 +37,11 @@ func (b *Broker) handleConsumerRunningInfo(c *remoting.Conn, req *protocol.Comma
 // handleConsumeMessageDirectly serves CONSUME_MESSAGE_DIRECTLY (309) from
 // an admin (consumerGroup, clientId, msgId — an offsetMsgId — and
 // optionally topic).
-func (b *Broker) handleConsumeMessageDirectly(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	admin := b.channel(c)
+func (b *Broker) handleConsumeMessageDirectly(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+	later := c.Defer(ctx, req)
 	r := core.DirectConsume{Group: req.Ext("consumerGroup"), ClientID: req.Ext("clientId"), MsgID: req.Ext("msgId"), Topic: req.Ext("topic")}
 	b.core.ConsumeMessageDirectly(r, func(r core.ClientReply, err error) {
-		admin.reply(req, consumerReply(req, r, err))
+		_ = later.Respond(consumerReply(req, r, err))
 	})
 	return nil
 }
@@ -49,14 +49,14 @@ func (b *Broker) handleConsumeMessageDirectly(_ context.Context, c *remoting.Con
 // handleGetConsumerStatus serves INVOKE_BROKER_TO_GET_CONSUMER_STATUS
 // (223): the answer is a GetConsumerStatusBody,
 // {"messageQueueTable":{},"consumerTable":{<clientId>:{<mq>:offset}}}.
-func (b *Broker) handleGetConsumerStatus(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	admin := b.channel(c)
+func (b *Broker) handleGetConsumerStatus(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+	later := c.Defer(ctx, req)
 	b.core.ConsumerStatus(req.Ext("topic"), req.Ext("group"), req.Ext("clientAddr"), func(tables map[string][]byte, err error) {
 		if err != nil {
-			admin.reply(req, failure(req, err))
+			_ = later.Respond(failure(req, err))
 			return
 		}
-		admin.reply(req, success(req, nil, consumerStatusBody(tables)))
+		_ = later.Respond(success(req, nil, consumerStatusBody(tables)))
 	})
 	return nil
 }

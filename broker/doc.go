@@ -8,11 +8,12 @@
 // the core, and encodes its result; a core refusal becomes a response in
 // one place (failure). Files: handlers.go (the code table and the
 // response helpers), channel.go (a remoting connection as the core's
-// Channel: the one place that writes to a client on the broker's own
-// initiative — notifications, deferred answers — and contains the
-// transport's write panic), send.go, pull.go, offset.go, heartbeat.go
+// Channel: notifications, transaction checks and forwarded calls as
+// RocketMQ requests; answers given later — a held pull, a forwarded
+// admin call — go through the connection's Responder, Conn.Defer, which
+// owns their opaque, oneway and closed connections), send.go, pull.go, offset.go, heartbeat.go
 // (with locks), admin.go, consumer_admin.go, query.go, transaction.go
-// (with send-back), batch.go (SEND_BATCH_MESSAGE's body), register.go
+// (with send-back), register.go
 // (name server registration), config.go and conf.go (Config and RocketMQ
 // broker.conf keys).
 //

@@ -65,13 +65,13 @@ type header[H any] interface {
 // withHeader adapts a handler of a decoded header: a header that does not
 // decode is answered SYSTEM_ERROR with the decoder's message, as Java
 // answers a header it cannot read.
-func withHeader[H any, P header[H]](fn func(c *remoting.Conn, req *protocol.Command, h *H) *protocol.Command) remoting.Handler {
-	return func(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+func withHeader[H any, P header[H]](fn func(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *H) *protocol.Command) remoting.Handler {
+	return func(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
 		var h H
 		if err := P(&h).Decode(req.ExtFields); err != nil {
 			return errResponse(req, protocol.RespSystemError, "%v", err)
 		}
-		return fn(c, req, &h)
+		return fn(ctx, c, req, &h)
 	}
 }
 

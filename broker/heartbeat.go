@@ -20,13 +20,13 @@ func (b *Broker) handleHeartbeat(_ context.Context, c *remoting.Conn, req *proto
 
 // handleUnregisterClient serves UNREGISTER_CLIENT (35), sent by Java
 // clients as they shut down.
-func (b *Broker) handleUnregisterClient(c *remoting.Conn, req *protocol.Command, h *protocol.UnregisterClientRequestHeader) *protocol.Command {
+func (b *Broker) handleUnregisterClient(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.UnregisterClientRequestHeader) *protocol.Command {
 	b.core.UnregisterClient(b.channel(c), h.ClientID, h.ProducerGroup, h.ConsumerGroup)
 	return success(req, nil, nil)
 }
 
 // handleGetConsumerList serves GET_CONSUMER_LIST_BY_GROUP (38).
-func (b *Broker) handleGetConsumerList(_ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumerListByGroupRequestHeader) *protocol.Command {
+func (b *Broker) handleGetConsumerList(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumerListByGroupRequestHeader) *protocol.Command {
 	ids, err := b.core.ConsumerList(h.ConsumerGroup)
 	if err != nil {
 		return failure(req, err)

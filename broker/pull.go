@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+
 	"time"
 
 	"github.com/runnelmq/runnel/broker/core"
@@ -10,7 +12,7 @@ import (
 
 // handlePull serves PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361). A pull
 // the core holds is answered later, through the connection's channel.
-func (b *Broker) handlePull(c *remoting.Conn, req *protocol.Command, h *protocol.PullMessageRequestHeader) *protocol.Command {
+func (b *Broker) handlePull(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.PullMessageRequestHeader) *protocol.Command {
 	ch := b.channel(c)
 	r := core.PullRequest{
 		Group:           h.ConsumerGroup,
@@ -29,13 +31,17 @@ func (b *Broker) handlePull(c *remoting.Conn, req *protocol.Command, h *protocol
 		SubVersion:      h.SubVersion,
 		From:            ch,
 	}
+	// A held pull is answered later: the Responder owns its opaque, oneway
+	// and the closed connection. Taken before the core may park it.
+	later := c.Defer(ctx, req)
 	res, held, err := b.core.Pull(r, func(res core.PullResult, err error) {
-		ch.reply(req, pullResponse(req, res, err))
+		_ = later.Respond(pullResponse(req, res, err))
 	})
 	if held {
 		return nil
 	}
-	return pullResponse(req, res, err)
+	return pullResponse(req, res, err) // through later, if it must be
+
 }
 
 // pullResponse encodes a pull's answer.

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -8,7 +10,7 @@ import (
 
 // handleEndTransaction serves END_TRANSACTION (37), oneway from the
 // official clients. A state left to the check gets no answer, as Java.
-func (b *Broker) handleEndTransaction(c *remoting.Conn, req *protocol.Command, h *protocol.EndTransactionRequestHeader) *protocol.Command {
+func (b *Broker) handleEndTransaction(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.EndTransactionRequestHeader) *protocol.Command {
 	answered, err := b.core.EndTransaction(*h, c.RemoteAddr(), req.Remark)
 	if !answered {
 		return nil
@@ -17,7 +19,7 @@ func (b *Broker) handleEndTransaction(c *remoting.Conn, req *protocol.Command, h
 }
 
 // handleConsumerSendMsgBack serves CONSUMER_SEND_MSG_BACK (36).
-func (b *Broker) handleConsumerSendMsgBack(c *remoting.Conn, req *protocol.Command, h *protocol.ConsumerSendMsgBackRequestHeader) *protocol.Command {
+func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.ConsumerSendMsgBackRequestHeader) *protocol.Command {
 	return outcome(req, b.core.SendBack(core.SendBackRequest{
 		Group: h.Group, Offset: h.Offset, OriginMsgID: h.OriginMsgID, OriginTopic: h.OriginTopic,
 		DelayLevel: h.DelayLevel, MaxReconsumeTimes: h.MaxReconsumeTimes, Client: c.RemoteAddr(),
