@@ -12,7 +12,6 @@ import (
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -154,7 +153,6 @@ func (b *Broker) Start() error {
 		return err
 	}
 	b.storeHost.Store(&host)
-	protocol.SetUniqIDHost(host.Addr())
 	if err := b.core.Start(host); err != nil {
 		_ = b.srv.Close()
 		return fmt.Errorf("broker: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -87,11 +86,6 @@ func acquireInstance(cfg ClientConfig) (*instance, error) {
 		heartbeatCh: make(chan struct{}, 1),
 	}
 	inst.life, inst.stopLife = context.WithCancel(context.Background())
-	// Message ids (UNIQ_KEY) carry the client's address, as Java's do, so an
-	// operator can tell which host produced a message.
-	if ip, err := netip.ParseAddr(cfg.ClientIP); err == nil {
-		protocol.SetUniqIDHost(ip)
-	}
 	inst.routes.init()
 	inst.mu.refs = 1
 	inst.mu.producers = map[string]int{}

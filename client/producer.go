@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -134,6 +135,10 @@ type SendResult struct {
 // Producer sends messages. It is safe for concurrent use.
 type Producer struct {
 	cfg ProducerConfig
+	// uniq makes the message ids (UNIQ_KEY); they carry the client's
+	// address, as Java's do, so an operator can tell which host produced
+	// a message.
+	uniq *protocol.UniqIDGenerator
 
 	mu struct {
 		sync.Mutex
@@ -152,7 +157,8 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 	if err := cfg.Client.ensureDefaults(); err != nil {
 		return nil, err
 	}
-	return &Producer{cfg: cfg}, nil
+	ip, _ := netip.ParseAddr(cfg.Client.ClientIP)
+	return &Producer{cfg: cfg, uniq: protocol.NewUniqIDGenerator(ip)}, nil
 }
 
 // Start joins (or starts) the client instance. It sends nothing: routes are
@@ -309,7 +315,7 @@ func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
 	if len(msgs) == 1 {
 		m := msgs[0]
 		props := m.properties()
-		id := protocol.NewUniqID()
+		id := p.uniq.Next()
 		props[protocol.PropertyUniqClientMessageIDKey] = id
 		r.ids = []string{id}
 		r.props = protocol.MarshalProperties(props)
@@ -333,7 +339,7 @@ func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
 		props := m.properties()
 		// Unlike the official Go client we give batch messages ids too, so
 		// consumers see the same MsgID the producer got back.
-		id := protocol.NewUniqID()
+		id := p.uniq.Next()
 		props[protocol.PropertyUniqClientMessageIDKey] = id
 		r.ids = append(r.ids, id)
 		inner[i] = &protocol.Message{Topic: m.Topic, Flag: m.Flag, Properties: props, Body: m.Body}

@@ -115,7 +115,7 @@ func (c *Core) Send(r SendRequest) (SendResult, error) {
 			props = map[string]string{}
 		}
 		if props[protocol.PropertyUniqClientMessageIDKey] == "" {
-			props[protocol.PropertyUniqClientMessageIDKey] = protocol.NewUniqID()
+			props[protocol.PropertyUniqClientMessageIDKey] = c.newUniqID()
 		}
 		props[protocol.PropertyCluster] = c.cfg.ClusterName
 		ext := proto

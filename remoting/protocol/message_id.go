@@ -64,51 +64,50 @@ func ParseOffsetMsgID(id string) (netip.AddrPort, int64, error) {
 	return netip.AddrPortFrom(addr, uint16(port)), off, nil
 }
 
-// uniqIDGen makes client message ids in the layout of Java's
-// MessageClientIDSetter: a 20-hex-digit uppercase prefix of IPv4 (4 bytes),
-// pid (int16) and a class-loader id (int32), then 12 hex digits of
-// milliseconds since the start of the month (int32) and a counter (int16).
-type uniqIDGen struct {
+// UniqIDGenerator makes client message ids (the UNIQ_KEY property) in the
+// layout of Java's MessageClientIDSetter: a 20-hex-digit uppercase prefix
+// of IPv4 (4 bytes), pid (int16) and a class-loader id (int32), then 12 hex
+// digits of milliseconds since the start of the month (int32) and a counter
+// (int16). Each producer of ids (a broker, a client) owns one, so the host
+// in an id is its maker's, even with several in one process.
+type UniqIDGenerator struct {
+	prefix string
+
 	mu         sync.Mutex
-	prefix     string
 	monthStart time.Time
 	nextMonth  time.Time
 	counter    uint16
 }
 
-var uniqIDs = newUniqIDGen(randomIPv4())
-
-func randomIPv4() [4]byte {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return b
-}
-
-func newUniqIDGen(ip [4]byte) *uniqIDGen {
+// NewUniqIDGenerator returns a generator whose ids embed host; a host that
+// is not IPv4 (or the zero address) gets a random address instead, as the
+// Go client falls back to a fake IP, which keeps ids unique but hides the
+// host.
+func NewUniqIDGenerator(host netip.Addr) *UniqIDGenerator {
+	var ip [4]byte
+	if h := host.Unmap(); h.Is4() {
+		ip = h.As4()
+	} else {
+		_, _ = rand.Read(ip[:])
+	}
 	b := make([]byte, 0, 10)
 	b = append(b, ip[:]...)
 	b = binary.BigEndian.AppendUint16(b, uint16(os.Getpid()))
 	b = binary.BigEndian.AppendUint32(b, 0) // class-loader id: 0, as the Go client
-	return &uniqIDGen{prefix: string(appendUpperHex(nil, b))}
+	return &UniqIDGenerator{prefix: string(appendUpperHex(nil, b))}
 }
 
-// SetUniqIDHost sets the IPv4 address NewUniqID embeds. Until it is called a
-// random address is used (the Go client falls back to a fake IP too), which
-// keeps ids unique but hides the host.
-func SetUniqIDHost(ip netip.Addr) {
-	if !ip.Unmap().Is4() {
-		return
-	}
-	g := newUniqIDGen(ip.Unmap().As4())
-	uniqIDs.mu.Lock()
-	uniqIDs.prefix = g.prefix
-	uniqIDs.mu.Unlock()
-}
+// anonymousIDs serves NewUniqID.
+var anonymousIDs = NewUniqIDGenerator(netip.Addr{})
 
-// NewUniqID returns a fresh client message id (the UNIQ_KEY property).
-func NewUniqID() string { return uniqIDs.next(time.Now()) }
+// NewUniqID returns a fresh id from a generator of a random address, for
+// makers of messages that have no host of their own (tests, tools).
+func NewUniqID() string { return anonymousIDs.Next() }
 
-func (g *uniqIDGen) next(now time.Time) string {
+// Next returns a fresh id.
+func (g *UniqIDGenerator) Next() string { return g.next(time.Now()) }
+
+func (g *UniqIDGenerator) next(now time.Time) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !now.Before(g.nextMonth) || now.Before(g.monthStart) {

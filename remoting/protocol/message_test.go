@@ -344,7 +344,7 @@ func TestOffsetMsgID(t *testing.T) {
 }
 
 func TestUniqID(t *testing.T) {
-	g := newUniqIDGen([4]byte{192, 0, 2, 4})
+	g := NewUniqIDGenerator(netip.MustParseAddr("192.0.2.4"))
 	now := time.Date(2026, 3, 2, 0, 0, 1, 500e6, time.UTC)
 	a, b := g.next(now), g.next(now)
 	if len(a) != 32 || a == b {
@@ -360,6 +360,16 @@ func TestUniqID(t *testing.T) {
 	// All uppercase, as Java writes them.
 	if id := NewUniqID(); len(id) != 32 || strings.ToUpper(id) != id {
 		t.Fatalf("NewUniqID %q", id)
+	}
+	// Two generators in one process keep their own hosts (a broker and a
+	// client in runnel dev).
+	h := NewUniqIDGenerator(netip.MustParseAddr("198.51.100.7"))
+	if x, y := g.Next(), h.Next(); !strings.HasPrefix(x, "C0000204") || !strings.HasPrefix(y, "C6336407") {
+		t.Fatalf("ids of two hosts: %q %q", x, y)
+	}
+	// IPv6 or no host: a random address, still 32 uppercase digits.
+	if id := NewUniqIDGenerator(netip.MustParseAddr("::1")).Next(); len(id) != 32 {
+		t.Fatalf("IPv6 host id %q", id)
 	}
 }
 
