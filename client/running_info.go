@@ -52,7 +52,7 @@ func (c *PushConsumer) runningInfo() []byte {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		key := fastjsonKey(qs.mq)
+		key := toWire(qs.mq).AppendFastjsonKey(nil)
 		s := qs.pq.Stats()
 		var commit int64 = -1
 		if store != nil {
@@ -112,20 +112,10 @@ func (c *PushConsumer) consumerStatus(topic string) []byte {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = append(out, fastjsonKey(mq)...)
+			out = toWire(mq).AppendFastjsonKey(out)
 			out = append(out, ':')
 			out = strconv.AppendInt(out, snap[mq], 10)
 		}
 	}
 	return append(out, `}}`...)
-}
-
-// fastjsonKey writes mq as fastjson writes a MessageQueue map key.
-func fastjsonKey(mq queue.MessageQueue) []byte {
-	key, _ := json.Marshal(struct {
-		BrokerName string `json:"brokerName"`
-		QueueID    int    `json:"queueId"`
-		Topic      string `json:"topic"`
-	}{mq.BrokerName, mq.QueueID, mq.Topic})
-	return key
 }

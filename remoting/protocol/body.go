@@ -41,9 +41,9 @@ func (q MessageQueue) Less(o MessageQueue) bool {
 	return q.QueueID < o.QueueID
 }
 
-// appendFastjsonKey writes q the way fastjson writes a MessageQueue used as
+// AppendFastjsonKey writes q the way fastjson writes a MessageQueue used as
 // a map key: a compact object with the fields in alphabetical order.
-func (q MessageQueue) appendFastjsonKey(dst []byte) []byte {
+func (q MessageQueue) AppendFastjsonKey(dst []byte) []byte {
 	dst = append(dst, `{"brokerName":`...)
 	dst = appendJSONString(dst, q.BrokerName)
 	dst = append(dst, `,"queueId":`...)

@@ -116,7 +116,7 @@ func appendQueueTable[V any](dst []byte, table map[MessageQueue]V) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = k.appendFastjsonKey(dst)
+		dst = k.AppendFastjsonKey(dst)
 		dst = append(dst, ':')
 		v, _ := json.Marshal(table[k]) // structs of numbers: cannot fail
 		dst = append(dst, v...)
