@@ -377,3 +377,8 @@ func (c *Core) Schedule() *schedule.Service { return c.sched.svc.Load() }
 
 // CompiledExpressions returns how many SQL92 expressions are cached.
 func (c *Core) CompiledExpressions() int { return c.sqlCache.Len() }
+
+// ExpireHeldPulls answers the held pulls whose suspend time has passed on
+// the core's clock. The long-poll loop does it as their deadlines come;
+// tests call it after moving their clock.
+func (c *Core) ExpireHeldPulls() { c.holds.ExpireDue(c.cfg.Now()) }
