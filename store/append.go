@@ -38,7 +38,7 @@ type appendSlot struct {
 // buildAppend validates op and writes its records into b with zeros where
 // offsets go. Queue and index entries are not keys of their own (see
 // derived.go); their index hashes are computed here, outside the lock.
-func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
+func buildAppend(b *pebble.Batch, op *Op, decoded bool) (*appendPlan, error) {
 	if len(op.Messages) == 0 {
 		return nil, fmt.Errorf("%w: append of no messages", ErrInvalidOp)
 	}
@@ -47,7 +47,7 @@ func buildAppend(b *pebble.Batch, op *Op) (*appendPlan, error) {
 	var hashes []uint32
 	for i := range op.Messages {
 		m := &op.Messages[i]
-		if err := checkAppend(m); err != nil {
+		if err := checkAppend(m, decoded); err != nil {
 			return nil, err
 		}
 		key = commitlog.AppendKey(key[:0], 0)

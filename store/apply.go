@@ -27,10 +27,12 @@ const (
 	OpTruncate
 )
 
-// Op is one mutation. Every change to the store is an Op passed to Apply,
-// which decides offsets from the store's state and the Op alone (never a
-// clock), so replicas applying the same Ops in the same order hold
-// byte-identical data.
+// Op is one mutation. Every change to the store is an Op passed to Apply
+// (or, encoded, to ApplyEncoded), which decides offsets from the store's
+// state and the Op alone (never a clock), so replicas applying the same Ops
+// in the same order hold byte-identical data. An Op says everything that
+// is not decided that way (store time, store host in the records), so its
+// encoding (Marshal) is what a replicated log carries.
 type Op struct {
 	Kind OpKind
 	// Timestamp (ms) becomes the storeTimestamp of appended messages
@@ -40,17 +42,19 @@ type Op struct {
 	// OpAppend: the messages, all written in one atomic batch.
 	Messages []AppendMessage
 
-	// OpCommitOffset, OpDeleteGroupOffsets: Group, Topic, QueueID, Offset.
-	// OpDeleteTopic: Topic.
-	Group   string
-	Topic   string
-	QueueID int32
-	Offset  int64
+	// OpCommitOffset: any number of consumer offsets, written in one batch
+	// (one sync).
+	Offsets []OffsetCommit
+
+	// OpDeleteGroupOffsets: Group. OpDeleteTopic: Topic.
+	Group string
+	Topic string
+	// OpSetDelayOffset: Level and Offset.
+	Offset int64
 
 	// OpPutTopic.
 	TopicConfig *meta.TopicConfig
 
-	// OpSetDelayOffset: Level and Offset.
 	Level int32
 
 	// OpPutCheckpoint: Name and Value.
@@ -111,7 +115,12 @@ type pending struct {
 // durable (sharing the wait with concurrent writers), then makes the result
 // readable and fires the arrival hook. Readers never see a write before it
 // is acknowledged.
-func (s *Store) Apply(op *Op) (*ApplyResult, error) {
+func (s *Store) Apply(op *Op) (*ApplyResult, error) { return s.applyOp(op, false) }
+
+// applyOp is Apply; decoded says op comes from DecodeOp, which read each
+// appended message's fields from its record, so they need no check
+// against it.
+func (s *Store) applyOp(op *Op, decoded bool) (*ApplyResult, error) {
 	var lb *pebble.Batch
 	var plan *appendPlan
 	if op.Kind == OpAppend {
@@ -120,12 +129,23 @@ func (s *Store) Apply(op *Op) (*ApplyResult, error) {
 		// only patched under it.
 		lb = s.log.NewBatchWithSize(batchSizeHint(op))
 		var err error
-		if plan, err = buildAppend(lb, op); err != nil {
+		if plan, err = buildAppend(lb, op, decoded); err != nil {
 			_ = lb.Close()
 			return nil, err
 		}
 	}
 	return s.apply(op, lb, plan)
+}
+
+// ApplyEncoded decodes an op Marshal encoded and applies it: what a
+// replicated log's state machine calls with each entry. Bytes that are not
+// an op are an ErrBadOp and change nothing.
+func (s *Store) ApplyEncoded(b []byte) (*ApplyResult, error) {
+	op, err := DecodeOp(b)
+	if err != nil {
+		return nil, err
+	}
+	return s.applyOp(op, true)
 }
 
 // queueOffset is an offset an op moves a queue to: its next offset after
@@ -190,6 +210,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// Readers stop at the new minimums first: the queue chunks and
 		// index segments go next, and the log only once they are gone.
 		s.raiseMins(p)
+		s.syncs.Add(2)
 		if err = s.db.Apply(mb, pebble.Sync); err == nil {
 			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
 		}
@@ -199,9 +220,11 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// rebuild what a lost one held from the log, but a durable one
 		// bounds that replay to one interval after a process crash.
 		if lb != nil {
+			s.syncs.Add(1)
 			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
 		}
 		if err == nil && mb != nil && !mb.Empty() {
+			s.syncs.Add(1)
 			err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
 			waitMeta = true
 		}
@@ -333,13 +356,18 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 	res := &ApplyResult{}
 	switch op.Kind {
 	case OpCommitOffset:
-		if err := checkName("group", op.Group); err != nil {
-			return nil, nil, err
+		if len(op.Offsets) == 0 {
+			return nil, nil, fmt.Errorf("%w: commit of no offsets", ErrInvalidOp)
 		}
-		if err := checkName("topic", op.Topic); err != nil {
-			return nil, nil, err
+		for _, c := range op.Offsets {
+			if err := checkName("group", c.Group); err != nil {
+				return nil, nil, err
+			}
+			if err := checkName("topic", c.Topic); err != nil {
+				return nil, nil, err
+			}
+			_ = b.Set(meta.OffsetKey(c.Group, c.Topic, c.QueueID), meta.EncodeInt64(c.Offset), nil)
 		}
-		_ = b.Set(meta.OffsetKey(op.Group, op.Topic, op.QueueID), meta.EncodeInt64(op.Offset), nil)
 	case OpDeleteGroupOffsets:
 		if err := checkName("group", op.Group); err != nil {
 			return nil, nil, err
@@ -400,12 +428,15 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 // index entries from the record alone, so the Op's topic, queue id, tag
 // hash, keys and unique key must be the record's own: a mismatch would
 // give a different store after a crash.
-func checkAppend(m *AppendMessage) error {
+func checkAppend(m *AppendMessage, decoded bool) error {
 	if err := checkName("topic", m.Topic); err != nil {
 		return err
 	}
 	if m.QueueID < 0 {
 		return fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
+	}
+	if decoded {
+		return nil // DecodeOp read the fields from the record
 	}
 	rec, n, err := protocol.DecodeStoredMessage(m.Record, false)
 	if err != nil || n != len(m.Record) {

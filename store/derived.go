@@ -249,12 +249,14 @@ func (s *Store) clampDerived(end int64) error {
 	if b.Empty() {
 		return nil
 	}
+	s.syncs.Add(1)
 	return b.Commit(pebble.Sync)
 }
 
 // recoverDerived loads each queue's unfilled last chunk into its tail and
 // replays the log from the last checkpoint, rebuilding what was only in
-// memory when the store stopped; if it found any, it checkpoints at once.
+// memory when the store stopped; if it found any, it checkpoints at once
+// (unless the store was restored from a snapshot).
 func (s *Store) recoverDerived() error {
 	d, _, err := meta.GetInt64(s.db, derivedKey)
 	if err != nil {
@@ -316,7 +318,18 @@ func (s *Store) recoverDerived() error {
 	if err := it.Error(); err != nil {
 		return err
 	}
+	if s.restored {
+		// A restored snapshot is not a crash: nothing needs bounding, and
+		// not checkpointing here keeps the store checkpointing where the
+		// snapshotted one does, so the same further ops leave both
+		// byte-identical.
+		for _, q := range s.queues {
+			q.readable.Store(q.next)
+		}
+		return nil
+	}
 	s.checkpointLocked(b, p, s.nextPhys)
+	s.syncs.Add(1)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // appendOp builds the OpAppend that Put would build for ms at ts.
-func appendOp(t *testing.T, ts int64, ms ...*protocol.MessageExt) *Op {
+func appendOp(t testing.TB, ts int64, ms ...*protocol.MessageExt) *Op {
 	t.Helper()
 	op := &Op{Kind: OpAppend, Timestamp: ts}
 	for _, m := range ms {
@@ -30,9 +30,10 @@ func appendOp(t *testing.T, ts int64, ms ...*protocol.MessageExt) *Op {
 	return op
 }
 
-// One recorded sequence of Ops applied to two stores that differ in flush
-// mode, memtable size and when Pebble flushes leaves byte-identical key
-// spaces and identical results: what a replicated log needs. The first
+// One recorded sequence of Ops, applied typed to one store and encoded
+// (as a raft follower would) to another that differs in flush mode,
+// memtable size and when Pebble flushes, leaves byte-identical key spaces
+// and identical results: what a replicated log needs. The first
 // store gets retention's planned OpTruncate with its hints, the second the
 // bare cutoff, so hints cannot change the outcome either.
 func TestApplyIsDeterministic(t *testing.T) {
@@ -79,8 +80,8 @@ func TestApplyIsDeterministic(t *testing.T) {
 		}
 		switch i % 50 {
 		case 10:
-			apply(&Op{Kind: OpCommitOffset, Group: "g", Topic: topic, QueueID: int32(i % 4), Offset: int64(i)})
-			apply(&Op{Kind: OpCommitOffset, Group: "h", Topic: "C", QueueID: 1, Offset: int64(i)})
+			apply(&Op{Kind: OpCommitOffset, Offsets: []OffsetCommit{{Group: "g", Topic: topic, QueueID: int32(i % 4), Offset: int64(i)}}})
+			apply(&Op{Kind: OpCommitOffset, Offsets: []OffsetCommit{{Group: "h", Topic: "C", QueueID: 1, Offset: int64(i)}, {Group: "h", Topic: "A", QueueID: 2, Offset: int64(i + 1)}}})
 		case 20:
 			apply(&Op{Kind: OpPutTopic, TopicConfig: &meta.TopicConfig{Name: topic, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}})
 			apply(&Op{Kind: OpSetDelayOffset, Level: int32(i % 18), Offset: int64(i)})
@@ -110,7 +111,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 		}
 	}
 	for i, op := range ops {
-		r, err := b.Apply(op)
+		r, err := b.ApplyEncoded(op.Marshal()) // as a raft follower would
 		if err != nil {
 			t.Fatalf("replay op %d: %v", i, err)
 		}
@@ -121,6 +122,17 @@ func TestApplyIsDeterministic(t *testing.T) {
 	if a.MinPhysOffset() != cut || a.MinOffset("C", 0) != 0 {
 		t.Fatalf("sequence did not truncate or re-create as intended: min phys %d, C/0 min %d", a.MinPhysOffset(), a.MinOffset("C", 0))
 	}
+	n := sameKeys(t, a, b)
+	t.Logf("%d ops, %d identical keys", len(ops), n)
+	if !reflect.DeepEqual(a.Queues(), b.Queues()) || a.MaxPhysOffset() != b.MaxPhysOffset() || a.MinPhysOffset() != b.MinPhysOffset() {
+		t.Fatal("in-memory state differs")
+	}
+}
+
+// sameKeys fails t unless both databases of a and b hold the same keys
+// and values, and returns how many there are.
+func sameKeys(t *testing.T, a, b *Store) int {
+	t.Helper()
 	n := 0
 	for _, dbs := range [][2]*pebble.DB{{a.log, b.log}, {a.db, b.db}} {
 		ia, err := dbs[0].NewIter(nil)
@@ -144,10 +156,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 		_ = ia.Close()
 		_ = ib.Close()
 	}
-	t.Logf("%d ops, %d identical keys", len(ops), n)
-	if !reflect.DeepEqual(a.Queues(), b.Queues()) || a.MaxPhysOffset() != b.MaxPhysOffset() || a.MinPhysOffset() != b.MinPhysOffset() {
-		t.Fatal("in-memory state differs")
-	}
+	return n
 }
 
 func trunc(b []byte) []byte { return b[:min(len(b), 40)] }

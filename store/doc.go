@@ -36,8 +36,12 @@
 //
 // # One apply path
 //
-// Every mutation is an Op given to Apply: appends, offset commits, topic
-// changes, retention's truncation. Apply assigns physical and queue offsets
+// Every mutation is an Op given to Apply: appends, offset commits (any
+// number in one Op, one sync: CommitOffsets), group offset deletion, topic
+// config put and delete, delay-level progress, named checkpoints,
+// retention's truncation. Put is an append whose records are encoded
+// straight into the batch; AppendOp builds the same Op as bytes can carry
+// it. Apply assigns physical and queue offsets
 // from the store's state under one lock and writes the log records in one
 // batch of the log database, and any checkpoint that is due in one batch of
 // the other, both entering their commit pipelines under the lock.
@@ -47,6 +51,33 @@
 // stores. (Open after a crash and Close write a checkpoint of their own, so
 // a replica that restarted lays out its chunks and segments differently;
 // what they say is the same.)
+//
+// # Ops as bytes
+//
+// An Op encodes to bytes (Marshal, AppendEncode) and back (DecodeOp);
+// ApplyEncoded applies the bytes through Apply, so a raft FSM hands every
+// log entry to one call. The encoding is compact binary: a version byte
+// (OpVersion, 1), the kind, and the kind's fields as varints and
+// length-prefixed strings; an append carries its records in RocketMQ's
+// stored-message encoding (package protocol's codec, the log's own
+// format), and its topic, queue, tags code, keys and unique key are read
+// back from them. Everything not decided by the store's state is in the
+// Op before it is encoded (store time, store host); offsets are assigned
+// by Apply. A truncation's queue-minimum hints are encoded sorted, so one
+// Op has one encoding. DecodeOp refuses anything but one whole op of a
+// known version (ErrBadOp), and allocates only in proportion to its input;
+// a new field or kind is a new version, and a build refuses versions it
+// does not know rather than misapply them.
+//
+// Snapshot streams every live key of both databases, read from Pebble
+// snapshots taken together under the apply lock, and Restore writes them
+// into a new directory and opens it; what was only in memory (queue
+// tails, the open index segment) is rebuilt from the log past the last
+// checkpoint, as after a crash, but without the checkpoint a crash
+// recovery writes, and the stream carries the last store time: so the
+// restored store checkpoints where the snapshotted one does, and the same
+// further ops leave the two byte-identical. Stats counts syncs, so a
+// caller can prove what a write pattern costs.
 //
 // # Durability and the Pebble finding
 //

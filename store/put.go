@@ -63,6 +63,48 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 	return out, nil
 }
 
+// AppendOp builds the OpAppend that Put(msgs) applies, with everything
+// Apply does not decide fixed in it: the store time (Options.Clock now) and
+// each record's store host (Options.StoreHost where unset). Its encoding
+// (Marshal), given to ApplyEncoded on any store, does what Put does there
+// with the same clock: what a replicated store's leader proposes. Put is
+// the local shortcut, encoding each record straight into the batch.
+func (s *Store) AppendOp(msgs []*protocol.MessageExt) (*Op, error) {
+	if len(msgs) == 0 {
+		return nil, fmt.Errorf("%w: no messages", ErrInvalidOp)
+	}
+	op := &Op{Kind: OpAppend, Timestamp: s.opts.Clock().UnixMilli(), Messages: make([]AppendMessage, len(msgs))}
+	total := 0
+	for _, m := range msgs {
+		if err := checkName("topic", m.Topic); err != nil {
+			return nil, err
+		}
+		if m.QueueID < 0 {
+			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
+		}
+		total += protocol.StoredSize(m) + 16 // + 12 if the store host is v6
+	}
+	buf := make([]byte, 0, total) // one allocation for every record
+	for i, m := range msgs {
+		if !m.StoreHost.IsValid() {
+			c := *m
+			c.StoreHost = s.opts.StoreHost
+			m = &c
+		}
+		start := len(buf)
+		var err error
+		if buf, err = protocol.AppendStoredMessage(buf, m); err != nil {
+			return nil, fmt.Errorf("%w: message %d: %w", ErrInvalidOp, i, err)
+		}
+		if n := len(buf) - start; n > s.opts.MaxMessageSize {
+			return nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, n, s.opts.MaxMessageSize)
+		}
+		op.Messages[i] = AppendMessage{Record: buf[start:len(buf):len(buf)], Topic: m.Topic, QueueID: m.QueueID,
+			TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()}
+	}
+	return op, nil
+}
+
 // putScratch is what a Put needs until it returns, pooled: a single
 // message's append otherwise made a dozen small allocations, and a batch's
 // slices cost the garbage collector tens of KiB per Put.

@@ -185,7 +185,17 @@ func (s *Store) QueueEntry(topic string, queueID int32, offset int64) (consumequ
 
 // CommitOffset stores a consumer group's offset for a queue.
 func (s *Store) CommitOffset(group, topic string, queueID int32, offset int64) error {
-	_, err := s.Apply(&Op{Kind: OpCommitOffset, Group: group, Topic: topic, QueueID: queueID, Offset: offset})
+	return s.CommitOffsets([]OffsetCommit{{Group: group, Topic: topic, QueueID: queueID, Offset: offset}})
+}
+
+// CommitOffsets stores any number of consumer offsets in one write (one
+// sync): a broker's persist tick commits every changed offset at once.
+// Committing none does nothing.
+func (s *Store) CommitOffsets(offsets []OffsetCommit) error {
+	if len(offsets) == 0 {
+		return nil
+	}
+	_, err := s.Apply(&Op{Kind: OpCommitOffset, Offsets: offsets})
 	return err
 }
 

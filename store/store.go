@@ -84,7 +84,9 @@ type Store struct {
 	openSeg *index.Segment
 	sealed  []*index.Segment
 
-	failed atomic.Pointer[error]
+	failed   atomic.Pointer[error]
+	syncs    atomic.Int64 // see Stats
+	restored bool         // opened by Restore
 
 	queuesMu sync.RWMutex
 	queues   map[QueueID]*queue
@@ -107,12 +109,16 @@ type Store struct {
 // from its first and last entries. Pebble's own WAL replay makes the log,
 // queues, index and metadata consistent, because every mutation was one
 // batch.
-func Open(opts Options) (*Store, error) {
+func Open(opts Options) (*Store, error) { return open(opts, false) }
+
+// open is Open; restored says the directory is a restored snapshot (see
+// recoverDerived).
+func open(opts Options, restored bool) (*Store, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{})}
+	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{}), restored: restored}
 	if names, err := opts.FS.List(opts.Dir); err == nil {
 		for _, n := range names {
 			if strings.HasPrefix(n, "MANIFEST") || strings.HasPrefix(n, "MARKER") {
@@ -210,6 +216,7 @@ func (s *Store) checkFormat() error {
 	if !empty {
 		return fmt.Errorf("%w (one key per queue entry) in %s; move it away or use a new directory", ErrOlderFormat, s.opts.Dir)
 	}
+	s.syncs.Add(1)
 	return s.db.Set(formatKey, meta.EncodeInt64(formatVersion), pebble.Sync)
 }
 
@@ -228,6 +235,7 @@ func (s *Store) recover() error {
 	} else if ok && first.Phys < minPhys {
 		// A truncation made its side durable, then the crash came before
 		// its log deletion did: finish it.
+		s.syncs.Add(1)
 		if err := s.log.DeleteRange(commitlog.Key(first.Phys), commitlog.Key(minPhys), pebble.Sync); err != nil {
 			return fmt.Errorf("store: recover: %w", err)
 		}
@@ -369,6 +377,7 @@ func (s *Store) checkpointOnClose() error {
 	defer b.Close()
 	p := &pending{}
 	s.checkpointLocked(b, p, s.nextPhys)
+	s.syncs.Add(1)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}
@@ -408,6 +417,18 @@ func (s *Store) MaxOffset(topic string, queueID int32) int64 {
 	}
 	return 0
 }
+
+// Stats are counters of what the store did since Open.
+type Stats struct {
+	// Syncs counts the store's commits that waited for their WAL write to
+	// be durable (per the flush mode): one per database an op wrote, and
+	// those of Open and Close. Pebble may serve concurrent ones with one
+	// fsync; each is still a wait a caller pays for.
+	Syncs int64
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats { return Stats{Syncs: s.syncs.Load()} }
 
 // MinPhysOffset is the first live commit-log offset.
 func (s *Store) MinPhysOffset() int64 { return s.minPhys.Load() }

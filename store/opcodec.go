@@ -1,0 +1,296 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// The op encoding (see the package doc, "Ops as bytes"). Version 1:
+//
+//	version u8 (1) | kind u8 | body
+//
+// with integers as varints (signed) or uvarints (lengths, counts), strings
+// and byte strings as uvarint length + bytes, and the body by kind:
+//
+//	OpAppend            timestamp | count | count stored records back to back
+//	OpCommitOffset      count | count x (group | topic | queueID | offset)
+//	OpDeleteGroupOffsets group
+//	OpPutTopic          name | readQueueNums | writeQueueNums | perm |
+//	                    topicFilterType | topicSysFlag | order u8
+//	OpDeleteTopic       topic
+//	OpSetDelayOffset    level | offset
+//	OpPutCheckpoint     name | value
+//	OpTruncate          cutoff | count | count x (topic | queueID | min),
+//	                    sorted by topic then queue id
+//
+// A stored record is RocketMQ's stored-message encoding
+// (protocol.AppendStoredMessage), self-delimiting by its totalSize; an
+// append's topic, queue id, tags code, keys and unique key are read back
+// from it, so the encoding cannot disagree with the record.
+const OpVersion = 1
+
+// ErrBadOp is returned (wrapped) by DecodeOp for bytes that are not an op.
+var ErrBadOp = errors.New("store: undecodable op")
+
+// OffsetCommit is one consumer offset of an OpCommitOffset.
+type OffsetCommit struct {
+	Group   string
+	Topic   string
+	QueueID int32
+	Offset  int64
+}
+
+// Marshal encodes op (see OpVersion). Only an append's Timestamp is kept:
+// no other op uses it.
+func (op *Op) Marshal() []byte { return op.AppendEncode(make([]byte, 0, op.encodedSizeHint())) }
+
+func (op *Op) encodedSizeHint() int {
+	n := 32
+	for i := range op.Messages {
+		n += len(op.Messages[i].Record)
+	}
+	for i := range op.Offsets {
+		n += len(op.Offsets[i].Group) + len(op.Offsets[i].Topic) + 24
+	}
+	return n + len(op.Value) + 16*len(op.QueueMins)
+}
+
+// AppendEncode appends op's encoding to dst.
+func (op *Op) AppendEncode(dst []byte) []byte {
+	dst = append(dst, OpVersion, byte(op.Kind))
+	switch op.Kind {
+	case OpAppend:
+		dst = binary.AppendVarint(dst, op.Timestamp)
+		dst = binary.AppendUvarint(dst, uint64(len(op.Messages)))
+		for i := range op.Messages {
+			dst = append(dst, op.Messages[i].Record...)
+		}
+	case OpCommitOffset:
+		dst = binary.AppendUvarint(dst, uint64(len(op.Offsets)))
+		for _, c := range op.Offsets {
+			dst = appendString(dst, c.Group)
+			dst = appendString(dst, c.Topic)
+			dst = binary.AppendVarint(dst, int64(c.QueueID))
+			dst = binary.AppendVarint(dst, c.Offset)
+		}
+	case OpDeleteGroupOffsets:
+		dst = appendString(dst, op.Group)
+	case OpPutTopic:
+		c := op.TopicConfig
+		if c == nil {
+			c = &meta.TopicConfig{} // refused by Apply, as the typed op is
+		}
+		dst = appendString(dst, c.Name)
+		dst = binary.AppendVarint(dst, int64(c.ReadQueueNums))
+		dst = binary.AppendVarint(dst, int64(c.WriteQueueNums))
+		dst = binary.AppendVarint(dst, int64(c.Perm))
+		dst = appendString(dst, c.TopicFilterType)
+		dst = binary.AppendVarint(dst, int64(c.TopicSysFlag))
+		order := byte(0)
+		if c.Order {
+			order = 1
+		}
+		dst = append(dst, order)
+	case OpDeleteTopic:
+		dst = appendString(dst, op.Topic)
+	case OpSetDelayOffset:
+		dst = binary.AppendVarint(dst, int64(op.Level))
+		dst = binary.AppendVarint(dst, op.Offset)
+	case OpPutCheckpoint:
+		dst = appendString(dst, op.Name)
+		dst = appendString(dst, string(op.Value))
+	case OpTruncate:
+		dst = binary.AppendVarint(dst, op.Cutoff)
+		ids := make([]QueueID, 0, len(op.QueueMins))
+		for id := range op.QueueMins {
+			ids = append(ids, id)
+		}
+		slices.SortFunc(ids, func(a, b QueueID) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			return int(a.ID) - int(b.ID)
+		})
+		dst = binary.AppendUvarint(dst, uint64(len(ids)))
+		for _, id := range ids {
+			dst = appendString(dst, id.Topic)
+			dst = binary.AppendVarint(dst, int64(id.ID))
+			dst = binary.AppendVarint(dst, op.QueueMins[id])
+		}
+	}
+	return dst
+}
+
+func appendString(dst []byte, s string) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
+}
+
+// DecodeOp decodes an encoded op. An append's records alias b. It never
+// panics and allocates in proportion to len(b); anything but exactly one
+// well-formed op of a known version is an ErrBadOp. It does not check what
+// Apply checks (names, queue ids, whether a truncation fits the store).
+func DecodeOp(b []byte) (*Op, error) {
+	d := opDecoder{b: b}
+	if v := d.byte(); d.err == nil && v != OpVersion {
+		return nil, fmt.Errorf("%w: version %d, this build reads %d", ErrBadOp, v, OpVersion)
+	}
+	op := &Op{Kind: OpKind(d.byte())}
+	if d.err != nil {
+		return nil, d.err
+	}
+	switch op.Kind {
+	case OpAppend:
+		op.Timestamp = d.varint()
+		n := d.count(minStoredRecord)
+		op.Messages = make([]AppendMessage, 0, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			m, size, err := protocol.DecodeStoredMessage(d.b, false)
+			if err != nil {
+				d.fail("record %d: %v", i, err)
+				break
+			}
+			op.Messages = append(op.Messages, AppendMessage{
+				Record: d.b[:size:size], Topic: m.Topic, QueueID: m.QueueID,
+				TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()})
+			d.b = d.b[size:]
+		}
+	case OpCommitOffset:
+		n := d.count(4)
+		op.Offsets = make([]OffsetCommit, 0, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			op.Offsets = append(op.Offsets, OffsetCommit{Group: d.string(), Topic: d.string(), QueueID: d.int32(), Offset: d.varint()})
+		}
+	case OpDeleteGroupOffsets:
+		op.Group = d.string()
+	case OpPutTopic:
+		c := &meta.TopicConfig{Name: d.string(), ReadQueueNums: d.int32(), WriteQueueNums: d.int32(), Perm: d.int32(),
+			TopicFilterType: d.string(), TopicSysFlag: d.int32()}
+		switch d.byte() {
+		case 0:
+		case 1:
+			c.Order = true
+		default:
+			d.fail("order flag not 0 or 1")
+		}
+		op.TopicConfig = c
+	case OpDeleteTopic:
+		op.Topic = d.string()
+	case OpSetDelayOffset:
+		op.Level, op.Offset = d.int32(), d.varint()
+	case OpPutCheckpoint:
+		op.Name, op.Value = d.string(), []byte(d.string())
+	case OpTruncate:
+		op.Cutoff = d.varint()
+		n := d.count(3)
+		op.QueueMins = make(map[QueueID]int64, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			id := QueueID{Topic: d.string(), ID: d.int32()}
+			op.QueueMins[id] = d.varint()
+		}
+	default:
+		return nil, fmt.Errorf("%w: kind %d", ErrBadOp, op.Kind)
+	}
+	if d.err == nil && len(d.b) > 0 {
+		d.fail("%d bytes after the op", len(d.b))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return op, nil
+}
+
+// minStoredRecord bounds an append's count by the bytes present (a
+// stored record's fixed part is far larger).
+const minStoredRecord = 64
+
+// opDecoder reads an op's fields; the first error sticks and every later
+// read returns a zero value.
+type opDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *opDecoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", ErrBadOp, fmt.Sprintf(format, args...))
+	}
+}
+
+func (d *opDecoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.fail("truncated")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *opDecoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *opDecoder) int32() int32 {
+	v := d.varint()
+	if int64(int32(v)) != v {
+		d.fail("%d out of int32 range", v)
+		return 0
+	}
+	return int32(v)
+}
+
+func (d *opDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad uvarint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a count of elements at least minSize bytes each; a count
+// the remaining bytes cannot hold is refused, which bounds allocation.
+func (d *opDecoder) count(minSize int) int {
+	v := d.uvarint()
+	if d.err == nil && v > uint64(len(d.b)/minSize) {
+		d.fail("count %d with %d bytes left", v, len(d.b))
+		return 0
+	}
+	return int(v)
+}
+
+func (d *opDecoder) string() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.fail("string of %d bytes with %d left", n, len(d.b))
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
