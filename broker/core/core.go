@@ -268,13 +268,16 @@ func (c *Core) persistTick() {
 	}
 }
 
-// PersistOffsets writes every consumer offset changed since the last call.
+// PersistOffsets writes every consumer offset changed since the last call,
+// all in one store op and one sync however many changed.
 func (c *Core) PersistOffsets() error {
 	_, err := c.offsets.Persist(func(es []offsets.Entry) (int, error) {
+		commits := make([]store.OffsetCommit, len(es))
 		for i, e := range es {
-			if err := c.st.CommitOffset(e.Group, e.Topic, e.QueueID, e.Offset); err != nil {
-				return i, fmt.Errorf("core: persist offset %s/%s/%d: %w", e.Group, e.Topic, e.QueueID, err)
-			}
+			commits[i] = store.OffsetCommit{Group: e.Group, Topic: e.Topic, QueueID: e.QueueID, Offset: e.Offset}
+		}
+		if err := c.st.CommitOffsets(commits); err != nil {
+			return 0, fmt.Errorf("core: persist %d consumer offsets: %w", len(es), err)
 		}
 		return len(es), nil
 	})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -354,5 +355,36 @@ func TestForwardedCallTimesOut(t *testing.T) {
 	c.ConsumerRunningInfo("g", "nobody", false, func(_ ClientReply, err error) { got <- err })
 	if code, remark := CodeOf(<-got); code != protocol.RespSystemError || !strings.Contains(remark, "not online") {
 		t.Fatalf("absent consumer: %d %q", code, remark)
+	}
+}
+
+// A persist writes every changed offset in one store op: one sync whatever
+// the number of offsets that changed.
+func TestPersistOffsetsSyncsOnce(t *testing.T) {
+	c := openCore(t, func(_ *Config, o *store.Options) { o.FlushMode = store.SyncFlush })
+	for _, n := range []int{1, 50, 500} {
+		for i := range n {
+			c.CommitConsumerOffset(fmt.Sprint("g", i%7), fmt.Sprint("T", i), int32(i%4), int64(i+n))
+		}
+		before := c.Store().Stats().Syncs
+		if err := c.PersistOffsets(); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Store().Stats().Syncs - before; got != 1 {
+			t.Fatalf("persisting %d changed offsets took %d syncs, want 1", n, got)
+		}
+		// Nothing changed since: no write at all.
+		before = c.Store().Stats().Syncs
+		if err := c.PersistOffsets(); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Store().Stats().Syncs - before; got != 0 {
+			t.Fatalf("a persist with nothing changed took %d syncs", got)
+		}
+	}
+	var n int
+	err := c.Store().RangeConsumerOffsets(func(string, string, int32, int64) bool { n++; return true })
+	if err != nil || n == 0 {
+		t.Fatalf("stored offsets: %d, %v", n, err)
 	}
 }
