@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -42,48 +41,21 @@ topics, and the consumer CLI reads it like any topic (--topic '%DLQ%<group>').`,
 	return cmd
 }
 
-// deadLetterView is a dead letter as dlq list shows it.
+// deadLetterView is a dead letter as dlq list shows it: the message as
+// message get shows it (all properties, bookkeeping included) and where it
+// came from.
 type deadLetterView struct {
-	MsgID          string   `json:"msgId"`
-	OffsetMsgID    string   `json:"offsetMsgId"`
-	OriginTopic    string   `json:"originTopic"`
-	OriginMsgID    string   `json:"originMsgId"`
-	ReconsumeTimes int32    `json:"reconsumeTimes"`
-	StoreTime      string   `json:"storeTime"`
-	StoreTimestamp int64    `json:"storeTimestamp"`
-	Tags           string   `json:"tags,omitempty"`
-	Keys           []string `json:"keys"`
-	QueueID        int32    `json:"queueId"`
-	QueueOffset    int64    `json:"queueOffset"`
-	// Properties are all of the dead letter's properties, bookkeeping
-	// included.
-	Properties map[string]string `json:"properties"`
-	// Body is the body as text when it is printable UTF-8; otherwise
-	// BodyBase64 holds it.
-	Body       *string `json:"body,omitempty"`
-	BodyBase64 string  `json:"bodyBase64,omitempty"`
+	messageView
+	OriginTopic string `json:"originTopic"`
+	OriginMsgID string `json:"originMsgId"`
+	StoreTime   string `json:"storeTime"`
 
 	body []byte // for the table's preview
 }
 
 func deadLetterOf(m *protocol.MessageExt) deadLetterView {
-	v := deadLetterView{MsgID: m.MsgID, OffsetMsgID: m.OffsetMsgID, OriginTopic: m.Property(protocol.PropertyRetryTopic),
-		OriginMsgID: m.Property(protocol.PropertyOriginMessageID), ReconsumeTimes: m.ReconsumeTimes,
-		StoreTime: msTime(m.StoreTimestamp), StoreTimestamp: m.StoreTimestamp, Tags: m.Tags(), Keys: m.Keys(),
-		QueueID: m.QueueID, QueueOffset: m.QueueOffset, Properties: m.Properties, body: m.Body}
-	if v.Keys == nil {
-		v.Keys = []string{}
-	}
-	if v.Properties == nil {
-		v.Properties = map[string]string{}
-	}
-	if printable(m.Body) {
-		s := string(m.Body)
-		v.Body = &s
-	} else {
-		v.BodyBase64 = base64.StdEncoding.EncodeToString(m.Body)
-	}
-	return v
+	return deadLetterView{messageView: viewOf(m), OriginTopic: m.Property(protocol.PropertyRetryTopic),
+		OriginMsgID: m.Property(protocol.PropertyOriginMessageID), StoreTime: msTime(m.StoreTimestamp), body: m.Body}
 }
 
 func newDlqListCmd(a *app) *cobra.Command {
