@@ -16,6 +16,7 @@ import (
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -94,10 +95,11 @@ whole body. No consumer group's offsets move.`,
 func (a *app) dlqList(ctx context.Context, group string, max int) error {
 	topic := admin.DLQTopic(group)
 	var views []deadLetterView
-	total, err := a.scanDLQ(ctx, topic, func(m *client.MessageExt) bool {
+	ranges, err := a.scanDLQ(ctx, topic, nil, func(m *client.MessageExt) bool {
 		views = append(views, deadLetterOf(&m.MessageExt))
 		return len(views) < max
 	})
+	total := held(ranges)
 	if errors.Is(err, client.ErrTopicNotExist) {
 		fmt.Fprintf(a.stderr, "group %s has no dead letters (no topic %s)\n", group, topic)
 		err = nil
@@ -131,12 +133,20 @@ func (a *app) dlqList(ctx context.Context, group string, max int) error {
 // dlqPullBatch is how many dead letters one pull asks for.
 const dlqPullBatch = 32
 
-// scanDLQ pulls every queue of topic from its oldest offset up to the end
-// it had when the scan reached it, handing each message to visit until
-// visit returns false. It returns how many messages the queues hold (max -
-// min offset summed), and an error matching client.ErrTopicNotExist when
+// dlqRange is the part of one dead-letter queue a command reads: from lo
+// up to (not including) hi.
+type dlqRange struct {
+	mq     queue.MessageQueue
+	lo, hi int64
+}
+
+// scanDLQ pulls the queues of topic, handing each message to visit until
+// visit returns false. Without ranges it reads every readable queue from
+// its oldest offset up to its end when the scan begins, and returns those
+// ranges, so that a second scan over them sees the same messages however
+// many arrive meanwhile. An error matches client.ErrTopicNotExist when
 // the topic has no route. Nothing is committed.
-func (a *app) scanDLQ(ctx context.Context, topic string, visit func(*client.MessageExt) bool) (int64, error) {
+func (a *app) scanDLQ(ctx context.Context, topic string, ranges []dlqRange, visit func(*client.MessageExt) bool) ([]dlqRange, error) {
 	cfg := client.DefaultPullConsumerConfig()
 	cfg.Client.NameServerAddrs = []string{a.namesrv}
 	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-dlq-%d", os.Getpid())
@@ -146,39 +156,29 @@ func (a *app) scanDLQ(ctx context.Context, topic string, visit func(*client.Mess
 	}
 	pc, err := client.NewPullConsumer(cfg)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := pc.Start(ctx); err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() { _ = pc.Shutdown(context.Background()) }()
-	mqs, err := pc.MessageQueues(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("topic %s: %w", topic, err)
+	if ranges == nil {
+		if ranges, err = a.dlqRanges(ctx, pc, topic); err != nil {
+			return nil, err
+		}
 	}
-	var total int64
-	more := true
-	for _, mq := range mqs {
-		lo, err := pc.MinOffset(ctx, mq)
-		if err != nil {
-			return 0, err
-		}
-		hi, err := pc.MaxOffset(ctx, mq)
-		if err != nil {
-			return 0, err
-		}
-		total += hi - lo
-		for off := lo; more && off < hi; {
-			res, err := pc.Pull(ctx, mq, off, min(dlqPullBatch, int(hi-off)), client.PullOptions{Expression: "*"})
+	for _, r := range ranges {
+		for off := r.lo; off < r.hi; {
+			res, err := pc.Pull(ctx, r.mq, off, min(dlqPullBatch, int(r.hi-off)), client.PullOptions{Expression: "*"})
 			if err != nil {
-				return 0, fmt.Errorf("pull %s at %d: %w", mq, off, err)
+				return nil, fmt.Errorf("pull %s at %d: %w", r.mq, off, err)
 			}
 			for _, m := range res.Messages {
-				if m.QueueOffset >= hi {
+				if m.QueueOffset >= r.hi {
 					break
 				}
-				if more = visit(m); !more {
-					break
+				if !visit(m) {
+					return ranges, nil
 				}
 			}
 			if res.Status == client.PullNoNewMessage || res.NextOffset <= off {
@@ -187,7 +187,42 @@ func (a *app) scanDLQ(ctx context.Context, topic string, visit func(*client.Mess
 			off = res.NextOffset
 		}
 	}
-	return total, nil
+	return ranges, nil
+}
+
+// dlqRanges are the current extents of topic's readable queues.
+func (a *app) dlqRanges(ctx context.Context, pc *client.PullConsumer, topic string) ([]dlqRange, error) {
+	mqs, err := pc.MessageQueues(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	if len(mqs) == 0 {
+		// A dead-letter topic created by a broker before RocketMQ 4.7, or
+		// by Runnel before it followed 4.7, is write-only.
+		return nil, fmt.Errorf("topic %s has no readable queue: brokers before RocketMQ 4.7 create dead-letter topics write-only (perm W); runnelctl topic update-perm '%s' --perm RW makes it readable", topic, topic)
+	}
+	ranges := make([]dlqRange, 0, len(mqs))
+	for _, mq := range mqs {
+		lo, err := pc.MinOffset(ctx, mq)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := pc.MaxOffset(ctx, mq)
+		if err != nil {
+			return nil, err
+		}
+		ranges = append(ranges, dlqRange{mq: mq, lo: lo, hi: hi})
+	}
+	return ranges, nil
+}
+
+// held is how many messages ranges cover.
+func held(ranges []dlqRange) int64 {
+	var n int64
+	for _, r := range ranges {
+		n += r.hi - r.lo
+	}
+	return n
 }
 
 func newDlqResendCmd(a *app) *cobra.Command {
@@ -254,28 +289,44 @@ type resentRow struct {
 // resendProducerGroup is the producer group re-sends are sent under.
 const resendProducerGroup = "runnelctl-dlq"
 
+// dlqResend reads the dead-letter topic twice over the same ranges: once
+// to check every id and origin and to ask, keeping no bodies, then to send
+// the copies as it reads, so that memory does not grow with the queue.
 func (a *app) dlqResend(ctx context.Context, group string, ids []string, all, yes bool) error {
 	topic := admin.DLQTopic(group)
-	want := map[string]bool{}
+	found := map[string]bool{} // by upper-case id
 	for _, id := range ids {
 		if id = strings.TrimSpace(id); id != "" {
-			want[strings.ToUpper(id)] = false
+			found[strings.ToUpper(id)] = false
 		}
 	}
-	var picked []*protocol.MessageExt
-	_, err := a.scanDLQ(ctx, topic, func(m *client.MessageExt) bool {
-		byID, byOffset := strings.ToUpper(m.MsgID), strings.ToUpper(m.OffsetMsgID)
-		_, inID := want[byID]
-		_, inOffset := want[byOffset]
-		if all || inID || inOffset {
-			picked = append(picked, &m.MessageExt)
-			if inID {
-				want[byID] = true
-			}
-			if inOffset {
-				want[byOffset] = true
+	picks := func(m *client.MessageExt) bool {
+		if all {
+			return true
+		}
+		_, byID := found[strings.ToUpper(m.MsgID)]
+		_, byOffset := found[strings.ToUpper(m.OffsetMsgID)]
+		return byID || byOffset
+	}
+	picked := 0
+	perTopic := map[string]int{}
+	var bad error
+	ranges, err := a.scanDLQ(ctx, topic, nil, func(m *client.MessageExt) bool {
+		if !picks(m) {
+			return true
+		}
+		picked++
+		for _, id := range []string{m.MsgID, m.OffsetMsgID} {
+			if _, ok := found[strings.ToUpper(id)]; ok {
+				found[strings.ToUpper(id)] = true
 			}
 		}
+		origin, err := admin.DeadLetterOrigin(&m.MessageExt)
+		if err != nil {
+			bad = err
+			return false
+		}
+		perTopic[origin]++
 		return true
 	})
 	switch {
@@ -286,10 +337,13 @@ func (a *app) dlqResend(ctx context.Context, group string, ids []string, all, ye
 		return fmt.Errorf("group %s has no dead letters (no topic %s)", group, topic)
 	case err != nil:
 		return err
+	case bad != nil:
+		// Every dead letter must have somewhere to go before any is sent.
+		return fmt.Errorf("%w; nothing re-sent", bad)
 	}
 	var missing []string
-	for _, id := range slices.Sorted(maps.Keys(want)) {
-		if !want[id] {
+	for _, id := range slices.Sorted(maps.Keys(found)) {
+		if !found[id] {
 			missing = append(missing, id)
 		}
 	}
@@ -297,36 +351,71 @@ func (a *app) dlqResend(ctx context.Context, group string, ids []string, all, ye
 		return fmt.Errorf("no dead letter with id %s in %s (ids are the MSG ID or OFFSET MSG ID dlq list shows); nothing re-sent",
 			strings.Join(missing, ", "), topic)
 	}
-	if len(picked) == 0 {
+	if picked == 0 {
 		fmt.Fprintf(a.stderr, "group %s has no dead letters in %s: nothing to re-send\n", group, topic)
 		return nil
-	}
-	// Every dead letter must have somewhere to go before any is sent.
-	perTopic := map[string]int{}
-	origins := make([]string, len(picked))
-	for i, m := range picked {
-		if origins[i], err = admin.DeadLetterOrigin(m); err != nil {
-			return fmt.Errorf("%w; nothing re-sent", err)
-		}
-		perTopic[origins[i]]++
 	}
 	var dest []string
 	for _, t := range slices.Sorted(maps.Keys(perTopic)) {
 		dest = append(dest, fmt.Sprintf("%s (%d)", t, perTopic[t]))
 	}
-	if err := a.confirm(yes, fmt.Sprintf("Re-send %s of group %s to %s", plural(len(picked), "dead letter", "dead letters"), group, strings.Join(dest, ", "))); err != nil {
+	if err := a.confirm(yes, fmt.Sprintf("Re-send %s of group %s to %s", plural(picked, "dead letter", "dead letters"), group, strings.Join(dest, ", "))); err != nil {
 		return err
 	}
-	return a.resend(ctx, picked, origins, group, len(perTopic))
+
+	p, err := a.resendProducer(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	const rowFormat = "%-32s %-24s %-32s %-32s\n"
+	start := time.Now()
+	sent := 0
+	var sendErr error
+	_, err = a.scanDLQ(ctx, topic, ranges, func(m *client.MessageExt) bool {
+		if !picks(m) {
+			return true
+		}
+		var origin string
+		if origin, sendErr = admin.DeadLetterOrigin(&m.MessageExt); sendErr != nil {
+			return false
+		}
+		res, serr := p.Send(ctx, &client.Message{Topic: origin, Body: m.Body, Flag: m.Flag, Properties: admin.ResendProperties(&m.MessageExt)})
+		if serr != nil {
+			sendErr = fmt.Errorf("re-sent %d of %d; dead letter %s to %s: %w", sent, picked, m.OffsetMsgID, origin, serr)
+			return false
+		}
+		sent++
+		row := resentRow{DeadMsgID: m.MsgID, DeadOffsetMsgID: m.OffsetMsgID, Topic: origin, MsgID: res.MsgID,
+			OffsetMsgID: res.OffsetMsgID, Broker: res.Queue.BrokerName, QueueID: res.Queue.QueueID, QueueOffset: res.QueueOffset}
+		if a.output == "json" {
+			sendErr = jsonLine{w: a.stdout}.write(row)
+			return sendErr == nil
+		}
+		if sent == 1 {
+			fmt.Fprintf(a.stdout, rowFormat, "DEAD LETTER MSG ID", "TOPIC", "NEW MSG ID", "NEW OFFSET MSG ID")
+		}
+		_, sendErr = fmt.Fprintf(a.stdout, rowFormat, dash(row.DeadMsgID), row.Topic, row.MsgID, row.OffsetMsgID)
+		return sendErr == nil
+	})
+	if err := errors.Join(err, sendErr); err != nil {
+		return err
+	}
+	if sent != picked {
+		// The queue was cut (retention) between the two reads.
+		return fmt.Errorf("re-sent %d of the %d dead letters found: the others left %s meanwhile", sent, picked, topic)
+	}
+	fmt.Fprintf(a.stderr, "re-sent %s of group %s to %s in %s\n", plural(sent, "dead letter", "dead letters"), group,
+		plural(len(perTopic), "topic", "topics"), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
-// resend sends a copy of each dead letter to its origin and prints a row
-// per copy as it goes.
-func (a *app) resend(ctx context.Context, picked []*protocol.MessageExt, origins []string, group string, topics int) error {
+// resendProducer starts the producer copies are sent with.
+func (a *app) resendProducer(ctx context.Context) (*client.Producer, error) {
 	cfg := client.DefaultProducerConfig()
 	cfg.Group = resendProducerGroup
 	cfg.Client.NameServerAddrs = []string{a.namesrv}
-	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-dlq-%d", os.Getpid())
+	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-dlq-send-%d", os.Getpid())
 	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if a.timeout > 0 {
 		cfg.Client.CallTimeout = a.timeout
@@ -334,33 +423,11 @@ func (a *app) resend(ctx context.Context, picked []*protocol.MessageExt, origins
 	}
 	p, err := client.NewProducer(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.Start(ctx); err != nil {
-		return err
+		_ = p.Shutdown(context.Background())
+		return nil, err
 	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
-	const rowFormat = "%-32s %-24s %-32s %-32s\n"
-	start := time.Now()
-	for i, m := range picked {
-		res, err := p.Send(ctx, &client.Message{Topic: origins[i], Body: m.Body, Flag: m.Flag, Properties: admin.ResendProperties(m)})
-		if err != nil {
-			return fmt.Errorf("re-sent %d of %d; dead letter %s to %s: %w", i, len(picked), m.OffsetMsgID, origins[i], err)
-		}
-		row := resentRow{DeadMsgID: m.MsgID, DeadOffsetMsgID: m.OffsetMsgID, Topic: origins[i], MsgID: res.MsgID,
-			OffsetMsgID: res.OffsetMsgID, Broker: res.Queue.BrokerName, QueueID: res.Queue.QueueID, QueueOffset: res.QueueOffset}
-		if a.output == "json" {
-			if err := (jsonLine{w: a.stdout}).write(row); err != nil {
-				return err
-			}
-			continue
-		}
-		if i == 0 {
-			fmt.Fprintf(a.stdout, rowFormat, "DEAD LETTER MSG ID", "TOPIC", "NEW MSG ID", "NEW OFFSET MSG ID")
-		}
-		fmt.Fprintf(a.stdout, rowFormat, dash(row.DeadMsgID), row.Topic, row.MsgID, row.OffsetMsgID)
-	}
-	fmt.Fprintf(a.stderr, "re-sent %s of group %s to %s in %s\n", plural(len(picked), "dead letter", "dead letters"), group,
-		plural(topics, "topic", "topics"), time.Since(start).Round(time.Millisecond))
-	return nil
+	return p, nil
 }

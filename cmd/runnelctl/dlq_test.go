@@ -112,6 +112,11 @@ func TestDLQListAndResend(t *testing.T) {
 		t.Fatalf("dlq list before any dead letter: %+v", r)
 	}
 	assertFailed(t, runCLI(t, env, "", "dlq", "resend", "--group", group, "--id", "AC11000100A418B4AAC2615FB1B80000"), "has no dead letters")
+	// A dead-letter topic made write-only, as brokers before RocketMQ 4.7
+	// made them, is explained, not shown as empty.
+	okRun(t, env, "", "topic", "create", "%DLQ%dlq-old", "--queues", "1", "--perm", "W")
+	assertFailed(t, runCLI(t, env, "", "dlq", "list", "--group", "dlq-old"), "topic %DLQ%dlq-old has no readable queue: brokers before RocketMQ 4.7")
+	assertFailed(t, runCLI(t, env, "", "dlq", "resend", "--group", "dlq-old", "--all"), "update-perm '%DLQ%dlq-old' --perm RW")
 
 	pcfg := client.DefaultProducerConfig()
 	pcfg.Client.NameServerAddrs = []string{cl.NamesrvAddr()}
@@ -259,5 +264,26 @@ func TestDLQListAndResend(t *testing.T) {
 	r = okRun(t, env, "", "dlq", "resend", "--group", group, "--id", strings.ToLower(dead[0].OffsetMsgID))
 	if n := strings.Count(strings.TrimSpace(r.stdout), "\n"); n != 1 || !strings.Contains(r.stdout, "NEW MSG ID") || !strings.HasPrefix(r.stderr, "re-sent 1 dead letter of group") {
 		t.Fatalf("resend --id: %+v", r)
+	}
+
+	// The DLQ is writable too: a message sent there by hand has no origin,
+	// and resend refuses before sending anything.
+	if _, err := p.Send(ctx, &client.Message{Topic: admin.DLQTopic(group), Body: []byte("stray")}); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() (n int64) {
+		stats, err := adm.TopicStats(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range stats {
+			n += s.MaxOffset
+		}
+		return n
+	}
+	before := stored()
+	assertFailed(t, runCLI(t, env, "", "dlq", "resend", "--group", group, "--all", "--yes"), "has no RETRY_TOPIC property, so its original topic is unknown; nothing re-sent")
+	if after := stored(); after != before {
+		t.Fatalf("a refused resend stored %d messages on %s", after-before, topic)
 	}
 }
