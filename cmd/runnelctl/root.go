@@ -164,7 +164,7 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "{{rpad .Name .NamePadding }}", "{{rpad .Name (visiblePadding .)}}"))
 	root.SetFlagErrorFunc(cliflag.FlagError)
 
-	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a), newBenchCmd(a))
+	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a), newDlqCmd(a), newBenchCmd(a))
 	root.AddCommand(newStatsCmd(a))
 	addMqadminAliases(root, a)
 	a.completeNames(root)

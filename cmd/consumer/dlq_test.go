@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/integration/cluster"
+)
+
+// TestReadsDeadLetters: the messages a group always fails land in
+// %DLQ%<group>, which the broker creates readable, and the consumer CLI
+// reads them there like any topic, with no extra step: each with the
+// original's id, body, keys, tag and user properties, and the topic it
+// came from in RETRY_TOPIC.
+func TestReadsDeadLetters(t *testing.T) {
+	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+		cfg.MessageDelayLevel = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
+	}))
+	const topic, group, n = "dlq-source", "dlq-failing", 5 // the fifth body is binary
+	createTopic(t, cl, topic, 2)
+	want := produce(t, officialProducer(t, cl), topic, 0, n, "TagA", "TagB")
+
+	// Our push consumer (the official one races inside itself), failing
+	// everything, with one reconsume before the dead-letter queue.
+	cfg := client.DefaultPushConsumerConfig()
+	cfg.Client.NameServerAddrs = []string{cl.NamesrvAddr()}
+	cfg.Client.InstanceName = "consumer-dlq-test"
+	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Client.RebalanceInterval = 200 * time.Millisecond
+	cfg.Group = group
+	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+	cfg.BrokerSuspendMax = time.Second
+	cfg.MaxReconsumeTimes = 1
+	cfg.Concurrently = func(context.Context, []*client.MessageExt) client.ConsumeResult { return client.ConsumeRetryLater }
+	failing, err := client.NewPushConsumer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := failing.Subscribe(topic, "*"); err != nil {
+		t.Fatal(err)
+	}
+	if err := failing.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = failing.Shutdown(context.Background()) })
+
+	dlq := admin.DLQTopic(group)
+	adm := newAdmin(t, cl)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var held int64
+		stats, err := adm.TopicStats(context.Background(), dlq)
+		for _, s := range stats {
+			held += s.MaxOffset - s.MinOffset
+		}
+		if err == nil && held == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d messages (%v), want %d", dlq, held, err, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = failing.Shutdown(context.Background())
+
+	code, stdout, stderr := runHere(t, cl.NamesrvAddr(), "--topic", dlq, "--from", "first", "--max", "5", "--idle-timeout", "30s",
+		"-o", "json", "--log-level", "error")
+	if code != 0 {
+		t.Fatalf("consumer of %s: exit %d, stderr:\n%s", dlq, code, stderr)
+	}
+	recs := parseJSONLines(t, strings.Split(strings.TrimSpace(stdout), "\n"))
+	if len(recs) != n {
+		t.Fatalf("read %d dead letters, want %d:\n%s", len(recs), n, stdout)
+	}
+	byID := map[string]sent{}
+	for _, s := range want {
+		byID[s.msgID] = s
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		s, ok := byID[r.MsgID]
+		if !ok || seen[r.MsgID] {
+			t.Fatalf("record %s: not a sent message, or twice", r.MsgID)
+		}
+		seen[r.MsgID] = true
+		if r.Topic != dlq || !bytes.Equal(r.body(t), s.body) || !slices.Equal(r.Keys, s.keys) || r.Tags != s.tag ||
+			r.Properties["RETRY_TOPIC"] != topic || r.Properties["seq"] == "" {
+			t.Errorf("dead letter %+v, sent %+v", r, s)
+		}
+	}
+}
