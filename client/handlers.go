@@ -1,11 +1,8 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting"
@@ -86,88 +83,15 @@ func (in *instance) registerHandlers() {
 	})
 }
 
-// decodeOffsetTable parses a ResetOffsetBody: {"offsetTable":{<mq>:off,...}}
-// with fastjson object keys, or gson's [[<mq>,off],...] form.
+// decodeOffsetTable parses a ResetOffsetBody (protocol owns its forms).
 func decodeOffsetTable(body []byte) (map[queue.MessageQueue]int64, error) {
-	raw := body
-	// fastjson keys make the body invalid JSON; find the table by hand.
-	i := bytes.Index(raw, []byte(`"offsetTable"`))
-	if i < 0 {
-		return nil, fmt.Errorf("client: reset offset body has no offsetTable")
+	rb, err := protocol.DecodeResetOffsetBody(body)
+	if err != nil {
+		return nil, fmt.Errorf("client: reset offset body: %w", err)
 	}
-	rest := bytes.TrimLeft(raw[i+len(`"offsetTable"`):], " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
-		return nil, fmt.Errorf("client: reset offset body: no ':' after offsetTable")
+	out := make(map[queue.MessageQueue]int64, len(rb.OffsetTable))
+	for mq, off := range rb.OffsetTable {
+		out[queue.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: int(mq.QueueID)}] = off
 	}
-	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-	out := map[queue.MessageQueue]int64{}
-	if len(rest) > 0 && rest[0] == '[' {
-		var pairs [][]json.RawMessage
-		dec := json.NewDecoder(bytes.NewReader(rest))
-		if err := dec.Decode(&pairs); err != nil {
-			return nil, fmt.Errorf("client: reset offset body: %w", err)
-		}
-		for _, p := range pairs {
-			if len(p) != 2 {
-				return nil, fmt.Errorf("client: reset offset body: pair of %d elements", len(p))
-			}
-			var mq queue.MessageQueue
-			var off int64
-			if err := json.Unmarshal(p[0], &mq); err != nil {
-				return nil, fmt.Errorf("client: reset offset body: %w", err)
-			}
-			if err := json.Unmarshal(p[1], &off); err != nil {
-				return nil, fmt.Errorf("client: reset offset body: %w", err)
-			}
-			out[mq] = off
-		}
-		return out, nil
-	}
-	if len(rest) == 0 || rest[0] != '{' {
-		return nil, fmt.Errorf("client: reset offset body: offsetTable is not an object")
-	}
-	rest = rest[1:]
-	for {
-		rest = bytes.TrimLeft(rest, " \t\r\n,")
-		if len(rest) == 0 {
-			return nil, fmt.Errorf("client: reset offset body: truncated")
-		}
-		if rest[0] == '}' {
-			return out, nil
-		}
-		var keyRaw []byte
-		if rest[0] == '"' { // a key serialized as a JSON string
-			dec := json.NewDecoder(bytes.NewReader(rest))
-			var s string
-			if err := dec.Decode(&s); err != nil {
-				return nil, fmt.Errorf("client: reset offset body: %w", err)
-			}
-			keyRaw, rest = []byte(s), rest[dec.InputOffset():]
-		} else {
-			end := bytes.IndexByte(rest, '}')
-			if rest[0] != '{' || end < 0 {
-				return nil, fmt.Errorf("client: reset offset body: bad key")
-			}
-			keyRaw, rest = rest[:end+1], rest[end+1:]
-		}
-		var mq queue.MessageQueue
-		if err := json.Unmarshal(keyRaw, &mq); err != nil {
-			return nil, fmt.Errorf("client: reset offset body: key %s: %w", keyRaw, err)
-		}
-		rest = bytes.TrimLeft(rest, " \t\r\n")
-		if len(rest) == 0 || rest[0] != ':' {
-			return nil, fmt.Errorf("client: reset offset body: no value for %v", mq)
-		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-		n := 0
-		for n < len(rest) && (rest[n] == '-' || rest[n] >= '0' && rest[n] <= '9') {
-			n++
-		}
-		off, err := strconv.ParseInt(string(rest[:n]), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("client: reset offset body: offset of %v: %w", mq, err)
-		}
-		out[mq] = off
-		rest = rest[n:]
-	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -153,6 +154,25 @@ func decodeQueueTable[V any](b []byte) (map[MessageQueue]V, error) {
 		return nil, nil
 	}
 	table := make(map[MessageQueue]V)
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		// gson's form of a map with object keys: [[<mq>,<value>],...].
+		var pairs [][2]json.RawMessage
+		if err := json.Unmarshal(t, &pairs); err != nil {
+			return nil, fmt.Errorf("queue table pairs: %v", err)
+		}
+		for _, p := range pairs {
+			var mq MessageQueue
+			if err := json.Unmarshal(p[0], &mq); err != nil {
+				return nil, fmt.Errorf("queue key %s: %v", p[0], err)
+			}
+			var val V
+			if err := json.Unmarshal(p[1], &val); err != nil {
+				return nil, fmt.Errorf("queue %v: %v", mq, err)
+			}
+			table[mq] = val
+		}
+		return table, nil
+	}
 	err := walkObject(b, func(k, v []byte) error {
 		if len(k) > 0 && k[0] == '"' {
 			var s string
@@ -236,17 +256,24 @@ func (r ResetOffsetBody) Encode() []byte {
 	return append(dst, '}')
 }
 
-// DecodeResetOffsetBody parses the fastjson form (or one with quoted keys).
+// DecodeResetOffsetBody parses the fastjson form, one with quoted keys, or
+// gson's pair list ([[<mq>,offset],...], as Java 5 brokers write it). A
+// body without an offsetTable is refused.
 func DecodeResetOffsetBody(body []byte) (*ResetOffsetBody, error) {
 	r := &ResetOffsetBody{}
+	seen := false
 	err := decodeQueueTableBody("RESET_CONSUMER_CLIENT_OFFSET", body, func(key string, v []byte) error {
 		if key == "offsetTable" {
+			seen = true
 			var err error
 			r.OffsetTable, err = decodeQueueTable[int64](v)
 			return err
 		}
 		return nil
 	})
+	if err == nil && !seen {
+		err = fmt.Errorf("protocol: RESET_CONSUMER_CLIENT_OFFSET body: no offsetTable")
+	}
 	if err != nil {
 		return nil, err
 	}
