@@ -34,6 +34,9 @@ type Broker struct {
 	storeHost atomic.Pointer[netip.AddrPort]
 	// regKick asks the registration loop to register now.
 	regKick chan struct{}
+	// nsDown holds the name servers whose last registration failed
+	// (address -> true), so a failure is logged once.
+	nsDown sync.Map
 
 	mu struct {
 		sync.Mutex
@@ -93,7 +96,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.srv = srv
 	b.registerHandlers()
-	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log})
+	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, OnClose: b.namesrvConnClosed})
 	return b, nil
 }
 
@@ -121,7 +124,9 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		Logger:                   b.log,
 		TopicsChanged: func(wait bool) {
 			if wait {
-				b.registerAll(b.ctx)
+				if b.registerAll(b.ctx) > 0 {
+					b.kickRegister() // the loop retries what failed
+				}
 			} else {
 				b.kickRegister()
 			}

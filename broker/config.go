@@ -71,7 +71,8 @@ type Config struct {
 	ChannelExpiry time.Duration
 	// MaxSuspend caps how long a pull is held (long polling) whatever the
 	// client asks; the official clients wait 30 s for the answer and ask for
-	// 20 s. A pull asking for 0 is held this long. Default 25 s.
+	// 20 s. A pull asking for 0 or less is not held (Java holds it until
+	// its next 5 s hold check). Default 25 s.
 	MaxSuspend time.Duration
 	// Transport is the remoting transport, "netpoll" (default) or "std".
 	Transport string

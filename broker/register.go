@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -14,11 +15,22 @@ import (
 // server cannot stall shutdown).
 const registerTimeout = 3 * time.Second
 
-// registerLoop registers with every name server each RegisterInterval and
-// whenever the topic table changes (kickRegister).
+// Retry backoff after a failed registration: a name server that
+// restarted (or whose connection dropped) knows no route of this broker
+// until it registers again, so it is retried within a fraction of a
+// second instead of at the next RegisterInterval.
+const (
+	registerRetryMin = 100 * time.Millisecond
+	registerRetryMax = 2 * time.Second
+)
+
+// registerLoop registers with every name server each RegisterInterval,
+// whenever the topic table changes (kickRegister) or a name server
+// connection closes, and again soon, with backoff, while any fails.
 func (b *Broker) registerLoop() {
-	t := time.NewTicker(b.cfg.RegisterInterval)
+	t := time.NewTimer(b.cfg.RegisterInterval)
 	defer t.Stop()
+	retry := registerRetryMin
 	for {
 		select {
 		case <-b.stop:
@@ -26,9 +38,25 @@ func (b *Broker) registerLoop() {
 		case <-t.C:
 		case <-b.regKick:
 		}
-		b.registerAll(b.ctx)
+		next := b.cfg.RegisterInterval
+		if failed := b.registerAll(b.ctx); failed > 0 {
+			next, retry = min(retry, next), min(retry*2, registerRetryMax)
+		} else {
+			retry = registerRetryMin
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
 	}
 }
+
+// namesrvConnClosed is the name server client's close hook: a name server
+// that went away must hear from this broker as soon as it is back.
+func (b *Broker) namesrvConnClosed(string) { b.kickRegister() }
 
 // kickRegister asks for a registration now (after a topic change). It
 // does not wait: the loop coalesces kicks that arrive while it registers.
@@ -40,14 +68,15 @@ func (b *Broker) kickRegister() {
 }
 
 // registerAll sends REGISTER_BROKER with the whole topic table to every
-// name server in parallel. Failures are logged; the next round retries.
-func (b *Broker) registerAll(ctx context.Context) {
+// name server in parallel and returns how many failed. A failure is logged
+// once until that name server answers again; the loop retries.
+func (b *Broker) registerAll(ctx context.Context) (failed int) {
 	if len(b.cfg.NamesrvAddrs) == 0 {
-		return
+		return 0
 	}
 	host := b.storeHost.Load()
 	if host == nil {
-		return
+		return 0
 	}
 	table, version := b.core.Topics()
 	body := protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
@@ -56,7 +85,7 @@ func (b *Broker) registerAll(ctx context.Context) {
 	payload, err := body.Encode()
 	if err != nil {
 		b.log.Error("broker: encode registration", "err", err)
-		return
+		return len(b.cfg.NamesrvAddrs)
 	}
 	hdr := protocol.RegisterBrokerRequestHeader{
 		BrokerName:             b.cfg.BrokerName,
@@ -68,16 +97,28 @@ func (b *Broker) registerAll(ctx context.Context) {
 		BodyCRC32:              protocol.BodyCRC32(payload),
 	}
 	var wg sync.WaitGroup
+	var nfailed atomic.Int32
 	for _, addr := range b.cfg.NamesrvAddrs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := b.callNamesrv(ctx, addr, protocol.NewRequest(protocol.ReqRegisterBroker, hdr.Encode(), payload)); err != nil {
-				b.log.Warn("broker: register with name server failed", "namesrv", addr, "err", err)
+			err := b.callNamesrv(ctx, addr, protocol.NewRequest(protocol.ReqRegisterBroker, hdr.Encode(), payload))
+			_, wasDown := b.nsDown.Load(addr)
+			switch {
+			case err != nil:
+				nfailed.Add(1)
+				if !wasDown {
+					b.nsDown.Store(addr, true)
+					b.log.Warn("broker: register with name server failed; retrying", "namesrv", addr, "err", err)
+				}
+			case wasDown:
+				b.nsDown.Delete(addr)
+				b.log.Info("broker: registered with name server again", "namesrv", addr)
 			}
 		}()
 	}
 	wg.Wait()
+	return int(nfailed.Load())
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every name server (clean

@@ -173,3 +173,21 @@ func (r *recordingNamesrv) unregistered() []protocol.UnregisterBrokerRequestHead
 	defer r.mu.Unlock()
 	return append([]protocol.UnregisterBrokerRequestHeader(nil), r.unr...)
 }
+
+// TestRestartedNamesrvLearnsRoutesAtOnce: with the default 30 s
+// registration interval, a name server that restarts empty gets the
+// broker's routes back as soon as it listens again, because the broker
+// re-registers when its connection to the name server closes (retrying
+// with a short backoff), not at its next round.
+func TestRestartedNamesrvLearnsRoutesAtOnce(t *testing.T) {
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.RegisterInterval = 30 * time.Second }))
+	createTopic(t, c, 0, "Back", 2)
+	addr := c.NamesrvAddr()
+	start := time.Now()
+	c.RestartNamesrv(0)
+	eventually(t, 10*time.Second, "the route back on the restarted name server", func() bool {
+		r, code := routeAt(t, addr, "Back")
+		return code == protocol.RespSuccess && len(r.BrokerDatas) == 1
+	})
+	t.Logf("routes back %v after the restart", time.Since(start).Round(time.Millisecond))
+}

@@ -261,7 +261,7 @@ func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
 	ch := &fakeChannel{id: 1}
 	a := newAnswers()
 	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		HasSubscription: true, Expression: "*", From: ch}
+		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
 	if _, held, _ := c.Pull(req, a.answer); !held {
 		t.Fatal("not held")
 	}
@@ -280,7 +280,7 @@ func TestDrainAnswersHeldPulls(t *testing.T) {
 	send(t, c, "T", "", 0)
 	a := newAnswers()
 	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
+		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
 	if _, held, _ := c.Pull(req, a.answer); !held {
 		t.Fatal("not held")
 	}
@@ -386,5 +386,18 @@ func TestPersistOffsetsSyncsOnce(t *testing.T) {
 	err := c.Store().RangeConsumerOffsets(func(string, string, int32, int64) bool { n++; return true })
 	if err != nil || n == 0 {
 		t.Fatalf("stored offsets: %d, %v", n, err)
+	}
+}
+
+// A pull with the suspend flag but no suspend time is answered at once.
+func TestPullWithoutSuspendTimeIsNotHeld(t *testing.T) {
+	c := openCore(t, nil)
+	send(t, c, "T", "", 0)
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: 0, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
+	res, held, err := c.Pull(req, a.answer)
+	if err != nil || held || res.Code != protocol.RespPullNotFound || c.HeldPulls() != 0 {
+		t.Fatalf("pull with suspend time 0: %+v held %v err %v, %d held", res, held, err, c.HeldPulls())
 	}
 }

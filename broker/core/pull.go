@@ -23,7 +23,7 @@ type PullRequest struct {
 	HasCommitOffset bool
 	CommitOffset    int64
 	// Suspend lets the pull be held until a message arrives, for
-	// SuspendTimeout (capped by Config.MaxSuspend; 0 asks for the cap).
+	// SuspendTimeout (capped by Config.MaxSuspend; 0 or less: not held).
 	Suspend        bool
 	SuspendTimeout time.Duration
 	// HasSubscription: the pull carries its own subscription (the pull
@@ -89,7 +89,9 @@ func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) 
 		return PullResult{}, false, errorf(protocol.RespSystemError, "store read failed: %v", err)
 	}
 	code := pullCode(got.Status, r.QueueOffset)
-	if code == protocol.RespPullNotFound && first && r.Suspend && answer != nil && !c.closing.Load() {
+	// A suspend time of 0 or less asks for no wait: answered now, where
+	// Java holds it until its next hold check (about 5 s).
+	if code == protocol.RespPullNotFound && first && r.Suspend && r.SuspendTimeout > 0 && answer != nil && !c.closing.Load() {
 		if c.hold(r, answer) {
 			return PullResult{}, true, nil
 		}
@@ -135,10 +137,7 @@ func pullCode(s store.GetStatus, offset int64) int16 {
 // hold parks the pull until a message arrives on its queue or its suspend
 // time passes. It returns false when the pull must be run again now.
 func (c *Core) hold(r *PullRequest, answer func(PullResult, error)) bool {
-	wait := r.SuspendTimeout
-	if wait <= 0 || wait > c.cfg.MaxSuspend {
-		wait = c.cfg.MaxSuspend
-	}
+	wait := min(r.SuspendTimeout, c.cfg.MaxSuspend)
 	return c.park(r, c.cfg.Now().Add(wait), answer)
 }
 
