@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -61,6 +62,12 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 	res := &pullResult{code: resp.Code, remark: resp.Remark, brokerAddr: addr}
 	switch resp.Code {
 	case protocol.RespSuccess, protocol.RespPullNotFound, protocol.RespPullRetryImmediately, protocol.RespPullOffsetMoved:
+	case protocol.RespSubscriptionNotExist, protocol.RespSubscriptionNotLatest:
+		// The broker does not know this group's subscription (it restarted,
+		// or expired the client): heartbeat now rather than at the next
+		// round, up to HeartbeatInterval away.
+		inst.triggerHeartbeat()
+		return nil, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp)
 	default:
 		return nil, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp)
 	}
@@ -159,10 +166,17 @@ func (c *PushConsumer) pullLoop(qs *queueState) {
 		res, err := pullRPC(ctx, inst, c.cfg.Group, qs.mq, next, c.cfg.PullBatchSize, &sub,
 			c.cfg.PostSubscriptionWhenPull, c.cfg.BrokerSuspendMax, commit)
 		if err != nil {
-			if ctx.Err() == nil {
+			delay := c.cfg.PullErrorDelay
+			var be *BrokerError
+			if errors.As(err, &be) && (be.Code == protocol.RespSubscriptionNotExist || be.Code == protocol.RespSubscriptionNotLatest) {
+				// A heartbeat is on its way (pullRPC asked for it): retry
+				// soon, at a bounded rate, instead of after a full error delay.
+				delay = min(delay, heartbeatRetryDelay)
+				c.log.Info("client: broker asked for a heartbeat first; sent, pulling again", "queue", qs.mq.String())
+			} else if ctx.Err() == nil {
 				c.log.Warn("client: pull failed", "queue", qs.mq.String(), "err", err)
 			}
-			sleep(ctx, c.cfg.PullErrorDelay)
+			sleep(ctx, delay)
 			continue
 		}
 		if qs.pq.Dropped() {
@@ -192,6 +206,10 @@ func (c *PushConsumer) pullLoop(qs *queueState) {
 		sleep(ctx, c.cfg.PullInterval)
 	}
 }
+
+// heartbeatRetryDelay is the pause before pulling again after a broker
+// asked for a heartbeat first.
+const heartbeatRetryDelay = 200 * time.Millisecond
 
 // correctOffset moves the committed offset past filtered or missing
 // messages when nothing is waiting to be consumed.

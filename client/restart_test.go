@@ -23,3 +23,26 @@ func TestSurvivesBrokerRestart(t *testing.T) {
 	produce(t, p, "T", 100, 100) // retried on broker-b while broker-a comes back
 	waitFor(t, 20*time.Second, "all 200 after the restart", func() bool { return col.distinct() == 200 })
 }
+
+// TestConsumerHeartbeatsWhenTheBrokerAsks: after a clean broker restart
+// the broker knows no subscription of the group and answers its pulls
+// SUBSCRIPTION_NOT_EXIST ("send a heartbeat first"); the consumer
+// heartbeats at once instead of at its next round, so with the default
+// 30 s heartbeat interval consumption resumes well within it.
+func TestConsumerHeartbeatsWhenTheBrokerAsks(t *testing.T) {
+	c := startCluster(t)
+	be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
+	be.createTopic(t, "HB", 1)
+	p := startProducer(t, be.ns, nil)
+	col := newCollector()
+	cons := newConsumer(t, be.ns, "g-hb", func(cfg *PushConsumerConfig) {
+		cfg.Concurrently = col.listener()
+		cfg.Client.HeartbeatInterval = 30 * time.Second
+	})
+	startConsumer(t, cons, "HB", "*")
+	produce(t, p, "HB", 0, 5)
+	waitFor(t, 10*time.Second, "the first 5", func() bool { return col.distinct() == 5 })
+	c.RestartBroker(0)
+	produce(t, p, "HB", 5, 5)
+	waitFor(t, 10*time.Second, "the 5 sent after the restart", func() bool { return col.distinct() == 10 })
+}
