@@ -19,6 +19,8 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqSendMessage, b.handleSend)
 	h(protocol.ReqSendMessageV2, b.handleSend)
 	h(protocol.ReqSendBatchMessage, b.handleSend)
+	h(protocol.ReqSendReplyMessage, b.handleSendReply)
+	h(protocol.ReqSendReplyMessageV2, b.handleSendReply)
 	h(protocol.ReqPullMessage, withHeader(b.handlePull))
 	h(protocol.ReqLitePullMessage, withHeader(b.handlePull))
 	h(protocol.ReqQueryConsumerOffset, withHeader(b.handleQueryConsumerOffset))

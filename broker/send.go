@@ -21,8 +21,41 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 	if err != nil {
 		return errResponse(req, protocol.RespSystemError, "%v", err)
 	}
+	r, refused := sendRequestOf(c, req, &h)
+	if refused != nil {
+		return refused
+	}
+	if r.Batch {
+		inner, err := protocol.DecodeBatch(req.Body)
+		if err != nil {
+			return errResponse(req, protocol.RespMessageIllegal, "%v", err)
+		}
+		r.Messages = make([]core.SendMessage, len(inner))
+		for i, m := range inner {
+			r.Messages[i] = core.SendMessage{Flag: m.Flag, Properties: m.Properties, Body: m.Body}
+		}
+	}
+	res, err := b.core.Send(r)
+	if err != nil {
+		return failure(req, err)
+	}
+	out := protocol.SendMessageResponseHeader{
+		MsgID:         strings.Join(res.MsgIDs, ","),
+		QueueID:       res.QueueID,
+		QueueOffset:   res.QueueOffset,
+		MsgRegion:     res.Region,
+		TraceOn:       "true",
+		TransactionID: res.TransactionID,
+	}
+	return success(req, out.Encode(), nil)
+}
+
+// sendRequestOf is the core's request for a decoded send header: a batch's
+// Messages are left to the caller, a single message is the request's
+// body. A property string too long for a stored record is refused.
+func sendRequestOf(c *remoting.Conn, req *protocol.Command, h *protocol.SendMessageRequestHeader) (core.SendRequest, *protocol.Command) {
 	if len(h.Properties) > maxPropertiesLen {
-		return errResponse(req, protocol.RespMessageIllegal,
+		return core.SendRequest{}, errResponse(req, protocol.RespMessageIllegal,
 			"the message is illegal, maybe msg properties length limit 32KiB (got %d bytes).", len(h.Properties))
 	}
 	r := core.SendRequest{
@@ -39,31 +72,10 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 		BornHost:              parseAddrPort(c.RemoteAddr()),
 		Client:                c.RemoteAddr(),
 	}
-	if r.Batch {
-		inner, err := protocol.DecodeBatch(req.Body)
-		if err != nil {
-			return errResponse(req, protocol.RespMessageIllegal, "%v", err)
-		}
-		r.Messages = make([]core.SendMessage, len(inner))
-		for i, m := range inner {
-			r.Messages[i] = core.SendMessage{Flag: m.Flag, Properties: m.Properties, Body: m.Body}
-		}
-	} else {
+	if !r.Batch {
 		r.Messages = []core.SendMessage{{Flag: h.Flag, Properties: protocol.UnmarshalProperties(h.Properties), Body: req.Body}}
 	}
-	res, err := b.core.Send(r)
-	if err != nil {
-		return failure(req, err)
-	}
-	out := protocol.SendMessageResponseHeader{
-		MsgID:         strings.Join(res.MsgIDs, ","),
-		QueueID:       res.QueueID,
-		QueueOffset:   res.QueueOffset,
-		MsgRegion:     res.Region,
-		TraceOn:       "true",
-		TransactionID: res.TransactionID,
-	}
-	return success(req, out.Encode(), nil)
+	return r, nil
 }
 
 // parseAddrPort parses a connection's remote address; an unparsable one

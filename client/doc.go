@@ -14,6 +14,9 @@
 //     answers the broker's requests to the client.
 //   - Producer: route lookup with auto-creation through TBW102, queue
 //     selection, retry on another broker, compression and batching.
+//   - Producer.Request and Reply: request/reply (request.go); the broker
+//     pushes a reply to the requesting client, which hands it to the
+//     Request waiting for its correlation id.
 //   - TransactionProducer: a Producer that sends halves, runs the local
 //     transaction, ends it, and answers the broker's CHECK_TRANSACTION_STATE
 //     on a bounded worker pool (transaction.go).

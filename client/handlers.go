@@ -61,6 +61,7 @@ func (in *instance) registerHandlers() {
 		return resp
 	})
 	in.rc.Handle(protocol.ReqCheckTransactionState, in.handleCheckTransaction)
+	in.rc.Handle(protocol.ReqPushReplyMessageToClient, in.handlePushReply)
 	in.rc.Handle(protocol.ReqResetConsumerClientOffset, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		var h protocol.ResetOffsetRequestHeader
 		if err := h.Decode(req.ExtFields); err != nil {

@@ -294,6 +294,8 @@ type sendRequest struct {
 	props   string
 	body    []byte
 	ids     []string
+	// reply is a reply message (MSG_TYPE reply), sent as SEND_REPLY_MESSAGE.
+	reply bool
 }
 
 func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
@@ -321,6 +323,7 @@ func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
 		r.props = protocol.MarshalProperties(props)
 		r.flag = m.Flag
 		r.body = m.Body
+		r.reply = props[protocol.PropertyMessageType] == replyMessageType
 		if p.cfg.CompressOver > 0 && len(m.Body) >= p.cfg.CompressOver {
 			z, err := protocol.Compress(m.Body, p.cfg.CompressLevel)
 			if err != nil {
@@ -425,9 +428,12 @@ func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQ
 		MaxReconsumeTimes: -1,
 	}
 	var req *protocol.Command
-	if r.batch {
+	switch {
+	case r.batch:
 		req = protocol.NewRequest(protocol.ReqSendBatchMessage, h.EncodeV2(), r.body)
-	} else {
+	case r.reply:
+		req = protocol.NewRequest(protocol.ReqSendReplyMessage, h.Encode(), r.body)
+	default:
 		req = protocol.NewRequest(protocol.ReqSendMessage, h.Encode(), r.body)
 	}
 	if oneway {

@@ -37,6 +37,8 @@ type Channel interface {
 	// ConsumerStatus asks a consumer for its offsets of a topic; table is
 	// its raw messageQueueTable.
 	ConsumerStatus(ctx context.Context, topic, group string, done func(table []byte, err error)) error
+	// PushReply hands a reply message to the client that sent the request.
+	PushReply(ctx context.Context, r PushedReply, done func(ClientReply, error)) error
 }
 
 // ClientReply is a client's answer to a forwarded admin call, passed back

@@ -119,6 +119,12 @@ func (f *fakeChannel) ConsumerStatus(_ context.Context, _, _ string, done func([
 	return nil
 }
 
+func (f *fakeChannel) PushReply(_ context.Context, r PushedReply, done func(ClientReply, error)) error {
+	f.note("reply " + r.Properties[protocol.PropertyCorrelationID])
+	done(ClientReply{Code: protocol.RespSuccess}, nil)
+	return nil
+}
+
 func send(t *testing.T, c *testCore, topic, tags string, queue int32) SendResult {
 	t.Helper()
 	props := map[string]string{}

@@ -21,7 +21,8 @@
 // %DLQ%), transaction.go and txcheck.go (half messages, their end and the
 // check of producers), schedule.go (delayed delivery), admin.go (topic and
 // group admin, stats, connections), consumer_calls.go (admin calls
-// answered by a consumer), query.go (messages by offset and key),
+// answered by a consumer), query.go (messages by offset and key), reply.go (request/reply:
+// a reply pushed to its requester),
 // topics.go (the topic table). The pure tables it wires live in
 // broker/clients, broker/lock, broker/longpoll and broker/offsets; delayed
 // delivery in broker/schedule.

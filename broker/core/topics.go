@@ -246,6 +246,7 @@ func systemTopicConfigs(cfg *Config) []protocol.TopicConfig {
 		newTopic(topicOffsetMoved, 1, defaultTopicPerm),
 		newTopic(topicSchedule, scheduleQueueNums, defaultTopicPerm),
 		newTopic(cfg.ClusterName+replyTopicSuffix, 1, defaultTopicPerm),
+		newTopic(topicTrace, 1, defaultTopicPerm), // Java: when traceTopicEnable; here always, for WithTrace clients
 	)
 	return out
 }

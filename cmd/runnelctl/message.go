@@ -23,7 +23,7 @@ func newMessageCmd(a *app) *cobra.Command {
   runnelctl message query --topic orders --key order-42
   runnelctl message print --topic orders --count 5`,
 	}
-	cmd.AddCommand(newMessageGetCmd(a), newMessageQueryCmd(a), newMessagePrintCmd(a), newMessageConsumeDirectlyCmd(a))
+	cmd.AddCommand(newMessageGetCmd(a), newMessageQueryCmd(a), newMessagePrintCmd(a), newMessageConsumeDirectlyCmd(a), newMessageTraceCmd(a))
 	return cmd
 }
 

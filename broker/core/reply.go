@@ -1,0 +1,157 @@
+package core
+
+import (
+	"context"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Request/reply (Java ReplyMessageProcessor). A requester sends a normal
+// message carrying CORRELATION_ID, REPLY_TO_CLIENT (its client id) and
+// TTL; a consumer answers with a reply message to <cluster>_REPLY_TOPIC
+// through SEND_REPLY_MESSAGE; the broker pushes that reply to the
+// requesting client over its own connection, found by client id, and
+// stores it (Java's storeReplyMessageEnable, default true, is always on
+// here).
+//
+// The replier's answer follows Java: SUCCESS once the requester accepted
+// the push, with where the reply was stored; SYSTEM_ERROR with Java's
+// remark when REPLY_TO_CLIENT is missing, the requester is not connected
+// (it vanished, or never sent a heartbeat), or the push failed. The reply
+// is stored in every case.
+//
+// Java pushes first and stores after; here the store comes first, so the
+// push's answer (which arrives on the requester's connection) never waits
+// for a store write. Both happen either way, and the replier's answer is
+// the same.
+
+// replyPushTimeout bounds the push to the requester (Java
+// Broker2Client.callClient: 10 s).
+const replyPushTimeout = 10 * time.Second
+
+// PushedReply is a reply message as it is pushed to the requester
+// (Java ReplyMessageRequestHeader and the body).
+type PushedReply struct {
+	ProducerGroup         string
+	Topic                 string
+	DefaultTopic          string
+	DefaultTopicQueueNums int32
+	QueueID               int32
+	SysFlag               int32
+	BornTimestamp         int64
+	Flag                  int32
+	// Properties are the reply's, with PUSH_REPLY_TIME added.
+	Properties     map[string]string
+	ReconsumeTimes int32
+	// BornHost is the replier's address, StoreHost this broker's, both
+	// host:port; StoreTimestamp is when the broker pushed, epoch ms.
+	BornHost, StoreHost string
+	StoreTimestamp      int64
+	Body                []byte
+}
+
+// Reply serves a SEND_REPLY_MESSAGE from a consumer answering a request:
+// it stores the reply, pushes it to the client named in REPLY_TO_CLIENT,
+// and passes the replier's answer to answer, exactly once. No goroutine
+// is held while the requester answers the push.
+func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
+	if r.Batch || len(r.Messages) != 1 {
+		answer(SendResult{}, refuse(protocol.RespMessageIllegal, "the message is illegal: a reply is one message"))
+		return
+	}
+	tc, err := c.checkSendTopic(&r)
+	if err != nil {
+		answer(SendResult{}, err)
+		return
+	}
+	m := r.Messages[0]
+	if len(m.Body) > c.cfg.MaxMessageSize {
+		answer(SendResult{}, errorf(protocol.RespMessageIllegal,
+			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", c.cfg.MaxMessageSize))
+		return
+	}
+	queueID := r.QueueID
+	if queueID < 0 {
+		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
+	}
+	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
+		answer(SendResult{}, errorf(protocol.RespSystemError,
+			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client))
+		return
+	}
+	props := m.Properties
+	if props == nil {
+		props = map[string]string{}
+	}
+
+	ext := &protocol.MessageExt{
+		Message:        protocol.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body},
+		QueueID:        queueID,
+		SysFlag:        r.SysFlag,
+		BornTimestamp:  r.BornTimestamp,
+		BornHost:       r.BornHost,
+		StoreHost:      c.host(),
+		ReconsumeTimes: r.ReconsumeTimes,
+	}
+	// A push that succeeds is answered SUCCESS even when the store failed
+	// (Java: msgId "0", offset 0).
+	stored := SendResult{MsgIDs: []string{"0"}, QueueID: queueID, Region: defaultRegion}
+	if res, err := c.st.Put([]*protocol.MessageExt{ext}); err != nil {
+		c.log.Warn("broker: reply message not stored", "topic", r.Topic, "err", c.putError(err))
+	} else {
+		stored.MsgIDs[0], stored.QueueOffset = res[0].OffsetMsgID(), res[0].QueueOffset
+	}
+
+	sender := props[protocol.PropertyMessageReplyToClient]
+	if sender == "" {
+		c.log.Warn("broker: reply message without " + protocol.PropertyMessageReplyToClient)
+		answer(SendResult{}, refuse(protocol.RespSystemError,
+			"reply message properties["+protocol.PropertyMessageReplyToClient+"] is null"))
+		return
+	}
+	ch, ok := c.findClient(sender)
+	if !ok {
+		remark := "push reply message fail, channel of <" + sender + "> not found."
+		c.log.Warn("broker: "+remark, "replier", r.Client)
+		answer(SendResult{}, refuse(protocol.RespSystemError, remark))
+		return
+	}
+	pushed := maps.Clone(props)
+	now := c.cfg.Now().UnixMilli()
+	pushed[protocol.PropertyPushReplyTime] = strconv.FormatInt(now, 10)
+	p := PushedReply{
+		ProducerGroup: r.ProducerGroup, Topic: r.Topic, DefaultTopic: r.DefaultTopic,
+		DefaultTopicQueueNums: r.DefaultTopicQueueNums, QueueID: r.QueueID, SysFlag: r.SysFlag,
+		BornTimestamp: r.BornTimestamp, Flag: m.Flag, Properties: pushed, ReconsumeTimes: r.ReconsumeTimes,
+		BornHost: r.BornHost.String(), StoreHost: c.host().String(), StoreTimestamp: now, Body: m.Body,
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, replyPushTimeout)
+	done := func(resp ClientReply, err error) {
+		cancel()
+		if err == nil && resp.Code == protocol.RespSuccess {
+			answer(stored, nil)
+			return
+		}
+		// Java's remark, without a space before "fail".
+		c.log.Warn("broker: push reply message failed", "client", sender, "remark", resp.Remark, "err", err)
+		answer(SendResult{}, refuse(protocol.RespSystemError, "push reply message to "+sender+"fail."))
+	}
+	if err := ch.PushReply(ctx, p, done); err != nil {
+		done(ClientReply{}, err)
+	}
+}
+
+// findClient returns an open channel of a client id: as a producer first
+// (Java looks among producers only), then as a consumer.
+func (c *Core) findClient(clientID string) (Channel, bool) {
+	for _, entry := range c.clients.ClientChannels(clientID) {
+		if ch, ok := channelOf(entry); ok && !ch.Closed() {
+			return ch, true
+		}
+	}
+	return nil, false
+}

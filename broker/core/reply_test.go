@@ -1,0 +1,96 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// reply runs Reply and returns its one answer.
+func reply(t *testing.T, c *testCore, props map[string]string) (SendResult, error) {
+	t.Helper()
+	var (
+		res   SendResult
+		err   error
+		calls int
+	)
+	c.Reply(SendRequest{
+		ProducerGroup: "replier", Topic: "DefaultCluster_REPLY_TOPIC", QueueID: -1, MaxReconsumeTimes: -1,
+		Messages: []SendMessage{{Properties: props, Body: []byte("answer")}},
+	}, func(r SendResult, e error) { res, err = r, e; calls++ })
+	if calls != 1 {
+		t.Fatalf("Reply answered %d times", calls)
+	}
+	return res, err
+}
+
+func TestReplyPushedToRequesterAndStored(t *testing.T) {
+	c := openCore(t, nil)
+	requester := &fakeChannel{id: 7}
+	if err := c.Heartbeat(requester, ClientMeta{}, protocol.HeartbeatData{
+		ClientID: "req@1", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := reply(t, c, map[string]string{
+		protocol.PropertyCorrelationID: "cid-1", protocol.PropertyMessageReplyToClient: "req@1",
+	})
+	if err != nil {
+		t.Fatalf("reply: %v", err)
+	}
+	if got := strings.Join(requester.notes, ";"); got != "reply cid-1" {
+		t.Fatalf("requester got %q, want the pushed reply", got)
+	}
+	if res.MsgIDs[0] == "0" || c.Store().MaxOffset("DefaultCluster_REPLY_TOPIC", res.QueueID) != 1 {
+		t.Fatalf("reply not stored: %+v", res)
+	}
+}
+
+func TestReplyToVanishedRequesterRefusedAsJavaButStored(t *testing.T) {
+	c := openCore(t, nil)
+	requester := &fakeChannel{id: 7}
+	if err := c.Heartbeat(requester, ClientMeta{}, protocol.HeartbeatData{
+		ClientID: "req@1", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.ChannelClosed(7)
+	_, err := reply(t, c, map[string]string{protocol.PropertyMessageReplyToClient: "req@1"})
+	code, remark := CodeOf(err)
+	if code != protocol.RespSystemError || remark != "push reply message fail, channel of <req@1> not found." {
+		t.Fatalf("got %d %q", code, remark)
+	}
+	_, err = reply(t, c, map[string]string{})
+	if code, remark := CodeOf(err); code != protocol.RespSystemError || remark != "reply message properties[REPLY_TO_CLIENT] is null" {
+		t.Fatalf("no REPLY_TO_CLIENT: got %d %q", code, remark)
+	}
+	if n := c.Store().MaxOffset("DefaultCluster_REPLY_TOPIC", 0); n != 2 {
+		t.Fatalf("stored %d replies, want 2 (storeReplyMessageEnable)", n)
+	}
+	if len(requester.notes) != 0 {
+		t.Fatalf("closed requester was pushed to: %v", requester.notes)
+	}
+}
+
+// refusingChannel is a requester that answers every push with an error.
+type refusingChannel struct{ *fakeChannel }
+
+func (r refusingChannel) PushReply(_ context.Context, _ PushedReply, done func(ClientReply, error)) error {
+	done(ClientReply{Code: protocol.RespSystemError, Remark: "no"}, nil)
+	return nil
+}
+
+func TestReplyPushRefusedByRequester(t *testing.T) {
+	c := openCore(t, nil)
+	if err := c.Heartbeat(refusingChannel{&fakeChannel{id: 9}}, ClientMeta{}, protocol.HeartbeatData{
+		ClientID: "req@2", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := reply(t, c, map[string]string{protocol.PropertyMessageReplyToClient: "req@2"})
+	if code, remark := CodeOf(err); code != protocol.RespSystemError || remark != "push reply message to req@2fail." {
+		t.Fatalf("got %d %q, want Java's push failure", code, remark)
+	}
+}
