@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
@@ -523,4 +524,58 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 	if _, err := Restore(memOptions(fs, fakeclock.New(t0)), bytes.NewReader(full)); err == nil {
 		t.Fatal("restored over an existing store")
 	}
+}
+
+// Retention decided on one store (RetentionOp reads its clock and
+// options) and applied encoded to it and to a replica without retention
+// leaves the two byte-identical.
+func TestRetentionOpReplicates(t *testing.T) {
+	clock := fakeclock.New(t0)
+	open := func(reserve time.Duration) *Store {
+		opts := memOptions(vfs.NewMem(), clock)
+		opts.FileReservedTime = reserve
+		s, err := Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	a, b := open(time.Hour), open(-1)
+	for i := 0; i < 400; i++ {
+		op, err := a.AppendOp([]*protocol.MessageExt{msg(fmt.Sprint("T", i%3), int32(i%2), fmt.Sprint("m", i), protocol.PropertyKeys, fmt.Sprint("k", i%10))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := op.Marshal()
+		for _, s := range []*Store{a, b} {
+			if _, err := s.ApplyEncoded(enc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.Advance(30 * time.Second)
+	}
+	steps := 0
+	for more := true; more; steps++ {
+		var op *Op
+		var err error
+		op, more, err = a.RetentionOp(clock.Now())
+		if err != nil || op == nil {
+			t.Fatalf("retention op %d: %v %v", steps, op, err)
+		}
+		enc := op.Marshal()
+		for _, s := range []*Store{a, b} {
+			if _, err := s.ApplyEncoded(enc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if op, _, err := a.RetentionOp(clock.Now()); op != nil || err != nil {
+		t.Fatalf("retention still due after it ran: %+v %v", op, err)
+	}
+	if a.MinPhysOffset() == 0 || a.MinOffset("T0", 0) == 0 {
+		t.Fatalf("retention deleted nothing: log from %d", a.MinPhysOffset())
+	}
+	sameKeys(t, a, b)
+	sameReads(t, a, b)
 }
