@@ -139,10 +139,12 @@ func sameKeys(t *testing.T, a, b *Store) int {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer ia.Close() // before the stores close, also when t fails
 		ib, err := dbs[1].NewIter(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer ib.Close()
 		oka, okb := ia.First(), ib.First()
 		for ; oka && okb; oka, okb = ia.Next(), ib.Next() {
 			if !bytes.Equal(ia.Key(), ib.Key()) || !bytes.Equal(ia.Value(), ib.Value()) {
@@ -153,8 +155,6 @@ func sameKeys(t *testing.T, a, b *Store) int {
 		if oka || okb {
 			t.Fatalf("after %d equal keys one store has more: %v %v", n, oka, okb)
 		}
-		_ = ia.Close()
-		_ = ib.Close()
 	}
 	return n
 }

@@ -130,9 +130,12 @@
 // deletion, each queue's chunks wholly below it with another, and the index
 // segments wholly below it with a third, all in one OpTruncate batch
 // through Apply. The batch checkpoints first, so its deletions, coming
-// later, also remove what the checkpoint wrote below the cut. The cutoffs are found by binary search outside the apply
-// lock; one OpTruncate covers at most about 1 MiB of log, so writers wait
-// only for small batches.
+// later, also remove what the checkpoint wrote below the cut. The cutoffs
+// are found by binary search outside the apply lock; one OpTruncate covers
+// at most about 1 MiB of log, so writers wait only for small batches.
+// RetentionOp plans the next OpTruncate without applying it, for a
+// replicated store's leader to propose: the op carries the cutoff, so only
+// the planning store reads a clock.
 //
 // DiskBudget counts the log's logical bytes (the sum of its records), not
 // Pebble's size on disk: deleted data leaves the disk only when compactions

@@ -21,8 +21,7 @@ import (
 //	OpAppend            timestamp | count | count stored records back to back
 //	OpCommitOffset      count | count x (group | topic | queueID | offset)
 //	OpDeleteGroupOffsets group
-//	OpPutTopic          name | readQueueNums | writeQueueNums | perm |
-//	                    topicFilterType | topicSysFlag | order u8
+//	OpPutTopic          meta.AppendTopicBinary's form
 //	OpDeleteTopic       topic
 //	OpSetDelayOffset    level | offset
 //	OpPutCheckpoint     name | value
@@ -86,17 +85,7 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 		if c == nil {
 			c = &meta.TopicConfig{} // refused by Apply, as the typed op is
 		}
-		dst = appendString(dst, c.Name)
-		dst = binary.AppendVarint(dst, int64(c.ReadQueueNums))
-		dst = binary.AppendVarint(dst, int64(c.WriteQueueNums))
-		dst = binary.AppendVarint(dst, int64(c.Perm))
-		dst = appendString(dst, c.TopicFilterType)
-		dst = binary.AppendVarint(dst, int64(c.TopicSysFlag))
-		order := byte(0)
-		if c.Order {
-			order = 1
-		}
-		dst = append(dst, order)
+		dst = meta.AppendTopicBinary(dst, c)
 	case OpDeleteTopic:
 		dst = appendString(dst, op.Topic)
 	case OpSetDelayOffset:
@@ -169,16 +158,13 @@ func DecodeOp(b []byte) (*Op, error) {
 	case OpDeleteGroupOffsets:
 		op.Group = d.string()
 	case OpPutTopic:
-		c := &meta.TopicConfig{Name: d.string(), ReadQueueNums: d.int32(), WriteQueueNums: d.int32(), Perm: d.int32(),
-			TopicFilterType: d.string(), TopicSysFlag: d.int32()}
-		switch d.byte() {
-		case 0:
-		case 1:
-			c.Order = true
-		default:
-			d.fail("order flag not 0 or 1")
+		if d.err == nil {
+			c, n, err := meta.DecodeTopicBinary(d.b)
+			if err != nil {
+				d.fail("%v", err)
+			}
+			op.TopicConfig, d.b = &c, d.b[n:]
 		}
-		op.TopicConfig = c
 	case OpDeleteTopic:
 		op.Topic = d.string()
 	case OpSetDelayOffset:

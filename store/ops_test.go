@@ -1,133 +1,19 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store/meta"
 )
-
-// sampleOps is one op of every kind, each as a store would accept it.
-func sampleOps(t testing.TB) []*Op {
-	ts := t0.UnixMilli()
-	rec := func(m *protocol.MessageExt) AppendMessage {
-		r, err := protocol.AppendStoredMessage(nil, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return AppendMessage{Record: r, Topic: m.Topic, QueueID: m.QueueID, TagsCode: protocol.TagsHashCode(m.Tags()),
-			Keys: m.Keys(), UniqKey: m.UniqKey()}
-	}
-	return []*Op{
-		{Kind: OpAppend, Timestamp: ts, Messages: []AppendMessage{
-			rec(msg("T", 1, "one", protocol.PropertyKeys, "a b", protocol.PropertyTags, "t", protocol.PropertyUniqClientMessageIDKey, "u1")),
-			rec(msg("U", 0, "two")),
-		}},
-		{Kind: OpCommitOffset, Offsets: []OffsetCommit{{"g", "T", 1, 7}, {"g", "U", 0, -1}, {"h", "T", 3, 1 << 40}}},
-		{Kind: OpDeleteGroupOffsets, Group: "g"},
-		{Kind: OpPutTopic, TopicConfig: &meta.TopicConfig{Name: "T", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6,
-			TopicFilterType: "SINGLE_TAG", TopicSysFlag: 1, Order: true}},
-		{Kind: OpDeleteTopic, Topic: "U"},
-		{Kind: OpSetDelayOffset, Level: 3, Offset: 12},
-		{Kind: OpPutCheckpoint, Name: "cp", Value: []byte{0, 1, 2}},
-		{Kind: OpTruncate, Cutoff: 1234, QueueMins: map[QueueID]int64{{Topic: "T", ID: 1}: 5, {Topic: "A", ID: 0}: 2}},
-	}
-}
-
-func TestOpEncodingRoundTrips(t *testing.T) {
-	for _, op := range sampleOps(t) {
-		b := op.Marshal()
-		if b[0] != OpVersion || OpKind(b[1]) != op.Kind {
-			t.Fatalf("kind %d: header % x", op.Kind, b[:2])
-		}
-		got, err := DecodeOp(b)
-		if err != nil {
-			t.Fatalf("kind %d: %v", op.Kind, err)
-		}
-		if !reflect.DeepEqual(got, op) {
-			t.Fatalf("kind %d: decoded %+v, want %+v", op.Kind, got, op)
-		}
-		if !bytes.Equal(got.Marshal(), b) {
-			t.Fatalf("kind %d: re-encoding differs", op.Kind)
-		}
-	}
-	// The truncation's hints are encoded in one order whatever the map's.
-	op := sampleOps(t)[7]
-	for i := 0; i < 20; i++ {
-		op.QueueMins[QueueID{Topic: fmt.Sprint("q", i), ID: int32(i)}] = int64(i)
-	}
-	first := op.Marshal()
-	for i := 0; i < 10; i++ {
-		if !bytes.Equal(op.Marshal(), first) {
-			t.Fatal("a truncation encodes differently from one Marshal to the next")
-		}
-	}
-}
-
-// Every prefix of a valid op, a wrong version, an unknown kind, trailing
-// bytes and counts larger than the bytes present are refused as ErrBadOp.
-func TestDecodeOpRefusesGarbage(t *testing.T) {
-	for _, op := range sampleOps(t) {
-		b := op.Marshal()
-		for n := 0; n < len(b); n++ {
-			if _, err := DecodeOp(b[:n]); !errors.Is(err, ErrBadOp) {
-				t.Fatalf("kind %d cut to %d of %d bytes: %v", op.Kind, n, len(b), err)
-			}
-		}
-		if _, err := DecodeOp(append(b, 0)); !errors.Is(err, ErrBadOp) {
-			t.Fatalf("kind %d with a trailing byte: %v", op.Kind, err)
-		}
-		v := append([]byte(nil), b...)
-		v[0] = OpVersion + 1
-		if _, err := DecodeOp(v); !errors.Is(err, ErrBadOp) {
-			t.Fatalf("kind %d of version %d: %v", op.Kind, v[0], err)
-		}
-	}
-	for _, b := range [][]byte{
-		{OpVersion, 0}, {OpVersion, 99},
-		{OpVersion, byte(OpCommitOffset), 0xff, 0xff, 0xff, 0xff, 0x0f},       // 4 G offsets in no bytes
-		{OpVersion, byte(OpAppend), 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3}, // 4 G records
-		{OpVersion, byte(OpDeleteTopic), 0xff, 0xff, 0xff, 0xff, 0x0f, 'x'},   // a 4 GiB name
-		{OpVersion, byte(OpSetDelayOffset), 0x80, 0x80, 0x80, 0x80, 0x20, 0},  // level beyond int32
-		{OpVersion, byte(OpAppend), 0, 1, 0, 0, 0, 200},                       // a record cut short
-	} {
-		if _, err := DecodeOp(b); !errors.Is(err, ErrBadOp) {
-			t.Fatalf("% x: %v", b, err)
-		}
-	}
-}
-
-// FuzzDecodeOp: DecodeOp never panics, and what it accepts re-encodes to
-// an op that decodes the same.
-func FuzzDecodeOp(f *testing.F) {
-	for _, op := range sampleOps(f) {
-		f.Add(op.Marshal())
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		op, err := DecodeOp(b)
-		if err != nil {
-			if !errors.Is(err, ErrBadOp) {
-				t.Fatalf("error not ErrBadOp: %v", err)
-			}
-			return
-		}
-		again, err := DecodeOp(op.Marshal())
-		if err != nil {
-			t.Fatalf("re-encoded op does not decode: %v", err)
-		}
-		if !bytes.Equal(again.Marshal(), op.Marshal()) {
-			t.Fatal("re-encoded op decodes differently")
-		}
-	})
-}
 
 // CommitOffsets writes any number of offsets with one sync; CommitOffset
 // one each. Stats counts what a caller above the store (a broker's
@@ -416,111 +302,56 @@ func sameReads(t *testing.T, a, b *Store) {
 	}
 }
 
-// A snapshot restored into a new directory answers every read as the
-// original does, and stays so while both apply the same encoded ops. The
-// original has messages over several topics and queues, offsets, topic
-// configs, checkpoints, and a truncation behind it, and data only in
-// memory (queue tails, the open index segment) when it is snapshotted.
-func TestSnapshotRestore(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
-	a, err := Open(memOptions(vfs.NewMem(), fakeclock.New(t0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	g := newOpGen(t, rng)
-	for i := 0; i < 800; i++ {
-		r, err := a.ApplyEncoded(g.next(a).Marshal())
+// Retention decided on one store (RetentionOp reads its clock and
+// options) and applied encoded to it and to a replica without retention
+// leaves the two byte-identical.
+func TestRetentionOpReplicates(t *testing.T) {
+	clock := fakeclock.New(t0)
+	open := func(reserve time.Duration) *Store {
+		opts := memOptions(vfs.NewMem(), clock)
+		opts.FileReservedTime = reserve
+		s, err := Open(opts)
 		if err != nil {
-			t.Fatalf("op %d: %v", i, err)
+			t.Fatal(err)
 		}
-		g.applied(r)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
 	}
-	if _, err := a.ApplyEncoded(g.next(a).Marshal()); err != nil { // a last append, most likely only in memory
-		t.Fatal(err)
-	}
-	if g.truncations == 0 || len(a.Queues()) < 4 {
-		t.Fatalf("the store to snapshot has %d truncations, %d queues", g.truncations, len(a.Queues()))
-	}
-	var snap bytes.Buffer
-	if err := a.Snapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
-	opts := memOptions(vfs.NewMem(), fakeclock.New(t0))
-	b, err := Restore(opts, bytes.NewReader(snap.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	sameReads(t, a, b)
-	sameKeys(t, a, b)
-	if rep, err := b.Verify(); err != nil {
-		t.Fatalf("restored store: %v (%+v)", err, rep)
-	}
+	a, b := open(time.Hour), open(-1)
 	for i := 0; i < 400; i++ {
-		enc := g.next(a).Marshal()
-		ra, err := a.ApplyEncoded(enc)
+		op, err := a.AppendOp([]*protocol.MessageExt{msg(fmt.Sprint("T", i%3), int32(i%2), fmt.Sprint("m", i), protocol.PropertyKeys, fmt.Sprint("k", i%10))})
 		if err != nil {
-			t.Fatalf("op %d: %v", i, err)
+			t.Fatal(err)
 		}
-		g.applied(ra)
-		rb, err := b.ApplyEncoded(enc)
-		if err != nil || !reflect.DeepEqual(ra, rb) {
-			t.Fatalf("op %d on the restored store: %+v %v, original %+v", i, rb, err, ra)
-		}
-	}
-	sameReads(t, a, b)
-	// The restored store checkpoints where the original does, so it holds
-	// the same bytes: it could be a raft follower.
-	n := sameKeys(t, a, b)
-	t.Logf("snapshot of %d bytes, %d identical keys after further ops", snap.Len(), n)
-}
-
-// Restore refuses a stream cut short, altered or extended, and a directory
-// that already holds something, and leaves no database behind.
-func TestRestoreRefusesBadSnapshots(t *testing.T) {
-	s, _, _ := openMem(t)
-	for i := 0; i < 50; i++ {
-		mustPut(t, s, msg("T", int32(i%2), fmt.Sprint("m", i)))
-	}
-	if err := s.CommitOffset("g", "T", 0, 3); err != nil {
-		t.Fatal(err)
-	}
-	var snap bytes.Buffer
-	if err := s.Snapshot(&snap); err != nil {
-		t.Fatal(err)
-	}
-	full := snap.Bytes()
-	flipped := append([]byte(nil), full...)
-	flipped[len(flipped)/2] ^= 0x40
-	cases := map[string][]byte{"empty": nil, "header only": full[:8], "flipped": flipped, "extended": append(append([]byte(nil), full...), 0)}
-	for _, n := range []int{9, len(full) / 3, len(full) - 13, len(full) - 1} {
-		cases[fmt.Sprint("cut to ", n)] = full[:n]
-	}
-	for name, b := range cases {
-		fs := vfs.NewMem()
-		r, err := Restore(memOptions(fs, fakeclock.New(t0)), bytes.NewReader(b))
-		if !errors.Is(err, ErrBadSnapshot) {
-			if r != nil {
-				_ = r.Close()
+		enc := op.Marshal()
+		for _, s := range []*Store{a, b} {
+			if _, err := s.ApplyEncoded(enc); err != nil {
+				t.Fatal(err)
 			}
-			t.Fatalf("%s: %v", name, err)
 		}
-		if names, _ := fs.List("db"); len(names) != 0 {
-			t.Fatalf("%s: left %v", name, names)
+		clock.Advance(30 * time.Second)
+	}
+	steps := 0
+	for more := true; more; steps++ {
+		var op *Op
+		var err error
+		op, more, err = a.RetentionOp(clock.Now())
+		if err != nil || op == nil {
+			t.Fatalf("retention op %d: %v %v", steps, op, err)
+		}
+		enc := op.Marshal()
+		for _, s := range []*Store{a, b} {
+			if _, err := s.ApplyEncoded(enc); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	fs := vfs.NewMem()
-	r, err := Restore(memOptions(fs, fakeclock.New(t0)), bytes.NewReader(full))
-	if err != nil {
-		t.Fatal(err)
+	if op, _, err := a.RetentionOp(clock.Now()); op != nil || err != nil {
+		t.Fatalf("retention still due after it ran: %+v %v", op, err)
 	}
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
+	if a.MinPhysOffset() == 0 || a.MinOffset("T0", 0) == 0 {
+		t.Fatalf("retention deleted nothing: log from %d", a.MinPhysOffset())
 	}
-	if _, err := Restore(memOptions(fs, fakeclock.New(t0)), bytes.NewReader(full)); err == nil {
-		t.Fatal("restored over an existing store")
-	}
+	sameKeys(t, a, b)
+	sameReads(t, a, b)
 }

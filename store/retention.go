@@ -23,11 +23,7 @@ import (
 func (s *Store) Retain(now time.Time) (int64, error) {
 	before := s.minPhys.Load()
 	for {
-		if err := s.readLock(); err != nil {
-			return s.minPhys.Load() - before, err
-		}
-		op, more, err := s.planTruncate(now)
-		s.closeMu.RUnlock()
+		op, more, err := s.RetentionOp(now)
 		if err != nil || op == nil {
 			return s.minPhys.Load() - before, err
 		}
@@ -38,6 +34,19 @@ func (s *Store) Retain(now time.Time) (int64, error) {
 			return s.minPhys.Load() - before, nil
 		}
 	}
+}
+
+// RetentionOp returns the next OpTruncate retention calls for as of now
+// (nil if none), without applying it; more says that another will be due
+// after it. A replicated store's leader proposes it (its encoding carries
+// the cutoff, so the clock is read only here), with the background task
+// off (RetentionInterval < 0).
+func (s *Store) RetentionOp(now time.Time) (op *Op, more bool, err error) {
+	if err := s.readLock(); err != nil {
+		return nil, false, err
+	}
+	defer s.closeMu.RUnlock()
+	return s.planTruncate(now)
 }
 
 // truncateStep caps the log bytes one OpTruncate deletes; a variable so

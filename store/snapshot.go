@@ -24,7 +24,7 @@ import (
 // Both databases are read from Pebble snapshots taken together under the
 // apply lock, so they agree. What is only in memory (queue tails, the open
 // index segment) is not in it: it is a function of the log past the last
-// checkpoint, and Open rebuilds it, as after a crash.
+// checkpoint, which Restore's Open replays (see recoverDerived).
 const snapshotVersion = 1
 
 var snapshotMagic = []byte("RNLSNAP")
@@ -52,7 +52,8 @@ var ErrBadSnapshot = errors.New("store: bad snapshot")
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Snapshot writes the store's state to w. Writes go on meanwhile: they wait
-// only while the two Pebble snapshots are taken.
+// only while the two Pebble snapshots are taken. Close waits for a
+// Snapshot in progress.
 func (s *Store) Snapshot(w io.Writer) error {
 	if err := s.readLock(); err != nil {
 		return err

@@ -7,6 +7,10 @@
 // Keys (all integers big-endian):
 //
 //	'M' 'T' | topic                                          -> TopicConfig (JSON)
+//
+// (A store op carries a topic config in a compact binary form instead:
+// AppendTopicBinary.)
+//
 //	'M' 'O' | len(group) u8 | group | len(topic) u8 | topic | queueID u32
 //	                                                         -> offset u64
 //	'M' 'D' | level u32                                      -> offset u64
@@ -80,6 +84,88 @@ func DecodeTopic(v []byte) (TopicConfig, error) {
 		return c, fmt.Errorf("meta: topic config: %w", err)
 	}
 	return c, nil
+}
+
+// AppendTopicBinary appends c in the compact form a store op carries
+// (the store's op encoding, whose version covers this layout): name |
+// readQueueNums | writeQueueNums | perm | topicFilterType | topicSysFlag |
+// order u8, strings as uvarint length + bytes, integers as varints.
+func AppendTopicBinary(dst []byte, c *TopicConfig) []byte {
+	dst = appendString(dst, c.Name)
+	dst = binary.AppendVarint(dst, int64(c.ReadQueueNums))
+	dst = binary.AppendVarint(dst, int64(c.WriteQueueNums))
+	dst = binary.AppendVarint(dst, int64(c.Perm))
+	dst = appendString(dst, c.TopicFilterType)
+	dst = binary.AppendVarint(dst, int64(c.TopicSysFlag))
+	order := byte(0)
+	if c.Order {
+		order = 1
+	}
+	return append(dst, order)
+}
+
+func appendString(dst []byte, s string) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
+}
+
+// DecodeTopicBinary decodes what AppendTopicBinary wrote at the start of b
+// and returns the bytes it read. It never panics; a truncated or
+// malformed config is an ErrInvalid.
+func DecodeTopicBinary(b []byte) (TopicConfig, int, error) {
+	r := binReader{b: b}
+	c := TopicConfig{Name: r.string(), ReadQueueNums: r.int32(), WriteQueueNums: r.int32(), Perm: r.int32(),
+		TopicFilterType: r.string(), TopicSysFlag: r.int32()}
+	switch r.byte() {
+	case 0:
+	case 1:
+		c.Order = true
+	default:
+		r.fail()
+	}
+	if r.bad {
+		return TopicConfig{}, 0, fmt.Errorf("%w: binary topic config", ErrInvalid)
+	}
+	return c, len(b) - len(r.b), nil
+}
+
+// binReader reads DecodeTopicBinary's fields; after the first failure
+// every read returns a zero value.
+type binReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *binReader) fail() { r.bad, r.b = true, nil }
+
+func (r *binReader) byte() byte {
+	if len(r.b) == 0 {
+		r.fail()
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *binReader) int32() int32 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 || int64(int32(v)) != v {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return int32(v)
+}
+
+func (r *binReader) string() string {
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || n > uint64(len(r.b)-k) {
+		r.fail()
+		return ""
+	}
+	s := string(r.b[k : k+int(n)])
+	r.b = r.b[k+int(n):]
+	return s
 }
 
 // OffsetKey is the key of a consumer offset.

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// sampleOps is one op of every kind, each as a store would accept it.
+func sampleOps(t testing.TB) []*Op {
+	ts := t0.UnixMilli()
+	rec := func(m *protocol.MessageExt) AppendMessage {
+		r, err := protocol.AppendStoredMessage(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return AppendMessage{Record: r, Topic: m.Topic, QueueID: m.QueueID, TagsCode: protocol.TagsHashCode(m.Tags()),
+			Keys: m.Keys(), UniqKey: m.UniqKey()}
+	}
+	return []*Op{
+		{Kind: OpAppend, Timestamp: ts, Messages: []AppendMessage{
+			rec(msg("T", 1, "one", protocol.PropertyKeys, "a b", protocol.PropertyTags, "t", protocol.PropertyUniqClientMessageIDKey, "u1")),
+			rec(msg("U", 0, "two")),
+		}},
+		{Kind: OpCommitOffset, Offsets: []OffsetCommit{{"g", "T", 1, 7}, {"g", "U", 0, -1}, {"h", "T", 3, 1 << 40}}},
+		{Kind: OpDeleteGroupOffsets, Group: "g"},
+		{Kind: OpPutTopic, TopicConfig: &meta.TopicConfig{Name: "T", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6,
+			TopicFilterType: "SINGLE_TAG", TopicSysFlag: 1, Order: true}},
+		{Kind: OpDeleteTopic, Topic: "U"},
+		{Kind: OpSetDelayOffset, Level: 3, Offset: 12},
+		{Kind: OpPutCheckpoint, Name: "cp", Value: []byte{0, 1, 2}},
+		{Kind: OpTruncate, Cutoff: 1234, QueueMins: map[QueueID]int64{{Topic: "T", ID: 1}: 5, {Topic: "A", ID: 0}: 2}},
+	}
+}
+
+func TestOpEncodingRoundTrips(t *testing.T) {
+	for _, op := range sampleOps(t) {
+		b := op.Marshal()
+		if b[0] != OpVersion || OpKind(b[1]) != op.Kind {
+			t.Fatalf("kind %d: header % x", op.Kind, b[:2])
+		}
+		got, err := DecodeOp(b)
+		if err != nil {
+			t.Fatalf("kind %d: %v", op.Kind, err)
+		}
+		if !reflect.DeepEqual(got, op) {
+			t.Fatalf("kind %d: decoded %+v, want %+v", op.Kind, got, op)
+		}
+		if !bytes.Equal(got.Marshal(), b) {
+			t.Fatalf("kind %d: re-encoding differs", op.Kind)
+		}
+	}
+	// The truncation's hints are encoded in one order whatever the map's.
+	op := sampleOps(t)[7]
+	for i := 0; i < 20; i++ {
+		op.QueueMins[QueueID{Topic: fmt.Sprint("q", i), ID: int32(i)}] = int64(i)
+	}
+	first := op.Marshal()
+	for i := 0; i < 10; i++ {
+		if !bytes.Equal(op.Marshal(), first) {
+			t.Fatal("a truncation encodes differently from one Marshal to the next")
+		}
+	}
+}
+
+// Every prefix of a valid op, a wrong version, an unknown kind, trailing
+// bytes and counts larger than the bytes present are refused as ErrBadOp.
+func TestDecodeOpRefusesGarbage(t *testing.T) {
+	for _, op := range sampleOps(t) {
+		b := op.Marshal()
+		for n := 0; n < len(b); n++ {
+			if _, err := DecodeOp(b[:n]); !errors.Is(err, ErrBadOp) {
+				t.Fatalf("kind %d cut to %d of %d bytes: %v", op.Kind, n, len(b), err)
+			}
+		}
+		if _, err := DecodeOp(append(b, 0)); !errors.Is(err, ErrBadOp) {
+			t.Fatalf("kind %d with a trailing byte: %v", op.Kind, err)
+		}
+		v := append([]byte(nil), b...)
+		v[0] = OpVersion + 1
+		if _, err := DecodeOp(v); !errors.Is(err, ErrBadOp) {
+			t.Fatalf("kind %d of version %d: %v", op.Kind, v[0], err)
+		}
+	}
+	for _, b := range [][]byte{
+		{OpVersion, 0}, {OpVersion, 99},
+		{OpVersion, byte(OpCommitOffset), 0xff, 0xff, 0xff, 0xff, 0x0f},       // 4 G offsets in no bytes
+		{OpVersion, byte(OpAppend), 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3}, // 4 G records
+		{OpVersion, byte(OpDeleteTopic), 0xff, 0xff, 0xff, 0xff, 0x0f, 'x'},   // a 4 GiB name
+		{OpVersion, byte(OpSetDelayOffset), 0x80, 0x80, 0x80, 0x80, 0x20, 0},  // level beyond int32
+		{OpVersion, byte(OpAppend), 0, 1, 0, 0, 0, 200},                       // a record cut short
+	} {
+		if _, err := DecodeOp(b); !errors.Is(err, ErrBadOp) {
+			t.Fatalf("% x: %v", b, err)
+		}
+	}
+}
+
+// FuzzDecodeOp: DecodeOp never panics, and what it accepts re-encodes to
+// an op that decodes the same.
+func FuzzDecodeOp(f *testing.F) {
+	for _, op := range sampleOps(f) {
+		f.Add(op.Marshal())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		op, err := DecodeOp(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadOp) {
+				t.Fatalf("error not ErrBadOp: %v", err)
+			}
+			return
+		}
+		again, err := DecodeOp(op.Marshal())
+		if err != nil {
+			t.Fatalf("re-encoded op does not decode: %v", err)
+		}
+		if !bytes.Equal(again.Marshal(), op.Marshal()) {
+			t.Fatal("re-encoded op decodes differently")
+		}
+	})
+}
