@@ -6,12 +6,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -41,27 +37,6 @@ func (c *collected) snapshot() map[string]*primitive.MessageExt {
 		out[k] = v
 	}
 	return out
-}
-
-// runnelctl builds cmd/runnelctl and returns a function running it
-// against c's name server, failing the test unless it exits 0.
-func runnelctl(t *testing.T, namesrv string) func(args ...string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "runnelctl")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/runnelmq/runnel/cmd/runnelctl")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build runnelctl: %v\n%s", err, out)
-	}
-	return func(args ...string) string {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(bin, append(args, "-n", namesrv)...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("runnelctl %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stdout.String()
-	}
 }
 
 // TestDeadLettersWithTheOfficialClient: messages the official push
@@ -108,7 +83,7 @@ func TestDeadLettersWithTheOfficialClient(t *testing.T) {
 		}
 	}
 
-	ctl := runnelctl(t, c.NamesrvAddr())
+	ctl := mustRunnelctl(t, c.NamesrvAddr())
 	var listed []struct {
 		MsgID       string `json:"msgId"`
 		OriginTopic string `json:"originTopic"`

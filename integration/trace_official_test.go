@@ -6,12 +6,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,25 +28,6 @@ type traceRow struct {
 	Success    *bool  `json:"success"`
 	Topic      string `json:"topic"`
 	MsgID      string `json:"msgId"`
-}
-
-// runnelctl builds the CLI once per test and returns a runner.
-func runnelctl(t *testing.T, namesrv string) func(args ...string) (string, string, error) {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "runnelctl")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../cmd/runnelctl")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build runnelctl: %v\n%s", err, out)
-	}
-	return func(args ...string) (string, string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append([]string{"-n", namesrv}, args...)...)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		return out.String(), errOut.String(), err
-	}
 }
 
 // TestMessageTraceOfOfficialClients: an official producer and push
