@@ -120,3 +120,22 @@ func (c *Config) ApplyKey(key, val string) (bool, error) {
 	}
 	return true, nil
 }
+
+// SetAddr turns the exporter on at addr (host:port, as a flag gives it),
+// or off when addr is "".
+func (c *Config) SetAddr(addr string) error {
+	if addr == "" {
+		c.ExporterType = ExporterDisable
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: metrics address %q: %v", ErrBadConfig, addr, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return fmt.Errorf("%w: metrics address %q: bad port", ErrBadConfig, addr)
+	}
+	c.ExporterType, c.PromHost, c.PromPort = ExporterProm, host, int(p)
+	return nil
+}
