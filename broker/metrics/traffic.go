@@ -134,20 +134,38 @@ func (t *traffic) sent(req *protocol.Command) {
 }
 
 // typeOf is Java's BrokerMetricsManager.getMessageType over the raw
-// property string (name\x01value\x02...), without decoding it.
+// property string (name\x01value\x02...), in one pass without decoding
+// it: a prepared transaction, else a sharding key (FIFO), else a delay
+// or timer property, else normal.
 func typeOf(props string) msgType {
+	fifo, delay := false, false
+	for props != "" {
+		i := strings.IndexByte(props, protocol.NameValueSeparator)
+		if i < 0 {
+			break
+		}
+		name, val := props[:i], props[i+1:]
+		if j := strings.IndexByte(val, protocol.PropertySeparator); j >= 0 {
+			val, props = val[:j], val[j+1:]
+		} else {
+			props = ""
+		}
+		switch name {
+		case protocol.PropertyTransactionPrepared:
+			if val == "true" {
+				return typeTransaction
+			}
+		case protocol.PropertyShardingKey:
+			fifo = true
+		case protocol.PropertyDelayTimeLevel, "__STARTDELIVERTIME", protocol.PropertyTimerDeliverMS,
+			protocol.PropertyTimerDelaySec, "TIMER_DELAY_MS":
+			delay = true
+		}
+	}
 	switch {
-	case props == "":
-		return typeNormal
-	case strings.Contains(props, protocol.PropertyTransactionPrepared+"\x01true"):
-		return typeTransaction
-	case strings.Contains(props, protocol.PropertyShardingKey+"\x01"):
+	case fifo:
 		return typeFIFO
-	case strings.Contains(props, protocol.PropertyDelayTimeLevel+"\x01"),
-		strings.Contains(props, "__STARTDELIVERTIME\x01"),
-		strings.Contains(props, "TIMER_DELIVER_MS\x01"),
-		strings.Contains(props, "TIMER_DELAY_SEC\x01"),
-		strings.Contains(props, "TIMER_DELAY_MS\x01"):
+	case delay:
 		return typeDelay
 	}
 	return typeNormal
