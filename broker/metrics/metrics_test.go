@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -259,5 +260,31 @@ func TestBrokerConfKeys(t *testing.T) {
 		if _, err := cfg.ApplyProperties(strings.NewReader(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestPortTaken: a metrics port in use fails Start with an error that
+// says so, and the broker closes cleanly.
+func TestPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := broker.DefaultConfig()
+	cfg.ListenAddr, cfg.StoreDir, cfg.Logger = "127.0.0.1:0", t.TempDir(), testLogger()
+	if err := cfg.Metrics.SetAddr(ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Start()
+	if err == nil || !strings.Contains(err.Error(), "metrics") {
+		t.Errorf("Start with the metrics port taken: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
