@@ -70,7 +70,7 @@ func (c *Config) EnsureDefaults() {
 // Validate reports the first bad field.
 func (c *Config) Validate() error {
 	switch strings.ToUpper(c.ExporterType) {
-	case ExporterDisable, ExporterOTLPGRPC, ExporterProm, ExporterLog:
+	case "", ExporterDisable, ExporterOTLPGRPC, ExporterProm, ExporterLog: // "" is DISABLE
 	default:
 		return fmt.Errorf("%w: MetricsExporterType %q is none of DISABLE, PROM, OTLP_GRPC, LOG", ErrBadConfig, c.ExporterType)
 	}

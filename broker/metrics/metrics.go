@@ -110,6 +110,9 @@ func stored(code int16) bool {
 
 // Start serves /metrics when the exporter type is PROM.
 func (m *Metrics) Start() error {
+	if t := m.cfg.ExporterType; t == ExporterOTLPGRPC || t == ExporterLog {
+		m.log.Warn("metrics: exporter type not supported, nothing exported (PROM is)", "metricsExporterType", t)
+	}
 	if !m.cfg.Enabled() {
 		return nil
 	}
