@@ -34,8 +34,8 @@ type Config struct {
 	// PromHost (metricsPromExporterHost) is the address the HTTP server
 	// binds. Default "": every interface.
 	PromHost string
-	// PromPort (metricsPromExporterPort). Default 5557, as Java; 0 picks a
-	// free port (tests).
+	// PromPort (metricsPromExporterPort). Default 5557, as Java; 0 in a
+	// Config that sets other fields picks a free port (tests).
 	PromPort int
 	// TopicLimit (metricsTopicLimit) is how many distinct topics get a
 	// topic label value of their own; later ones are counted under
@@ -51,10 +51,15 @@ func DefaultConfig() Config {
 	return Config{ExporterType: ExporterDisable, PromPort: 5557, TopicLimit: 1000, GroupLimit: 1000}
 }
 
-// EnsureDefaults fills the zero fields that have no meaningful zero value
-// (PromPort 0 is taken as given).
+// EnsureDefaults fills the zero fields that have no meaningful zero value.
+// A zero Config becomes DefaultConfig; otherwise PromPort 0 is taken as
+// given (a free port).
 func (c *Config) EnsureDefaults() {
 	d := DefaultConfig()
+	if *c == (Config{}) {
+		*c = d
+		return
+	}
 	if c.ExporterType == "" {
 		c.ExporterType = d.ExporterType
 	}
