@@ -14,9 +14,10 @@ func (b *Broker) newMetrics() {
 	})
 }
 
-// interceptors are the remoting server's, in chain order; the metrics
-// interceptor is last, so it times and counts what the others let through
-// as well as what they refused.
+// interceptors are the remoting server's, in chain order. The metrics
+// interceptor comes first: Response hooks run for the interceptors whose
+// Request ran, so the first one sees every request, refused ones (ACL)
+// included, with its final answer.
 func (b *Broker) interceptors() []remoting.Interceptor {
 	if !b.cfg.Metrics.Enabled() {
 		return nil

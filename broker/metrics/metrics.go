@@ -73,9 +73,9 @@ func New(cfg Config, d Deps) *Metrics {
 // Gatherer is the registry /metrics serves (tests read it directly).
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 
-// Interceptor counts the traffic and times every request; it goes last
-// in the server's chain so that it sees the answer other interceptors
-// (ACL) gave.
+// Interceptor counts the traffic and times every request. It goes first
+// in the server's chain: only then does its Response hook run for
+// requests a later interceptor (ACL) refuses.
 func (m *Metrics) Interceptor() remoting.Interceptor {
 	return remoting.Interceptor{Response: m.observe}
 }
