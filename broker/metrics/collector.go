@@ -51,6 +51,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	co := c.m.core
+	if co == nil { // an exporter of traffic alone (benchmarks, fuzzing)
+		return
+	}
 	ch <- prometheus.MustNewConstMetric(c.topicNum, prometheus.GaugeValue, float64(co.TopicCount()))
 	ch <- prometheus.MustNewConstMetric(c.groupNum, prometheus.GaugeValue, float64(len(co.KnownGroups())))
 	c.connections(ch)

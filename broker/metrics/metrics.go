@@ -16,6 +16,8 @@ import (
 
 // Deps is what the exporter reads and how it names the broker.
 type Deps struct {
+	// Core is read at scrape time; nil exports the traffic and RPC
+	// figures alone.
 	Core *core.Core
 	// Cluster and Node are the cluster and node_id labels (Java:
 	// brokerClusterName and brokerName).

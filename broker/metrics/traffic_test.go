@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"testing"
+	"time"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -38,4 +39,35 @@ func TestLabelSetBound(t *testing.T) {
 			t.Errorf("Value(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// FuzzObserve: whatever a send or pull carries, counting it never panics
+// and never counts more messages than its body could hold.
+func FuzzObserve(f *testing.F) {
+	batch, _ := protocol.AppendBatch(nil, []*protocol.Message{{Body: []byte("a")}, {Body: []byte("bb")}})
+	f.Add(int16(protocol.ReqSendBatchMessage), batch)
+	f.Add(int16(protocol.ReqPullMessage), []byte{0, 0, 0, 8, 1, 2, 3, 4})
+	f.Add(int16(protocol.ReqSendMessage), []byte("x"))
+	f.Fuzz(func(t *testing.T, code int16, body []byte) {
+		m := New(Config{ExporterType: ExporterProm}, Deps{Cluster: "c", Node: "n"})
+		req := protocol.NewRequest(code, map[string]string{"topic": "T", "b": "T", "consumerGroup": "g", "queueId": "0"}, body)
+		resp := protocol.NewResponse(req, protocol.RespSuccess, "")
+		resp.Body = body
+		resp.ExtFields = map[string]string{"nextBeginOffset": "5"}
+		m.observe(nil, req, resp, time.Millisecond)
+		mfs, err := m.Gatherer().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "rocketmq_messages_in_total" && mf.GetName() != "rocketmq_messages_out_total" {
+				continue
+			}
+			for _, s := range mf.Metric {
+				if v := s.Counter.GetValue(); v > float64(len(body)/4+1) {
+					t.Fatalf("%s = %v for a body of %d bytes", mf.GetName(), v, len(body))
+				}
+			}
+		}
+	})
 }
