@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/store"
@@ -28,6 +29,8 @@ type Broker struct {
 	core *core.Core
 	srv  *remoting.Server
 	ns   *remoting.Client
+	// metrics is the Prometheus exporter (exporter.go).
+	metrics *metrics.Metrics
 
 	// storeHost is the advertised address, registered with name servers;
 	// set once by Start.
@@ -84,11 +87,13 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.core = c
+	b.newMetrics()
 	srv, err := remoting.NewServer(remoting.ServerConfig{
-		Addr:      cfg.ListenAddr,
-		Transport: cfg.Transport,
-		OnClose:   func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
-		Logger:    b.log,
+		Addr:         cfg.ListenAddr,
+		Transport:    cfg.Transport,
+		OnClose:      func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
+		Logger:       b.log,
+		Interceptors: b.interceptors(),
 	})
 	if err != nil {
 		_ = c.Close(false)
@@ -162,6 +167,10 @@ func (b *Broker) Start() error {
 		_ = b.srv.Close()
 		return fmt.Errorf("broker: %w", err)
 	}
+	if err := b.metrics.Start(); err != nil {
+		_ = b.srv.Close()
+		return fmt.Errorf("broker: metrics: %w", err)
+	}
 	b.registerAll(b.ctx)
 	b.bg.Add(1)
 	go func() {
@@ -233,6 +242,10 @@ func (b *Broker) shutdown(clean bool) error {
 	b.cancel()
 	b.bg.Wait()
 	var errs []error
+	// Scrapes read the store: the exporter stops before it closes.
+	if err := b.metrics.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("broker: close metrics: %w", err))
+	}
 	if started {
 		if err := b.srv.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("broker: close server: %w", err))

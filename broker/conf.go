@@ -35,6 +35,8 @@ import (
 //	transactionCheckInterval  TransactionCheckInterval (ms)
 //	enablePropertyFilter      EnablePropertyFilter
 //	filterSupportRetry        FilterSupportRetry
+//	metricsExporterType, metricsPromExporterHost, metricsPromExporterPort,
+//	metricsTopicLimit, metricsGroupLimit  Metrics (metrics.Config.ApplyKey)
 //
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
@@ -141,6 +143,12 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 			}
 			c.TransactionCheckMax = v
 		default:
+			if ok, err := c.Metrics.ApplyKey(key, val); ok {
+				if err != nil {
+					return ignored, bad(err)
+				}
+				continue
+			}
 			ignored = append(ignored, key)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/store"
@@ -123,6 +124,11 @@ type Config struct {
 	// queue with the group's SQL92 subscriptions of the topics the retried
 	// messages came from. Default false, as Java.
 	FilterSupportRetry bool
+	// Metrics configures the Prometheus exporter (metricsExporterType,
+	// metricsPromExporterHost, metricsPromExporterPort, metricsTopicLimit,
+	// metricsGroupLimit); see metrics.Config for the defaults. Off unless
+	// ExporterType is PROM.
+	Metrics metrics.Config
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left
@@ -152,6 +158,7 @@ func DefaultConfig() Config {
 		TransactionCheckMax:      15,
 		TransactionCheckInterval: 60 * time.Second,
 		EnablePropertyFilter:     true,
+		Metrics:                  metrics.DefaultConfig(),
 	}
 }
 
@@ -178,6 +185,7 @@ func (c *Config) ensureDefaults() {
 	c.TransactionTimeout = cmp.Or(c.TransactionTimeout, d.TransactionTimeout)
 	c.TransactionCheckMax = cmp.Or(c.TransactionCheckMax, d.TransactionCheckMax)
 	c.TransactionCheckInterval = cmp.Or(c.TransactionCheckInterval, d.TransactionCheckInterval)
+	c.Metrics.EnsureDefaults()
 	if c.Now == nil { // a func is not comparable, so not cmp.Or
 		c.Now = d.Now
 	}
@@ -226,6 +234,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: TransactionCheckMax %d", ErrBadConfig, c.TransactionCheckMax)
 	case c.TransactionCheckInterval <= 0:
 		return fmt.Errorf("%w: TransactionCheckInterval %v", ErrBadConfig, c.TransactionCheckInterval)
+	}
+	if err := c.Metrics.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
 	for _, a := range c.NamesrvAddrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {

@@ -42,6 +42,9 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
+	// Metrics configures the Prometheus exporter (metrics.go). Default off,
+	// port 5558.
+	Metrics MetricsConfig
 }
 
 // DefaultConfig returns the defaults for every field.
@@ -54,6 +57,7 @@ func DefaultConfig() Config {
 		Transport:    remoting.TransportNetpoll,
 		Now:          time.Now,
 		Logger:       slog.Default(),
+		Metrics:      MetricsConfig{ExporterType: "DISABLE", PromPort: 5558},
 	}
 }
 
@@ -70,7 +74,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: Transport %q is neither %q nor %q", ErrBadConfig, c.Transport,
 			remoting.TransportNetpoll, remoting.TransportStd)
 	}
-	return nil
+	return c.Metrics.validate()
 }
 
 // ensureDefaults fills the fields that have no meaningful zero value.

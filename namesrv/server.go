@@ -2,6 +2,7 @@ package namesrv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -18,6 +19,8 @@ type Server struct {
 	log   *slog.Logger
 	table *routeinfo.Table
 	rs    *remoting.Server
+	// metrics is the Prometheus exporter (metrics.go), nil when off.
+	metrics *exporter
 
 	// conns lets the expiry scan close a silent broker's connection, as
 	// RocketMQ does, so a broker that is alive but stuck reconnects.
@@ -58,6 +61,10 @@ func New(cfg Config) (*Server, error) {
 	rcfg.Logger = cfg.Logger
 	rcfg.OnConnect = s.onConnect
 	rcfg.OnClose = s.onClose
+	if cfg.Metrics.Enabled() {
+		s.metrics = newExporter(s)
+		rcfg.Interceptors = append(rcfg.Interceptors, s.metrics.interceptor())
+	}
 	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
 		return nil, fmt.Errorf("namesrv: %w", err)
@@ -74,6 +81,12 @@ func (s *Server) Start() error {
 		if err = s.rs.Start(); err != nil {
 			err = fmt.Errorf("namesrv: %w", err)
 			return
+		}
+		if s.metrics != nil {
+			if err = s.metrics.start(); err != nil {
+				_ = s.rs.Close()
+				return
+			}
 		}
 		addr := s.rs.Addr()
 		s.addr.Store(&addr)
@@ -116,7 +129,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		s.wg.Wait()
-		err = s.rs.Close()
+		err = errors.Join(s.metrics.close(), s.rs.Close())
 	})
 	return err
 }

@@ -90,14 +90,15 @@ running() {
 check_ports() {
 	running && return 0
 	local port busy=()
-	for port in "${RUNNEL_NAMESRV_PORT:-9876}" "${RUNNEL_BROKER_A_PORT:-10911}" "${RUNNEL_BROKER_B_PORT:-10921}"; do
+	for port in "${RUNNEL_NAMESRV_PORT:-9876}" "${RUNNEL_BROKER_A_PORT:-10911}" "${RUNNEL_BROKER_B_PORT:-10921}" \
+		"${RUNNEL_NAMESRV_METRICS_PORT:-5558}" "${RUNNEL_BROKER_A_METRICS_PORT:-5557}" "${RUNNEL_BROKER_B_METRICS_PORT:-5567}"; do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			busy+=("$port")
 		fi
 	done
 	if ((${#busy[@]})); then
 		echo "compose: port(s) ${busy[*]} on 127.0.0.1 already in use (a runnel dev?); stop that or move them with" \
-			"RUNNEL_NAMESRV_PORT, RUNNEL_BROKER_A_PORT, RUNNEL_BROKER_B_PORT" >&2
+			"RUNNEL_NAMESRV_PORT, RUNNEL_BROKER_A_PORT, RUNNEL_BROKER_B_PORT (and the *_METRICS_PORT ones)" >&2
 		exit 1
 	fi
 }

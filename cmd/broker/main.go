@@ -84,11 +84,13 @@ func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
 	fs.BoolVar(&f.autoCreate, "auto-create-topic", def.AutoCreateTopicEnable, "let producers create topics by sending to them")
 	fs.StringVar(&f.flush, "flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
 	fs.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.metrics, "metrics", "", "host:port to serve Prometheus /metrics on (metricsExporterType=PROM; default off, or as broker.conf says)")
 }
 
 // flagValues holds the command line.
 type flagValues struct {
 	confFile, namesrv, listen, storeDir, name, cluster, advertise, flush string
+	metrics                                                              string
 	autoCreate                                                           bool
 	brokerID                                                             int64
 }
@@ -147,6 +149,11 @@ func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, 
 		}
 		cfg.FlushMode = m
 	}
+	if fl.Changed("metrics") {
+		if err := cfg.Metrics.SetAddr(f.metrics); err != nil {
+			return cfg, fmt.Errorf("--metrics: %w", err)
+		}
+	}
 	if len(cfg.NamesrvAddrs) == 0 {
 		log.Warn("no name server: clients will not find this broker (set --namesrv or NAMESRV_ADDR)")
 	}
@@ -164,6 +171,9 @@ func serve(ctx context.Context, cfg broker.Config, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "broker: serving on %s (advertised as %s)\n", b.Addr(), b.AdvertisedAddr())
+	if u := b.MetricsURL(); u != "" {
+		fmt.Fprintf(stdout, "broker: metrics at %s\n", u)
+	}
 	<-ctx.Done()
 	cfg.Logger.Info("broker: shutting down", "reason", context.Cause(ctx))
 	return b.Close()

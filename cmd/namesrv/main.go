@@ -31,7 +31,7 @@ func main() {
 
 func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	cfg := namesrv.DefaultConfig()
-	var logLevel string
+	var logLevel, metricsAddr string
 	cmd := &cobra.Command{
 		Use:           "namesrv",
 		Version:       version.String(),
@@ -43,6 +43,9 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			}
+			if err := cfg.Metrics.SetAddr(metricsAddr); err != nil {
+				return fmt.Errorf("--metrics: %w", err)
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -56,6 +59,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (host:port)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().DurationVar(&cfg.BrokerExpiry, "broker-expiry", cfg.BrokerExpiry, "drop a broker silent for this long")
+	cmd.Flags().StringVar(&metricsAddr, "metrics", "", "host:port to serve Prometheus /metrics on (default off)")
 	return cmd
 }
 
@@ -69,6 +73,9 @@ func serve(ctx context.Context, cfg namesrv.Config, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "namesrv: serving on %s\n", srv.Addr())
+	if u := srv.MetricsURL(); u != "" {
+		fmt.Fprintf(stdout, "namesrv: metrics at %s\n", u)
+	}
 	<-ctx.Done()
 	cfg.Logger.Info("shutting down", "reason", context.Cause(ctx))
 	return srv.Close()

@@ -49,7 +49,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 
-	var dir, nsListen, brokerListen, logLevel string
+	var dir, nsListen, brokerListen, metricsListen, logLevel string
 	var fresh bool
 	dev := &cobra.Command{
 		Use:   "dev",
@@ -73,7 +73,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runDev(ctx, devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, log: log}, stdout)
+			return runDev(ctx, devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, metricsListen: metricsListen, log: log}, stdout)
 		},
 	}
 	f := dev.Flags()
@@ -81,6 +81,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&fresh, "fresh", false, "delete the store directory first")
 	f.StringVar(&nsListen, "namesrv-listen", "127.0.0.1:9876", "name server address")
 	f.StringVar(&brokerListen, "broker-listen", "127.0.0.1:10911", "broker address")
+	f.StringVar(&metricsListen, "metrics-listen", "127.0.0.1:5557", "broker's Prometheus /metrics address (\"\" turns it off)")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	root.AddCommand(dev)
 	return root
@@ -88,7 +89,9 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 
 type devConfig struct {
 	dir, nsListen, brokerListen string
-	log                         *slog.Logger
+	// metricsListen is the broker's /metrics address, "" for none.
+	metricsListen string
+	log           *slog.Logger
 }
 
 // runDev serves a name server and a broker until ctx is done.
@@ -109,6 +112,9 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	bcfg.NamesrvAddrs = []string{ns.Addr()}
 	bcfg.StoreDir = dc.dir
 	bcfg.Logger = dc.log
+	if err := bcfg.Metrics.SetAddr(dc.metricsListen); err != nil {
+		return errors.Join(err, ns.Close())
+	}
 	b, err := broker.New(bcfg)
 	if err == nil {
 		err = b.Start()
@@ -124,6 +130,9 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "namesrv: serving on %s\n", ns.Addr())
 	fmt.Fprintf(stdout, "broker: serving on %s (store %s, ready in %v)\n", b.Addr(), dc.dir, time.Since(start).Round(time.Millisecond))
+	if u := b.MetricsURL(); u != "" {
+		fmt.Fprintf(stdout, "broker: metrics at %s\n", u)
+	}
 	<-ctx.Done()
 	// Broker first: it unregisters from the name server as it goes.
 	err = errors.Join(b.Close(), ns.Close())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -48,10 +49,10 @@ func TestDevServesRoutableBroker(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runDev(ctx, devConfig{dir: t.TempDir(), nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
-			log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &out)
+			metricsListen: "127.0.0.1:0", log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &out)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "broker: serving on") {
+	for !strings.Contains(out.String(), "broker: metrics at ") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no serving lines: %q", out.String())
 		}
@@ -67,6 +68,17 @@ func TestDevServesRoutableBroker(t *testing.T) {
 	_ = cl.Close()
 	if err != nil || resp.Code != protocol.RespSuccess {
 		t.Fatalf("TBW102 route from %s: %v %v", nsAddr, resp, err)
+	}
+	_, metricsLine, _ := strings.Cut(out.String(), "broker: metrics at ")
+	metricsURL, _, _ := strings.Cut(metricsLine, "\n")
+	mresp, err := http.Get(metricsURL)
+	if err != nil {
+		t.Fatalf("GET %s: %v", metricsURL, err)
+	}
+	mbody, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	if !strings.Contains(string(mbody), "rocketmq_topic_number{") {
+		t.Fatalf("GET %s: %s without rocketmq_topic_number", metricsURL, mresp.Status)
 	}
 	cancel()
 	select {

@@ -1,0 +1,49 @@
+package clients
+
+// Census is the number of connected clients of one kind in one group, by
+// language and version: what a metrics scrape reads.
+type Census struct {
+	Group string
+	// ConsumeType is the consumer group's (empty for producers).
+	ConsumeType string
+	Language    string
+	Version     int
+	Count       int
+}
+
+// ProducerCensus counts producer channels by group, language and version.
+func (m *Manager) ProducerCensus() []Census {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Census
+	for name, set := range m.mu.producers {
+		out = appendCensus(out, name, "", set)
+	}
+	return out
+}
+
+// ConsumerCensus counts consumer channels by group, language and version.
+func (m *Manager) ConsumerCensus() []Census {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Census
+	for name, g := range m.mu.consumers {
+		out = appendCensus(out, name, g.data.ConsumeType, g.channels)
+	}
+	return out
+}
+
+func appendCensus(out []Census, group, consumeType string, set map[chanKey]*Channel) []Census {
+	start := len(out)
+next:
+	for _, ch := range set {
+		for i := start; i < len(out); i++ {
+			if out[i].Language == ch.Language && out[i].Version == ch.Version {
+				out[i].Count++
+				continue next
+			}
+		}
+		out = append(out, Census{Group: group, ConsumeType: consumeType, Language: ch.Language, Version: ch.Version, Count: 1})
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package broker
+
+import (
+	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/remoting"
+)
+
+// newMetrics builds the broker's exporter over its core. It exists even
+// when not exported (its interceptor is then left out of the server).
+func (b *Broker) newMetrics() {
+	b.metrics = metrics.New(b.cfg.Metrics, metrics.Deps{
+		Core: b.core, Cluster: b.cfg.ClusterName, Node: b.cfg.BrokerName,
+		StoreDir: b.cfg.StoreDir, Now: b.cfg.Now, Logger: b.log,
+	})
+}
+
+// interceptors are the remoting server's, in chain order. The metrics
+// interceptor comes first: Response hooks run for the interceptors whose
+// Request ran, so the first one sees every request, refused ones (ACL)
+// included, with its final answer.
+func (b *Broker) interceptors() []remoting.Interceptor {
+	if !b.cfg.Metrics.Enabled() {
+		return nil
+	}
+	return []remoting.Interceptor{b.metrics.Interceptor()}
+}
+
+// MetricsURL returns where /metrics is served, "" when it is not (the
+// exporter type is not PROM, or before Start).
+func (b *Broker) MetricsURL() string { return b.metrics.URL() }
+
+// MetricsAddr returns the metrics HTTP server's address, "" when none.
+func (b *Broker) MetricsAddr() string { return b.metrics.Addr() }

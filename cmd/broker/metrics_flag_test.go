@@ -1,0 +1,51 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runnelmq/runnel/broker"
+)
+
+// --metrics turns the exporter on at its address and wins over
+// broker.conf; --metrics "" turns off what the file turned on.
+func TestMetricsFlag(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "broker.conf")
+	if err := os.WriteFile(conf, []byte("metricsExporterType=PROM\nmetricsPromExporterPort=6000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(args ...string) (broker.Config, error) {
+		cmd := &cobra.Command{}
+		var f flagValues
+		var level string
+		bindFlags(cmd.Flags(), &f, &level)
+		if err := cmd.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return buildConfig(cmd, &f, func(string) string { return "" }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}
+	cfg, err := parse()
+	if err != nil || cfg.Metrics.Enabled() {
+		t.Fatalf("default: metrics %+v, %v; want off", cfg.Metrics, err)
+	}
+	cfg, err = parse("--metrics", "127.0.0.1:7000")
+	if err != nil || !cfg.Metrics.Enabled() || cfg.Metrics.Addr() != "127.0.0.1:7000" {
+		t.Fatalf("--metrics: %+v, %v", cfg.Metrics, err)
+	}
+	cfg, err = parse("-c", conf)
+	if err != nil || !cfg.Metrics.Enabled() || cfg.Metrics.PromPort != 6000 {
+		t.Fatalf("broker.conf: %+v, %v", cfg.Metrics, err)
+	}
+	cfg, err = parse("-c", conf, "--metrics", "")
+	if err != nil || cfg.Metrics.Enabled() {
+		t.Fatalf(`--metrics "": %+v, %v`, cfg.Metrics, err)
+	}
+	if _, err := parse("--metrics", "nope"); err == nil {
+		t.Fatal("--metrics nope accepted")
+	}
+}
