@@ -3,8 +3,8 @@ package acl
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"strings"
 
 	"gopkg.in/yaml.v3"

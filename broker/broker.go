@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
@@ -29,6 +30,7 @@ type Broker struct {
 	core *core.Core
 	srv  *remoting.Server
 	ns   *remoting.Client
+	acl  *acl.Checker // nil without ACLEnable
 
 	// storeHost is the advertised address, registered with name servers;
 	// set once by Start.
@@ -82,19 +84,29 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.core = c
+	var ics []remoting.Interceptor
+	if cfg.ACLEnable {
+		if b.acl, err = acl.Open(acl.Options{File: cfg.ACLFile, Logger: b.log}); err != nil {
+			_ = c.Close(false)
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		ics = append(ics, b.acl.Interceptor())
+	}
 	srv, err := remoting.NewServer(remoting.ServerConfig{
-		Addr:      cfg.ListenAddr,
-		Transport: cfg.Transport,
-		OnClose:   func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
-		Logger:    b.log,
+		Addr:         cfg.ListenAddr,
+		Transport:    cfg.Transport,
+		OnClose:      func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
+		Logger:       b.log,
+		Interceptors: ics,
 	})
 	if err != nil {
+		b.closeACL()
 		_ = c.Close(false)
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.srv = srv
 	b.registerHandlers()
-	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log})
+	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, Interceptors: cfg.Credentials.Interceptor()})
 	return b, nil
 }
 
@@ -239,11 +251,19 @@ func (b *Broker) shutdown(clean bool) error {
 		}
 	}
 	_ = b.ns.Close()
+	b.closeACL()
 	if err := b.core.Close(clean); err != nil {
 		errs = append(errs, fmt.Errorf("broker: %w", err))
 	}
 	b.log.Info("broker: closed")
 	return errors.Join(errs...)
+}
+
+// closeACL stops the ACL file watcher, if any.
+func (b *Broker) closeACL() {
+	if b.acl != nil {
+		_ = b.acl.Close()
+	}
 }
 
 // ExpireClients drops clients silent for ChannelExpiry and notifies the

@@ -42,6 +42,11 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
+	// ACLFile, if set, is a RocketMQ plain_acl.yml every request is checked
+	// against (reloaded when it changes; see package acl): route queries
+	// need a signed account, broker registration and the other
+	// acl.NamesrvAdminCodes an admin one. Default "": no checks.
+	ACLFile string
 }
 
 // DefaultConfig returns the defaults for every field.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/namesrv/routeinfo"
 	"github.com/runnelmq/runnel/remoting"
 )
@@ -18,6 +19,7 @@ type Server struct {
 	log   *slog.Logger
 	table *routeinfo.Table
 	rs    *remoting.Server
+	acl   *acl.Checker // nil without ACLFile
 
 	// conns lets the expiry scan close a silent broker's connection, as
 	// RocketMQ does, so a broker that is alive but stuck reconnects.
@@ -58,8 +60,19 @@ func New(cfg Config) (*Server, error) {
 	rcfg.Logger = cfg.Logger
 	rcfg.OnConnect = s.onConnect
 	rcfg.OnClose = s.onClose
+	if cfg.ACLFile != "" {
+		c, err := acl.Open(acl.Options{File: cfg.ACLFile, AdminCodes: acl.NamesrvAdminCodes, Logger: s.log})
+		if err != nil {
+			return nil, fmt.Errorf("namesrv: %w", err)
+		}
+		s.acl = c
+		rcfg.Interceptors = append(rcfg.Interceptors, c.Interceptor())
+	}
 	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
+		if s.acl != nil {
+			_ = s.acl.Close()
+		}
 		return nil, fmt.Errorf("namesrv: %w", err)
 	}
 	s.rs = rs
@@ -117,6 +130,9 @@ func (s *Server) Close() error {
 		close(s.stop)
 		s.wg.Wait()
 		err = s.rs.Close()
+		if s.acl != nil {
+			_ = s.acl.Close()
+		}
 	})
 	return err
 }
