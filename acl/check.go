@@ -45,7 +45,7 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 	if acc.white != nil && acc.white.match(ip) {
 		return nil
 	}
-	if !signatureOK(acc.secretKey, req) {
+	if !acc.signer.ok(req) {
 		return refuse("Check signature failed for accessKey=%s", ak)
 	}
 	if acc.admin {

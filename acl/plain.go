@@ -44,6 +44,7 @@ type Table struct {
 
 type account struct {
 	accessKey, secretKey string
+	signer               *signer
 	white                addrPattern
 	admin                bool
 	defTopic, defGroup   Perm
@@ -82,7 +83,7 @@ func (pc PlainConfig) Table() (*Table, error) {
 		if _, dup := t.accounts[a.AccessKey]; dup {
 			return nil, fmt.Errorf("acl: accounts[%d]: accessKey %q appears twice", i, a.AccessKey)
 		}
-		acc := &account{accessKey: a.AccessKey, secretKey: a.SecretKey, admin: a.Admin,
+		acc := &account{accessKey: a.AccessKey, secretKey: a.SecretKey, signer: newSigner(a.SecretKey), admin: a.Admin,
 			perms: make(map[string]Perm, len(a.TopicPerms)+len(a.GroupPerms))}
 		var err error
 		if acc.white, err = parseAddrPattern(a.WhiteRemoteAddress); err != nil {

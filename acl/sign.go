@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"hash"
 	"slices"
+	"sync"
 
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -31,13 +32,15 @@ func (c Credentials) Empty() bool { return c.AccessKey == "" }
 
 // Sign adds AccessKey, SecurityToken (if any) and Signature to cmd's ext
 // fields, which must be non-nil, signing them with the body.
-func (c Credentials) Sign(cmd *protocol.Command) {
+func (c Credentials) Sign(cmd *protocol.Command) { c.sign(newSigner(c.SecretKey), cmd) }
+
+func (c Credentials) sign(s *signer, cmd *protocol.Command) {
 	cmd.ExtFields[FieldAccessKey] = c.AccessKey
 	if c.SecurityToken != "" {
 		cmd.ExtFields[FieldSecurityToken] = c.SecurityToken
 	}
 	delete(cmd.ExtFields, FieldSignature)
-	cmd.ExtFields[FieldSignature] = Signature(c.SecretKey, cmd.ExtFields, cmd.Body, "")
+	cmd.ExtFields[FieldSignature] = s.sign(cmd.ExtFields, cmd.Body, "")
 }
 
 // Interceptor returns the client interceptor that signs every request,
@@ -46,8 +49,9 @@ func (c Credentials) Interceptor() []remoting.ClientInterceptor {
 	if c.Empty() {
 		return nil
 	}
+	s := newSigner(c.SecretKey)
 	return []remoting.ClientInterceptor{{Request: func(_ string, cmd *protocol.Command) error {
-		c.Sign(cmd)
+		c.sign(s, cmd)
 		return nil
 	}}}
 }
@@ -56,12 +60,21 @@ func (c Credentials) Interceptor() []remoting.ClientInterceptor {
 // the values of ext sorted by key, Signature and the key named skip left
 // out, followed by body.
 func Signature(secretKey string, ext map[string]string, body []byte, skip string) string {
-	mac := hmac.New(func() hash.Hash { return sha1.New() }, []byte(secretKey))
-	writeContent(mac, ext, body, skip)
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	return newSigner(secretKey).sign(ext, body, skip)
 }
 
-func writeContent(h hash.Hash, ext map[string]string, body []byte, skip string) {
+// signer signs with one secret key, keeping keyed HMACs for reuse (keying
+// one costs two SHA-1 blocks).
+type signer struct{ macs sync.Pool }
+
+func newSigner(secretKey string) *signer {
+	key := []byte(secretKey)
+	s := &signer{}
+	s.macs.New = func() any { return hmac.New(sha1.New, key) }
+	return s
+}
+
+func (s *signer) sign(ext map[string]string, body []byte, skip string) string {
 	var arr [32]string
 	keys := arr[:0]
 	for k := range ext {
@@ -70,26 +83,43 @@ func writeContent(h hash.Hash, ext map[string]string, body []byte, skip string) 
 		}
 	}
 	slices.Sort(keys)
+	bp := contentPool.Get().(*[]byte)
+	buf := (*bp)[:0]
 	for _, k := range keys {
-		h.Write([]byte(ext[k]))
+		buf = append(buf, ext[k]...)
 	}
-	h.Write(body)
+	mac := s.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write(buf)
+	mac.Write(body)
+	var sum [sha1.Size]byte
+	out := base64.StdEncoding.EncodeToString(mac.Sum(sum[:0]))
+	s.macs.Put(mac)
+	*bp = buf
+	contentPool.Put(bp)
+	return out
 }
 
-// signatureOK reports whether req's Signature is secretKey's over its
-// fields, SecurityToken signed (Java) or not (the official Go client).
-func signatureOK(secretKey string, req *protocol.Command) bool {
+// contentPool holds the buffers the ext field values are joined in.
+var contentPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// signatureOK reports whether req's Signature is s's over its fields,
+// SecurityToken signed (Java) or not (the official Go client).
+func (s *signer) ok(req *protocol.Command) bool {
 	got, ok := req.ExtFields[FieldSignature]
 	if !ok {
 		return false
 	}
-	if equal(Signature(secretKey, req.ExtFields, req.Body, ""), got) {
+	if equal(s.sign(req.ExtFields, req.Body, ""), got) {
 		return true
 	}
 	if _, has := req.ExtFields[FieldSecurityToken]; has {
-		return equal(Signature(secretKey, req.ExtFields, req.Body, FieldSecurityToken), got)
+		return equal(s.sign(req.ExtFields, req.Body, FieldSecurityToken), got)
 	}
 	return false
 }
+
+// signatureOK reports whether req is signed with secretKey.
+func signatureOK(secretKey string, req *protocol.Command) bool { return newSigner(secretKey).ok(req) }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
