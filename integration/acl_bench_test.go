@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
@@ -83,11 +82,3 @@ func aclCreateTopicsAs(b *testing.B, c *cluster.Cluster, topic string, signed bo
 	}
 }
 
-// processCPU is the user and system CPU time this process has used, in ns.
-func processCPU(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
