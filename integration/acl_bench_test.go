@@ -81,4 +81,3 @@ func aclCreateTopicsAs(b *testing.B, c *cluster.Cluster, topic string, signed bo
 		b.Fatal(err)
 	}
 }
-
