@@ -170,6 +170,13 @@ func TestACLSendRefusals(t *testing.T) {
 	wantACLError(t, sendOne(good, "deniedTopic"), "No permission for topic:deniedTopic")
 	wantACLError(t, sendOne(good, "otherTopic"), "No default permission for topic:otherTopic")
 
+	// The official client sends a SecurityToken without signing it; that
+	// passes, as Java's token-signing clients do.
+	token := aclProducer(t, c, &primitive.Credentials{AccessKey: aclUserAK, SecretKey: aclUserSK, SecurityToken: "sts-token"})
+	if err := sendOne(token, "aclTopic"); err != nil {
+		t.Fatalf("send with a SecurityToken: %v", err)
+	}
+
 	wrong := aclProducer(t, c, &primitive.Credentials{AccessKey: aclUserAK, SecretKey: "not-the-secret"})
 	wantACLError(t, sendOne(wrong, "aclTopic"), "Check signature failed for accessKey="+aclUserAK)
 
@@ -187,8 +194,8 @@ func TestACLSendRefusals(t *testing.T) {
 		t.Fatalf("send from the account's white list: %v", err)
 	}
 
-	if n := stored(c, "aclTopic"); n != 1 {
-		t.Errorf("aclTopic holds %d messages, want the 1 accepted", n)
+	if n := stored(c, "aclTopic"); n != 2 {
+		t.Errorf("aclTopic holds %d messages, want the 2 accepted", n)
 	}
 	if n := stored(c, "deniedTopic"); n != 0 {
 		t.Errorf("deniedTopic holds %d messages, want 0", n)
