@@ -16,6 +16,7 @@ require (
 	github.com/tidwall/gjson v1.13.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/term v0.44.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

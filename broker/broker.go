@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
@@ -31,6 +32,7 @@ type Broker struct {
 	ns   *remoting.Client
 	// metrics is the Prometheus exporter (exporter.go).
 	metrics *metrics.Metrics
+	acl     *acl.Checker // nil without ACLEnable
 
 	// storeHost is the advertised address, registered with name servers;
 	// set once by Start.
@@ -87,6 +89,12 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.core = c
+	if cfg.ACLEnable {
+		if b.acl, err = acl.Open(acl.Options{File: cfg.ACLFile, Logger: b.log}); err != nil {
+			_ = c.Close(false)
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+	}
 	b.newMetrics()
 	srv, err := remoting.NewServer(remoting.ServerConfig{
 		Addr:         cfg.ListenAddr,
@@ -96,12 +104,13 @@ func New(cfg Config) (*Broker, error) {
 		Interceptors: b.interceptors(),
 	})
 	if err != nil {
+		b.closeACL()
 		_ = c.Close(false)
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.srv = srv
 	b.registerHandlers()
-	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, OnClose: b.namesrvConnClosed})
+	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, OnClose: b.namesrvConnClosed, Interceptors: cfg.Credentials.Interceptor()})
 	return b, nil
 }
 
@@ -255,11 +264,19 @@ func (b *Broker) shutdown(clean bool) error {
 		}
 	}
 	_ = b.ns.Close()
+	b.closeACL()
 	if err := b.core.Close(clean); err != nil {
 		errs = append(errs, fmt.Errorf("broker: %w", err))
 	}
 	b.log.Info("broker: closed")
 	return errors.Join(errs...)
+}
+
+// closeACL stops the ACL file watcher, if any.
+func (b *Broker) closeACL() {
+	if b.acl != nil {
+		_ = b.acl.Close()
+	}
 }
 
 // ExpireClients drops clients silent for ChannelExpiry and notifies the

@@ -37,6 +37,9 @@ import (
 //	filterSupportRetry        FilterSupportRetry
 //	metricsExporterType, metricsPromExporterHost, metricsPromExporterPort,
 //	metricsTopicLimit, metricsGroupLimit  Metrics (metrics.Config.ApplyKey)
+//	aclEnable                 ACLEnable
+//	rocketmq.acl.plain.file   ACLFile (Java's system property)
+//	accessKey, secretKey      Credentials
 //
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
@@ -84,7 +87,13 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				return ignored, bad(err)
 			}
 			c.FlushMode = m
-		case "autoCreateTopicEnable", "enablePropertyFilter", "filterSupportRetry":
+		case "rocketmq.acl.plain.file":
+			c.ACLFile = val
+		case "accessKey":
+			c.Credentials.AccessKey = val
+		case "secretKey":
+			c.Credentials.SecretKey = val
+		case "autoCreateTopicEnable", "enablePropertyFilter", "filterSupportRetry", "aclEnable":
 			v, err := strconv.ParseBool(val)
 			if err != nil {
 				return ignored, bad(err)
@@ -94,6 +103,8 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				c.AutoCreateTopicEnable = v
 			case "enablePropertyFilter":
 				c.EnablePropertyFilter = v
+			case "aclEnable":
+				c.ACLEnable = v
 			default:
 				c.FilterSupportRetry = v
 			}

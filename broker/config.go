@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
@@ -129,6 +130,17 @@ type Config struct {
 	// metricsGroupLimit); see metrics.Config for the defaults. Off unless
 	// ExporterType is PROM.
 	Metrics metrics.Config
+
+	// ACLEnable checks every request against ACLFile, a RocketMQ 4.x
+	// plain_acl.yml reloaded when it changes (RocketMQ aclEnable; see
+	// package acl). Default false.
+	ACLEnable bool
+	// ACLFile is the plain_acl.yml; required with ACLEnable. The broker
+	// command defaults it to plain_acl.yml beside broker.conf.
+	ACLFile string
+	// Credentials sign the broker's own requests to the name servers
+	// (broker.conf accessKey and secretKey). Default none.
+	Credentials acl.Credentials
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left
@@ -223,6 +235,9 @@ func (c *Config) Validate() error {
 	}
 	if err := validDelayLevels(c.MessageDelayLevel); err != nil {
 		return err
+	}
+	if c.ACLEnable && c.ACLFile == "" {
+		return fmt.Errorf("%w: ACLFile is empty with ACLEnable", ErrBadConfig)
 	}
 	if c.LockMaxLiveTime <= 0 {
 		return fmt.Errorf("%w: LockMaxLiveTime %v", ErrBadConfig, c.LockMaxLiveTime)

@@ -19,10 +19,14 @@ func (b *Broker) newMetrics() {
 // Request ran, so the first one sees every request, refused ones (ACL)
 // included, with its final answer.
 func (b *Broker) interceptors() []remoting.Interceptor {
-	if !b.cfg.Metrics.Enabled() {
-		return nil
+	var ics []remoting.Interceptor
+	if b.cfg.Metrics.Enabled() {
+		ics = append(ics, b.metrics.Interceptor())
 	}
-	return []remoting.Interceptor{b.metrics.Interceptor()}
+	if b.acl != nil {
+		ics = append(ics, b.acl.Interceptor())
+	}
+	return ics
 }
 
 // MetricsURL returns where /metrics is served, "" when it is not (the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/remoting"
 )
 
@@ -52,6 +53,9 @@ type ClientConfig struct {
 
 	// Logger receives the client's events. Default: slog.Default().
 	Logger *slog.Logger
+	// Credentials sign every request, for name servers and brokers with
+	// ACL (the official client's WithCredentials). Default none.
+	Credentials acl.Credentials
 }
 
 // DefaultClientConfig returns the defaults; NameServerAddrs is empty and
@@ -132,6 +136,7 @@ func (c ClientConfig) remotingConfig() remoting.ClientConfig {
 	rc := remoting.DefaultClientConfig()
 	rc.CallTimeout = c.CallTimeout
 	rc.Logger = c.Logger
+	rc.Interceptors = c.Credentials.Interceptor()
 	return rc
 }
 

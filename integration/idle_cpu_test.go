@@ -20,7 +20,7 @@ const (
 	idleCPUBudget = 150 * time.Millisecond
 )
 
-func processCPU(t *testing.T) time.Duration {
+func processCPU(t testing.TB) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

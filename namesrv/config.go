@@ -45,6 +45,11 @@ type Config struct {
 	// Metrics configures the Prometheus exporter (metrics.go). Default off,
 	// port 5558.
 	Metrics MetricsConfig
+	// ACLFile, if set, is a RocketMQ plain_acl.yml every request is checked
+	// against (reloaded when it changes; see package acl): route queries
+	// need a signed account, broker registration and the other
+	// acl.NamesrvAdminCodes an admin one. Default "": no checks.
+	ACLFile string
 }
 
 // DefaultConfig returns the defaults for every field.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/namesrv/routeinfo"
 	"github.com/runnelmq/runnel/remoting"
 )
@@ -21,6 +22,7 @@ type Server struct {
 	rs    *remoting.Server
 	// metrics is the Prometheus exporter (metrics.go), nil when off.
 	metrics *exporter
+	acl     *acl.Checker // nil without ACLFile
 
 	// conns lets the expiry scan close a silent broker's connection, as
 	// RocketMQ does, so a broker that is alive but stuck reconnects.
@@ -61,12 +63,24 @@ func New(cfg Config) (*Server, error) {
 	rcfg.Logger = cfg.Logger
 	rcfg.OnConnect = s.onConnect
 	rcfg.OnClose = s.onClose
+	// Metrics first: it sees every request, ACL refusals included.
 	if cfg.Metrics.Enabled() {
 		s.metrics = newExporter(s)
 		rcfg.Interceptors = append(rcfg.Interceptors, s.metrics.interceptor())
 	}
+	if cfg.ACLFile != "" {
+		c, err := acl.Open(acl.Options{File: cfg.ACLFile, AdminCodes: acl.NamesrvAdminCodes, Logger: s.log})
+		if err != nil {
+			return nil, fmt.Errorf("namesrv: %w", err)
+		}
+		s.acl = c
+		rcfg.Interceptors = append(rcfg.Interceptors, c.Interceptor())
+	}
 	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
+		if s.acl != nil {
+			_ = s.acl.Close()
+		}
 		return nil, fmt.Errorf("namesrv: %w", err)
 	}
 	s.rs = rs
@@ -130,6 +144,9 @@ func (s *Server) Close() error {
 		close(s.stop)
 		s.wg.Wait()
 		err = errors.Join(s.metrics.close(), s.rs.Close())
+		if s.acl != nil {
+			_ = s.acl.Close()
+		}
 	})
 	return err
 }

@@ -26,6 +26,7 @@ func New(cfg Config) (*Admin, error) {
 	rcfg.CallTimeout = cfg.CallTimeout
 	rcfg.DialTimeout = cfg.DialTimeout
 	rcfg.Logger = cfg.Logger
+	rcfg.Interceptors = cfg.Credentials.Interceptor()
 	return &Admin{cfg: cfg, rc: remoting.NewClient(rcfg)}, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/runnelmq/runnel/acl"
 )
 
 // DefaultNamesrvAddr is the name server address used when none is given,
@@ -29,6 +31,8 @@ type Config struct {
 	// Logger receives connection-level events. Default: discard (an admin
 	// tool reports through its errors).
 	Logger *slog.Logger
+	// Credentials sign every request, for servers with ACL. Default none.
+	Credentials acl.Credentials
 }
 
 // DefaultConfig returns the defaults for every field.

@@ -83,6 +83,7 @@ func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
 	fs.Int64Var(&f.brokerID, "broker-id", def.BrokerID, "broker id (0 = master)")
 	fs.BoolVar(&f.autoCreate, "auto-create-topic", def.AutoCreateTopicEnable, "let producers create topics by sending to them")
 	fs.StringVar(&f.flush, "flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
+	fs.StringVar(&f.aclFile, "acl-file", "", "check requests against this plain_acl.yml (turns aclEnable on; default with aclEnable=true: plain_acl.yml beside broker.conf)")
 	fs.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.metrics, "metrics", "", "host:port to serve Prometheus /metrics on (metricsExporterType=PROM; default off, or as broker.conf says)")
 }
@@ -91,6 +92,7 @@ func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
 type flagValues struct {
 	confFile, namesrv, listen, storeDir, name, cluster, advertise, flush string
 	metrics                                                              string
+	aclFile                                                              string
 	autoCreate                                                           bool
 	brokerID                                                             int64
 }
@@ -153,6 +155,12 @@ func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, 
 		if err := cfg.Metrics.SetAddr(f.metrics); err != nil {
 			return cfg, fmt.Errorf("--metrics: %w", err)
 		}
+	}
+	if fl.Changed("acl-file") {
+		cfg.ACLEnable, cfg.ACLFile = true, f.aclFile
+	}
+	if cfg.ACLEnable && cfg.ACLFile == "" {
+		cfg.ACLFile = filepath.Join(filepath.Dir(f.confFile), "plain_acl.yml")
 	}
 	if len(cfg.NamesrvAddrs) == 0 {
 		log.Warn("no name server: clients will not find this broker (set --namesrv or NAMESRV_ADDR)")

@@ -90,6 +90,7 @@ func (s *session) run(ctx context.Context) error {
 	logger := slog.New(slog.NewTextHandler(s.stderr, &slog.HandlerOptions{Level: p.logLevel}))
 	ccfg := client.DefaultClientConfig()
 	ccfg.NameServerAddrs = p.namesrvs
+	ccfg.Credentials = p.creds
 	ccfg.Logger = logger
 
 	s.describe()

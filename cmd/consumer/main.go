@@ -183,6 +183,7 @@ The name server comes from -n/--namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.
 	_ = fl.MarkHidden("format")
 	fl.IntVar(&f.max, "max", 0, "exit after this many messages (0: no limit)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "exit after this long without a message (0: never)")
+	cliflag.Credentials(fl, &f.creds, e.getenv)
 	fl.StringVar(&f.logLevel, "log-level", "warn", "client log level on stderr: debug, info, warn or error")
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetFlagErrorFunc(cliflag.FlagError)

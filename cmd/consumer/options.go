@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/filter/sql92"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/internal/cliflag"
 )
 
 // defaultNamesrv is used when neither --namesrv nor NAMESRV_ADDR is set.
@@ -39,11 +41,13 @@ type flags struct {
 	max         int
 	idleTimeout time.Duration
 	logLevel    string
+	creds       acl.Credentials // --ak/--sk
 }
 
 // plan is a validated command line.
 type plan struct {
 	namesrvs []string
+	creds    acl.Credentials
 	topic    string
 	group    string
 	// randomGroup: the group was made up for this run, so nobody else
@@ -92,6 +96,10 @@ func (f *flags) validate(now time.Time) (plan, error) {
 	if len(p.namesrvs) == 0 {
 		return plan{}, errors.New("--namesrv is empty (set it or NAMESRV_ADDR)")
 	}
+	if err := cliflag.CheckCredentials(f.creds); err != nil {
+		return plan{}, err
+	}
+	p.creds = f.creds
 	switch {
 	case p.topic == "":
 		return plan{}, errors.New("--topic is required")

@@ -58,6 +58,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.SetErr(stderr)
 	cmd.Flags().StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (host:port)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().StringVar(&cfg.ACLFile, "acl-file", "", "check every request against this RocketMQ plain_acl.yml (reloaded when it changes)")
 	cmd.Flags().DurationVar(&cfg.BrokerExpiry, "broker-expiry", cfg.BrokerExpiry, "drop a broker silent for this long")
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", "host:port to serve Prometheus /metrics on (default off)")
 	return cmd

@@ -62,6 +62,7 @@ func record(h *hdrhistogram.Histogram, d time.Duration) {
 func (r *benchRun) clientConfig(role string, i int) client.ClientConfig {
 	cfg := client.DefaultClientConfig()
 	cfg.NameServerAddrs = []string{r.a.namesrv}
+	cfg.Credentials = r.a.creds
 	// Each producer and consumer is its own client instance, so each has
 	// its own connections, as separate processes would.
 	cfg.InstanceName = fmt.Sprintf("runnelctl-bench-%d-%s%d", os.Getpid(), role, i)

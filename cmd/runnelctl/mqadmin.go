@@ -335,6 +335,7 @@ up to --count per queue, and print them; no consumer group's offsets move
 func (a *app) printQueues(ctx context.Context, topic, broker, tag string, queueID int, oneQueue bool, from int64, fromSet bool, count int) error {
 	cfg := client.DefaultPullConsumerConfig()
 	cfg.Client.NameServerAddrs = []string{a.namesrv}
+	cfg.Client.Credentials = a.creds
 	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-print-%d", os.Getpid())
 	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if a.timeout > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/internal/cliflag"
 	"github.com/runnelmq/runnel/internal/version"
@@ -22,6 +23,7 @@ type app struct {
 	namesrv string
 	output  string
 	timeout time.Duration
+	creds   acl.Credentials // --ak/--sk: signs every request
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -41,6 +43,7 @@ func (a *app) admin() (*admin.Admin, error) {
 	}
 	cfg := admin.DefaultConfig()
 	cfg.NamesrvAddrs = []string{a.namesrv}
+	cfg.Credentials = a.creds
 	if a.timeout > 0 {
 		cfg.CallTimeout = a.timeout
 	}
@@ -146,7 +149,7 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 			if strings.TrimSpace(a.namesrv) == "" {
 				return errors.New("--namesrv is empty (set it or NAMESRV_ADDR)")
 			}
-			return nil
+			return cliflag.CheckCredentials(a.creds)
 		},
 	}
 	pf := root.PersistentFlags()
@@ -154,6 +157,7 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	pf.StringVar(&a.output, "format", "table", "same as --output (the consumer's old spelling)")
 	_ = pf.MarkHidden("format")
+	cliflag.Credentials(pf, &a.creds, getenv)
 	pf.DurationVar(&a.timeout, "timeout", 5*time.Second, "timeout of each request to a name server or broker")
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp

@@ -103,6 +103,7 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 	cfg := client.DefaultProducerConfig()
 	cfg.Group = f.group
 	cfg.Client.NameServerAddrs = []string{a.namesrv}
+	cfg.Client.Credentials = a.creds
 	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-%d", os.Getpid())
 	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if a.timeout > 0 {

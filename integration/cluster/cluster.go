@@ -23,6 +23,7 @@ type options struct {
 	brokers   int
 	namesrvs  int
 	configure func(i int, cfg *broker.Config)
+	nsConfig  func(cfg *namesrv.Config)
 	logger    *slog.Logger
 }
 
@@ -38,6 +39,12 @@ func Namesrvs(n int) Option { return func(o *options) { o.namesrvs = n } }
 // restarts).
 func Configure(fn func(i int, cfg *broker.Config)) Option {
 	return func(o *options) { o.configure = fn }
+}
+
+// ConfigureNamesrv lets the test adjust every name server's config before
+// it starts (and restarts).
+func ConfigureNamesrv(fn func(cfg *namesrv.Config)) Option {
+	return func(o *options) { o.nsConfig = fn }
 }
 
 // Logger sets the logger of every node. Default: discard, unless the
@@ -142,6 +149,9 @@ func (c *Cluster) startNamesrv(addr string) (*namesrv.Server, error) {
 	cfg := namesrv.DefaultConfig()
 	cfg.ListenAddr = addr
 	cfg.Logger = c.opts.logger
+	if c.opts.nsConfig != nil {
+		c.opts.nsConfig(&cfg)
+	}
 	ns, err := namesrv.New(cfg)
 	if err != nil {
 		return nil, err

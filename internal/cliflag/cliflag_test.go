@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/runnelmq/runnel/acl"
 )
 
 func TestFlagError(t *testing.T) {
@@ -22,6 +25,39 @@ func TestFlagError(t *testing.T) {
 		err := c.Execute()
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "strconv") {
 			t.Errorf("%s: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	env := map[string]string{EnvAccessKey: "envAK1234", EnvSecretKey: "envSK1234"}
+	for _, tc := range []struct {
+		args     []string
+		env      map[string]string
+		ak, sk   string
+		checkErr string
+	}{
+		{nil, env, "envAK1234", "envSK1234", ""},
+		{[]string{"--ak", "flagAK123", "--sk", "flagSK123"}, env, "flagAK123", "flagSK123", ""},
+		{[]string{"--ak", "flagAK123"}, nil, "flagAK123", "", "--ak needs --sk"},
+		{[]string{"--sk", "flagSK123"}, nil, "", "flagSK123", "--sk needs --ak"},
+		{nil, nil, "", "", ""},
+	} {
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		var c acl.Credentials
+		Credentials(fs, &c, func(k string) string { return tc.env[k] })
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if c.AccessKey != tc.ak || c.SecretKey != tc.sk {
+			t.Errorf("%v: got %q/%q, want %q/%q", tc.args, c.AccessKey, c.SecretKey, tc.ak, tc.sk)
+		}
+		err := CheckCredentials(c)
+		if tc.checkErr == "" && err != nil || tc.checkErr != "" && (err == nil || !strings.Contains(err.Error(), tc.checkErr)) {
+			t.Errorf("%v: CheckCredentials %v, want %q", tc.args, err, tc.checkErr)
+		}
+		if strings.Contains(fs.FlagUsages(), "envSK1234") {
+			t.Errorf("help shows the secret key: %s", fs.FlagUsages())
 		}
 	}
 }

@@ -17,12 +17,14 @@ const module = "github.com/runnelmq/runnel"
 // rules maps a package prefix (relative to the module root) to the module
 // packages it must never import. The direction is
 // cmd -> broker/namesrv/client -> remoting -> remoting/protocol, and
-// broker -> store.
+// broker -> store; acl (signatures, plain_acl.yml) sits beside remoting,
+// used by broker, namesrv and client alike.
 var rules = []struct {
 	pkg       string
 	forbidden []string
 	why       string
 }{
+	{"acl", []string{"broker", "namesrv", "client", "store", "cmd", "integration"}, "access control is shared by every role"},
 	{"remoting/protocol", []string{"remoting", "broker", "namesrv", "client", "store", "cmd", "integration"}, "wire types only"},
 	{"remoting", []string{"broker", "namesrv", "client", "store", "cmd", "integration"}, "transport knows no roles"},
 	{"store", []string{"broker", "namesrv", "client", "cmd", "integration"}, "the store is below the broker"},
@@ -32,7 +34,7 @@ var rules = []struct {
 }
 
 // pure packages hold logic tested without sockets.
-var pure = []string{"namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
+var pure = []string{"acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
 
 var networkImports = []string{"net", "net/http", "github.com/cloudwego/netpoll"}
 

@@ -1,0 +1,344 @@
+package acl
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testYAML = `
+globalWhiteRemoteAddresses:
+  - 10.10.103.*
+  - 192.168.0.{1,2}
+accounts:
+  - accessKey: RocketMQ
+    secretKey: 12345678
+    whiteRemoteAddress: 192.168.9.*
+    admin: false
+    defaultTopicPerm: DENY
+    defaultGroupPerm: SUB
+    topicPerms:
+      - topicA=DENY
+      - topicB=PUB|SUB
+      - topicC=SUB
+    groupPerms:
+      - groupA=DENY
+      - groupB=PUB|SUB
+  - accessKey: rocketmq2
+    secretKey: 12345678
+    admin: true
+`
+
+func mustTable(t *testing.T, y string) *Table {
+	t.Helper()
+	tb, err := ParsePlain([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// javaSignature signs as RocketMQ's Java client: every ext field but
+// Signature, SecurityToken included, sorted by key, then the body.
+func javaSignature(sk string, ext map[string]string, body []byte) string {
+	keys := make([]string, 0, len(ext))
+	for k := range ext {
+		if k != FieldSignature {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(ext[k])
+	}
+	mac := hmac.New(sha1.New, []byte(sk))
+	mac.Write([]byte(b.String()))
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func signed(code int16, ak, sk string, ext map[string]string, body []byte) *protocol.Command {
+	req := protocol.NewRequest(code, map[string]string{}, body)
+	for k, v := range ext {
+		req.ExtFields[k] = v
+	}
+	Credentials{AccessKey: ak, SecretKey: sk}.Sign(req)
+	return req
+}
+
+func sendTo(topic, ak, sk string) *protocol.Command {
+	return signed(protocol.ReqSendMessageV2, ak, sk, map[string]string{"a": "PG", "b": topic, "e": "0"}, []byte("hello"))
+}
+
+func pullFrom(topic, group, ak, sk string) *protocol.Command {
+	return signed(protocol.ReqPullMessage, ak, sk, map[string]string{"topic": topic, "consumerGroup": group, "queueId": "0"}, nil)
+}
+
+func wantRefusal(t *testing.T, err error, msg string) {
+	t.Helper()
+	e, ok := err.(*Error)
+	if !ok {
+		t.Fatalf("got %v, want refusal %q", err, msg)
+	}
+	if e.Msg != msg {
+		t.Fatalf("refusal %q, want %q", e.Msg, msg)
+	}
+}
+
+func TestSignatureMatchesJavaAndGoClients(t *testing.T) {
+	ext := map[string]string{"topic": "T", "queueId": "3", FieldAccessKey: "RocketMQ"}
+	body := []byte("payload")
+	if got, want := Signature("secret", ext, body, ""), javaSignature("secret", ext, body); got != want {
+		t.Fatalf("Signature %s, want %s", got, want)
+	}
+	// With a SecurityToken: Java signs it, the Go client does not; both pass.
+	withToken := map[string]string{"topic": "T", FieldAccessKey: "RocketMQ", FieldSecurityToken: "tok"}
+	java := &protocol.Command{ExtFields: withToken, Body: body}
+	java.ExtFields[FieldSignature] = javaSignature("12345678", withToken, body)
+	if !signatureOK("12345678", java) {
+		t.Fatal("Java-style signature with SecurityToken refused")
+	}
+	goExt := map[string]string{"topic": "T", FieldAccessKey: "RocketMQ"}
+	goSig := javaSignature("12345678", goExt, body)
+	goExt[FieldSecurityToken] = "tok"
+	goExt[FieldSignature] = goSig
+	if !signatureOK("12345678", &protocol.Command{ExtFields: goExt, Body: body}) {
+		t.Fatal("Go-client-style signature (token unsigned) refused")
+	}
+	goExt[FieldSignature] = javaSignature("wrong-key", goExt, body)
+	if signatureOK("12345678", &protocol.Command{ExtFields: goExt, Body: body}) {
+		t.Fatal("signature with the wrong key accepted")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tb := mustTable(t, testYAML)
+	admin := map[int16]bool{}
+	for _, c := range BrokerAdminCodes {
+		admin[c] = true
+	}
+	const local = "127.0.0.1:50000"
+	unsigned := protocol.NewRequest(protocol.ReqSendMessageV2, map[string]string{"b": "topicB"}, nil)
+	hb, _ := protocol.HeartbeatData{ClientID: "c", ConsumerDataSet: []protocol.ConsumerData{{
+		GroupName: "groupA", SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "topicC"}}}}}.Encode()
+	hbOK, _ := protocol.HeartbeatData{ClientID: "c", ConsumerDataSet: []protocol.ConsumerData{{
+		GroupName: "groupB", SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "topicC"}}}}}.Encode()
+	tampered := sendTo("topicB", "RocketMQ", "12345678")
+	tampered.Body = []byte("changed")
+	for _, tc := range []struct {
+		name   string
+		remote string
+		req    *protocol.Command
+		want   string // "" passes
+	}{
+		{"global white list passes unsigned", "10.10.103.7:1", unsigned, ""},
+		{"global braces list", "192.168.0.2:1", unsigned, ""},
+		{"outside the white lists unsigned", local, unsigned, "No accessKey is configured"},
+		{"unknown access key", local, sendTo("topicB", "nobody-here", "12345678"), "No acl config for nobody-here"},
+		{"account white list passes a bad signature", "192.168.9.4:1", sendTo("topicA", "RocketMQ", "bad-secret"), ""},
+		{"wrong secret", local, sendTo("topicB", "RocketMQ", "bad-secret"), "Check signature failed for accessKey=RocketMQ"},
+		{"tampered body", local, tampered, "Check signature failed for accessKey=RocketMQ"},
+		{"topic granted", local, sendTo("topicB", "RocketMQ", "12345678"), ""},
+		{"topic denied", local, sendTo("topicA", "RocketMQ", "12345678"), "No permission for topic:topicA"},
+		{"topic SUB only", local, sendTo("topicC", "RocketMQ", "12345678"), "No permission for topic:topicC"},
+		{"default topic DENY", local, sendTo("other", "RocketMQ", "12345678"), "No default permission for topic:other"},
+		{"trace topic always", local, sendTo("RMQ_SYS_TRACE_TOPIC", "RocketMQ", "12345678"), ""},
+		{"pull granted, default group SUB", local, pullFrom("topicC", "anyGroup", "RocketMQ", "12345678"), ""},
+		{"pull denied group", local, pullFrom("topicC", "groupA", "RocketMQ", "12345678"), "No permission for group:groupA"},
+		{"heartbeat denied group", local, signed(protocol.ReqHeartBeat, "RocketMQ", "12345678", nil, hb), "No permission for group:groupA"},
+		{"heartbeat granted", local, signed(protocol.ReqHeartBeat, "RocketMQ", "12345678", nil, hbOK), ""},
+		{"heartbeat garbage", local, signed(protocol.ReqHeartBeat, "RocketMQ", "12345678", nil, []byte("{")), "*"},
+		{"admin code from normal", local, signed(protocol.ReqUpdateAndCreateTopic, "RocketMQ", "12345678", map[string]string{"topic": "x"}, nil),
+			"Need admin permission for request code=17, but accessKey=RocketMQ is not"},
+		{"admin code from admin", local, signed(protocol.ReqUpdateAndCreateTopic, "rocketmq2", "12345678", map[string]string{"topic": "x"}, nil), ""},
+		{"admin may send anywhere", local, sendTo("topicA", "rocketmq2", "12345678"), ""},
+		{"route query signed", local, signed(protocol.ReqGetRouteInfoByTopic, "RocketMQ", "12345678", map[string]string{"topic": "topicA"}, nil), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tb.Check(tc.remote, tc.req, admin)
+			switch tc.want {
+			case "":
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+			case "*":
+				if _, ok := err.(*Error); !ok {
+					t.Fatalf("got %v, want a refusal", err)
+				}
+			default:
+				wantRefusal(t, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRefusalResponse(t *testing.T) {
+	req := protocol.NewRequest(protocol.ReqSendMessageV2, nil, nil)
+	resp := refuse("No acl config for %s", "x").Response(req)
+	if resp.Code != protocol.RespSystemError || resp.Remark != "org.apache.rocketmq.acl.common.AclException: No acl config for x" {
+		t.Fatalf("response %d %q", resp.Code, resp.Remark)
+	}
+}
+
+func TestParsePlainErrors(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"short keys", "accounts:\n  - accessKey: abc\n    secretKey: 12345678\n", "longer than 6"},
+		{"duplicate", "accounts:\n  - {accessKey: abcdefg, secretKey: 12345678}\n  - {accessKey: abcdefg, secretKey: 12345678}\n", "twice"},
+		{"bad perm", "accounts:\n  - {accessKey: abcdefg, secretKey: 12345678, topicPerms: [t=WRITE]}\n", "t=WRITE"},
+		{"no equals", "accounts:\n  - {accessKey: abcdefg, secretKey: 12345678, groupPerms: [g]}\n", "groupPerms entry"},
+		{"bad default", "accounts:\n  - {accessKey: abcdefg, secretKey: 12345678, defaultTopicPerm: ALL}\n", "defaultTopicPerm"},
+		{"bad address", "globalWhiteRemoteAddresses: [10.0.0.300-301]\n", "globalWhiteRemoteAddresses"},
+		{"bad yaml", "accounts: [\n", "plain_acl.yml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParsePlain([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	if tb, err := ParsePlain(nil); err != nil || tb.Accounts() != 0 {
+		t.Fatalf("empty file: %v", err)
+	}
+}
+
+func TestAddrPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		ip      string
+		want    bool
+	}{
+		{"*", "1.2.3.4", true},
+		{"", "1.2.3.4", false},
+		{"192.168.*", "192.168.7.8", true},
+		{"192.168.*", "192.169.7.8", false},
+		{"10.0.1-9.*", "10.0.5.1", true},
+		{"10.0.1-9.*", "10.0.10.1", false},
+		{"10.0.0.1,10.0.0.3", "10.0.0.3", true},
+		{"10.0.0.1,10.0.0.3", "10.0.0.2", false},
+		{"10.0.0.{1,3}", "10.0.0.3", true},
+		{"10.0.0.{1,3}", "10.0.0.2", false},
+		{"127.0.0.1", "127.0.0.1", true},
+		{"::1", "::1", true},
+		{"127.0.0.1", "127.0.0.2", false},
+	} {
+		p, err := parseAddrPattern(tc.pattern)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.pattern, err)
+		}
+		got := p != nil && p.match(remoteIP(tc.ip+":1"))
+		if strings.Contains(tc.ip, ":") {
+			got = p != nil && p.match(remoteIP("["+tc.ip+"]:1"))
+		}
+		if got != tc.want {
+			t.Errorf("%q matches %s: %v, want %v", tc.pattern, tc.ip, got, tc.want)
+		}
+	}
+}
+
+// TestCheckerReloads changes the file under a running Checker and waits,
+// by polling the check, for the change to take effect; a broken file
+// keeps the accounts in force.
+func TestCheckerReloads(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain_acl.yml")
+	write := func(y string) {
+		t.Helper()
+		tmp := file + ".tmp"
+		if err := os.WriteFile(tmp, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("accounts:\n  - {accessKey: producer1, secretKey: 12345678, defaultTopicPerm: PUB}\n")
+	c, err := Open(Options{File: file, PollInterval: 10 * time.Millisecond, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := sendTo("T", "producer1", "12345678")
+	if err := c.Check("127.0.0.1:1", req); err != nil {
+		t.Fatal(err)
+	}
+	write("accounts:\n  - {accessKey: producer1, secretKey: 12345678, defaultTopicPerm: PUB, topicPerms: [T=DENY]}\n")
+	waitFor(t, func() bool { return c.Check("127.0.0.1:1", req) != nil })
+	wantRefusal(t, c.Check("127.0.0.1:1", req), "No permission for topic:T")
+
+	write("accounts: [\n") // broken: the last good accounts stay
+	waitFor(t, func() bool {
+		c.reloadMu.Lock()
+		defer c.reloadMu.Unlock()
+		return c.loaded.size == int64(len("accounts: [\n"))
+	})
+	wantRefusal(t, c.Check("127.0.0.1:1", req), "No permission for topic:T")
+
+	if _, err := Open(Options{File: filepath.Join(t.TempDir(), "missing.yml")}); err == nil {
+		t.Fatal("Open of a missing file succeeded")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 30s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func FuzzParsePlain(f *testing.F) {
+	f.Add([]byte(testYAML))
+	f.Add([]byte("globalWhiteRemoteAddresses: ['10.*', '1.2.3.{4,5}']\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tb, err := ParsePlain(data)
+		if err != nil {
+			return
+		}
+		req := sendTo("T", "RocketMQ", "12345678")
+		_ = tb.Check("127.0.0.1:1", req, nil)
+	})
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// BenchmarkSignCheck measures what ACL adds to one send: the client's
+// signing and the server's check (a permitted account, an explicit topic).
+func BenchmarkSignCheck(b *testing.B) {
+	tb, err := ParsePlain([]byte(testYAML))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 1024)
+	sign := Credentials{AccessKey: "RocketMQ", SecretKey: "12345678"}.Interceptor()[0].Request
+	ext := map[string]string{"a": "PG", "b": "topicB", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1700000000000", "h": "0", "i": "UNIQ_KEY\x01ABC\x02WAIT\x01true\x02", "j": "0", "k": "false", "m": "false"}
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		req := &protocol.Command{Code: protocol.ReqSendMessageV2, ExtFields: make(map[string]string, len(ext)+2), Body: body}
+		for k, v := range ext {
+			req.ExtFields[k] = v
+		}
+		if err := sign("", req); err != nil {
+			b.Fatal(err)
+		}
+		if err := tb.Check("127.0.0.1:1", req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package acl
+
+import (
+	"strings"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// Perm is a set of RocketMQ ACL permission bits (Java's Permission).
+type Perm byte
+
+// The permission bits. Deny overrides every other bit.
+const (
+	Deny Perm = 1 << iota
+	Any
+	Pub
+	Sub
+)
+
+// ParsePerm reads "DENY", "PUB", "SUB", "PUB|SUB" or "SUB|PUB"; anything
+// else is Deny, as Java's parsePermFromString has it. ok is false for a
+// string that is none of them.
+func ParsePerm(s string) (p Perm, ok bool) {
+	switch strings.TrimSpace(s) {
+	case "PUB":
+		return Pub, true
+	case "SUB":
+		return Sub, true
+	case "PUB|SUB", "SUB|PUB":
+		return Pub | Sub, true
+	case "DENY":
+		return Deny, true
+	}
+	return Deny, false
+}
+
+// grants reports whether owned allows needed (Java's checkPermission).
+func (owned Perm) grants(needed Perm) bool {
+	if owned&Deny != 0 {
+		return false
+	}
+	if needed&Any != 0 {
+		return owned&(Pub|Sub) != 0
+	}
+	return needed&owned != 0
+}
+
+const (
+	retryPrefix = "%RETRY%"
+	traceTopic  = "RMQ_SYS_TRACE_TOPIC"
+)
+
+// Resource is a topic, or a consumer group as its retry topic
+// ("%RETRY%" + group), and the permission a request needs on it.
+type Resource struct {
+	Name string
+	Perm Perm
+}
+
+// IsGroup reports whether r names a consumer group.
+func (r Resource) IsGroup() bool { return strings.HasPrefix(r.Name, retryPrefix) }
+
+// String is "topic:T" or "group:G", as Java's remarks print a resource.
+func (r Resource) String() string {
+	if g, ok := strings.CutPrefix(r.Name, retryPrefix); ok {
+		return "group:" + g
+	}
+	return "topic:" + r.Name
+}
+
+// Resources returns what req needs, as Java's PlainAccessResource.parse
+// reads it: SEND → PUB on its topic (SUB on a retry topic), PULL → SUB on
+// the topic and the group, heartbeat → SUB on every consumer group and
+// subscribed topic, offsets, send-back, consumer lists and unregistration
+// → SUB on the group. Other codes need no resource (admin codes are
+// checked apart). A heartbeat body that does not decode is an error.
+func Resources(req *protocol.Command) ([]Resource, error) {
+	var rs resources
+	ext := req.ExtFields
+	switch req.Code {
+	case protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
+		key := "topic"
+		if req.Code != protocol.ReqSendMessage {
+			key = "b"
+		}
+		t := ext[key]
+		if strings.HasPrefix(t, retryPrefix) {
+			rs.add(t, Sub)
+		} else {
+			rs.add(t, Pub)
+		}
+	case protocol.ReqConsumerSendMsgBack:
+		rs.addGroup(ext["group"])
+	case protocol.ReqPullMessage:
+		rs.add(ext["topic"], Sub)
+		rs.addGroup(ext["consumerGroup"])
+	case protocol.ReqQueryMessage:
+		rs.add(ext["topic"], Sub)
+	case protocol.ReqHeartBeat:
+		hb, err := protocol.DecodeHeartbeatData(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		for _, cd := range hb.ConsumerDataSet {
+			rs.addGroup(cd.GroupName)
+			for _, sd := range cd.SubscriptionDataSet {
+				rs.add(sd.Topic, Sub)
+			}
+		}
+	case protocol.ReqUnregisterClient, protocol.ReqGetConsumerListByGroup:
+		rs.addGroup(ext["consumerGroup"])
+	case protocol.ReqUpdateConsumerOffset:
+		rs.addGroup(ext["consumerGroup"])
+		rs.add(ext["topic"], Sub)
+	}
+	return rs, nil
+}
+
+type resources []Resource
+
+// add records name (skipped when empty, as Java skips a null) needing p,
+// merging with an earlier need of the same resource.
+func (rs *resources) add(name string, p Perm) {
+	if name == "" {
+		return
+	}
+	for i := range *rs {
+		if (*rs)[i].Name == name {
+			(*rs)[i].Perm |= p
+			return
+		}
+	}
+	*rs = append(*rs, Resource{name, p})
+}
+
+func (rs *resources) addGroup(group string) {
+	if group != "" {
+		rs.add(retryPrefix+group, Sub)
+	}
+}
+
+// BrokerAdminCodes are the request codes only an admin account may send
+// to a broker: Java's Permission.ADMIN_CODE.
+var BrokerAdminCodes = []int16{
+	protocol.ReqUpdateAndCreateTopic,
+	protocol.ReqUpdateBrokerConfig,
+	protocol.ReqDeleteTopicInBroker,
+	protocol.ReqUpdateAndCreateSubscriptionGroup,
+	protocol.ReqDeleteSubscriptionGroup,
+	protocol.ReqUpdateAndCreateStaticTopic,
+	protocol.ReqUpdateAndCreateACLConfig,
+	protocol.ReqDeleteACLConfig,
+	protocol.ReqGetBrokerClusterACLInfo,
+}
+
+// NamesrvAdminCodes are the request codes only an admin account may send
+// to a name server. Java's name server checks nothing; these are the ones
+// that change what it serves, broker registration included, so a normal
+// account cannot put a broker of its own into the routes. A broker talking
+// to a name server with ACL therefore signs with an admin account.
+var NamesrvAdminCodes = []int16{
+	protocol.ReqPutKVConfig,
+	protocol.ReqDeleteKVConfig,
+	protocol.ReqRegisterBroker,
+	protocol.ReqUnregisterBroker,
+	protocol.ReqDeleteTopicInNameSrv,
+	protocol.ReqRegisterTopicInNameSrv,
+	protocol.ReqUpdateNamesrvConfig,
+	protocol.ReqWipeWritePermOfBroker,
+	protocol.ReqAddWritePermOfBroker,
+}

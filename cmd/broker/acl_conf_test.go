@@ -1,0 +1,81 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/broker"
+)
+
+// The README's ACL example: docs/acl/broker.conf turns ACL on with
+// docs/acl/plain_acl.yml beside it, which parses, and signs as rocketmq2.
+func TestExampleACLConf(t *testing.T) {
+	parse := func(args ...string) (broker.Config, error) {
+		cmd := &cobra.Command{}
+		var f flagValues
+		var level string
+		bindFlags(cmd.Flags(), &f, &level)
+		if err := cmd.Flags().Parse(args); err != nil {
+			return broker.Config{}, err
+		}
+		return buildConfig(cmd, &f, func(string) string { return "" }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}
+	dir := t.TempDir()
+	cfg, err := parse("-c", "../../docs/acl/broker.conf", "--store-dir", dir, "--listen", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.ACLEnable || cfg.ACLFile != filepath.Join("../../docs/acl", "plain_acl.yml") ||
+		cfg.Credentials.AccessKey != "rocketmq2" || cfg.Credentials.SecretKey != "12345678" {
+		t.Fatalf("ACL config %v %q %+v", cfg.ACLEnable, cfg.ACLFile, cfg.Credentials)
+	}
+	b, err := broker.New(cfg) // loads plain_acl.yml
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err = parse("-c", "../../docs/broker.conf", "--store-dir", dir, "--acl-file", "/etc/runnel/acl.yml")
+	if err != nil || !cfg.ACLEnable || cfg.ACLFile != "/etc/runnel/acl.yml" {
+		t.Fatalf("--acl-file: %v %v %q", err, cfg.ACLEnable, cfg.ACLFile)
+	}
+}
+
+// The README's ACL section shows a broker.conf and a plain_acl.yml; both
+// must be what the broker reads without complaint.
+func TestREADMEACLExample(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## ACL\n")
+	if !ok {
+		t.Fatal("README has no ACL section")
+	}
+	block := func(lang string) string {
+		_, rest, ok := strings.Cut(section, "```"+lang+"\n")
+		body, _, ok2 := strings.Cut(rest, "```")
+		if !ok || !ok2 {
+			t.Fatalf("no %s block in the ACL section", lang)
+		}
+		return body
+	}
+	cfg := broker.DefaultConfig()
+	ignored, err := cfg.ApplyProperties(strings.NewReader(block("properties")))
+	if err != nil || len(ignored) > 0 || !cfg.ACLEnable || cfg.Credentials.AccessKey != "rocketmq2" {
+		t.Fatalf("README broker.conf: ignored %v, err %v, cfg %+v", ignored, err, cfg)
+	}
+	tb, err := acl.ParsePlain([]byte(block("yaml")))
+	if err != nil || tb.Accounts() != 2 {
+		t.Fatalf("README plain_acl.yml: %v", err)
+	}
+}
