@@ -149,9 +149,15 @@ func startServerProcess(b *testing.B, transport string) (addr string, stop func(
 }
 
 func benchRoundTrip(b *testing.B, addr string, inflight, conns int) {
+	benchRoundTripWith(b, addr, inflight, conns, nil)
+}
+
+// benchRoundTripWith is benchRoundTrip with mod adjusting each client's
+// config.
+func benchRoundTripWith(b *testing.B, addr string, inflight, conns int, mod func(*ClientConfig)) {
 	clients := make([]*Client, conns)
 	for i := range clients {
-		clients[i] = newClient(b, nil)
+		clients[i] = newClient(b, mod)
 		// Connect up front so dialling is not measured.
 		if _, err := clients[i].Conn(context.Background(), addr); err != nil {
 			b.Fatal(err)
