@@ -35,6 +35,8 @@ import (
 //	transactionCheckInterval  TransactionCheckInterval (ms)
 //	enablePropertyFilter      EnablePropertyFilter
 //	filterSupportRetry        FilterSupportRetry
+//	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
+//	                          TLS (remoting.TLSConfig.Set lists them)
 //
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
@@ -141,7 +143,11 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 			}
 			c.TransactionCheckMax = v
 		default:
-			ignored = append(ignored, key)
+			if known, err := c.TLS.Set(key, val); err != nil {
+				return ignored, bad(err)
+			} else if !known {
+				ignored = append(ignored, key)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

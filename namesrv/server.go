@@ -58,6 +58,10 @@ func New(cfg Config) (*Server, error) {
 	rcfg.Logger = cfg.Logger
 	rcfg.OnConnect = s.onConnect
 	rcfg.OnClose = s.onClose
+	var err error
+	if rcfg.TLSMode, rcfg.TLS, err = cfg.TLS.ServerTLS(); err != nil {
+		return nil, fmt.Errorf("namesrv: %w", err)
+	}
 	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
 		return nil, fmt.Errorf("namesrv: %w", err)

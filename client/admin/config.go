@@ -29,6 +29,13 @@ type Config struct {
 	// Logger receives connection-level events. Default: discard (an admin
 	// tool reports through its errors).
 	Logger *slog.Logger
+	// TLS makes every connection TLS (RocketMQ's tlsEnable). Default
+	// false.
+	TLS bool
+	// TLSCAFile, with TLS, is a PEM file of the CA certificates servers are
+	// verified against. Default "": not verified, as the official clients
+	// do (see client.ClientConfig.TLSCAFile).
+	TLSCAFile string
 }
 
 // DefaultConfig returns the defaults for every field.
