@@ -73,6 +73,10 @@ type TLSConfig struct {
 	// KeyPath, as Java's test mode does. It is also used when Mode is not
 	// disabled and no CertPath is set.
 	TestMode bool
+	// Certificate, set in code (no key of its own), is used instead of
+	// CertPath and KeyPath: how runnel dev shares one generated certificate
+	// between its name server and broker.
+	Certificate *tls.Certificate
 
 	// Enable (tlsEnable, tls.enable) makes this process's own outbound
 	// connections use TLS.
@@ -152,7 +156,9 @@ func (c *TLSConfig) ServerTLS() (mode string, cfg *tls.Config, err error) {
 		return mode, nil, err
 	}
 	var cert tls.Certificate
-	if c.TestMode || c.CertPath == "" {
+	if c.Certificate != nil {
+		cert = *c.Certificate
+	} else if c.TestMode || c.CertPath == "" {
 		cert, _, err = SelfSignedCertificate()
 	} else {
 		cert, err = loadKeyPair(c.CertPath, c.KeyPath)

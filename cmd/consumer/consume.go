@@ -91,6 +91,7 @@ func (s *session) run(ctx context.Context) error {
 	ccfg := client.DefaultClientConfig()
 	ccfg.NameServerAddrs = p.namesrvs
 	ccfg.Logger = logger
+	ccfg.TLS, ccfg.TLSCAFile = p.tls, p.tlsCA
 
 	s.describe()
 	startCtx, cancelStart := context.WithTimeout(ctx, startTimeout)
@@ -348,6 +349,7 @@ func noReadableQueue(topic string) error {
 func hasNoOffsets(ctx context.Context, p plan) (bool, error) {
 	cfg := admin.DefaultConfig()
 	cfg.NamesrvAddrs = p.namesrvs
+	cfg.TLS, cfg.TLSCAFile = p.tls, p.tlsCA
 	adm, err := admin.New(cfg)
 	if err != nil {
 		return false, err

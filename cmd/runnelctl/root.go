@@ -22,6 +22,7 @@ type app struct {
 	namesrv string
 	output  string
 	timeout time.Duration
+	tls     tlsFlags // --tls, --tls-ca (tls.go)
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -44,6 +45,7 @@ func (a *app) admin() (*admin.Admin, error) {
 	if a.timeout > 0 {
 		cfg.CallTimeout = a.timeout
 	}
+	a.tls.admin(&cfg)
 	adm, err := admin.New(cfg)
 	if err != nil {
 		return nil, err
@@ -155,6 +157,7 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 	pf.StringVar(&a.output, "format", "table", "same as --output (the consumer's old spelling)")
 	_ = pf.MarkHidden("format")
 	pf.DurationVar(&a.timeout, "timeout", 5*time.Second, "timeout of each request to a name server or broker")
+	a.tls.register(pf)
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
