@@ -52,9 +52,11 @@
 // byte is added, and only when TLS is on. Serving TLS connections from a
 // second, std listener was the alternative; it needs a second port, which
 // RocketMQ's clients do not know of. A Client with ClientConfig.TLS
-// handshakes at dial time. With the std server, round trips over TLS ran
-// at 0.86x (64 in flight) to 0.89x (1 in flight) of plain ones; with
-// netpoll at 0.94x and 0.73x (BenchmarkRoundTripTLS, 2 shared cores).
+// handshakes at dial time. A round trip over TLS costs the server
+// 1.01-1.08x the CPU of a plain one with 1 request in flight, and with 64
+// 1.01-1.14x on netpoll and 1.17-1.27x on std (BenchmarkRoundTripTLS's
+// srv-cpu-ns/op, two runs on 2 shared cores; its rt/s was too disturbed
+// by other load to rank the two).
 //
 // Opaques are owned by the transport: Invoke sends a shallow copy of the
 // request with a fresh opaque, so one Command may be sent concurrently or
