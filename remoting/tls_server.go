@@ -93,23 +93,23 @@ func (s *Server) negotiateStd(nc net.Conn) {
 		_, err := io.ReadFull(nc, first[:])
 		return first[0], err
 	})
+	var isTLS bool
 	if err == nil {
-		var isTLS bool
-		if isTLS, err = s.admit(b, nc.RemoteAddr().String()); err == nil && isTLS {
-			var tc *tls.Conn
-			if tc, err = s.handshake(&prefixConn{Conn: nc, prefix: first[:]}); err == nil {
-				s.releasePending(nc)
-				s.serveStream(stdTransport{tc, s.cfg.WriteTimeout}, tc, nil)
-				return
-			}
-		} else if err == nil {
-			s.releasePending(nc)
-			s.serveStream(stdTransport{nc, s.cfg.WriteTimeout}, nc, first[:])
-			return
-		}
+		isTLS, err = s.admit(b, nc.RemoteAddr().String())
+	}
+	var tc *tls.Conn
+	if err == nil && isTLS {
+		tc, err = s.handshake(&prefixConn{Conn: nc, prefix: first[:]})
 	}
 	s.releasePending(nc)
-	s.refused(nc, err)
+	switch {
+	case err != nil:
+		s.refused(nc, err)
+	case isTLS:
+		s.serveStream(stdTransport{tc, s.cfg.WriteTimeout}, tc, nil)
+	default:
+		s.serveStream(stdTransport{nc, s.cfg.WriteTimeout}, nc, first[:])
+	}
 }
 
 // negotiateNetpoll serves a netpoll connection of a TLS-enabled server.
@@ -125,24 +125,24 @@ func (s *Server) negotiateNetpoll(nc netpoll.Connection) {
 		}
 		return p[0], nil
 	})
+	var isTLS bool
 	if err == nil {
-		var isTLS bool
-		if isTLS, err = s.admit(b, nc.RemoteAddr().String()); err == nil && !isTLS {
-			s.releasePending(nc)
-			s.serveNetpoll(nc)
-			return
-		} else if err == nil {
-			var tc *tls.Conn
-			// The peeked byte is still in netpoll's buffer: Read returns it.
-			if tc, err = s.handshake(netpollNetConn{nc}); err == nil {
-				s.releasePending(nc)
-				s.serveStream(tlsTransport{tc}, tc, nil)
-				return
-			}
-		}
+		isTLS, err = s.admit(b, nc.RemoteAddr().String())
+	}
+	var tc *tls.Conn
+	if err == nil && isTLS {
+		// The peeked byte is still in netpoll's buffer: Read returns it.
+		tc, err = s.handshake(netpollNetConn{nc})
 	}
 	s.releasePending(nc)
-	s.refused(nc, err)
+	switch {
+	case err != nil:
+		s.refused(nc, err)
+	case isTLS:
+		s.serveStream(tlsTransport{tc}, tc, nil)
+	default:
+		s.serveNetpoll(nc)
+	}
 }
 
 // refused closes a connection that was not admitted and logs why.
