@@ -93,6 +93,24 @@ func startTLSCluster(t testing.TB, mode string) tlsCluster {
 	return tlsCluster{nsAddr: ns.Addr(), brokerAddr: b.Addr(), caFile: certPath}
 }
 
+// officialPlainAgain makes the official client's later instances plain
+// again when t ends. Its WithTls options write through to one
+// process-wide default (internal/remote.DefaultRemotingClientConfig, which
+// every instance's options point to), so the last WithTls given decides
+// the wire of every official connection dialled after it, in any test;
+// an admin created with WithTls(false) resets it. Register it first, so
+// it runs after the clients' own cleanups.
+func officialPlainAgain(t testing.TB) {
+	t.Cleanup(func() {
+		a, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{"127.0.0.1:9"})), admin.WithTls(false))
+		if err != nil {
+			t.Errorf("reset the official client's TLS default: %v", err)
+			return
+		}
+		_ = a.Close()
+	})
+}
+
 // createTopicTLS creates topic with the official admin, over TLS.
 func createTopicTLS(t testing.TB, c tlsCluster, topic string) {
 	t.Helper()
@@ -159,6 +177,7 @@ func rcTLSProducer(t testing.TB, cfg client.ClientConfig) *client.Producer {
 // The official producer sends with WithTls(true) to a permissive cluster,
 // and without it on the same ports; to an enforcing one only with it.
 func TestTLSOfficialProducer(t *testing.T) {
+	officialPlainAgain(t)
 	for _, mode := range []string{remoting.TLSPermissive, remoting.TLSEnforcing} {
 		t.Run(mode, func(t *testing.T) {
 			c := startTLSCluster(t, mode)
@@ -190,6 +209,7 @@ func TestTLSOfficialProducer(t *testing.T) {
 // cluster, verifying the broker's certificate with a CA file; a plain one
 // is refused; one trusting another CA fails its handshake.
 func TestTLSRunnelClient(t *testing.T) {
+	officialPlainAgain(t)
 	c := startTLSCluster(t, remoting.TLSEnforcing)
 	createTopicTLS(t, c, "TLSRC")
 

@@ -159,7 +159,11 @@ func TestTLSClientVerifies(t *testing.T) {
 }
 
 // The official Go client with WithTls(true) talks to a permissive and an
-// enforcing server; without it, to the permissive one only.
+// enforcing server; without it, to the permissive one only. Its WithTls
+// sets a process-wide default (every instance's options point to one
+// RemotingClientConfig), read when a connection is dialled: each admin
+// here dials right after it is made, and the last is plain, which leaves
+// the default as other tests expect it.
 func TestOfficialClientTLS(t *testing.T) {
 	rlog.SetLogLevel("error")
 	forEachTransport(t, func(t *testing.T, tr string) {
