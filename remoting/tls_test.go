@@ -232,6 +232,22 @@ func TestTLSPendingConnectionClosed(t *testing.T) {
 	})
 }
 
+// A client that starts a handshake and stalls is closed after
+// HandshakeTimeout.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		s := startServer(t, tr, func(c *ServerConfig) {
+			c.TLSMode, c.TLS = TLSPermissive, devTLS.cfg
+			c.HandshakeTimeout = 200 * time.Millisecond
+		}, nil)
+		nc := rawConn(t, s.Addr())
+		if _, err := nc.Write([]byte{tlsHandshakeByte, 0x03, 0x01}); err != nil {
+			t.Fatal(err)
+		}
+		waitClosedByServer(t, nc)
+	})
+}
+
 func TestTLSConfig(t *testing.T) {
 	dir := t.TempDir()
 	cert, certPEM, err := SelfSignedCertificate()
