@@ -67,6 +67,14 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil { // Validate parses them too; kept for a clear error
 		return nil, fmt.Errorf("%w: MessageDelayLevel: %v", ErrBadConfig, err)
 	}
+	tlsMode, serverTLS, err := cfg.TLS.ServerTLS()
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	nsTLS, err := cfg.TLS.ClientTLS()
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	b := &Broker{
 		cfg:     cfg,
 		log:     cfg.Logger.With("broker", cfg.BrokerName),
@@ -99,6 +107,8 @@ func New(cfg Config) (*Broker, error) {
 	srv, err := remoting.NewServer(remoting.ServerConfig{
 		Addr:         cfg.ListenAddr,
 		Transport:    cfg.Transport,
+		TLSMode:      tlsMode,
+		TLS:          serverTLS,
 		OnClose:      func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
 		Logger:       b.log,
 		Interceptors: b.interceptors(),
@@ -110,7 +120,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.srv = srv
 	b.registerHandlers()
-	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, OnClose: b.namesrvConnClosed, Interceptors: cfg.Credentials.Interceptor()})
+	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, TLS: nsTLS, OnClose: b.namesrvConnClosed, Interceptors: cfg.Credentials.Interceptor()})
 	return b, nil
 }
 

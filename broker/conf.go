@@ -40,6 +40,8 @@ import (
 //	aclEnable                 ACLEnable
 //	rocketmq.acl.plain.file   ACLFile (Java's system property)
 //	accessKey, secretKey      Credentials
+//	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
+//	                          TLS (remoting.TLSConfig.Set lists them)
 //
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
@@ -160,7 +162,11 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				}
 				continue
 			}
-			ignored = append(ignored, key)
+			if known, err := c.TLS.Set(key, val); err != nil {
+				return ignored, bad(err)
+			} else if !known {
+				ignored = append(ignored, key)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

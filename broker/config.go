@@ -78,6 +78,11 @@ type Config struct {
 	MaxSuspend time.Duration
 	// Transport is the remoting transport, "netpoll" (default) or "std".
 	Transport string
+	// TLS is RocketMQ's TLS configuration under its keys (tls.server.mode,
+	// tls.server.certPath, tls.server.keyPath, ..., tlsEnable for the
+	// broker's own calls to name servers); see remoting.TLSConfig. Default
+	// zero: plain connections only.
+	TLS remoting.TLSConfig
 	// Now is the clock of everything that expires (client channels, locks,
 	// held pulls, store timestamps). Default time.Now.
 	Now func() time.Time

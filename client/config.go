@@ -51,6 +51,18 @@ type ClientConfig struct {
 	// caller's context has no deadline (pulls have their own). Default 3s.
 	CallTimeout time.Duration
 
+	// TLS makes every connection to name servers and brokers TLS (RocketMQ's
+	// tlsEnable; the official clients' WithTls). Default false. The server
+	// must run with tls.server.mode permissive or enforcing.
+	TLS bool
+	// TLSCAFile, with TLS, is a PEM file of the CA certificates servers are
+	// verified against (chain and host name). Default "": the server's
+	// certificate is not verified, as with the official Go client and
+	// Java's default tls.client.authServer=false; the connection is
+	// encrypted but the server not authenticated. That is what reaches a
+	// dev broker's generated certificate.
+	TLSCAFile string
+
 	// Logger receives the client's events. Default: slog.Default().
 	Logger *slog.Logger
 	// Credentials sign every request, for name servers and brokers with
@@ -126,18 +138,30 @@ func (c *ClientConfig) ensureDefaults() error {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	if c.TLSCAFile != "" && !c.TLS {
+		return fmt.Errorf("%w: TLSCAFile is set but TLS is not", ErrBadConfig)
+	}
+	if _, err := c.remotingConfig(); err != nil {
+		return err
+	}
 	return nil
 }
 
 // ClientID is ClientIP@InstanceName, the id brokers know this client by.
 func (c ClientConfig) ClientID() string { return c.ClientIP + "@" + c.InstanceName }
 
-func (c ClientConfig) remotingConfig() remoting.ClientConfig {
+func (c ClientConfig) remotingConfig() (remoting.ClientConfig, error) {
 	rc := remoting.DefaultClientConfig()
 	rc.CallTimeout = c.CallTimeout
 	rc.Logger = c.Logger
 	rc.Interceptors = c.Credentials.Interceptor()
-	return rc
+	if c.TLS {
+		var err error
+		if rc.TLS, err = remoting.ClientTLSConfig(c.TLSCAFile); err != nil {
+			return rc, fmt.Errorf("%w: TLSCAFile: %v", ErrBadConfig, err)
+		}
+	}
+	return rc, nil
 }
 
 // localIPv4 returns the first non-loopback IPv4 address, as RocketMQ's

@@ -78,6 +78,10 @@ func acquireInstance(cfg ClientConfig) (*instance, error) {
 		inst.mu.Unlock()
 		return inst, nil
 	}
+	rcfg, err := cfg.remotingConfig()
+	if err != nil {
+		return nil, err
+	}
 	inst := &instance{
 		cfg:         cfg,
 		clientID:    id,
@@ -91,7 +95,7 @@ func acquireInstance(cfg ClientConfig) (*instance, error) {
 	inst.mu.producers = map[string]int{}
 	inst.mu.consumers = map[string]consumerImpl{}
 	inst.mu.txProducers = map[string]*TransactionProducer{}
-	inst.rc = remoting.NewClient(cfg.remotingConfig())
+	inst.rc = remoting.NewClient(rcfg)
 	inst.registerHandlers()
 	inst.startLoops()
 	instances.m[id] = inst

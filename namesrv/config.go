@@ -34,6 +34,10 @@ type Config struct {
 	IdleTimeout time.Duration
 	// Transport is the remoting transport, "netpoll" (default) or "std".
 	Transport string
+	// TLS is RocketMQ's TLS configuration under its keys (tls.server.mode,
+	// tls.server.certPath, tls.server.keyPath, ...); see
+	// remoting.TLSConfig. Default zero: plain connections only.
+	TLS remoting.TLSConfig
 	// DeleteTopicsOnRegistration drops a master's topics missing from its
 	// latest registration. Default false, as in RocketMQ.
 	DeleteTopicsOnRegistration bool

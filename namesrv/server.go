@@ -63,6 +63,10 @@ func New(cfg Config) (*Server, error) {
 	rcfg.Logger = cfg.Logger
 	rcfg.OnConnect = s.onConnect
 	rcfg.OnClose = s.onClose
+	var err error
+	if rcfg.TLSMode, rcfg.TLS, err = cfg.TLS.ServerTLS(); err != nil {
+		return nil, fmt.Errorf("namesrv: %w", err)
+	}
 	// Metrics first: it sees every request, ACL refusals included.
 	if cfg.Metrics.Enabled() {
 		s.metrics = newExporter(s)

@@ -22,6 +22,10 @@ import (
 // serves until its stdin closes.
 const benchServerEnv = "RUNNEL_BENCH_SERVER"
 
+// benchServerTLSEnv, when set, makes the benchmark server permissive
+// (BenchmarkRoundTripTLS).
+const benchServerTLSEnv = "RUNNEL_BENCH_SERVER_TLS"
+
 // benchServerProfileEnv, when set to a path, makes the benchmark server
 // write a CPU profile of its whole life there, so the server side of
 // proc=separate can be profiled on its own:
@@ -80,6 +84,9 @@ func runBenchServer(transport string) int {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Transport = transport
 	cfg.Logger = quietLogger()
+	if os.Getenv(benchServerTLSEnv) != "" {
+		cfg.TLSMode, cfg.TLS = TLSPermissive, devTLS.cfg
+	}
 	s, err := NewServer(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -113,10 +120,10 @@ func runBenchServer(transport string) int {
 // returns its address and a function that stops it and returns the CPU time
 // it used. The child is stopped at the end of the benchmark if stop was not
 // called.
-func startServerProcess(b *testing.B, transport string) (addr string, stop func() time.Duration) {
+func startServerProcess(b *testing.B, transport string, env ...string) (addr string, stop func() time.Duration) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchServerEnv+"="+transport)
+	cmd.Env = append(append(os.Environ(), benchServerEnv+"="+transport), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -149,9 +156,15 @@ func startServerProcess(b *testing.B, transport string) (addr string, stop func(
 }
 
 func benchRoundTrip(b *testing.B, addr string, inflight, conns int) {
+	benchRoundTripWith(b, addr, inflight, conns, nil)
+}
+
+// benchRoundTripWith is benchRoundTrip with mod adjusting each client's
+// config.
+func benchRoundTripWith(b *testing.B, addr string, inflight, conns int, mod func(*ClientConfig)) {
 	clients := make([]*Client, conns)
 	for i := range clients {
-		clients[i] = newClient(b, nil)
+		clients[i] = newClient(b, mod)
 		// Connect up front so dialling is not measured.
 		if _, err := clients[i].Conn(context.Background(), addr); err != nil {
 			b.Fatal(err)

@@ -2,11 +2,14 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -136,6 +139,13 @@ func (cl *Client) dial(ctx context.Context, addr string, d *dialing) {
 		cl.forget(addr, d)
 		return
 	}
+	if cl.cfg.TLS != nil {
+		if nc, err = cl.handshake(dctx, nc, addr); err != nil {
+			d.err = err
+			cl.forget(addr, d)
+			return
+		}
+	}
 	c := newConn(cl, stdTransport{nc, cl.cfg.WriteTimeout}, addr, nc.LocalAddr().String(), cl.cfg.MaxFrameSize, cl.cfg.CallTimeout, cl.log)
 	if len(cl.cfg.Interceptors) > 0 {
 		c.out = cl.cfg.Interceptors
@@ -238,4 +248,27 @@ func (cl *Client) connClosed(c *Conn, reason error) {
 	if cl.cfg.OnClose != nil {
 		cl.cfg.OnClose(c.remote)
 	}
+}
+
+// handshake runs the client side of a TLS handshake over nc. A server that
+// does not speak TLS (tls.server.mode disabled) closes the connection on
+// the ClientHello, which the error names.
+func (cl *Client) handshake(ctx context.Context, nc net.Conn, addr string) (net.Conn, error) {
+	cfg := cl.cfg.TLS
+	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+		cfg = cfg.Clone()
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		var hint string
+		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+			hint = " (the server closed the connection: does it accept TLS? its tls.server.mode may be disabled)"
+		}
+		return nil, fmt.Errorf("remoting: connect to %s: TLS handshake: %w%s", addr, err, hint)
+	}
+	return tc, nil
 }

@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
@@ -68,6 +69,18 @@ type ServerConfig struct {
 	// hooks in the reverse. Default none, which costs nothing per request.
 	Interceptors []Interceptor
 
+	// TLSMode is RocketMQ's tls.server.mode: TLSDisabled (default),
+	// TLSPermissive (TLS and plain connections on the one port) or
+	// TLSEnforcing (TLS only); see tls_server.go. TLSConfig.ServerTLS
+	// builds it and TLS from RocketMQ's keys.
+	TLSMode string
+	// TLS is the server's TLS configuration (its certificate); required
+	// unless TLSMode is disabled.
+	TLS *tls.Config
+	// HandshakeTimeout bounds a TLS handshake; a connection that has not
+	// completed one by then is closed. Default 10s.
+	HandshakeTimeout time.Duration
+
 	// NetpollPollers is the number of netpoll pollers (epoll loops). netpoll
 	// keeps one set of pollers per process, so only the first netpoll Server
 	// of a process applies it, and only if nothing used netpoll before.
@@ -107,6 +120,9 @@ func DefaultServerConfig() ServerConfig {
 		WriteTimeout:  10 * time.Second,
 		CallTimeout:   3 * time.Second,
 		Logger:        slog.Default(),
+		TLSMode:       TLSDisabled,
+
+		HandshakeTimeout: 10 * time.Second,
 	}
 }
 
@@ -146,6 +162,17 @@ func (c *ServerConfig) ensureDefaults() error {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	mode, err := ParseTLSMode(c.TLSMode)
+	if err != nil {
+		return err
+	}
+	c.TLSMode = mode
+	if mode != TLSDisabled && (c.TLS == nil || len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil) {
+		return fmt.Errorf("%w: TLSMode %s needs TLS with a certificate", ErrBadConfig, mode)
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = d.HandshakeTimeout
+	}
 	if c.NetpollPollers < 0 {
 		return fmt.Errorf("%w: NetpollPollers %d is negative", ErrBadConfig, c.NetpollPollers)
 	}
@@ -175,6 +202,10 @@ type ClientConfig struct {
 	// written, and its outcome; see ClientInterceptor. Request hooks run in
 	// this order, Response hooks in the reverse. Default none.
 	Interceptors []ClientInterceptor
+	// TLS, if set, makes every connection TLS (RocketMQ's tlsEnable), the
+	// handshake completed within DialTimeout; ClientTLSConfig builds one.
+	// Default nil: plain connections.
+	TLS *tls.Config
 }
 
 // DefaultClientConfig returns the defaults for every field.

@@ -44,6 +44,9 @@ func (e *notRocketMQError) Error() string {
 	if e.server {
 		role = "server"
 	}
+	if !e.server && len(e.sent) > 0 && e.sent[0] == tlsHandshakeByte {
+		return fmt.Sprintf("remoting: %s started a TLS handshake, but this server's tls.server.mode is disabled", e.addr)
+	}
 	return fmt.Sprintf("remoting: %s is not a RocketMQ %s: it sent %q", e.addr, role, e.sent)
 }
 

@@ -3,6 +3,7 @@ package remoting
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ type Server struct {
 		started bool
 		closed  bool
 		conns   map[uint64]*Conn
+		// pending are connections of a TLS-enabled server waiting for
+		// their first byte or handshake (tls_server.go).
+		pending map[io.Closer]struct{}
 	}
 	// wg counts every goroutine the server owns: the accept or serve loop,
 	// the idle sweeper, per-connection readers and request handlers. Add is
@@ -91,7 +95,7 @@ func (s *Server) Start() error {
 		s.spawn(s.sweepIdle)
 	}
 	s.spawn(func() { s.workers.retireLoop(s.stop) })
-	s.log.Debug("remoting: serving", "addr", s.addr, "transport", s.cfg.Transport)
+	s.log.Debug("remoting: serving", "addr", s.addr, "transport", s.cfg.Transport, "tls", s.cfg.TLSMode)
 	return nil
 }
 
@@ -125,7 +129,14 @@ func (s *Server) Close() error {
 	for _, c := range s.mu.conns {
 		conns = append(conns, c)
 	}
+	pending := make([]io.Closer, 0, len(s.mu.pending))
+	for nc := range s.mu.pending {
+		pending = append(pending, nc)
+	}
 	s.mu.Unlock()
+	for _, nc := range pending {
+		nc.Close()
+	}
 
 	// Order: the worker pool first, so that no request is dispatched from
 	// here on (as spawn refuses once closed is set) and parked workers exit;

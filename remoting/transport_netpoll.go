@@ -124,10 +124,22 @@ func (s *Server) listenNetpoll() (listener, string, error) {
 // onNetpollPrepare runs on the poller when a connection is accepted, before
 // it is registered for reading.
 func (s *Server) onNetpollPrepare(nc netpoll.Connection) context.Context {
+	if s.cfg.TLSMode != TLSDisabled {
+		if !s.spawn(func() { s.negotiateNetpoll(nc) }) {
+			nc.Close()
+		}
+		return context.Background()
+	}
+	s.serveNetpoll(nc)
+	return context.Background()
+}
+
+// serveNetpoll adds a plain netpoll connection and starts its reader.
+func (s *Server) serveNetpoll(nc netpoll.Connection) {
 	c := s.addConn(netpollTransport{nc}, nc.RemoteAddr().String(), nc.LocalAddr().String())
 	if c == nil {
 		nc.Close()
-		return context.Background()
+		return
 	}
 	nc.AddCloseCallback(func(netpoll.Connection) error {
 		c.closeWith(errors.New("closed by peer"))
@@ -136,7 +148,6 @@ func (s *Server) onNetpollPrepare(nc netpoll.Connection) context.Context {
 	if !s.spawn(func() { netpollReadLoop(c, nc) }) {
 		c.closeWith(ErrClosed)
 	}
-	return context.Background()
 }
 
 // netpollReadLoop is a connection's reader: one goroutine per

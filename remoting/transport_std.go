@@ -60,6 +60,12 @@ func (s *Server) acceptStd(ln net.Listener) {
 			continue
 		}
 		backoff = 0
+		if s.cfg.TLSMode != TLSDisabled {
+			if !s.spawn(func() { s.negotiateStd(nc) }) {
+				nc.Close()
+			}
+			continue
+		}
 		c := s.addConn(stdTransport{nc, s.cfg.WriteTimeout}, nc.RemoteAddr().String(), nc.LocalAddr().String())
 		if c == nil || !s.spawn(func() { readLoop(c, nc) }) {
 			nc.Close()

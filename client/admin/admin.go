@@ -27,6 +27,15 @@ func New(cfg Config) (*Admin, error) {
 	rcfg.DialTimeout = cfg.DialTimeout
 	rcfg.Logger = cfg.Logger
 	rcfg.Interceptors = cfg.Credentials.Interceptor()
+	if cfg.TLSCAFile != "" && !cfg.TLS {
+		return nil, fmt.Errorf("%w: TLSCAFile is set but TLS is not", ErrBadConfig)
+	}
+	if cfg.TLS {
+		var err error
+		if rcfg.TLS, err = remoting.ClientTLSConfig(cfg.TLSCAFile); err != nil {
+			return nil, fmt.Errorf("%w: TLSCAFile: %v", ErrBadConfig, err)
+		}
+	}
 	return &Admin{cfg: cfg, rc: remoting.NewClient(rcfg)}, nil
 }
 

@@ -33,6 +33,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Credentials sign every request, for servers with ACL. Default none.
 	Credentials acl.Credentials
+	// TLS makes every connection TLS (RocketMQ's tlsEnable). Default
+	// false.
+	TLS bool
+	// TLSCAFile, with TLS, is a PEM file of the CA certificates servers are
+	// verified against. Default "": not verified, as the official clients
+	// do (see client.ClientConfig.TLSCAFile).
+	TLSCAFile string
 }
 
 // DefaultConfig returns the defaults for every field.

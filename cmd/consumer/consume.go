@@ -92,6 +92,7 @@ func (s *session) run(ctx context.Context) error {
 	ccfg.NameServerAddrs = p.namesrvs
 	ccfg.Credentials = p.creds
 	ccfg.Logger = logger
+	ccfg.TLS, ccfg.TLSCAFile = p.tls, p.tlsCA
 
 	s.describe()
 	startCtx, cancelStart := context.WithTimeout(ctx, startTimeout)
@@ -349,6 +350,7 @@ func noReadableQueue(topic string) error {
 func hasNoOffsets(ctx context.Context, p plan) (bool, error) {
 	cfg := admin.DefaultConfig()
 	cfg.NamesrvAddrs = p.namesrvs
+	cfg.TLS, cfg.TLSCAFile = p.tls, p.tlsCA
 	adm, err := admin.New(cfg)
 	if err != nil {
 		return false, err

@@ -185,6 +185,8 @@ The name server comes from -n/--namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "exit after this long without a message (0: never)")
 	cliflag.Credentials(fl, &f.creds, e.getenv)
 	fl.StringVar(&f.logLevel, "log-level", "warn", "client log level on stderr: debug, info, warn or error")
+	fl.BoolVar(&f.tls, "tls", false, "connect over TLS (the servers' tls.server.mode must be permissive or enforcing)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "with --tls: verify servers against this PEM CA file (default: not verified, as the official clients)")
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetFlagErrorFunc(cliflag.FlagError)
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

@@ -42,6 +42,8 @@ type flags struct {
 	idleTimeout time.Duration
 	logLevel    string
 	creds       acl.Credentials // --ak/--sk
+	tls         bool            // --tls
+	tlsCA       string          // --tls-ca
 }
 
 // plan is a validated command line.
@@ -67,6 +69,9 @@ type plan struct {
 	max       int
 	idle      time.Duration
 	logLevel  slog.Level
+	// tls and tlsCA are the client's TLS and TLSCAFile.
+	tls   bool
+	tlsCA string
 }
 
 // namePattern is RocketMQ's character rule for topics and groups.
@@ -81,6 +86,11 @@ func (f *flags) validate(now time.Time) (plan, error) {
 		broadcast: f.broadcast,
 		max:       f.max,
 		idle:      f.idleTimeout,
+		tls:       f.tls,
+		tlsCA:     f.tlsCA,
+	}
+	if f.tlsCA != "" && !f.tls {
+		return p, fmt.Errorf("--tls-ca %s needs --tls", f.tlsCA)
 	}
 	for _, part := range strings.Split(f.namesrv, ";") {
 		part = strings.TrimSpace(part)

@@ -7,6 +7,13 @@
 // runs; --dir moves it, --fresh empties it first). Point any RocketMQ client
 // at 127.0.0.1:9876. It prints one line per server once both serve, and
 // stops cleanly on SIGINT or SIGTERM.
+//
+// "dev --tls" serves TLS beside plain connections on both ports
+// (tls.server.mode permissive; --tls-mode enforcing refuses plain ones)
+// with a certificate generated at start for localhost and 127.0.0.1. Its
+// PEM is written beside the store directory (<dir>-tls-cert.pem) for
+// clients that verify (runnelctl --tls --tls-ca FILE); it changes on every
+// start.
 package main
 
 import (
@@ -26,6 +33,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
+	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -50,7 +58,8 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 
 	var dir, nsListen, brokerListen, metricsListen, logLevel string
-	var fresh bool
+	var fresh, useTLS bool
+	var tlsMode string
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a name server and a broker in one process for local development",
@@ -73,7 +82,13 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runDev(ctx, devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, metricsListen: metricsListen, log: log}, stdout)
+			dc := devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, metricsListen: metricsListen, log: log}
+			if useTLS {
+				if dc.tlsMode, err = remoting.ParseTLSMode(tlsMode); err != nil || dc.tlsMode == remoting.TLSDisabled {
+					return fmt.Errorf("--tls-mode %q: want permissive or enforcing", tlsMode)
+				}
+			}
+			return runDev(ctx, dc, stdout)
 		},
 	}
 	f := dev.Flags()
@@ -83,6 +98,8 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&brokerListen, "broker-listen", "127.0.0.1:10911", "broker address")
 	f.StringVar(&metricsListen, "metrics-listen", "127.0.0.1:5557", "broker's Prometheus /metrics address (\"\" turns it off)")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.BoolVar(&useTLS, "tls", false, "serve TLS too, with a certificate generated at start (written to <dir>-tls-cert.pem)")
+	f.StringVar(&tlsMode, "tls-mode", remoting.TLSPermissive, "with --tls: permissive (TLS and plain) or enforcing (TLS only)")
 	root.AddCommand(dev)
 	return root
 }
@@ -91,15 +108,41 @@ type devConfig struct {
 	dir, nsListen, brokerListen string
 	// metricsListen is the broker's /metrics address, "" for none.
 	metricsListen string
-	log           *slog.Logger
+	// tlsMode is "" (plain only) or a TLS mode served with a generated
+	// certificate.
+	tlsMode string
+	log     *slog.Logger
+}
+
+// devTLS generates the certificate of a TLS dev cluster and writes its PEM
+// for clients that verify.
+func devTLS(dc devConfig) (remoting.TLSConfig, string, error) {
+	if dc.tlsMode == "" {
+		return remoting.TLSConfig{}, "", nil
+	}
+	cert, certPEM, err := remoting.SelfSignedCertificate()
+	if err != nil {
+		return remoting.TLSConfig{}, "", err
+	}
+	path := filepath.Clean(dc.dir) + "-tls-cert.pem"
+	if err := os.WriteFile(path, certPEM, 0o644); err != nil {
+		return remoting.TLSConfig{}, "", fmt.Errorf("write the TLS certificate: %w", err)
+	}
+	// The broker's calls to the name server need TLS when it enforces.
+	return remoting.TLSConfig{Mode: dc.tlsMode, Certificate: &cert, Enable: dc.tlsMode == remoting.TLSEnforcing}, path, nil
 }
 
 // runDev serves a name server and a broker until ctx is done.
 func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	start := time.Now()
+	tlsCfg, certPath, err := devTLS(dc)
+	if err != nil {
+		return err
+	}
 	nscfg := namesrv.DefaultConfig()
 	nscfg.ListenAddr = dc.nsListen
 	nscfg.Logger = dc.log
+	nscfg.TLS = tlsCfg
 	ns, err := namesrv.New(nscfg)
 	if err != nil {
 		return err
@@ -115,6 +158,7 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	if err := bcfg.Metrics.SetAddr(dc.metricsListen); err != nil {
 		return errors.Join(err, ns.Close())
 	}
+	bcfg.TLS = tlsCfg
 	b, err := broker.New(bcfg)
 	if err == nil {
 		err = b.Start()
@@ -132,6 +176,9 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "broker: serving on %s (store %s, ready in %v)\n", b.Addr(), dc.dir, time.Since(start).Round(time.Millisecond))
 	if u := b.MetricsURL(); u != "" {
 		fmt.Fprintf(stdout, "broker: metrics at %s\n", u)
+	}
+	if dc.tlsMode != "" {
+		fmt.Fprintf(stdout, "tls: %s on both ports (clients: --tls; to verify: --tls-ca %s)\n", dc.tlsMode, certPath)
 	}
 	<-ctx.Done()
 	// Broker first: it unregisters from the name server as it goes.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -107,5 +108,66 @@ func TestDevNamesFreshForAnOlderStore(t *testing.T) {
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}, io.Discard)
 	if !errors.Is(err, store.ErrOlderFormat) || !strings.Contains(err.Error(), "runnel dev --fresh") {
 		t.Fatalf("dev on an older store: %v", err)
+	}
+}
+
+// "dev --tls --tls-mode enforcing" serves TLS only, on both ports, with a
+// generated certificate whose PEM it writes and names: a client verifying
+// with it gets the TBW102 route (so the broker registered over TLS too)
+// and reaches the broker; a plain client is refused.
+func TestDevTLS(t *testing.T) {
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runDev(ctx, devConfig{dir: filepath.Join(t.TempDir(), "store"), nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
+			tlsMode: remoting.TLSEnforcing, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &out)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "tls: ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no tls line: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines := strings.Split(out.String(), "\n")
+	nsAddr := strings.TrimPrefix(lines[0], "namesrv: serving on ")
+	brokerAddr, _, _ := strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
+	_, certPath, ok := strings.Cut(strings.TrimSuffix(lines[2], ")"), "--tls-ca ")
+	if !ok || !strings.HasPrefix(lines[2], "tls: enforcing on both ports") {
+		t.Fatalf("tls line: %q", lines[2])
+	}
+	tc, err := remoting.ClientTLSConfig(certPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := func(cl *remoting.Client) (*protocol.Command, error) {
+		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer rcancel()
+		return cl.Invoke(rctx, nsAddr, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic,
+			protocol.GetRouteInfoRequestHeader{Topic: "TBW102"}.Encode(), nil))
+	}
+	cl := remoting.NewClient(remoting.ClientConfig{TLS: tc})
+	resp, err := route(cl)
+	if err != nil || resp.Code != protocol.RespSuccess {
+		t.Fatalf("TBW102 route over verified TLS: %v %v", resp, err)
+	}
+	if _, err := cl.Conn(context.Background(), brokerAddr); err != nil {
+		t.Fatalf("broker over verified TLS: %v", err)
+	}
+	_ = cl.Close()
+	plain := remoting.NewClient(remoting.DefaultClientConfig())
+	if _, err := route(plain); !errors.Is(err, remoting.ErrConnClosed) {
+		t.Fatalf("plain client to an enforcing name server: %v", err)
+	}
+	_ = plain.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("dev did not stop")
 	}
 }

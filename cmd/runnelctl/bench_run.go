@@ -70,6 +70,7 @@ func (r *benchRun) clientConfig(role string, i int) client.ClientConfig {
 	if r.a.timeout > 0 {
 		cfg.CallTimeout = r.a.timeout
 	}
+	r.a.tls.client(&cfg)
 	return cfg
 }
 

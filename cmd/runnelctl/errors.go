@@ -27,6 +27,10 @@ func friendlyError(err error, timeout time.Duration) error {
 		case errors.Is(ce.Err, protocol.ErrFrameTooLarge) || errors.Is(ce.Err, protocol.ErrFrameTooShort) ||
 			errors.Is(ce.Err, protocol.ErrBadHeader):
 			return fmt.Errorf("%s: %s is not a RocketMQ name server or broker (it answered in another protocol)", ce.Op, ce.Addr)
+		case errors.Is(ce.Err, remoting.ErrConnClosed) && !errors.Is(ce.Err, remoting.ErrClosed):
+			// A server with tls.server.mode=enforcing closes plain
+			// connections without a word.
+			return fmt.Errorf("%w (if it requires TLS, try --tls)", err)
 		}
 		return err
 	}

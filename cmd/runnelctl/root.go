@@ -24,6 +24,7 @@ type app struct {
 	output  string
 	timeout time.Duration
 	creds   acl.Credentials // --ak/--sk: signs every request
+	tls     tlsFlags        // --tls, --tls-ca (tls.go)
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -47,6 +48,7 @@ func (a *app) admin() (*admin.Admin, error) {
 	if a.timeout > 0 {
 		cfg.CallTimeout = a.timeout
 	}
+	a.tls.admin(&cfg)
 	adm, err := admin.New(cfg)
 	if err != nil {
 		return nil, err
@@ -159,6 +161,7 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 	_ = pf.MarkHidden("format")
 	cliflag.Credentials(pf, &a.creds, getenv)
 	pf.DurationVar(&a.timeout, "timeout", 5*time.Second, "timeout of each request to a name server or broker")
+	a.tls.register(pf)
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})

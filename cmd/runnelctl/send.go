@@ -110,6 +110,7 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 		cfg.Client.CallTimeout = a.timeout
 		cfg.SendTimeout = a.timeout
 	}
+	a.tls.client(&cfg.Client)
 	p, err := client.NewProducer(cfg)
 	if err != nil {
 		return err

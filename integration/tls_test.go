@@ -1,0 +1,319 @@
+package integration
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2"
+	"github.com/apache/rocketmq-client-go/v2/admin"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/namesrv"
+	"github.com/runnelmq/runnel/remoting"
+)
+
+// tlsCluster is a name server and a broker serving TLS in one mode.
+type tlsCluster struct {
+	nsAddr, brokerAddr string
+	// caFile is the PEM of the broker's certificate (self-signed, so its
+	// own CA), for clients that verify.
+	caFile string
+}
+
+// startTLSCluster starts a name server and a broker in mode. The broker
+// reads its certificate from files (tls.server.certPath/keyPath, as a
+// broker.conf names them) and, when mode is enforcing, calls the name
+// server over TLS (tlsEnable); the name server generates its own.
+func startTLSCluster(t testing.TB, mode string) tlsCluster {
+	t.Helper()
+	dir, storeDir := t.TempDir(), t.TempDir()
+	cert, certPEM, err := remoting.SelfSignedCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath, keyPath := filepath.Join(dir, "broker.pem"), filepath.Join(dir, "broker.key")
+	if err := os.WriteFile(certPath, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	ncfg := namesrv.DefaultConfig()
+	ncfg.ListenAddr = "127.0.0.1:0"
+	ncfg.Logger = log
+	ncfg.TLS.Mode = mode
+	ns, err := namesrv.New(ncfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Close() })
+
+	bcfg := broker.DefaultConfig()
+	bcfg.ListenAddr = "127.0.0.1:0"
+	bcfg.StoreDir = storeDir
+	bcfg.NamesrvAddrs = []string{ns.Addr()}
+	bcfg.Logger = log
+	conf := fmt.Sprintf("tls.server.mode=%s\ntls.server.certPath=%s\ntls.server.keyPath=%s\ntlsEnable=%v\n",
+		mode, certPath, keyPath, mode == remoting.TLSEnforcing)
+	if ignored, err := bcfg.ApplyProperties(strings.NewReader(conf)); err != nil || len(ignored) > 0 {
+		t.Fatalf("broker.conf: ignored %v, %v", ignored, err)
+	}
+	b, err := broker.New(bcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		b.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return tlsCluster{nsAddr: ns.Addr(), brokerAddr: b.Addr(), caFile: certPath}
+}
+
+// officialPlainAgain makes the official client's later instances plain
+// again when t ends. Its WithTls options write through to one
+// process-wide default (internal/remote.DefaultRemotingClientConfig, which
+// every instance's options point to), so the last WithTls given decides
+// the wire of every official connection dialled after it, in any test;
+// an admin created with WithTls(false) resets it. Register it first, so
+// it runs after the clients' own cleanups.
+func officialPlainAgain(t testing.TB) {
+	t.Cleanup(func() {
+		a, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{"127.0.0.1:9"})), admin.WithTls(false))
+		if err != nil {
+			t.Errorf("reset the official client's TLS default: %v", err)
+			return
+		}
+		_ = a.Close()
+	})
+}
+
+// createTopicTLS creates topic with the official admin, over TLS.
+func createTopicTLS(t testing.TB, c tlsCluster, topic string) {
+	t.Helper()
+	a, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{c.nsAddr})), admin.WithTls(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.CreateTopic(ctx, admin.WithTopicCreate(topic), admin.WithBrokerAddrCreate(c.brokerAddr),
+		admin.WithReadQueueNums(2), admin.WithWriteQueueNums(2)); err != nil {
+		t.Fatalf("create topic over TLS: %v", err)
+	}
+}
+
+func officialTLSProducer(t testing.TB, c tlsCluster, useTLS bool) rocketmq.Producer {
+	t.Helper()
+	p, err := rocketmq.NewProducer(
+		producer.WithNameServer([]string{c.nsAddr}),
+		producer.WithInstanceName(instance("tlsp")),
+		producer.WithGroupName("pg-tls"),
+		producer.WithRetry(0),
+		producer.WithSendMsgTimeout(3*time.Second),
+		producer.WithTls(useTLS),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown() })
+	return p
+}
+
+func rcTLSConfig(c tlsCluster, useTLS bool, caFile string) client.ClientConfig {
+	cfg := client.DefaultClientConfig()
+	cfg.NameServerAddrs = []string{c.nsAddr}
+	cfg.InstanceName = instance("rctls")
+	cfg.ClientIP = "127.0.0.1"
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.RebalanceInterval = time.Second
+	cfg.TLS, cfg.TLSCAFile = useTLS, caFile
+	return cfg
+}
+
+func rcTLSProducer(t testing.TB, cfg client.ClientConfig) *client.Producer {
+	t.Helper()
+	pcfg := client.DefaultProducerConfig()
+	pcfg.Client = cfg
+	pcfg.Group = "rc-pg-tls"
+	p, err := client.NewProducer(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
+}
+
+// The official producer sends with WithTls(true) to a permissive cluster,
+// and without it on the same ports; to an enforcing one only with it.
+func TestTLSOfficialProducer(t *testing.T) {
+	officialPlainAgain(t)
+	for _, mode := range []string{remoting.TLSPermissive, remoting.TLSEnforcing} {
+		t.Run(mode, func(t *testing.T) {
+			c := startTLSCluster(t, mode)
+			createTopicTLS(t, c, "TLSTopic")
+			send := func(p rocketmq.Producer, body string) error {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				res, err := p.SendSync(ctx, primitive.NewMessage("TLSTopic", []byte(body)))
+				if err == nil && res.Status != primitive.SendOK {
+					err = fmt.Errorf("status %v", res.Status)
+				}
+				return err
+			}
+			if err := send(officialTLSProducer(t, c, true), "over-tls"); err != nil {
+				t.Fatalf("WithTls(true): %v", err)
+			}
+			err := send(officialTLSProducer(t, c, false), "plain")
+			if mode == remoting.TLSPermissive && err != nil {
+				t.Fatalf("plain producer, permissive: %v", err)
+			}
+			if mode == remoting.TLSEnforcing && err == nil {
+				t.Fatal("plain producer, enforcing: sent")
+			}
+		})
+	}
+}
+
+// Runnel's own client sends and consumes over TLS against an enforcing
+// cluster, verifying the broker's certificate with a CA file; a plain one
+// is refused; one trusting another CA fails its handshake.
+func TestTLSRunnelClient(t *testing.T) {
+	officialPlainAgain(t)
+	c := startTLSCluster(t, remoting.TLSEnforcing)
+	createTopicTLS(t, c, "TLSRC")
+
+	// The name server's certificate is generated (and not known here), so
+	// the client does not verify; verification is checked against the
+	// broker directly below.
+	p := rcTLSProducer(t, rcTLSConfig(c, true, ""))
+	for i := range 5 {
+		if _, err := p.Send(context.Background(), &client.Message{Topic: "TLSRC", Body: []byte(body(i))}); err != nil {
+			t.Fatalf("send over TLS: %v", err)
+		}
+	}
+	got := newRCCollector()
+	ccfg := client.DefaultPushConsumerConfig()
+	ccfg.Client = rcTLSConfig(c, true, "")
+	ccfg.Group = "rc-cg-tls"
+	ccfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+		for _, m := range msgs {
+			got.add(m)
+		}
+		return client.ConsumeSuccess
+	}
+	ccfg.ConsumeFrom = offset.ConsumeFromFirstOffset
+	pc, err := client.NewPushConsumer(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Subscribe("TLSRC", "*"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
+	eventually(t, 20*time.Second, "5 messages consumed over TLS", func() bool { return got.len() == 5 })
+
+	// Plain against enforcing: the name server closes the connection.
+	pcfg := client.DefaultProducerConfig()
+	pcfg.Client = rcTLSConfig(c, false, "")
+	pcfg.Group = "rc-pg-plain"
+	plain, err := client.NewProducer(pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Shutdown(context.Background())
+	if err := plain.Start(context.Background()); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = plain.Send(ctx, &client.Message{Topic: "TLSRC", Body: []byte("plain")})
+		cancel()
+		if err == nil {
+			t.Fatal("plain client sent to an enforcing cluster")
+		}
+	}
+
+	// Verification: the broker's own certificate as CA passes, another
+	// fails with an unknown authority.
+	verify := func(ca string) error {
+		rc, err := remoting.ClientTLSConfig(ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := remoting.NewClient(remoting.ClientConfig{TLS: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		defer cl.Close()
+		_, err = cl.Conn(context.Background(), c.brokerAddr)
+		return err
+	}
+	if err := verify(c.caFile); err != nil {
+		t.Fatalf("verifying the broker with its certificate: %v", err)
+	}
+	_, otherPEM, err := remoting.SelfSignedCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCA := filepath.Join(t.TempDir(), "other.pem")
+	if err := os.WriteFile(otherCA, otherPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var uae x509.UnknownAuthorityError
+	if err := verify(otherCA); !errors.As(err, &uae) {
+		t.Fatalf("verifying the broker with another CA: %v", err)
+	}
+}
+
+// The README's TLS broker.conf uses only keys the broker honours.
+func TestREADMETLSBrokerConf(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "```properties\n# broker.conf\n")
+	conf, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README has no TLS broker.conf block")
+	}
+	// Uncomment the optional client-auth keys: they must be known too.
+	conf = strings.ReplaceAll(conf, "#tls.", "tls.")
+	cfg := broker.DefaultConfig()
+	ignored, err := cfg.ApplyProperties(strings.NewReader(conf))
+	if err != nil || len(ignored) > 0 {
+		t.Fatalf("README broker.conf: ignored %v, %v", ignored, err)
+	}
+	want := remoting.TLSConfig{Mode: remoting.TLSEnforcing, CertPath: "/etc/runnel/tls/server.pem", KeyPath: "/etc/runnel/tls/server.key",
+		NeedClientAuth: "require", AuthClient: true, TrustCertPath: "/etc/runnel/tls/clients-ca.pem", Enable: true}
+	if cfg.TLS != want {
+		t.Fatalf("TLS config %+v, want %+v", cfg.TLS, want)
+	}
+}

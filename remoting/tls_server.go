@@ -1,0 +1,222 @@
+package remoting
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/cloudwego/netpoll"
+)
+
+// A server whose TLSMode is not disabled holds each new connection back
+// until its first byte arrives (or IdleTimeout passes, or the server
+// closes): 0x16 starts a TLS handshake, anything else a plain RocketMQ
+// frame, as Java's TlsModeHandler decides. Only then is the connection
+// added (OnConnect runs) and its reader started: a refused one is never
+// seen by handlers.
+//
+// Plain connections keep their transport's own path (netpoll's zero-copy
+// reader). TLS connections of either transport are a crypto/tls server
+// over the accepted connection, read by readLoop and written through
+// tls.Conn: netpoll has no TLS of its own, and a byte pipe under
+// crypto/tls is what its net.Conn methods are for. A TLS connection so
+// costs what a std one does plus the cipher, whichever transport accepted
+// it.
+
+// holdPending registers nc as accepted but not yet negotiated, so Close can
+// close it; false when the server is closing.
+func (s *Server) holdPending(nc io.Closer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return false
+	}
+	if s.mu.pending == nil {
+		s.mu.pending = make(map[io.Closer]struct{})
+	}
+	s.mu.pending[nc] = struct{}{}
+	return true
+}
+
+func (s *Server) releasePending(nc io.Closer) {
+	s.mu.Lock()
+	delete(s.mu.pending, nc)
+	s.mu.Unlock()
+}
+
+// awaitFirstByte runs read (which blocks until the first byte) with nc
+// closed when IdleTimeout passes first.
+func (s *Server) awaitFirstByte(nc io.Closer, read func() (byte, error)) (byte, error) {
+	if s.cfg.IdleTimeout > 0 {
+		t := time.AfterFunc(s.cfg.IdleTimeout, func() { nc.Close() })
+		defer t.Stop()
+	}
+	return read()
+}
+
+// admit decides what to do with a connection whose first byte is b: it
+// returns true for a TLS handshake, false for a plain frame, or an error
+// when the mode refuses it.
+func (s *Server) admit(b byte, remote string) (bool, error) {
+	isTLS := b == tlsHandshakeByte
+	if !isTLS && s.cfg.TLSMode == TLSEnforcing {
+		return false, fmt.Errorf("remoting: plain connection from %s refused: tls.server.mode is enforcing", remote)
+	}
+	return isTLS, nil
+}
+
+// handshake runs the server side of a TLS handshake over nc within
+// HandshakeTimeout.
+func (s *Server) handshake(nc net.Conn) (*tls.Conn, error) {
+	tc := tls.Server(nc, s.cfg.TLS)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.HandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		tc.Close()
+		return nil, fmt.Errorf("remoting: TLS handshake with %s: %w", nc.RemoteAddr(), err)
+	}
+	return tc, nil
+}
+
+// negotiateStd serves a std connection of a TLS-enabled server.
+func (s *Server) negotiateStd(nc net.Conn) {
+	if !s.holdPending(nc) {
+		nc.Close()
+		return
+	}
+	var first [1]byte
+	b, err := s.awaitFirstByte(nc, func() (byte, error) {
+		_, err := io.ReadFull(nc, first[:])
+		return first[0], err
+	})
+	var isTLS bool
+	if err == nil {
+		isTLS, err = s.admit(b, nc.RemoteAddr().String())
+	}
+	var tc *tls.Conn
+	if err == nil && isTLS {
+		tc, err = s.handshake(&prefixConn{Conn: nc, prefix: first[:]})
+	}
+	s.releasePending(nc)
+	switch {
+	case err != nil:
+		s.refused(nc, err)
+	case isTLS:
+		s.serveStream(stdTransport{tc, s.cfg.WriteTimeout}, tc, nil)
+	default:
+		s.serveStream(stdTransport{nc, s.cfg.WriteTimeout}, nc, first[:])
+	}
+}
+
+// negotiateNetpoll serves a netpoll connection of a TLS-enabled server.
+func (s *Server) negotiateNetpoll(nc netpoll.Connection) {
+	if !s.holdPending(nc) {
+		nc.Close()
+		return
+	}
+	b, err := s.awaitFirstByte(nc, func() (byte, error) {
+		p, err := nc.Reader().Peek(1)
+		if err != nil {
+			return 0, err
+		}
+		return p[0], nil
+	})
+	var isTLS bool
+	if err == nil {
+		isTLS, err = s.admit(b, nc.RemoteAddr().String())
+	}
+	var tc *tls.Conn
+	if err == nil && isTLS {
+		// The peeked byte is still in netpoll's buffer: Read returns it.
+		tc, err = s.handshake(netpollNetConn{nc})
+	}
+	s.releasePending(nc)
+	switch {
+	case err != nil:
+		s.refused(nc, err)
+	case isTLS:
+		s.serveStream(tlsTransport{tc}, tc, nil)
+	default:
+		s.serveNetpoll(nc)
+	}
+}
+
+// refused closes a connection that was not admitted and logs why.
+func (s *Server) refused(nc io.Closer, err error) {
+	nc.Close()
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, netpoll.ErrConnClosed), errors.Is(err, netpoll.ErrEOF):
+		s.log.Debug("remoting: connection closed before its first byte", "err", err)
+	default:
+		s.log.Warn("remoting: connection refused", "err", err)
+	}
+}
+
+// serveStream adds a connection read through nc (a net.Conn or a tls.Conn)
+// and reads it until it closes; first are bytes already read from it.
+func (s *Server) serveStream(tr transport, nc net.Conn, first []byte) {
+	c := s.addConn(tr, nc.RemoteAddr().String(), nc.LocalAddr().String())
+	if c == nil {
+		tr.close()
+		return
+	}
+	if len(first) > 0 {
+		if err := c.feed(first); err != nil {
+			c.protocolError(err)
+			return
+		}
+	}
+	readLoop(c, nc)
+}
+
+// prefixConn is a net.Conn whose first reads return prefix, the bytes read
+// from it to tell TLS from plain.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (p *prefixConn) Read(b []byte) (int, error) {
+	if len(p.prefix) > 0 {
+		n := copy(b, p.prefix)
+		p.prefix = p.prefix[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
+
+// netpollNetConn is a netpoll connection as crypto/tls's byte pipe. Its
+// deadlines are no-ops: netpoll's fields for them are not safe for the
+// concurrent use crypto/tls makes of them (a Close's close_notify beside a
+// write), writes are bounded by the event loop's WriteTimeout and the
+// handshake by its context. A write that panics racing the peer's close
+// (see netpollTransport) fails instead.
+type netpollNetConn struct{ netpoll.Connection }
+
+func (c netpollNetConn) Write(b []byte) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = 0, fmt.Errorf("remoting: netpoll write: %v", r)
+		}
+	}()
+	return c.Connection.Write(b)
+}
+
+func (netpollNetConn) SetDeadline(time.Time) error      { return nil }
+func (netpollNetConn) SetReadDeadline(time.Time) error  { return nil }
+func (netpollNetConn) SetWriteDeadline(time.Time) error { return nil }
+
+// tlsTransport writes to a TLS connection over netpoll, whose writes the
+// event loop's WriteTimeout bounds.
+type tlsTransport struct{ tc *tls.Conn }
+
+func (t tlsTransport) write(b []byte) error {
+	_, err := t.tc.Write(b)
+	return err
+}
+
+func (t tlsTransport) close() error { return t.tc.Close() }
