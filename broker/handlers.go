@@ -55,6 +55,8 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqGetConsumerRunningInfo, withHeader(b.handleConsumerRunningInfo))
 	h(protocol.ReqConsumeMessageDirectly, b.handleConsumeMessageDirectly)
 	h(protocol.ReqInvokeBrokerToGetConsumerStatus, b.handleGetConsumerStatus)
+	h(protocol.ReqDeleteSubscriptionGroup, withHeader(b.handleDeleteGroup))
+	h(protocol.ReqCloneGroupOffset, withHeader(b.handleCloneGroupOffset))
 	b.srv.HandleDefault(b.handleUnsupported)
 }
 

@@ -204,3 +204,15 @@ func sortEntries(es []Entry) {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.QueueID, b.QueueID))
 	})
 }
+
+// DropGroup forgets every offset of a group (a deleted group).
+func (t *Table) DropGroup(group string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range t.mu.offsets {
+		if k.Group == group {
+			delete(t.mu.offsets, k)
+			delete(t.mu.dirty, k)
+		}
+	}
+}

@@ -14,13 +14,16 @@ import (
 func newGroupCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "group",
-		Short: "Consumer groups: list, progress, online consumers and producers, offset reset",
+		Short: "Consumer groups: list, progress, online consumers and producers, offset reset and clone, delete",
 		Example: `  runnelctl group list
   runnelctl group progress --group billing
   runnelctl group consumers --group billing --running
-  runnelctl group reset-offset --group billing --topic orders --to earliest`,
+  runnelctl group reset-offset --group billing --topic orders --to earliest
+  runnelctl group delete --group runnel-consumer-1a2b3c
+  runnelctl group clone-offset --src billing --dest billing-v2`,
 	}
-	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a))
+	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a),
+		newGroupDeleteCmd(a), newGroupCloneCmd(a))
 	return cmd
 }
 

@@ -39,6 +39,8 @@ var mqadminAliases = map[string][]string{
 	"consumerStatus":       {"group", "consumers"},
 	"producerConnection":   {"group", "producers"},
 	"resetOffsetByTime":    {"group", "reset-offset"},
+	"deleteSubGroup":       {"group", "delete"},
+	"cloneGroupOffset":     {"group", "clone-offset"},
 	"queryMsgById":         {"message", "get"},
 	"queryMsgByKey":        {"message", "query"},
 	"queryMsgByOffset":     {"message", "print"},
