@@ -46,3 +46,30 @@ func TestConsumerHeartbeatsWhenTheBrokerAsks(t *testing.T) {
 	produce(t, p, "HB", 5, 5)
 	waitFor(t, 10*time.Second, "the 5 sent after the restart", func() bool { return col.distinct() == 10 })
 }
+
+// BenchmarkConsumeResumesAfterBrokerRestart: with the default 30 s
+// heartbeat interval, time from a clean broker restart to the first
+// message sent after it being consumed (ms per restart).
+func BenchmarkConsumeResumesAfterBrokerRestart(b *testing.B) {
+	c := startCluster(b)
+	be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
+	be.createTopic(b, "HBB", 1)
+	p := startProducer(b, be.ns, nil)
+	col := newCollector()
+	cons := newConsumer(b, be.ns, "g-hbb", func(cfg *PushConsumerConfig) {
+		cfg.Concurrently = col.listener()
+		cfg.Client.HeartbeatInterval = 30 * time.Second
+	})
+	startConsumer(b, cons, "HBB", "*")
+	produce(b, p, "HBB", 0, 1)
+	waitFor(b, 10*time.Second, "the first message", func() bool { return col.distinct() == 1 })
+	var total time.Duration
+	for i := range b.N {
+		start := time.Now()
+		c.RestartBroker(0)
+		produce(b, p, "HBB", i+1, 1)
+		waitFor(b, 20*time.Second, "the message after the restart", func() bool { return col.distinct() == i+2 })
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/recovery")
+}
