@@ -41,8 +41,9 @@ func (s GetStatus) String() string {
 	return fmt.Sprintf("GetStatus(%d)", int(s))
 }
 
-// Filter decides which messages a Get returns. Both methods must be cheap
-// and safe for concurrent use.
+// Filter decides which messages a Get returns (nil: every message). Both
+// methods must be cheap and safe for concurrent use. The broker's filters
+// (tags, SQL92) live in broker/filter; the store only asks them.
 type Filter interface {
 	// MatchTagsCode is asked first, with the consume-queue tag hash; false
 	// skips the message without reading it.
@@ -51,31 +52,6 @@ type Filter interface {
 	// the stored record (e.g. for SQL92 on properties). It must not retain rec.
 	MatchRecord(rec []byte) bool
 }
-
-// TagFilter matches messages whose tag hash is in the set; an empty set
-// matches everything (subscription "*").
-type TagFilter map[int64]struct{}
-
-// NewTagFilter builds a TagFilter from tag hashes.
-func NewTagFilter(codes ...int64) TagFilter {
-	f := make(TagFilter, len(codes))
-	for _, c := range codes {
-		f[c] = struct{}{}
-	}
-	return f
-}
-
-// MatchTagsCode implements Filter.
-func (f TagFilter) MatchTagsCode(code int64) bool {
-	if len(f) == 0 {
-		return true
-	}
-	_, ok := f[code]
-	return ok
-}
-
-// MatchRecord implements Filter.
-func (f TagFilter) MatchRecord([]byte) bool { return true }
 
 // GetResult is the answer to Get.
 type GetResult struct {
@@ -148,9 +124,6 @@ func (s *Store) Get(topic string, queueID int32, offset int64, maxMsgs, maxBytes
 // place is claimed by one live record. Only when the claim fails does it
 // consult the consume queue, which costs a second iteration per message.
 func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter Filter) error {
-	if tf, ok := filter.(TagFilter); ok && len(tf) == 0 {
-		filter = nil
-	}
 	logLo, _ := commitlog.Bounds()
 	logIt, err := s.log.NewIter(&pebble.IterOptions{LowerBound: logLo, UpperBound: commitlog.Key(s.readablePhys.Load())})
 	if err != nil {

@@ -168,7 +168,7 @@ func TestConcurrentModel(t *testing.T) {
 			var want string
 			if r.IntN(2) == 0 {
 				want = tags[r.IntN(3)]
-				f = NewTagFilter(protocol.TagsHashCode(want))
+				f = newTagSet(protocol.TagsHashCode(want))
 			}
 			maxMsgs := 1 + r.IntN(40)
 			res, err := s.Get(id.Topic, id.ID, off, maxMsgs, 1<<20, f)

@@ -97,7 +97,7 @@ func modelSeq(t *testing.T, seed uint64) {
 				tag := tags[r.IntN(3)]
 				start := lo + r.Int64N(hi-lo)
 				maxMsgs := 1 + r.IntN(40)
-				res, err := s.Get(qid.Topic, qid.ID, start, maxMsgs, 1<<20, NewTagFilter(protocol.TagsHashCode(tag)))
+				res, err := s.Get(qid.Topic, qid.ID, start, maxMsgs, 1<<20, newTagSet(protocol.TagsHashCode(tag)))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -166,8 +166,8 @@ func TestGetStatuses(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		mustPut(t, s, msg("T", 0, fmt.Sprint("m", i), protocol.PropertyTags, []string{"red", "blue"}[i%2]))
 	}
-	red := NewTagFilter(protocol.TagsHashCode("red"))
-	green := NewTagFilter(protocol.TagsHashCode("green"))
+	red := newTagSet(protocol.TagsHashCode("red"))
+	green := newTagSet(protocol.TagsHashCode("green"))
 	cases := []struct {
 		name            string
 		topic           string
