@@ -444,7 +444,9 @@ func (n *Node) resetStores() error {
 	return nil
 }
 
-func (n *Node) storeDir(gen int) string { return n.fs.PathJoin(n.cfg.Dir, fmt.Sprintf("store-%d", gen)) }
+func (n *Node) storeDir(gen int) string {
+	return n.fs.PathJoin(n.cfg.Dir, fmt.Sprintf("store-%d", gen))
+}
 
 // restoreStore swaps in a store restored from r (the FSM goroutine's
 // Restore), closing and deleting the one it replaces.
