@@ -396,6 +396,11 @@ func (n *Node) awaitProposals() {
 
 func (n *Node) closeResources() error {
 	var errs []error
+	if nt, ok := n.trans.(*raft.NetworkTransport); ok {
+		// Close alone leaves the pooled connections open, and with them
+		// the peers' handlers reading them.
+		nt.CloseStreams()
+	}
 	if c, ok := n.trans.(raft.WithClose); ok {
 		errs = append(errs, c.Close())
 	}
