@@ -43,10 +43,10 @@
 // of its earlier run and rebuilds one from raft's latest snapshot plus the
 // committed log after it (the leader tells it the commit index). This
 // costs a restore and a replay per restart, and a full store copy per
-// snapshot (SnapshotThreshold entries); what removes both is a store that
-// records the raft index it applied atomically with each op (see the
-// report of issue 13's foundation), so a restart keeps the store and skips
-// the entries it holds.
+// snapshot (SnapshotThreshold entries). What removes both is a store that
+// records the raft index it applied atomically with each op's batch: a
+// restart would then keep the store and skip the entries it holds, and
+// snapshots would only be needed for followers far behind.
 //
 // # Snapshots
 //

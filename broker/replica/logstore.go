@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -24,6 +25,9 @@ import (
 type logStore struct {
 	db   *pebble.DB
 	sync *pebble.WriteOptions
+	// writes and entries count StoreLogs calls and the entries they
+	// stored: how well raft groups concurrent proposals.
+	writes, entries atomic.Int64
 }
 
 const (
@@ -109,6 +113,8 @@ func (ls *logStore) StoreLogs(logs []*raft.Log) error {
 			return err
 		}
 	}
+	ls.writes.Add(1)
+	ls.entries.Add(int64(len(logs)))
 	return b.Commit(ls.sync)
 }
 
