@@ -103,3 +103,68 @@ func BenchmarkPropose(b *testing.B) {
 func msgs(i int, body string) []*protocol.MessageExt {
 	return []*protocol.MessageExt{message("B", int32(i%8), body)}
 }
+
+// BenchmarkFailover kills the leader of a 3-node group (in-process
+// transport, default timeouts) once per iteration and measures the time
+// until another node has announced that it leads (after its barrier, so it
+// can take writes), and until a write proposed there is acknowledged.
+func BenchmarkFailover(b *testing.B) {
+	g := newGroup(b, 3, nil)
+	var elect, write []time.Duration
+	for range b.N {
+		old := g.leader()
+		drain := func(i int) {
+			for {
+				select {
+				case <-g.node(i).Leadership():
+				default:
+					return
+				}
+			}
+		}
+		for i := range 3 {
+			if i != old {
+				drain(i)
+			}
+		}
+		t0 := time.Now()
+		g.stop(old)
+		var nl *Node
+		for nl == nil {
+			for i := range 3 {
+				if n := g.node(i); n != nil {
+					select {
+					case l := <-n.Leadership():
+						if l.IsLeader {
+							nl = n
+						}
+					default:
+					}
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+		elect = append(elect, time.Since(t0))
+		ctx, cancel := proposeCtx()
+		_, err := nl.Propose(ctx, appendOp(b, nl, message("F", 0, fmt.Sprint(len(write)))))
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		write = append(write, time.Since(t0))
+		g.start(old)
+		waitFor(b, "the restarted node to follow", func() bool { return g.node(old).Status().LeaderID != "" })
+	}
+	b.StopTimer()
+	report := func(d []time.Duration, name string) {
+		slices.Sort(d)
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		b.ReportMetric(float64(sum.Milliseconds())/float64(len(d)), name+"-mean-ms")
+		b.ReportMetric(float64(d[len(d)-1].Milliseconds()), name+"-max-ms")
+	}
+	report(elect, "leader")
+	report(write, "write")
+}
