@@ -81,3 +81,29 @@ func TestSingleNodeRestart(t *testing.T) {
 		t.Fatalf("restarted store differs:\n%.300s\nwant\n%.300s", got, want)
 	}
 }
+
+// A cancelled or expired context fails Propose without an
+// acknowledgement; the group goes on taking writes.
+func TestProposeContext(t *testing.T) {
+	g := newGroup(t, 3, nil)
+	l := g.node(g.leader())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := l.Propose(ctx, appendOp(t, l, message("T", 0, "cancelled"))); err != context.Canceled {
+		t.Fatalf("cancelled context: %v", err)
+	}
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := l.Propose(ctx, appendOp(t, l, message("T", 0, "expired"))); err != context.DeadlineExceeded {
+		t.Fatalf("expired context: %v", err)
+	}
+	pctx, pcancel := proposeCtx()
+	defer pcancel()
+	if _, err := l.Propose(pctx, appendOp(t, l, message("T", 0, "ok"))); err != nil {
+		t.Fatal(err)
+	}
+	g.converged()
+	if b := bodies(t, l.Store()); len(b) != 1 || b["ok"] != 1 {
+		t.Fatalf("store holds %v", b)
+	}
+}
