@@ -1,0 +1,87 @@
+// Package replica replicates a broker's store across a group of 1, 3 or 5
+// nodes with hashicorp/raft (DLedger's role in RocketMQ).
+//
+// # What it owns
+//
+// A Node owns one raft member: its raft log and stable store, its raft
+// snapshots, its transport, and the node's *store.Store. Every mutation of
+// the store is an encoded store op ((*store.Op).Marshal) proposed to the
+// leader (Propose) and, once committed, applied by every member's state
+// machine through the store's one deterministic path, ApplyEncoded, in log
+// order. So every member holds the same store.
+//
+// # Invariants
+//
+//   - Single writer: only the state machine writes the store. Callers read
+//     it through Store() and write only by Propose; a direct Put, Apply or
+//     CommitOffset on it would make this replica differ from the others.
+//     Background mutations are off (RetentionInterval is forced negative):
+//     retention is the leader's OpTruncate, proposed like any op.
+//   - A Propose success means: the entry is in a majority's raft log
+//     (fsynced there unless LogNoSync), it is applied on this node, and the
+//     ApplyResult is what this node's store returned (the offsets every
+//     member assigned). Any failure means it was not acknowledged: a
+//     follower refuses with ErrNotLeader at once; a leader that loses its
+//     majority fails its pending proposals (ErrNotLeader with Lost: the new
+//     term may or may not hold the entry) and never reports success for an
+//     entry the new term did not commit. A client that retries may store a
+//     message twice (at-least-once, as RocketMQ).
+//   - Ops a store refuses deterministically (store.ErrBadOp,
+//     store.ErrInvalidOp) are refused alike by every member and change
+//     nothing; Propose returns that error. Any other store error on apply
+//     means this member can no longer follow the log: the node stops itself
+//     (Propose answers ErrClosed), and a restart rebuilds it.
+//   - Leadership() announces a leader only after a barrier: its store
+//     holds every entry committed before it, so a new master never serves
+//     older data than it acknowledged.
+//
+// # Durability and restart
+//
+// The raft log is the write-ahead log: an entry is acknowledged once it is
+// durable in a majority's raft logs, so the store itself runs with
+// AsyncFlush and no background fsync. On start the node deletes the stores
+// of its earlier run and rebuilds one from raft's latest snapshot plus the
+// committed log after it (the leader tells it the commit index). This
+// costs a restore and a replay per restart, and a full store copy per
+// snapshot (SnapshotThreshold entries). What removes both is a store that
+// records the raft index it applied atomically with each op's batch: a
+// restart would then keep the store and skip the entries it holds, and
+// snapshots would only be needed for followers far behind.
+//
+// # Snapshots
+//
+// A snapshot is store.Snapshot's stream, taken on the state machine's
+// goroutine between two entries (the store captures its Pebble snapshots
+// before it writes a byte, and the state machine waits for that, then goes
+// on applying while the stream is written to raft's snapshot store). A
+// follower too far behind for the leader's log (TrailingLogs) is sent one;
+// its Restore builds a fresh store beside the current one, swaps it in and
+// closes and deletes the old one. A reader that kept the old handle gets
+// store.ErrClosed: fetch Store() per request.
+//
+// # Raft log storage: Pebble
+//
+// The raft log and stable store are a small LogStore over a Pebble
+// database of their own (logstore.go), not raft-boltdb: Pebble is already
+// the store's engine, pure Go like bbolt (CGO-free static builds either
+// way), and fits raft's log better: StoreLogs is one batch and one WAL
+// fsync however many entries raft groups, and compaction after a snapshot
+// (DeleteRange) is one range tombstone, where bbolt deletes key by key and
+// its file never shrinks. It also runs on Pebble's in-memory filesystem.
+//
+// # Batching
+//
+// hashicorp/raft already batches: its leader loop takes every Apply
+// waiting (up to MaxAppendEntries) into one log write and one
+// AppendEntries round, and the state machine applies committed entries a
+// batch at a time (ApplyBatch). So concurrent proposals share a disk write
+// and a round trip without entries of our own that hold several ops; see
+// BenchmarkPropose for what that gives.
+//
+// # Lifecycle
+//
+// New opens (or bootstraps, from Config.Peers) the member and starts raft;
+// Shutdown stops new proposals, waits for raft to answer those under way,
+// then stops raft, the transport, the leadership watcher, the store and
+// the raft log. A node's Dir can be opened again by New.
+package replica

@@ -1,0 +1,306 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// storeTime is every test store's clock: AppendOp's store time is fixed,
+// so ops built on different leaders are comparable.
+var storeTime = time.Unix(1_700_000_000, 0)
+
+// group is an in-process broker group on raft's in-memory transport.
+type group struct {
+	t     testing.TB
+	mod   func(*Config)
+	dirs  []string
+	addrs []raft.ServerAddress
+	peers []Peer
+
+	mu    sync.Mutex
+	nodes []*Node // nil while down
+	trans []*raft.InmemTransport
+	cut   []bool
+}
+
+func newGroup(t testing.TB, size int, mod func(*Config)) *group {
+	t.Helper()
+	g := &group{t: t, mod: mod, nodes: make([]*Node, size), trans: make([]*raft.InmemTransport, size), cut: make([]bool, size)}
+	for i := range size {
+		g.dirs = append(g.dirs, t.TempDir())
+		g.addrs = append(g.addrs, raft.ServerAddress(fmt.Sprintf("node%d", i)))
+		g.peers = append(g.peers, Peer{ID: fmt.Sprintf("n%d", i), Addr: string(g.addrs[i])})
+	}
+	for i := range size {
+		g.start(i)
+	}
+	t.Cleanup(func() {
+		for i := range size {
+			g.stop(i)
+		}
+	})
+	return g
+}
+
+func (g *group) config(i int) Config {
+	cfg := DefaultConfig()
+	cfg.ID, cfg.Dir, cfg.Peers = g.peers[i].ID, g.dirs[i], g.peers
+	cfg.LogNoSync = true
+	cfg.Logger = testLogger()
+	cfg.Store = store.Options{Clock: func() time.Time { return storeTime }, MemTableSize: 4 << 20, CacheSize: 8 << 20,
+		StoreHost: netip.MustParseAddrPort("10.0.0.1:10911")}
+	if g.mod != nil {
+		g.mod(&cfg)
+	}
+	return cfg
+}
+
+func testLogger() hclog.Logger {
+	if os.Getenv("RUNNEL_TEST_LOG") != "" {
+		return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Debug})
+	}
+	return hclog.NewNullLogger()
+}
+
+// start (re)starts node i from its directory, on a fresh transport that
+// every node not cut off is linked with.
+func (g *group) start(i int) *Node {
+	g.t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, tr := raft.NewInmemTransport(g.addrs[i])
+	g.trans[i] = tr
+	for j, o := range g.trans {
+		if j != i && o != nil && !g.cut[i] && !g.cut[j] {
+			tr.Connect(g.addrs[j], o)
+			o.Connect(g.addrs[i], tr)
+		}
+	}
+	cfg := g.config(i)
+	cfg.Transport = tr
+	n, err := New(cfg)
+	if err != nil {
+		g.t.Fatalf("start node %d: %v", i, err)
+	}
+	g.nodes[i] = n
+	return n
+}
+
+// stop shuts node i down (a crash, as far as the group can tell).
+func (g *group) stop(i int) {
+	g.t.Helper()
+	g.mu.Lock()
+	n := g.nodes[i]
+	g.nodes[i] = nil
+	g.mu.Unlock()
+	if n != nil {
+		if err := n.Shutdown(); err != nil {
+			g.t.Errorf("shutdown node %d: %v", i, err)
+		}
+	}
+}
+
+// partition cuts node i off from every other node, or heals it.
+func (g *group) partition(i int, cut bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cut[i] = cut
+	for j, o := range g.trans {
+		if j == i || o == nil || g.trans[i] == nil {
+			continue
+		}
+		if cut {
+			g.trans[i].Disconnect(g.addrs[j])
+			o.Disconnect(g.addrs[i])
+		} else if !g.cut[j] {
+			g.trans[i].Connect(g.addrs[j], o)
+			o.Connect(g.addrs[i], g.trans[i])
+		}
+	}
+}
+
+func (g *group) node(i int) *Node {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.nodes[i]
+}
+
+// leader waits until exactly one running node that is not in except is
+// leader, and returns it.
+func (g *group) leader(except ...int) int {
+	g.t.Helper()
+	var found int
+	waitFor(g.t, "a leader", func() bool {
+		found = -1
+		for i := range g.nodes {
+			if n := g.node(i); n != nil && n.IsLeader() && !contains(except, i) {
+				if found >= 0 {
+					return false
+				}
+				found = i
+			}
+		}
+		return found >= 0
+	})
+	return found
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// message is the test's message: its body names it, and the model checks
+// bodies.
+func message(topic string, q int32, body string) *protocol.MessageExt {
+	m := &protocol.MessageExt{Message: protocol.Message{Topic: topic, Body: []byte(body)}, QueueID: q,
+		BornTimestamp: 1, BornHost: netip.MustParseAddrPort("10.0.0.9:5000")}
+	m.SetProperty(protocol.PropertyKeys, body)
+	return m
+}
+
+// appendOp encodes the append of one message with n's store.
+func appendOp(t testing.TB, n *Node, m *protocol.MessageExt) []byte {
+	t.Helper()
+	op, err := n.Store().AppendOp([]*protocol.MessageExt{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op.Marshal()
+}
+
+// dump is everything a store answers: every queue's records, consumer
+// offsets, topics and its log range, as comparable text.
+func dump(t testing.TB, s *store.Store) string {
+	t.Helper()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "phys %d..%d\n", s.MinPhysOffset(), s.MaxPhysOffset())
+	qs := s.Queues()
+	ids := make([]store.QueueID, 0, len(qs))
+	for id := range qs {
+		ids = append(ids, id)
+	}
+	sortQueues(ids)
+	for _, id := range ids {
+		r := qs[id]
+		fmt.Fprintf(&b, "queue %s/%d %d..%d\n", id.Topic, id.ID, r.Min, r.Max)
+		for off := r.Min; off < r.Max; {
+			res, err := s.Get(id.Topic, id.ID, off, 32, 1<<20, nil)
+			if err != nil {
+				t.Fatalf("get %s/%d@%d: %v", id.Topic, id.ID, off, err)
+			}
+			if res.Count == 0 {
+				t.Fatalf("get %s/%d@%d: nothing (status %v)", id.Topic, id.ID, off, res.Status)
+			}
+			fmt.Fprintf(&b, "%x\n", res.Messages)
+			off = res.NextBeginOffset
+		}
+	}
+	err := s.RangeConsumerOffsets(func(group, topic string, q int32, off int64) bool {
+		fmt.Fprintf(&b, "offset %s %s/%d %d\n", group, topic, q, off)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics, err := s.Topics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "topics %+v\n", topics)
+	return b.String()
+}
+
+func sortQueues(ids []store.QueueID) {
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && (ids[j].Topic < ids[j-1].Topic || ids[j].Topic == ids[j-1].Topic && ids[j].ID < ids[j-1].ID); j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+}
+
+// bodies counts the stored bodies of every message in s.
+func bodies(t testing.TB, s *store.Store) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for id, r := range s.Queues() {
+		for off := r.Min; off < r.Max; {
+			res, err := s.Get(id.Topic, id.ID, off, 32, 1<<20, nil)
+			if err != nil || res.Count == 0 {
+				t.Fatalf("get %s/%d@%d: %v", id.Topic, id.ID, off, err)
+			}
+			ms, err := protocol.DecodeMessages(res.Messages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				out[string(m.Body)]++
+			}
+			off = res.NextBeginOffset
+		}
+	}
+	return out
+}
+
+// converged waits until every running node's store answers as the
+// leader's does, and returns that dump.
+func (g *group) converged() string {
+	g.t.Helper()
+	var want string
+	waitFor(g.t, "identical stores", func() bool {
+		l := g.node(g.leader())
+		if l == nil {
+			return false
+		}
+		want = dump(g.t, l.Store())
+		for i := range g.nodes {
+			if n := g.node(i); n != nil && dump(g.t, n.Store()) != want {
+				return false
+			}
+		}
+		return true
+	})
+	return want
+}
+
+func cycles() int {
+	if v, err := strconv.Atoi(os.Getenv("RUNNEL_RAFT_CYCLES")); err == nil && v > 0 {
+		return v
+	}
+	return 5
+}
+
+func proposeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
