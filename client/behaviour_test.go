@@ -17,6 +17,7 @@ import (
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -65,13 +66,22 @@ func TestBrokerRequestsRunningInfo(t *testing.T) {
 		t.Fatalf("running info for another client id: %v", wrong)
 	}
 
-	status := b.CallClients("g", func() *protocol.Command {
-		return protocol.NewRequest(protocol.ReqGetConsumerStatusFromClient, map[string]string{"topic": "T", "group": "g", "clientAddr": ""}, nil)
-	}, 3*time.Second)
+	// The listener sees a batch before the consumer commits its offset to
+	// the in-memory table the status reports, so the status reaches 20/20
+	// some time after the 40th message: poll the wire answer for it.
 	wantStatus := `{"messageQueueTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:20,{"brokerName":"broker-a","queueId":1,"topic":"T"}:20}}`
-	if len(status) != 1 || string(status[0].Body) != wantStatus {
-		t.Fatalf("consumer status %v", status)
-	}
+	testwait.Until(t, testwait.Default, "consumer status at 20/20", func() error {
+		status := b.CallClients("g", func() *protocol.Command {
+			return protocol.NewRequest(protocol.ReqGetConsumerStatusFromClient, map[string]string{"topic": "T", "group": "g", "clientAddr": ""}, nil)
+		}, 3*time.Second)
+		if len(status) != 1 || status[0].Code != protocol.RespSuccess || string(status[0].Body) != wantStatus {
+			if len(status) == 1 {
+				return fmt.Errorf("status %v %s", status[0], status[0].Body)
+			}
+			return fmt.Errorf("status answers %v", status)
+		}
+		return nil
+	})
 	direct := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte("direct")},
 		BornHost: netip.MustParseAddrPort("127.0.0.1:1"), StoreHost: netip.MustParseAddrPort("127.0.0.1:2")}
 	enc, err := protocol.AppendStoredMessage(nil, direct)
