@@ -9,6 +9,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestFailedSendBackConsumedAgainLocally: when a failed message can go
@@ -71,7 +72,7 @@ func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
 		t.Fatalf("%d send-backs and %d sends, want 1 and 3 (two messages and the failed fallback)", sb, sends)
 	}
 	// "after" (offset 1) is done, but the offset must wait for "fails".
-	waitFor(t, 5*time.Second, "the later message consumed", afterConsumed.Load)
+	testwait.For(t, testwait.Default, "the later message consumed", afterConsumed.Load)
 	mq := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
 	_, store, _ := cons.state()
 	if err := store.persistSync(ctx, []queue.MessageQueue{mq}); err != nil {
@@ -81,7 +82,7 @@ func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
 		t.Fatalf("offset moved past a message still to be consumed: memory %d, broker %d", off, b.Offset("g", "T", 0))
 	}
 	close(release)
-	waitFor(t, 5*time.Second, "offset past both once the redelivery succeeded", func() bool { return b.Offset("g", "T", 0) == 2 })
+	testwait.For(t, testwait.Default, "offset past both once the redelivery succeeded", func() bool { return b.Offset("g", "T", 0) == 2 })
 }
 
 // TestConcurrentBatchSizeAndGoroutines: ConsumeBatchSize caps the messages
@@ -127,13 +128,13 @@ func testConcurrentBatchSizeAndGoroutines(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, cons, "T", "*")
-	waitFor(t, 5*time.Second, "the workers busy", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= workers })
+	testwait.For(t, testwait.Default, "the workers busy", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= workers })
 	// With every worker held and batches waiting, a third call would start
 	// at once if the pool were larger; watch for one for a while.
 	time.Sleep(100 * time.Millisecond)
 	released.Store(true)
 	close(release)
-	waitFor(t, 10*time.Second, "all consumed", func() bool { mu.Lock(); defer mu.Unlock(); return seen == n })
+	testwait.For(t, testwait.Default, "all consumed", func() bool { mu.Lock(); defer mu.Unlock(); return seen == n })
 	mu.Lock()
 	defer mu.Unlock()
 	if maxInFlight > workers {

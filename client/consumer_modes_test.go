@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -49,7 +50,7 @@ func testTwoConsumersSplitQueuesNothingLost(t *testing.T, be *backend) {
 	})
 	startConsumer(t, c2, "T", "*")
 	// NOTIFY_CONSUMER_IDS_CHANGED makes c1 give up half its queues.
-	waitFor(t, 5*time.Second, "queues split 4/4, none held twice", func() bool {
+	testwait.For(t, testwait.Default, "queues split 4/4, none held twice", func() bool {
 		if countTopic(c1.Assigned(), "T") != 4 || countTopic(c2.Assigned(), "T") != 4 {
 			return false
 		}
@@ -65,7 +66,7 @@ func testTwoConsumersSplitQueuesNothingLost(t *testing.T, be *backend) {
 		return true
 	})
 	produce(t, p, "T", 100, 200)
-	waitFor(t, 10*time.Second, "300 messages", func() bool { return col.distinct() == 300 })
+	testwait.For(t, testwait.Default, "300 messages", func() bool { return col.distinct() == 300 })
 	// Rebalance may re-deliver the few messages in flight on a moved queue
 	// (at-least-once), never lose any.
 	if d := col.deliveries(); d > 300+2*32 {
@@ -102,14 +103,14 @@ func testCleanShutdownRedeliversNothing(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, c1, "T", "*")
-	waitFor(t, 10*time.Second, "some messages consumed", func() bool { return consumed.Load() >= 50 })
+	testwait.For(t, testwait.Default, "some messages consumed", func() bool { return consumed.Load() >= 50 })
 	if err := c1.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	before := col.deliveries()
 	c2 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, c2, "T", "*")
-	waitFor(t, 10*time.Second, "all 200", func() bool { return col.distinct() == 200 })
+	testwait.For(t, testwait.Default, "all 200", func() bool { return col.distinct() == 200 })
 	time.Sleep(200 * time.Millisecond)
 	if d := col.deliveries(); d != 200 {
 		t.Fatalf("%d deliveries of 200 messages (%d before shutdown): a clean shutdown re-delivered", d, before)
@@ -141,7 +142,7 @@ func testKilledConsumerRedeliversAtMostThePersistWindow(t *testing.T, be *backen
 		}
 	})
 	startConsumer(t, c1, "T", "*")
-	waitFor(t, 10*time.Second, "150 consumed", func() bool { mu.Lock(); defer mu.Unlock(); return len(consumedAt) >= 150 })
+	testwait.For(t, testwait.Default, "150 consumed", func() bool { mu.Lock(); defer mu.Unlock(); return len(consumedAt) >= 150 })
 	c1.crash()
 	crashAt := time.Now()
 	mu.Lock()
@@ -156,7 +157,7 @@ func testKilledConsumerRedeliversAtMostThePersistWindow(t *testing.T, be *backen
 	col := newCollector()
 	c2 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, c2, "T", "*")
-	waitFor(t, 10*time.Second, "the rest", func() bool {
+	testwait.For(t, testwait.Default, "the rest", func() bool {
 		col.mu.Lock()
 		defer col.mu.Unlock()
 		for i := range 400 {
@@ -229,13 +230,13 @@ func testSlowListenerBoundedByFlowControl(t *testing.T, be *backend) {
 		}
 	}
 	// Blocked listener: the queue fills up to the threshold and stops.
-	waitFor(t, 5*time.Second, "queue filled", func() bool { check(); return maxSeen > threshold })
+	testwait.For(t, testwait.Default, "queue filled", func() bool { check(); return maxSeen > threshold })
 	for range 30 {
 		check()
 		time.Sleep(5 * time.Millisecond)
 	}
 	close(release)
-	waitFor(t, 10*time.Second, "all consumed", func() bool { check(); return consumed.Load() >= 300 })
+	testwait.For(t, testwait.Default, "all consumed", func() bool { check(); return consumed.Load() >= 300 })
 }
 
 func TestTagFilterAndRetryTopic(t *testing.T) {
@@ -270,7 +271,7 @@ func testTagFilterAndRetryTopic(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, cons, "T", "A || B")
-	waitFor(t, 10*time.Second, "A messages redelivered", func() bool {
+	testwait.For(t, testwait.Default, "A messages redelivered", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got["A-0"]) == 2 && len(got["A-3"]) == 2
@@ -317,7 +318,7 @@ func testBroadcastingEveryConsumerGetsAll(t *testing.T, be *backend) {
 	}
 	produce(t, p, "T", 0, 60)
 	for i, col := range cols {
-		waitFor(t, 10*time.Second, fmt.Sprintf("consumer %d has all 60", i), func() bool { return col.distinct() == 60 })
+		testwait.For(t, testwait.Default, fmt.Sprintf("consumer %d has all 60", i), func() bool { return col.distinct() == 60 })
 	}
 	if err := cons[0].Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -391,7 +392,7 @@ func testOrderlyConsumerKeepsKeyOrderAndUnlocks(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, cons, "T", "*")
-	waitFor(t, 10*time.Second, "all keys done", func() bool {
+	testwait.For(t, testwait.Default, "all keys done", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(last) != keys {

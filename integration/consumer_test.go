@@ -18,6 +18,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // queueRecorder records, per consumer, the queues it received from and
@@ -132,13 +133,13 @@ func TestClusteringSplitAndRebalance(t *testing.T) {
 	periodic := time.Now().Add(20 * time.Second)
 	newPushConsumer(t, c, group, topic, "*", rec.fn(0))
 	newPushConsumer(t, c, group, topic, "*", rec.fn(1))
-	eventually(t, 10*time.Second, "two members", func() bool {
+	testwait.For(t, testwait.Default, "two members", func() bool {
 		return len(c.Broker(0).ConsumerIDs(group)) == 2
 	})
 	round := awaitSplit(t, p, rec, topic, queues, 2, 0, periodic)
 
 	newPushConsumer(t, c, group, topic, "*", rec.fn(2))
-	eventually(t, 10*time.Second, "three members", func() bool {
+	testwait.For(t, testwait.Default, "three members", func() bool {
 		return len(c.Broker(0).ConsumerIDs(group)) == 3
 	})
 	awaitSplit(t, p, rec, topic, queues, 3, round, periodic)
@@ -161,7 +162,7 @@ func awaitSplit(t *testing.T, p interface {
 		}
 		prefix := fmt.Sprintf("round%d-", round)
 		sendN(t, p, topic, prefix, 2*queues, "")
-		eventually(t, time.Until(deadline)+time.Second, "round "+prefix+" received", func() bool {
+		testwait.For(t, time.Until(deadline)+time.Second, "round "+prefix+" received", func() bool {
 			return rec.distinctWith(prefix) == 2*queues
 		})
 		last = rec.queuesWith(prefix)
@@ -211,7 +212,7 @@ func TestTagSubscription(t *testing.T) {
 	}
 	got := newCollector()
 	newPushConsumer(t, c, "g-tags", topic, "A || C", got.add)
-	eventually(t, 20*time.Second, "20 messages", func() bool { return got.len() == 20 })
+	testwait.For(t, 20*time.Second, "20 messages", func() bool { return got.len() == 20 })
 	time.Sleep(300 * time.Millisecond) // nothing else may arrive
 	got.mu.Lock()
 	defer got.mu.Unlock()
@@ -240,7 +241,7 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	sendN(t, p, topic, "one", 40, "")
 	first := newCollector()
 	pc := newPushConsumer(t, c, group, topic, "*", first.add)
-	eventually(t, 20*time.Second, "first batch", func() bool { return first.len() == 40 })
+	testwait.For(t, 20*time.Second, "first batch", func() bool { return first.len() == 40 })
 	pc.shutdown() // persists its offsets with oneway updates as it closes
 	// Those updates travel on the old connection and the new instance's
 	// offset queries on another; the broker orders requests per connection,
@@ -250,7 +251,7 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	sendN(t, p, topic, "two", 40, "")
 	second := newCollector()
 	pc = newPushConsumer(t, c, group, topic, "*", second.add)
-	eventually(t, 20*time.Second, "second batch", func() bool { return second.len() >= 40 })
+	testwait.For(t, 20*time.Second, "second batch", func() bool { return second.len() >= 40 })
 	time.Sleep(300 * time.Millisecond)
 	checkOnly(t, second, "two", 40)
 	pc.shutdown()
@@ -262,7 +263,7 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	sendN(t, p, topic, "three", 40, "")
 	third := newCollector()
 	newPushConsumer(t, c, group, topic, "*", third.add)
-	eventually(t, 30*time.Second, "third batch", func() bool { return third.len() >= 40 })
+	testwait.For(t, 30*time.Second, "third batch", func() bool { return third.len() >= 40 })
 	time.Sleep(300 * time.Millisecond)
 	checkOnly(t, third, "three", 40)
 }
@@ -290,7 +291,7 @@ func TestIdleConsumerDoesNotPoll(t *testing.T) {
 	createTopic(t, c, 0, "Quiet", 4)
 	newPushConsumer(t, c, "g-quiet", "Quiet", "*", func(*primitive.MessageExt) {})
 	// The first pulls of all four queues are held once the count settles.
-	eventually(t, 10*time.Second, "pulls started", func() bool { return c.Broker(0).PullRequests() >= 4 })
+	testwait.For(t, testwait.Default, "pulls started", func() bool { return c.Broker(0).PullRequests() >= 4 })
 	time.Sleep(500 * time.Millisecond)
 	before := c.Broker(0).PullRequests()
 	time.Sleep(2 * time.Second)
@@ -303,7 +304,7 @@ func TestIdleConsumerDoesNotPoll(t *testing.T) {
 // four queues add up to want.
 func waitCommitted(t *testing.T, c *cluster.Cluster, group, topic string, want int64) {
 	t.Helper()
-	eventually(t, 10*time.Second, fmt.Sprintf("offsets of %s committed up to %d", group, want), func() bool {
+	testwait.For(t, testwait.Default, fmt.Sprintf("offsets of %s committed up to %d", group, want), func() bool {
 		var sum int64
 		for q := range int32(4) {
 			off, _ := c.Broker(0).ConsumerOffset(group, topic, q)

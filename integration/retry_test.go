@@ -20,6 +20,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -86,7 +87,7 @@ func TestRetryLater(t *testing.T) {
 		}
 		return consumer.ConsumeSuccess
 	})
-	eventually(t, 30*time.Second, "the message delivered again", func() bool { return len(d.of("fail-once")) >= 2 })
+	testwait.For(t, 30*time.Second, "the message delivered again", func() bool { return len(d.of("fail-once")) >= 2 })
 	got := d.of("fail-once")
 	first, again := got[0], got[1]
 	if first.reconsumeTimes != 0 || again.reconsumeTimes < 1 {
@@ -125,7 +126,7 @@ func TestDeadLetter(t *testing.T) {
 		return consumer.ConsumeRetryLater
 	}, consumer.WithMaxReconsumeTimes(2))
 	st := c.Broker(0).Store()
-	eventually(t, 30*time.Second, "the message in %DLQ%g-dead", func() bool { return st.MaxOffset("%DLQ%g-dead", 0) == 1 })
+	testwait.For(t, 30*time.Second, "the message in %DLQ%g-dead", func() bool { return st.MaxOffset("%DLQ%g-dead", 0) == 1 })
 	res, err := st.Get("%DLQ%g-dead", 0, 0, 10, 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func TestDeadLetter(t *testing.T) {
 			t.Fatalf("delivery %d has reconsume times %d", i, g.reconsumeTimes)
 		}
 	}
-	eventually(t, 10*time.Second, "the DLQ topic routed", func() bool {
+	testwait.For(t, testwait.Default, "the DLQ topic routed", func() bool {
 		r, code := routeOf(t, c, "%DLQ%g-dead")
 		return code == protocol.RespSuccess && len(r.QueueDatas) == 1 && r.QueueDatas[0].Perm == protocol.PermWrite
 	})
