@@ -8,6 +8,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
+	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
@@ -175,6 +176,42 @@ func (be *backend) waitMaxOffsets(t testing.TB, topic string, want int64) {
 		}
 		return true
 	})
+}
+
+// waitAtEnd waits until each consumer's offset of every queue of topic is
+// at the queue's end. A consumer's offset of a queue passes a message only
+// once its listener has returned for it, and it pulls a queue in order, so
+// from then on what it has delivered of the messages sent so far is all it
+// will deliver: the check a test would otherwise make after a sleep.
+func (be *backend) waitAtEnd(t testing.TB, topic string, consumers ...*PushConsumer) {
+	t.Helper()
+	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
+	ctx := context.Background()
+	mqs, err := pc.MessageQueues(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[queue.MessageQueue]int64{}
+	for _, mq := range mqs {
+		if ends[mq], err = pc.MaxOffset(ctx, mq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range consumers {
+		testwait.Until(t, testwait.Default, c.cfg.Group+" at the end of "+topic, func() error {
+			_, st, ok := c.state()
+			if !ok {
+				return ErrClosed
+			}
+			got := st.Snapshot(topic)
+			for mq, end := range ends {
+				if got[mq] != end {
+					return fmt.Errorf("offsets %v, queue ends %v", got, ends)
+				}
+			}
+			return nil
+		})
+	}
 }
 
 func sum(offs []int64) int64 {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client/offset"
-	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/store"
@@ -112,27 +111,7 @@ func testConsumeFromLastAndTimestamp(t *testing.T, be *backend, h history) {
 	})
 	produce(t, p, "T", 30, 6)
 
-	// Once a consumer's offset of each queue is at the queue's end, every
-	// message it pulled has been through its listener: what it got is all
-	// it will get.
-	max := map[queue.MessageQueue]int64{}
-	for _, mq := range mqs {
-		if max[mq], err = pc.MaxOffset(ctx, mq); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range consumers {
-		testwait.Until(t, testwait.Default, c.cfg.Group+" at the end of the queues", func() error {
-			_, st, _ := c.state()
-			got := st.Snapshot("T")
-			for mq, m := range max {
-				if got[mq] != m {
-					return fmt.Errorf("offsets %v, queue ends %v", got, max)
-				}
-			}
-			return nil
-		})
-	}
+	be.waitAtEnd(t, "T", consumers...)
 	for _, tc := range []struct {
 		name     string
 		col      *collector

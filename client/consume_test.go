@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -129,9 +131,12 @@ func testConcurrentBatchSizeAndGoroutines(t *testing.T, be *backend) {
 	})
 	startConsumer(t, cons, "T", "*")
 	testwait.For(t, testwait.Default, "the workers busy", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= workers })
-	// With every worker held and batches waiting, a third call would start
-	// at once if the pool were larger; watch for one for a while.
-	time.Sleep(100 * time.Millisecond)
+	// Every worker is held with batches waiting; listener calls run only
+	// on the pool's goroutines, so its size is what bounds them: count
+	// those goroutines rather than watch a while for a third call.
+	if n := goroutinesIn("client.(*PushConsumer).consumeWorker("); n != workers {
+		t.Fatalf("%d consume goroutines, want %d", n, workers)
+	}
 	released.Store(true)
 	close(release)
 	testwait.For(t, testwait.Default, "all consumed", func() bool { mu.Lock(); defer mu.Unlock(); return seen == n })
@@ -146,4 +151,25 @@ func testConcurrentBatchSizeAndGoroutines(t *testing.T, be *backend) {
 	if calls >= n {
 		t.Fatalf("%d calls for %d backlogged messages: batches were not used", calls, n)
 	}
+}
+
+// goroutinesIn counts the goroutines whose stack has a frame of fn (as
+// runtime.Stack prints it).
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			count++
+		}
+	}
+	return count
 }

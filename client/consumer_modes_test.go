@@ -111,7 +111,7 @@ func testCleanShutdownRedeliversNothing(t *testing.T, be *backend) {
 	c2 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, c2, "T", "*")
 	testwait.For(t, testwait.Default, "all 200", func() bool { return col.distinct() == 200 })
-	time.Sleep(200 * time.Millisecond)
+	be.waitAtEnd(t, "T", c2) // a re-delivery would have come by then
 	if d := col.deliveries(); d != 200 {
 		t.Fatalf("%d deliveries of 200 messages (%d before shutdown): a clean shutdown re-delivered", d, before)
 	}
@@ -231,10 +231,10 @@ func testSlowListenerBoundedByFlowControl(t *testing.T, be *backend) {
 	}
 	// Blocked listener: the queue fills up to the threshold and stops.
 	testwait.For(t, testwait.Default, "queue filled", func() bool { check(); return maxSeen > threshold })
-	for range 30 {
-		check()
-		time.Sleep(5 * time.Millisecond)
-	}
+	// It stays there: every pull the loop tries now is refused by flow
+	// control (5 ms apart), and none may push the queue past its bound.
+	paused := cons.flowLog.Count()
+	testwait.For(t, testwait.Default, "30 pulls paused by flow control", func() bool { check(); return cons.flowLog.Count() >= paused+30 })
 	close(release)
 	testwait.For(t, testwait.Default, "all consumed", func() bool { check(); return consumed.Load() >= 300 })
 }
