@@ -154,18 +154,13 @@ func consumeOfficial(t *testing.T, ctx context.Context, adm *admin.Admin, namesr
 // to want (every queue starts at 0).
 func waitCommittedTotal(t *testing.T, ctx context.Context, adm *admin.Admin, group, topic string, want int64) {
 	t.Helper()
-	var last int64
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, fmt.Sprintf("group %s's committed offsets on %s to add up to %d", group, topic, want), func() error {
 		prog, err := adm.ConsumerProgress(ctx, group, topic)
-		if last = committedTotal(prog); err == nil && last == want {
-			return
+		if last := committedTotal(prog); err != nil || last != want {
+			return fmt.Errorf("they add up to %d (%v)", last, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s's committed offsets on %s add up to %d (%v), want %d", group, topic, last, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // topicQueues is the topic's queues with their offset ranges.
