@@ -143,7 +143,6 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 			qOfficial[queue.MessageQueue{Topic: m.Topic, BrokerName: m.Queue.BrokerName, QueueID: m.Queue.QueueId}] = true
 		}
 	}, consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	_ = official
 	ours := rcConsumer(t, c, "mixed-g", "Mixed", "*", func(m *client.MessageExt) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -225,7 +224,10 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(500 * time.Millisecond)
+	// Both consumers down and the group's offsets at the queues' ends:
+	// every delivery that will happen has.
+	official.shutdown()
+	waitCommittedToEnd(t, c, "mixed-g", "Mixed", 4)
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range n + 200 {
