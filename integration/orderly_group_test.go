@@ -83,6 +83,19 @@ func (r *orderRecorder) queuesOf(c int) int {
 	return len(r.queues[c])
 }
 
+// covered counts the queues any of cs received from.
+func (r *orderRecorder) covered(cs ...int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := map[int]bool{}
+	for _, c := range cs {
+		for q := range r.queues[c] {
+			all[q] = true
+		}
+	}
+	return len(all)
+}
+
 func (r *orderRecorder) resetQueues(c int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -200,7 +213,9 @@ func TestOrderlyTwoConsumers(t *testing.T) {
 	}
 	r.resetQueues(0)
 	r.resetQueues(1)
-	time.Sleep(500 * time.Millisecond)
+	// The sender feeds every queue: once each has delivered since the
+	// reset, a queue the first consumer still held would have shown.
+	testwait.For(t, testwait.Default, "every queue delivered since the handover", func() bool { return r.covered(0, 1) == 4 })
 	if n := r.queuesOf(0); n > 2 {
 		t.Fatalf("first consumer still consumes %d queues after the handover", n)
 	}
