@@ -11,6 +11,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -153,7 +154,21 @@ func TestDeadLetter(t *testing.T) {
 		r, code := routeOf(t, c, "%DLQ%g-dead")
 		return code == protocol.RespSuccess && len(r.QueueDatas) == 1 && r.QueueDatas[0].Perm == protocol.PermWrite
 	})
-	time.Sleep(500 * time.Millisecond) // a 4th delivery would come within 1 s
+	// Nothing is left that could deliver it a 4th time: the retry topic
+	// holds the two retries, both delivered above, and the schedule has
+	// handed on every delayed message it holds. A new retry needs a new
+	// failure, so a new delivery.
+	testwait.Until(t, testwait.Default, "the schedule drained", func() error {
+		for level, next := range c.Broker(0).DelayProgress() {
+			if end := st.MaxOffset("SCHEDULE_TOPIC_XXXX", level-1); next != end {
+				return fmt.Errorf("level %d: next %d of %d", level, next, end)
+			}
+		}
+		return nil
+	})
+	if n := st.MaxOffset("%RETRY%g-dead", 0); n != 2 {
+		t.Fatalf("retry topic holds %d messages, want the 2 retries", n)
+	}
 	if n := len(d.of("always-fails")); n != 3 {
 		t.Fatalf("delivered %d times after the DLQ", n)
 	}
