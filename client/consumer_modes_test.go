@@ -149,14 +149,20 @@ func testKilledConsumerRedeliversAtMostThePersistWindow(t *testing.T, be *backen
 	first := consumedAt
 	consumedAt = map[string]time.Time{}
 	mu.Unlock()
-	// Whatever the broker holds once the dead process's last packets have
-	// arrived is the restart point.
-	time.Sleep(100 * time.Millisecond)
-	committed := sum(be.committed(t, "g", "T"))
-
+	// The dead process's last oneway offset updates may still be on their
+	// way, so the restart point is what the next consumer reads from the
+	// broker (QUERY_CONSUMER_OFFSET as it takes each queue), not a read of
+	// the broker's offsets at some moment after the crash.
 	col := newCollector()
 	c2 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, c2, "T", "*")
+	testwait.For(t, testwait.Default, "both queues at the new consumer", func() bool { return countTopic(c2.Assigned(), "T") == 2 })
+	var committed int64
+	for _, qs := range c2.queueStates() {
+		if qs.mq.Topic == "T" {
+			committed += qs.start
+		}
+	}
 	testwait.For(t, testwait.Default, "the rest", func() bool {
 		col.mu.Lock()
 		defer col.mu.Unlock()
