@@ -31,7 +31,7 @@ func TestClientOfficialProducerToOurConsumer(t *testing.T) {
 	createTopic(t, c, 0, "Interop1", 4)
 	createTopic(t, c, 1, "Interop1", 4)
 	got := newRCCollector()
-	rcConsumer(t, c, "rc-g1", "Interop1", "TagA || TagB", got.add)
+	ours := rcConsumer(t, c, "rc-g1", "Interop1", "TagA || TagB", got.add)
 	p := newProducer(t, c)
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("0123456789"), 1000) // 10 KB: compressed by the official producer
@@ -64,9 +64,22 @@ func TestClientOfficialProducerToOurConsumer(t *testing.T) {
 			want++
 		}
 	}
-	want += 1 + 5
+	// A TagA message last in each of the 8 queues (the producer takes them
+	// in turn): once the group's offsets are past them, every queue has
+	// been consumed to its end, filtered messages included.
+	for i := 200; i < 208; i++ {
+		m := primitive.NewMessage("Interop1", []byte(body(i)))
+		m.WithTag("TagA")
+		if _, err := p.SendSync(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want += 1 + 5 + 8
 	testwait.For(t, 30*time.Second, "tagged messages", func() bool { return got.len() == want })
-	time.Sleep(300 * time.Millisecond)
+	if err := ours.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCommittedToEnd(t, c, "rc-g1", "Interop1", 4)
 	if got.len() != want {
 		t.Fatalf("got %d messages, want %d (TagC must be filtered)", got.len(), want)
 	}
