@@ -8,7 +8,9 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
+	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -43,16 +45,23 @@ func forBackends(t *testing.T, n int, fn func(t *testing.T, be *backend)) {
 		}
 		fn(t, be)
 	})
-	t.Run("runnel", func(t *testing.T) {
-		c := startCluster(t, cluster.Brokers(n), cluster.Configure(func(_ int, cfg *broker.Config) {
-			cfg.MessageDelayLevel = fastDelayLevels
-		}))
-		be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c}
-		for i := range n {
-			be.brokers = append(be.brokers, c.BrokerAddr(i))
+	t.Run("runnel", func(t *testing.T) { fn(t, startRunnel(t, n, nil)) })
+}
+
+// startRunnel starts a Runnel backend of n brokers; configure, if set,
+// adjusts each broker's config after the tests' defaults.
+func startRunnel(t *testing.T, n int, configure func(i int, cfg *broker.Config)) *backend {
+	c := startCluster(t, cluster.Brokers(n), cluster.Configure(func(i int, cfg *broker.Config) {
+		cfg.MessageDelayLevel = fastDelayLevels
+		if configure != nil {
+			configure(i, cfg)
 		}
-		fn(t, be)
-	})
+	}))
+	be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c}
+	for i := range n {
+		be.brokers = append(be.brokers, c.BrokerAddr(i))
+	}
+	return be
 }
 
 // createTopic creates topic with n queues on every broker
@@ -77,7 +86,7 @@ func (be *backend) createTopic(t testing.TB, topic string, n int) {
 	}
 	// The name server learns the topic from the broker's registration.
 	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
-	waitFor(t, 5*time.Second, "route of "+topic, func() bool {
+	testwait.For(t, testwait.Default, "route of "+topic, func() bool {
 		mqs, err := pc.MessageQueues(context.Background(), topic)
 		return err == nil && len(mqs) == n*len(be.brokers)
 	})
@@ -159,7 +168,7 @@ func (be *backend) waitMaxOffsets(t testing.TB, topic string, want int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "messages visible in every queue of "+topic, func() bool {
+	testwait.For(t, testwait.Default, "messages visible in every queue of "+topic, func() bool {
 		for _, mq := range mqs {
 			if n, err := pc.MaxOffset(ctx, mq); err != nil || n != want {
 				return false
@@ -167,6 +176,42 @@ func (be *backend) waitMaxOffsets(t testing.TB, topic string, want int64) {
 		}
 		return true
 	})
+}
+
+// waitAtEnd waits until each consumer's offset of every queue of topic is
+// at the queue's end. A consumer's offset of a queue passes a message only
+// once its listener has returned for it, and it pulls a queue in order, so
+// from then on what it has delivered of the messages sent so far is all it
+// will deliver: the check a test would otherwise make after a sleep.
+func (be *backend) waitAtEnd(t testing.TB, topic string, consumers ...*PushConsumer) {
+	t.Helper()
+	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
+	ctx := context.Background()
+	mqs, err := pc.MessageQueues(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[queue.MessageQueue]int64{}
+	for _, mq := range mqs {
+		if ends[mq], err = pc.MaxOffset(ctx, mq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range consumers {
+		testwait.Until(t, testwait.Default, c.cfg.Group+" at the end of "+topic, func() error {
+			_, st, ok := c.state()
+			if !ok {
+				return ErrClosed
+			}
+			got := st.Snapshot(topic)
+			for mq, end := range ends {
+				if got[mq] != end {
+					return fmt.Errorf("offsets %v, queue ends %v", got, ends)
+				}
+			}
+			return nil
+		})
+	}
 }
 
 func sum(offs []int64) int64 {

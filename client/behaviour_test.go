@@ -17,6 +17,7 @@ import (
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -33,7 +34,7 @@ func TestBrokerRequestsRunningInfo(t *testing.T) {
 	col := newCollector()
 	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, cons, "T", "*")
-	waitFor(t, 5*time.Second, "40 consumed", func() bool { return col.distinct() == 40 })
+	testwait.For(t, testwait.Default, "40 consumed", func() bool { return col.distinct() == 40 })
 	b := c.Brokers[0]
 	id := cons.cfg.Client.ClientID()
 
@@ -65,13 +66,22 @@ func TestBrokerRequestsRunningInfo(t *testing.T) {
 		t.Fatalf("running info for another client id: %v", wrong)
 	}
 
-	status := b.CallClients("g", func() *protocol.Command {
-		return protocol.NewRequest(protocol.ReqGetConsumerStatusFromClient, map[string]string{"topic": "T", "group": "g", "clientAddr": ""}, nil)
-	}, 3*time.Second)
+	// The listener sees a batch before the consumer commits its offset to
+	// the in-memory table the status reports, so the status reaches 20/20
+	// some time after the 40th message: poll the wire answer for it.
 	wantStatus := `{"messageQueueTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:20,{"brokerName":"broker-a","queueId":1,"topic":"T"}:20}}`
-	if len(status) != 1 || string(status[0].Body) != wantStatus {
-		t.Fatalf("consumer status %v", status)
-	}
+	testwait.Until(t, testwait.Default, "consumer status at 20/20", func() error {
+		status := b.CallClients("g", func() *protocol.Command {
+			return protocol.NewRequest(protocol.ReqGetConsumerStatusFromClient, map[string]string{"topic": "T", "group": "g", "clientAddr": ""}, nil)
+		}, 3*time.Second)
+		if len(status) != 1 || status[0].Code != protocol.RespSuccess || string(status[0].Body) != wantStatus {
+			if len(status) == 1 {
+				return fmt.Errorf("status %v %s", status[0], status[0].Body)
+			}
+			return fmt.Errorf("status answers %v", status)
+		}
+		return nil
+	})
 	direct := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte("direct")},
 		BornHost: netip.MustParseAddrPort("127.0.0.1:1"), StoreHost: netip.MustParseAddrPort("127.0.0.1:2")}
 	enc, err := protocol.AppendStoredMessage(nil, direct)
@@ -85,7 +95,7 @@ func TestBrokerRequestsRunningInfo(t *testing.T) {
 	if len(answers) != 1 || answers[0].Code != protocol.RespSuccess || !strings.Contains(string(answers[0].Body), `"consumeResult":0`) {
 		t.Fatalf("consume directly: %v", answers)
 	}
-	waitFor(t, time.Second, "direct message at the listener", func() bool { col.mu.Lock(); defer col.mu.Unlock(); return col.count["direct"] == 1 })
+	testwait.For(t, testwait.Default, "direct message at the listener", func() bool { col.mu.Lock(); defer col.mu.Unlock(); return col.count["direct"] == 1 })
 }
 
 func TestPullConsumer(t *testing.T) {
@@ -197,7 +207,7 @@ func TestProducerAndConsumerShareOneInstance(t *testing.T) {
 		t.Fatalf("duplicate group in one instance: %v", err)
 	}
 	produce(t, p, "T", 0, 5)
-	waitFor(t, 5*time.Second, "5 messages", func() bool { return col.distinct() == 5 })
+	testwait.For(t, testwait.Default, "5 messages", func() bool { return col.distinct() == 5 })
 }
 
 func TestSendBackFallsBackToRetryTopic(t *testing.T) {
@@ -225,7 +235,7 @@ func TestSendBackFallsBackToRetryTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "redelivery through the fallback", func() bool { mu.Lock(); defer mu.Unlock(); return len(times) == 2 })
+	testwait.For(t, testwait.Default, "redelivery through the fallback", func() bool { mu.Lock(); defer mu.Unlock(); return len(times) == 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if times[1] != 1 || origin != res.MsgID+" T" {
@@ -283,10 +293,10 @@ func TestOrderlyRebalanceHandsLocksOver(t *testing.T) {
 	noop := func(context.Context, []*MessageExt) OrderlyResult { return OrderlySuccess }
 	a := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
 	startConsumer(t, a, "T", "*")
-	waitFor(t, 3*time.Second, "a holds 4", func() bool { return countTopic(a.Assigned(), "T") == 4 })
+	testwait.For(t, testwait.Default, "a holds 4", func() bool { return countTopic(a.Assigned(), "T") == 4 })
 	b := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
 	startConsumer(t, b, "T", "*")
-	waitFor(t, 5*time.Second, "locks split 2/2", func() bool {
+	testwait.For(t, testwait.Default, "locks split 2/2", func() bool {
 		return countTopic(a.Assigned(), "T") == 2 && countTopic(b.Assigned(), "T") == 2
 	})
 	for _, mq := range b.Assigned() {
@@ -339,7 +349,7 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 		if err := cons.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 5*time.Second, "the message", func() bool { return col.distinct() == 1 })
+		testwait.For(t, testwait.Default, "the message", func() bool { return col.distinct() == 1 })
 		if err := cons.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +433,7 @@ func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
 	if s := cons.QueueStats()[mq]; s.Count != 0 {
 		t.Fatalf("process queue still holds %d", s.Count)
 	}
-	waitFor(t, 5*time.Second, "redelivery through the retry topic", func() bool { return redelivered.Load() == 1 })
+	testwait.For(t, testwait.Default, "redelivery through the retry topic", func() bool { return redelivered.Load() == 1 })
 	cons.persistAll(context.Background())
-	waitFor(t, 2*time.Second, "offset past the stuck message", func() bool { return c.Brokers[0].Offset("g", "T", 0) == 1 })
+	testwait.For(t, testwait.Default, "offset past the stuck message", func() bool { return c.Brokers[0].Offset("g", "T", 0) == 1 })
 }

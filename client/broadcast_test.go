@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestBroadcastingRestartReadsLocalOffsets: a broadcasting consumer that
@@ -34,15 +35,15 @@ func testBroadcastingRestartReadsLocalOffsets(t *testing.T, be *backend) {
 	}
 	first := start()
 	produce(t, p, "T", 0, 30)
-	waitFor(t, 10*time.Second, "30 at the first run", func() bool { return col.distinct() == 30 })
+	testwait.For(t, testwait.Default, "30 at the first run", func() bool { return col.distinct() == 30 })
 	if err := first.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	produce(t, p, "T", 30, 15) // while no one consumes
 	second := start()
 	produce(t, p, "T", 45, 15)
-	waitFor(t, 10*time.Second, "all 60 after the restart", func() bool { return col.distinct() == 60 })
-	waitFor(t, 5*time.Second, "process queues drained", func() bool {
+	testwait.For(t, testwait.Default, "all 60 after the restart", func() bool { return col.distinct() == 60 })
+	testwait.For(t, testwait.Default, "process queues drained", func() bool {
 		for _, s := range second.QueueStats() {
 			if s.Count != 0 {
 				return false

@@ -126,7 +126,13 @@ func (c *PushConsumer) callOrderly(ctx context.Context, msgs []*MessageExt) (res
 // the process queue and commit the smallest offset still in it.
 func (c *PushConsumer) consumeConcurrently(t consumeTask) {
 	qs := t.qs
-	if qs.pq.Dropped() || qs.ctx.Err() != nil {
+	// A task taken from the queue runs even if the consumer is stopping
+	// (its listener then sees a cancelled ctx): the workers take tasks in
+	// order, so what they took is a prefix of each queue, and Shutdown waits
+	// for them before it commits. Skipping one while a later batch of its
+	// queue ran would hold the committed offset below that batch, and a
+	// clean shutdown would re-deliver it.
+	if qs.pq.Dropped() {
 		return
 	}
 	run := c.running.start(&t, c.cfg.Now())

@@ -1,73 +1,135 @@
 package client
 
 import (
+	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/store"
 )
 
 // TestConsumeFromLastAndTimestamp: where a new group starts. The policy
-// applies only when the broker has no offset for the group: a Java broker,
-// and Runnel like it, answers QUERY_CONSUMER_OFFSET of a young queue (min
-// offset 0, still holding its first message) with 0 instead of "not
-// found", so there a new group reads from the start whatever ConsumeFrom
-// says (the official clients behave the same). The fake answers "not
-// found", which shows the policies themselves.
+// applies only when the broker has no offset for the group, and a Java
+// broker, and Runnel like it, answers QUERY_CONSUMER_OFFSET of a young
+// queue (min offset 0) with 0 instead of "not found", so there a new group
+// reads from the start whatever ConsumeFrom says. So on Runnel the queues
+// are made old first: their store stamps messages with a fake clock, and
+// retention deletes the oldest batch, leaving min offsets above 0. The fake
+// broker always answers "not found".
 func TestConsumeFromLastAndTimestamp(t *testing.T) {
-	forBackends(t, 1, testConsumeFromLastAndTimestamp)
+	t.Run("fake", func(t *testing.T) {
+		c := startFake(t)
+		// The fake stamps messages with the real clock in milliseconds:
+		// 20 ms keeps the batches on either side of the mark apart.
+		h := history{now: time.Now, pass: func(time.Duration) { time.Sleep(20 * time.Millisecond) }}
+		testConsumeFromLastAndTimestamp(t, &backend{name: "fake", ns: c.NameServer(), fake: c, brokers: []string{c.Brokers[0].Addr()}}, h)
+	})
+	t.Run("runnel", func(t *testing.T) {
+		clock := fakeclock.New(time.Now().Add(-3 * time.Hour))
+		be := startRunnel(t, 1, func(_ int, cfg *broker.Config) {
+			cfg.StoreOptions = func(o *store.Options) {
+				o.Clock = clock.Now
+				o.FileReservedTime = time.Hour
+				o.RetentionInterval = -1 // retention runs when the test says
+			}
+		})
+		h := history{now: clock.Now, pass: clock.Advance, retired: 10, retire: func(t *testing.T) {
+			if _, err := be.runnel.Broker(0).Store().Retain(clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}}
+		testConsumeFromLastAndTimestamp(t, be, h)
+	})
 }
 
-func testConsumeFromLastAndTimestamp(t *testing.T, be *backend) {
+// history is how a test makes the past of a queue: now and pass are the
+// clock the broker stamps messages with; retire, if set, deletes messages
+// stored more than an hour before now (the first retired of the test's).
+type history struct {
+	now     func() time.Time
+	pass    func(time.Duration)
+	retire  func(t *testing.T)
+	retired int
+}
+
+func testConsumeFromLastAndTimestamp(t *testing.T, be *backend, h history) {
 	be.createTopic(t, "T", 2)
 	p := startProducer(t, be.ns, nil)
-	produce(t, p, "T", 0, 10)
-	time.Sleep(20 * time.Millisecond) // store timestamps on either side of mark
-	mark := time.Now()
-	time.Sleep(20 * time.Millisecond)
-	produce(t, p, "T", 10, 10)
-
-	last, stamp := newCollector(), newCollector()
-	cl := newConsumer(t, be.ns, "g-last", func(cfg *PushConsumerConfig) {
-		cfg.ConsumeFrom = offset.ConsumeFromLastOffset
-		cfg.Concurrently = last.listener()
-	})
-	startConsumer(t, cl, "T", "*")
-	ct := newConsumer(t, be.ns, "g-ts", func(cfg *PushConsumerConfig) {
-		cfg.ConsumeFrom = offset.ConsumeFromTimestamp
-		cfg.ConsumeTimestamp = mark
-		cfg.Concurrently = stamp.listener()
-	})
-	startConsumer(t, ct, "T", "*")
-	// Both consumers have their queues, so their start offsets are fixed
-	// before the next messages are sent.
-	waitFor(t, 5*time.Second, "queues assigned", func() bool {
-		return countTopic(cl.Assigned(), "T") == 2 && countTopic(ct.Assigned(), "T") == 2
-	})
-	produce(t, p, "T", 20, 6)
-
-	if be.fake == nil {
-		// Young queues: both groups start at offset 0.
-		waitFor(t, 5*time.Second, "every message at the LAST consumer", func() bool { return last.distinct() == 26 })
-		waitFor(t, 5*time.Second, "every message at the TIMESTAMP consumer", func() bool { return stamp.distinct() == 26 })
-		return
+	produce(t, p, "T", 0, 10) // retired where the backend retires
+	h.pass(2 * time.Hour)
+	produce(t, p, "T", 10, 10) // old but kept: before the mark
+	h.pass(time.Minute)
+	mark := h.now()
+	h.pass(time.Minute)
+	produce(t, p, "T", 20, 10) // after the mark
+	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
+	ctx := context.Background()
+	mqs, err := pc.MessageQueues(ctx, "T")
+	if err != nil || len(mqs) != 2 {
+		t.Fatalf("queues %v %v", mqs, err)
 	}
-	waitFor(t, 5*time.Second, "new messages at the LAST consumer", func() bool { return last.distinct() == 6 })
-	waitFor(t, 5*time.Second, "messages after the timestamp", func() bool { return stamp.distinct() == 16 })
-	time.Sleep(100 * time.Millisecond) // a late old message would show now
-	last.mu.Lock()
-	defer last.mu.Unlock()
-	for b := range last.count {
-		if b < "m-00020" {
-			t.Fatalf("LAST consumer got old message %s", b)
+	if h.retire != nil {
+		h.retire(t)
+		for _, mq := range mqs {
+			if min, err := pc.MinOffset(ctx, mq); err != nil || min == 0 {
+				t.Fatalf("min offset of %v after retention: %d %v; the queues must be old for the policies to apply", mq, min, err)
+			}
 		}
 	}
-	stamp.mu.Lock()
-	defer stamp.mu.Unlock()
-	for b := range stamp.count {
-		if b < "m-00010" {
-			t.Fatalf("TIMESTAMP consumer got %s, stored before the timestamp", b)
+
+	last, stamp, first := newCollector(), newCollector(), newCollector()
+	start := func(group string, from offset.ConsumeFrom, col *collector) *PushConsumer {
+		cons := newConsumer(t, be.ns, group, func(cfg *PushConsumerConfig) {
+			cfg.ConsumeFrom = from
+			cfg.ConsumeTimestamp = mark
+			cfg.Concurrently = col.listener()
+		})
+		startConsumer(t, cons, "T", "*")
+		return cons
+	}
+	consumers := []*PushConsumer{
+		start("g-last", offset.ConsumeFromLastOffset, last),
+		start("g-ts", offset.ConsumeFromTimestamp, stamp),
+		start("g-first", offset.ConsumeFromFirstOffset, first),
+	}
+	// A queue is assigned once its start offset is fixed, so the next
+	// messages come after every start.
+	testwait.For(t, testwait.Default, "queues assigned", func() bool {
+		for _, c := range consumers {
+			if countTopic(c.Assigned(), "T") != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	produce(t, p, "T", 30, 6)
+
+	be.waitAtEnd(t, "T", consumers...)
+	for _, tc := range []struct {
+		name     string
+		col      *collector
+		from, to int // the bodies m-<from> .. m-<to-1>
+	}{
+		{"LAST", last, 30, 36},
+		{"TIMESTAMP", stamp, 20, 36},
+		{"FIRST", first, h.retired, 36},
+	} {
+		tc.col.mu.Lock()
+		got := slices.Sorted(maps.Keys(tc.col.count))
+		tc.col.mu.Unlock()
+		var want []string
+		for i := tc.from; i < tc.to; i++ {
+			want = append(want, fmt.Sprintf("m-%05d", i))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s consumer got %v, want m-%05d..m-%05d", tc.name, got, tc.from, tc.to-1)
 		}
 	}
 }
@@ -86,15 +148,15 @@ func testBrokerResetsConsumerOffset(t *testing.T, be *backend) {
 	col := newCollector()
 	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, cons, "T", "*")
-	waitFor(t, 5*time.Second, "40 consumed", func() bool { return col.distinct() == 40 })
-	waitFor(t, 5*time.Second, "offsets at the end", func() bool {
+	testwait.For(t, testwait.Default, "40 consumed", func() bool { return col.distinct() == 40 })
+	testwait.For(t, testwait.Default, "offsets at the end", func() bool {
 		return be.brokerOffset(0, "g", "T", 0) == 20 && be.brokerOffset(0, "g", "T", 1) == 20
 	})
 	// Reset both queues to offset 15: the 2*5 messages from there on come again.
 	before := col.deliveries()
 	be.resetOffsets(t, "g", "T", map[int]int64{0: 15, 1: 15})
-	waitFor(t, 5*time.Second, "redelivery from offset 15", func() bool { return col.deliveries() == before+10 })
-	waitFor(t, 5*time.Second, "offsets back at the end", func() bool {
+	testwait.For(t, testwait.Default, "redelivery from offset 15", func() bool { return col.deliveries() == before+10 })
+	testwait.For(t, testwait.Default, "offsets back at the end", func() bool {
 		return be.brokerOffset(0, "g", "T", 0) == 20 && be.brokerOffset(0, "g", "T", 1) == 20
 	})
 	col.mu.Lock()

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestFailedSendBackConsumedAgainLocally: when a failed message can go
@@ -71,7 +74,7 @@ func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
 		t.Fatalf("%d send-backs and %d sends, want 1 and 3 (two messages and the failed fallback)", sb, sends)
 	}
 	// "after" (offset 1) is done, but the offset must wait for "fails".
-	waitFor(t, 5*time.Second, "the later message consumed", afterConsumed.Load)
+	testwait.For(t, testwait.Default, "the later message consumed", afterConsumed.Load)
 	mq := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
 	_, store, _ := cons.state()
 	if err := store.persistSync(ctx, []queue.MessageQueue{mq}); err != nil {
@@ -81,7 +84,7 @@ func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
 		t.Fatalf("offset moved past a message still to be consumed: memory %d, broker %d", off, b.Offset("g", "T", 0))
 	}
 	close(release)
-	waitFor(t, 5*time.Second, "offset past both once the redelivery succeeded", func() bool { return b.Offset("g", "T", 0) == 2 })
+	testwait.For(t, testwait.Default, "offset past both once the redelivery succeeded", func() bool { return b.Offset("g", "T", 0) == 2 })
 }
 
 // TestConcurrentBatchSizeAndGoroutines: ConsumeBatchSize caps the messages
@@ -127,13 +130,16 @@ func testConcurrentBatchSizeAndGoroutines(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, cons, "T", "*")
-	waitFor(t, 5*time.Second, "the workers busy", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= workers })
-	// With every worker held and batches waiting, a third call would start
-	// at once if the pool were larger; watch for one for a while.
-	time.Sleep(100 * time.Millisecond)
+	testwait.For(t, testwait.Default, "the workers busy", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= workers })
+	// Every worker is held with batches waiting; listener calls run only
+	// on the pool's goroutines, so its size is what bounds them: count
+	// those goroutines rather than watch a while for a third call.
+	if n := goroutinesIn("client.(*PushConsumer).consumeWorker("); n != workers {
+		t.Fatalf("%d consume goroutines, want %d", n, workers)
+	}
 	released.Store(true)
 	close(release)
-	waitFor(t, 10*time.Second, "all consumed", func() bool { mu.Lock(); defer mu.Unlock(); return seen == n })
+	testwait.For(t, testwait.Default, "all consumed", func() bool { mu.Lock(); defer mu.Unlock(); return seen == n })
 	mu.Lock()
 	defer mu.Unlock()
 	if maxInFlight > workers {
@@ -145,4 +151,25 @@ func testConcurrentBatchSizeAndGoroutines(t *testing.T, be *backend) {
 	if calls >= n {
 		t.Fatalf("%d calls for %d backlogged messages: batches were not used", calls, n)
 	}
+}
+
+// goroutinesIn counts the goroutines whose stack has a frame of fn (as
+// runtime.Stack prints it).
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			count++
+		}
+	}
+	return count
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -28,7 +29,7 @@ func TestOrderlyLocksRenewedBeforeBrokerExpiry(t *testing.T) {
 	})
 	startConsumer(t, cons, "T", "*")
 	// Queues are assigned only once the broker granted their lock.
-	waitFor(t, 5*time.Second, "both queues locked", func() bool { return countTopic(cons.Assigned(), "T") == 2 })
+	testwait.For(t, testwait.Default, "both queues locked", func() bool { return countTopic(cons.Assigned(), "T") == 2 })
 
 	rc := remoting.NewClient(remoting.ClientConfig{Logger: discardLogger()})
 	defer rc.Close()

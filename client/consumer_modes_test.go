@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -49,7 +50,7 @@ func testTwoConsumersSplitQueuesNothingLost(t *testing.T, be *backend) {
 	})
 	startConsumer(t, c2, "T", "*")
 	// NOTIFY_CONSUMER_IDS_CHANGED makes c1 give up half its queues.
-	waitFor(t, 5*time.Second, "queues split 4/4, none held twice", func() bool {
+	testwait.For(t, testwait.Default, "queues split 4/4, none held twice", func() bool {
 		if countTopic(c1.Assigned(), "T") != 4 || countTopic(c2.Assigned(), "T") != 4 {
 			return false
 		}
@@ -65,7 +66,7 @@ func testTwoConsumersSplitQueuesNothingLost(t *testing.T, be *backend) {
 		return true
 	})
 	produce(t, p, "T", 100, 200)
-	waitFor(t, 10*time.Second, "300 messages", func() bool { return col.distinct() == 300 })
+	testwait.For(t, testwait.Default, "300 messages", func() bool { return col.distinct() == 300 })
 	// Rebalance may re-deliver the few messages in flight on a moved queue
 	// (at-least-once), never lose any.
 	if d := col.deliveries(); d > 300+2*32 {
@@ -102,15 +103,15 @@ func testCleanShutdownRedeliversNothing(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, c1, "T", "*")
-	waitFor(t, 10*time.Second, "some messages consumed", func() bool { return consumed.Load() >= 50 })
+	testwait.For(t, testwait.Default, "some messages consumed", func() bool { return consumed.Load() >= 50 })
 	if err := c1.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	before := col.deliveries()
 	c2 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, c2, "T", "*")
-	waitFor(t, 10*time.Second, "all 200", func() bool { return col.distinct() == 200 })
-	time.Sleep(200 * time.Millisecond)
+	testwait.For(t, testwait.Default, "all 200", func() bool { return col.distinct() == 200 })
+	be.waitAtEnd(t, "T", c2) // a re-delivery would have come by then
 	if d := col.deliveries(); d != 200 {
 		t.Fatalf("%d deliveries of 200 messages (%d before shutdown): a clean shutdown re-delivered", d, before)
 	}
@@ -141,22 +142,28 @@ func testKilledConsumerRedeliversAtMostThePersistWindow(t *testing.T, be *backen
 		}
 	})
 	startConsumer(t, c1, "T", "*")
-	waitFor(t, 10*time.Second, "150 consumed", func() bool { mu.Lock(); defer mu.Unlock(); return len(consumedAt) >= 150 })
+	testwait.For(t, testwait.Default, "150 consumed", func() bool { mu.Lock(); defer mu.Unlock(); return len(consumedAt) >= 150 })
 	c1.crash()
 	crashAt := time.Now()
 	mu.Lock()
 	first := consumedAt
 	consumedAt = map[string]time.Time{}
 	mu.Unlock()
-	// Whatever the broker holds once the dead process's last packets have
-	// arrived is the restart point.
-	time.Sleep(100 * time.Millisecond)
-	committed := sum(be.committed(t, "g", "T"))
-
+	// The dead process's last oneway offset updates may still be on their
+	// way, so the restart point is what the next consumer reads from the
+	// broker (QUERY_CONSUMER_OFFSET as it takes each queue), not a read of
+	// the broker's offsets at some moment after the crash.
 	col := newCollector()
 	c2 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, c2, "T", "*")
-	waitFor(t, 10*time.Second, "the rest", func() bool {
+	testwait.For(t, testwait.Default, "both queues at the new consumer", func() bool { return countTopic(c2.Assigned(), "T") == 2 })
+	var committed int64
+	for _, qs := range c2.queueStates() {
+		if qs.mq.Topic == "T" {
+			committed += qs.start
+		}
+	}
+	testwait.For(t, testwait.Default, "the rest", func() bool {
 		col.mu.Lock()
 		defer col.mu.Unlock()
 		for i := range 400 {
@@ -229,13 +236,13 @@ func testSlowListenerBoundedByFlowControl(t *testing.T, be *backend) {
 		}
 	}
 	// Blocked listener: the queue fills up to the threshold and stops.
-	waitFor(t, 5*time.Second, "queue filled", func() bool { check(); return maxSeen > threshold })
-	for range 30 {
-		check()
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, testwait.Default, "queue filled", func() bool { check(); return maxSeen > threshold })
+	// It stays there: every pull the loop tries now is refused by flow
+	// control (5 ms apart), and none may push the queue past its bound.
+	paused := cons.flowLog.Count()
+	testwait.For(t, testwait.Default, "30 pulls paused by flow control", func() bool { check(); return cons.flowLog.Count() >= paused+30 })
 	close(release)
-	waitFor(t, 10*time.Second, "all consumed", func() bool { check(); return consumed.Load() >= 300 })
+	testwait.For(t, testwait.Default, "all consumed", func() bool { check(); return consumed.Load() >= 300 })
 }
 
 func TestTagFilterAndRetryTopic(t *testing.T) {
@@ -270,7 +277,7 @@ func testTagFilterAndRetryTopic(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, cons, "T", "A || B")
-	waitFor(t, 10*time.Second, "A messages redelivered", func() bool {
+	testwait.For(t, testwait.Default, "A messages redelivered", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got["A-0"]) == 2 && len(got["A-3"]) == 2
@@ -317,7 +324,7 @@ func testBroadcastingEveryConsumerGetsAll(t *testing.T, be *backend) {
 	}
 	produce(t, p, "T", 0, 60)
 	for i, col := range cols {
-		waitFor(t, 10*time.Second, fmt.Sprintf("consumer %d has all 60", i), func() bool { return col.distinct() == 60 })
+		testwait.For(t, testwait.Default, fmt.Sprintf("consumer %d has all 60", i), func() bool { return col.distinct() == 60 })
 	}
 	if err := cons[0].Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -391,7 +398,7 @@ func testOrderlyConsumerKeepsKeyOrderAndUnlocks(t *testing.T, be *backend) {
 		}
 	})
 	startConsumer(t, cons, "T", "*")
-	waitFor(t, 10*time.Second, "all keys done", func() bool {
+	testwait.For(t, testwait.Default, "all keys done", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(last) != keys {

@@ -3,6 +3,8 @@ package client
 import (
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestIdleConsumerLongPolls: a push consumer with nothing to consume parks
@@ -18,7 +20,7 @@ func TestIdleConsumerLongPolls(t *testing.T) {
 		cfg.Concurrently = newCollector().listener()
 	})
 	startConsumer(t, cons, "T", "*")
-	waitFor(t, 5*time.Second, "2 queues and the retry queue assigned", func() bool { return len(cons.Assigned()) == 3 })
+	testwait.For(t, testwait.Default, "2 queues and the retry queue assigned", func() bool { return len(cons.Assigned()) == 3 })
 	before := be.pulls()
 	time.Sleep(2 * time.Second) // the idle stretch under observation
 	if n, queues := be.pulls()-before, int64(len(cons.Assigned())); n > queues {
@@ -44,11 +46,11 @@ func testCommitOffsetRidesOnPull(t *testing.T, be *backend) {
 	})
 	startConsumer(t, cons, "T", "*")
 	produce(t, p, "T", 0, 10) // batch A
-	waitFor(t, 5*time.Second, "batch A consumed", func() bool { return col.distinct() == 10 })
+	testwait.For(t, testwait.Default, "batch A consumed", func() bool { return col.distinct() == 10 })
 	// The pull parked while A was consumed carries no commit; the one sent
 	// after B is dispatched carries at least the end of A.
 	produce(t, p, "T", 10, 5) // batch B
-	waitFor(t, 5*time.Second, "end of A committed at the broker", func() bool { return be.brokerOffset(0, "g", "T", 0) >= 10 })
+	testwait.For(t, testwait.Default, "end of A committed at the broker", func() bool { return be.brokerOffset(0, "g", "T", 0) >= 10 })
 	// Runnel counts no UPDATE_CONSUMER_OFFSET, but with an hour's persist
 	// interval and no queue dropped a pull is the only way there.
 	if be.fake != nil {

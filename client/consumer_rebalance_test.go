@@ -8,6 +8,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/client/rebalance"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // gatedStrategy allocates nothing until opened, then as Averagely.
@@ -56,7 +57,7 @@ func testDroppedQueueOffsetPersistedFirst(t *testing.T, be *backend) {
 		cfg.Concurrently = col.listener()
 	})
 	startConsumer(t, c1, "T", "*")
-	waitFor(t, 5*time.Second, "all consumed by c1", func() bool { return col.distinct() == 4*perQueue })
+	testwait.For(t, testwait.Default, "all consumed by c1", func() bool { return col.distinct() == 4*perQueue })
 	for qid := range 4 {
 		if off := be.brokerOffset(0, "g", "T", qid); off > 0 {
 			t.Fatalf("queue %d: %d committed before any rebalance; the test cannot tell a drop's persist apart", qid, off)
@@ -73,7 +74,7 @@ func testDroppedQueueOffsetPersistedFirst(t *testing.T, be *backend) {
 		cfg.Concurrently = col.listener()
 	})
 	startConsumer(t, c2, "T", "*")
-	waitFor(t, 5*time.Second, "c1 gave up 2 queues", func() bool { return countTopic(c1.Assigned(), "T") == 2 })
+	testwait.For(t, testwait.Default, "c1 gave up 2 queues", func() bool { return countTopic(c1.Assigned(), "T") == 2 })
 	c1.rebalanceMu.Lock() // the rebalance that dropped them has returned
 	c1.rebalanceMu.Unlock()
 	kept := c1.Assigned()
@@ -92,14 +93,14 @@ func testDroppedQueueOffsetPersistedFirst(t *testing.T, be *backend) {
 	c2.mu.Lock()
 	c2.mu.inst.triggerRebalance()
 	c2.mu.Unlock()
-	waitFor(t, 5*time.Second, "c2 took the dropped queues", func() bool {
+	testwait.For(t, testwait.Default, "c2 took the dropped queues", func() bool {
 		return slices.Equal(queue.Sorted(filterTopic(c2.Assigned(), "T")), queue.Sorted(dropped))
 	})
 	// New messages only where c2 now consumes (c1 does not pull again).
 	p2 := startProducer(t, be.ns, func(cfg *ProducerConfig) { cfg.Selector = &queueSelector{mqs: dropped} })
 	produce(t, p2, "T", 1000, 20)
-	waitFor(t, 5*time.Second, "the new messages at c2", func() bool { return col.distinct() == 4*perQueue+20 })
-	waitFor(t, 5*time.Second, "c2's process queues drained", func() bool {
+	testwait.For(t, testwait.Default, "the new messages at c2", func() bool { return col.distinct() == 4*perQueue+20 })
+	testwait.For(t, testwait.Default, "c2's process queues drained", func() bool {
 		for _, s := range c2.QueueStats() {
 			if s.Count != 0 {
 				return false

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // collector records deliveries by body.
@@ -99,10 +100,10 @@ func testPushConsumerClusteringConcurrent(t *testing.T, be *backend) {
 	cons := newConsumer(t, be.ns, "g1", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, cons, "T", "*")
 	produce(t, p, "T", 100, 100)
-	waitFor(t, 10*time.Second, "200 messages", func() bool { return col.distinct() == 200 })
+	testwait.For(t, testwait.Default, "200 messages", func() bool { return col.distinct() == 200 })
 	// 8 queues of T and the retry queue each broker created at the first
 	// heartbeat (the second may need a route refresh to show up).
-	waitFor(t, 3*time.Second, "8 + 2 queues assigned", func() bool { return len(cons.Assigned()) == 8+2 })
+	testwait.For(t, testwait.Default, "8 + 2 queues assigned", func() bool { return len(cons.Assigned()) == 8+2 })
 	if err := cons.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

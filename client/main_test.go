@@ -64,15 +64,3 @@ func startProducer(t testing.TB, nameSrv string, mod func(*ProducerConfig)) *Pro
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
 	return p
 }
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

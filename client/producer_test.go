@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/internal/fakebroker"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -155,7 +156,7 @@ func TestProducerCompressionAsyncOneway(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := c.Brokers[0]
-	waitFor(t, 3e9, "oneway message stored", func() bool { return len(b.Messages("T", 0)) == 4 })
+	testwait.For(t, testwait.Default, "oneway message stored", func() bool { return len(b.Messages("T", 0)) == 4 })
 	msgs := b.Messages("T", 0)
 	if msgs[0].SysFlag&protocol.SysFlagCompressed == 0 || len(msgs[0].Body) >= len(big) {
 		t.Fatalf("8 KiB body not compressed: sysFlag %#x, %d bytes", msgs[0].SysFlag, len(msgs[0].Body))
@@ -234,7 +235,7 @@ func TestProducerDelayLevel(t *testing.T) {
 	if n := len(b.Messages("T", 0)); n != 0 {
 		t.Fatalf("delayed message visible at once (%d)", n)
 	}
-	waitFor(t, 3*time.Second, "delayed message", func() bool { return len(b.Messages("T", 0)) == 1 })
+	testwait.For(t, testwait.Default, "delayed message", func() bool { return len(b.Messages("T", 0)) == 1 })
 	if d := time.Since(sent); d < 250*time.Millisecond {
 		t.Fatalf("level 3 delivered after %v, want about 300ms", d)
 	}
@@ -253,7 +254,7 @@ func TestProducerAutoCreatesTopicThroughTBW102(t *testing.T) {
 		}
 		pc := startPullConsumer(t, be, "g")
 		var mqs []queue.MessageQueue
-		waitFor(t, 5*time.Second, "route of the new topic", func() bool {
+		testwait.For(t, testwait.Default, "route of the new topic", func() bool {
 			mqs, err = pc.MessageQueues(ctx, "Fresh")
 			return err == nil && len(mqs) > 0
 		})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestSurvivesBrokerRestart: a Runnel broker restarts under a running
@@ -18,10 +19,10 @@ func TestSurvivesBrokerRestart(t *testing.T) {
 	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, cons, "T", "*")
 	produce(t, p, "T", 0, 100)
-	waitFor(t, 10*time.Second, "first 100", func() bool { return col.distinct() == 100 })
+	testwait.For(t, testwait.Default, "first 100", func() bool { return col.distinct() == 100 })
 	c.RestartBroker(0)
 	produce(t, p, "T", 100, 100) // retried on broker-b while broker-a comes back
-	waitFor(t, 20*time.Second, "all 200 after the restart", func() bool { return col.distinct() == 200 })
+	testwait.For(t, 20*time.Second, "all 200 after the restart", func() bool { return col.distinct() == 200 })
 }
 
 // TestConsumerHeartbeatsWhenTheBrokerAsks: after a clean broker restart

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -116,7 +117,7 @@ func (e *txEnv) waitProducer(t *testing.T, group string) {
 	t.Helper()
 	rc := remoting.NewClient(remoting.ClientConfig{Logger: discardLogger()})
 	defer rc.Close()
-	waitFor(t, 5*time.Second, "the broker to know producer group "+group, func() bool {
+	testwait.For(t, testwait.Default, "the broker to know producer group "+group, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		resp, err := rc.Invoke(ctx, e.be.brokers[0],
@@ -129,7 +130,7 @@ func (e *txEnv) waitProducer(t *testing.T, group string) {
 func (e *txEnv) checkUntil(t *testing.T, what string, cond func(sum broker.TxCheckResult) bool) {
 	t.Helper()
 	var sum broker.TxCheckResult
-	waitFor(t, 10*time.Second, what, func() bool {
+	testwait.For(t, testwait.Default, what, func() bool {
 		res, err := e.c.Broker(0).CheckTransactions()
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +151,7 @@ func (e *txEnv) sentinel(t *testing.T, col *collector, body string) {
 	if _, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte(body)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "sentinel "+body, func() bool { return col.count1(body) > 0 })
+	testwait.For(t, testwait.Default, "sentinel "+body, func() bool { return col.count1(body) > 0 })
 }
 
 // stored returns how many messages T's queue holds.
@@ -199,7 +200,7 @@ func TestTransactionCommitRollback(t *testing.T) {
 	if res.TransactionID == "" {
 		t.Fatal("no transaction id")
 	}
-	waitFor(t, 10*time.Second, "the committed message", func() bool { return col.count1("commit") > 0 })
+	testwait.For(t, testwait.Default, "the committed message", func() bool { return col.count1("commit") > 0 })
 	e.sentinel(t, col, "sentinel")
 	if n := e.stored(t); n != 2 {
 		t.Fatalf("T holds %d messages, want 2 (the commit and the sentinel)", n)
@@ -228,7 +229,7 @@ func TestTransactionCheckCommit(t *testing.T) {
 	res := e.send(t, tp, "later", Unknown)
 	e.waitProducer(t, "txg")
 	e.checkUntil(t, "a check sent", func(s broker.TxCheckResult) bool { return s.Sent > 0 })
-	waitFor(t, 10*time.Second, "the message committed by Check", func() bool { return col.count1("later") > 0 })
+	testwait.For(t, testwait.Default, "the message committed by Check", func() bool { return col.count1("later") > 0 })
 	e.sentinel(t, col, "sentinel")
 	if n := e.stored(t); n != 2 {
 		t.Fatalf("T holds %d messages, want 2", n)
@@ -289,7 +290,7 @@ func TestTransactionListenerPanic(t *testing.T) {
 	}
 	e.waitProducer(t, "txg")
 	e.checkUntil(t, "a second check", func(broker.TxCheckResult) bool { n, _ := l.checked("p"); return n >= 2 })
-	waitFor(t, 10*time.Second, "the message committed by the second check", func() bool { return col.count1("p") > 0 })
+	testwait.For(t, testwait.Default, "the message committed by the second check", func() bool { return col.count1("p") > 0 })
 	e.sentinel(t, col, "sentinel-2")
 	if col.count1("p") != 1 {
 		t.Fatalf("delivered %d times, want once", col.count1("p"))

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestOfficialAdmin: the official admin API lists subscription groups and
@@ -26,7 +27,7 @@ func TestOfficialAdmin(t *testing.T) {
 	p := newProducer(t, c)
 	sendN(t, p, "Doomed", "x", 3, "")
 	newPushConsumer(t, c, "g-admin", "Doomed", "*", func(*primitive.MessageExt) {})
-	eventually(t, 10*time.Second, "the group registered", func() bool { return len(c.Broker(0).ConsumerIDs("g-admin")) == 1 })
+	testwait.For(t, testwait.Default, "the group registered", func() bool { return len(c.Broker(0).ConsumerIDs("g-admin")) == 1 })
 
 	a := newAdmin(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

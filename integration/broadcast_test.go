@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/consumer"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestBroadcasting: two broadcasting consumers of one group each receive
@@ -33,12 +35,12 @@ func TestBroadcasting(t *testing.T) {
 	a, b := newQueueRecorder(), newQueueRecorder()
 	newPushConsumer(t, c, group, topic, "*", a.fn(0), consumer.WithConsumerModel(consumer.BroadCasting))
 	newPushConsumer(t, c, group, topic, "*", b.fn(0), consumer.WithConsumerModel(consumer.BroadCasting))
-	eventually(t, 10*time.Second, "both consumers registered", func() bool { return len(c.Broker(0).ConsumerIDs(group)) == 2 })
+	testwait.For(t, testwait.Default, "both consumers registered", func() bool { return len(c.Broker(0).ConsumerIDs(group)) == 2 })
 
 	p := newProducer(t, c)
 	sendN(t, p, topic, "b", n, "")
 	for name, r := range map[string]*queueRecorder{"first": a, "second": b} {
-		eventually(t, 30*time.Second, "every message at the "+name+" consumer", func() bool { return r.distinct() == n })
+		testwait.For(t, 30*time.Second, "every message at the "+name+" consumer", func() bool { return r.distinct() == n })
 		if q := len(r.queuesOf(0)); q != 4 {
 			t.Fatalf("%s consumer received from %d queues, want all 4", name, q)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 func TestClientOfficialProducerToOurConsumer(t *testing.T) {
@@ -30,7 +31,7 @@ func TestClientOfficialProducerToOurConsumer(t *testing.T) {
 	createTopic(t, c, 0, "Interop1", 4)
 	createTopic(t, c, 1, "Interop1", 4)
 	got := newRCCollector()
-	rcConsumer(t, c, "rc-g1", "Interop1", "TagA || TagB", got.add)
+	ours := rcConsumer(t, c, "rc-g1", "Interop1", "TagA || TagB", got.add)
 	p := newProducer(t, c)
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("0123456789"), 1000) // 10 KB: compressed by the official producer
@@ -63,9 +64,22 @@ func TestClientOfficialProducerToOurConsumer(t *testing.T) {
 			want++
 		}
 	}
-	want += 1 + 5
-	eventually(t, 30*time.Second, "tagged messages", func() bool { return got.len() == want })
-	time.Sleep(300 * time.Millisecond)
+	// A TagA message last in each of the 8 queues (the producer takes them
+	// in turn): once the group's offsets are past them, every queue has
+	// been consumed to its end, filtered messages included.
+	for i := 200; i < 208; i++ {
+		m := primitive.NewMessage("Interop1", []byte(body(i)))
+		m.WithTag("TagA")
+		if _, err := p.SendSync(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want += 1 + 5 + 8
+	testwait.For(t, 30*time.Second, "tagged messages", func() bool { return got.len() == want })
+	if err := ours.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCommittedToEnd(t, c, "rc-g1", "Interop1", 4)
 	if got.len() != want {
 		t.Fatalf("got %d messages, want %d (TagC must be filtered)", got.len(), want)
 	}
@@ -113,7 +127,7 @@ func TestClientOurProducerToOfficialConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := 15 + 1 + 4
-	eventually(t, 30*time.Second, "TagA messages at the official consumer", func() bool { return got.len() == want })
+	testwait.For(t, 30*time.Second, "TagA messages at the official consumer", func() bool { return got.len() == want })
 	m := got.get(body(4))
 	if m.GetTags() != "TagA" || m.GetKeys() != "k4" || m.GetProperty("n") != "4" || m.MsgId != ids[2] {
 		t.Fatalf("message 4: tags %q keys %q n %q id %q (want %q)", m.GetTags(), m.GetKeys(), m.GetProperty("n"), m.MsgId, ids[2])
@@ -154,7 +168,7 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 	// Our consumer holds half of the 8 queues once both have rebalanced
 	// (the official one rebalances on the broker's notification or within
 	// its 20 s period).
-	eventually(t, 40*time.Second, "our consumer at 4 of 8 queues", func() bool { return rcCount(ours, "Mixed") == 4 })
+	testwait.For(t, 40*time.Second, "our consumer at 4 of 8 queues", func() bool { return rcCount(ours, "Mixed") == 4 })
 	time.Sleep(2 * time.Second) // the official client's side of the same rebalance
 	mu.Lock()
 	recording = true
@@ -166,7 +180,7 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 40*time.Second, "every message consumed", func() bool {
+	testwait.For(t, 40*time.Second, "every message consumed", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for i := range n {
@@ -214,7 +228,7 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 40*time.Second, "the official consumer finishes after the handover", func() bool {
+	testwait.For(t, 40*time.Second, "the official consumer finishes after the handover", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for i := n; i < n+200; i++ {
@@ -224,7 +238,9 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(500 * time.Millisecond)
+	// Ours is down, and the group's offsets at the queues' ends: every
+	// delivery that will happen has.
+	waitCommittedToEnd(t, c, "mixed-g", "Mixed", 4)
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range n + 200 {
@@ -282,7 +298,7 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ours.Shutdown(context.Background())
-	eventually(t, 10*time.Second, "ours at 4 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 4 })
+	testwait.For(t, testwait.Default, "ours at 4 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 4 })
 	// The official client never unlocks a queue it gives up (its lock lapses
 	// after 60 s), so ours starts first and hands queues over with UNLOCK.
 	off, err := newOrderlyOfficial(t, c, "mixed-og", "MixedOrder", func(m *primitive.MessageExt) {
@@ -293,7 +309,7 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer off.Shutdown()
-	eventually(t, 40*time.Second, "ours down to 2 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 2 })
+	testwait.For(t, 40*time.Second, "ours down to 2 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 2 })
 	time.Sleep(2 * time.Second)
 
 	pcfg := client.DefaultProducerConfig()
@@ -316,7 +332,7 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 			}
 		}
 	}
-	eventually(t, 40*time.Second, "every key complete", func() bool {
+	testwait.For(t, 40*time.Second, "every key complete", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(lastSeen) != keys {

@@ -22,6 +22,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // The clients TestCompose drives from the host, and what it checks with.
@@ -109,7 +110,7 @@ func consumeOurs(t *testing.T, ctx context.Context, adm *admin.Admin, cfg client
 			t.Errorf("our consumer's shutdown: %v", err)
 		}
 	}()
-	eventually(t, 60*time.Second, fmt.Sprintf("our consumer in %s receiving %d messages", cfg.Group, len(want)),
+	testwait.For(t, 60*time.Second, fmt.Sprintf("our consumer in %s receiving %d messages", cfg.Group, len(want)),
 		func() bool { return got.hasAll(want) })
 	waitCommittedTotal(t, ctx, adm, cfg.Group, topic, committed)
 	return got
@@ -144,7 +145,7 @@ func consumeOfficial(t *testing.T, ctx context.Context, adm *admin.Admin, namesr
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Shutdown() }()
-	eventually(t, 60*time.Second, fmt.Sprintf("the official consumer in %s receiving %d messages", group, len(want)),
+	testwait.For(t, 60*time.Second, fmt.Sprintf("the official consumer in %s receiving %d messages", group, len(want)),
 		func() bool { return got.hasAll(want) })
 	waitCommittedTotal(t, ctx, adm, group, topic, int64(len(want)))
 }
@@ -153,18 +154,13 @@ func consumeOfficial(t *testing.T, ctx context.Context, adm *admin.Admin, namesr
 // to want (every queue starts at 0).
 func waitCommittedTotal(t *testing.T, ctx context.Context, adm *admin.Admin, group, topic string, want int64) {
 	t.Helper()
-	var last int64
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, fmt.Sprintf("group %s's committed offsets on %s to add up to %d", group, topic, want), func() error {
 		prog, err := adm.ConsumerProgress(ctx, group, topic)
-		if last = committedTotal(prog); err == nil && last == want {
-			return
+		if last := committedTotal(prog); err != nil || last != want {
+			return fmt.Errorf("they add up to %d (%v)", last, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s's committed offsets on %s add up to %d (%v), want %d", group, topic, last, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // topicQueues is the topic's queues with their offset ranges.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestCompose builds the FROM-scratch images and brings docker-compose.yml
@@ -195,20 +196,15 @@ func TestCompose(t *testing.T) {
 // addrs (sorted by name).
 func waitBrokers(t *testing.T, ctx context.Context, adm *admin.Admin, addrs []string) {
 	t.Helper()
-	var last []string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		last = last[:0]
+	testwait.Until(t, 30*time.Second, fmt.Sprintf("the name server to list the brokers %v", addrs), func() error {
 		bs, err := adm.Brokers(ctx)
+		var listed []string
 		for _, b := range bs {
-			last = append(last, b.Addr)
+			listed = append(listed, b.Addr)
 		}
-		if err == nil && slices.Equal(last, addrs) {
-			return
+		if err != nil || !slices.Equal(listed, addrs) {
+			return fmt.Errorf("it lists %v (%v)", listed, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("brokers listed by the name server: %v (%v), want %v", last, err, addrs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestConsumerAdminOfficialClient: the official client's push consumer
@@ -40,7 +41,7 @@ func TestConsumerAdminOfficialClient(t *testing.T) {
 			again.Add(1)
 		}
 	})
-	eventually(t, 30*time.Second, "every message consumed", func() bool { return consumed.Load() >= 6 })
+	testwait.For(t, 30*time.Second, "every message consumed", func() bool { return consumed.Load() >= 6 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

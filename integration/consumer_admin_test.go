@@ -13,6 +13,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -40,7 +41,7 @@ func newRunnelAdmin(t testing.TB, c *cluster.Cluster) *admin.Admin {
 func onlyClient(t testing.TB, ctx context.Context, a *admin.Admin, group string, brokers ...string) admin.ConsumerClient {
 	t.Helper()
 	var cc *admin.ConsumerConnection
-	eventually(t, 20*time.Second, "the consumer online on every broker", func() bool {
+	testwait.For(t, 20*time.Second, "the consumer online on every broker", func() bool {
 		var err error
 		cc, err = a.ConsumerConnections(ctx, group)
 		return err == nil && len(cc.Clients) == 1 && slices.Equal(cc.Clients[0].Brokers, brokers)
@@ -70,7 +71,7 @@ func TestConsumerAdminRunnelClient(t *testing.T) {
 			again.Add(1)
 		}
 	})
-	eventually(t, 20*time.Second, "every message consumed", func() bool { return consumed.Load() >= 8 })
+	testwait.For(t, 20*time.Second, "every message consumed", func() bool { return consumed.Load() >= 8 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -83,7 +84,7 @@ func TestConsumerAdminRunnelClient(t *testing.T) {
 	// Running info: the client's settings, subscriptions and every queue
 	// it was assigned, with the offsets it will commit.
 	var ri *admin.RunningInfo
-	eventually(t, 20*time.Second, "running info showing the consumed offsets", func() bool {
+	testwait.For(t, 20*time.Second, "running info showing the consumed offsets", func() bool {
 		var err error
 		ri, err = a.ConsumerRunningInfo(ctx, group, cl.ClientID, false)
 		if err != nil {

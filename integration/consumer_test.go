@@ -18,6 +18,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // queueRecorder records, per consumer, the queues it received from and
@@ -132,13 +133,13 @@ func TestClusteringSplitAndRebalance(t *testing.T) {
 	periodic := time.Now().Add(20 * time.Second)
 	newPushConsumer(t, c, group, topic, "*", rec.fn(0))
 	newPushConsumer(t, c, group, topic, "*", rec.fn(1))
-	eventually(t, 10*time.Second, "two members", func() bool {
+	testwait.For(t, testwait.Default, "two members", func() bool {
 		return len(c.Broker(0).ConsumerIDs(group)) == 2
 	})
 	round := awaitSplit(t, p, rec, topic, queues, 2, 0, periodic)
 
 	newPushConsumer(t, c, group, topic, "*", rec.fn(2))
-	eventually(t, 10*time.Second, "three members", func() bool {
+	testwait.For(t, testwait.Default, "three members", func() bool {
 		return len(c.Broker(0).ConsumerIDs(group)) == 3
 	})
 	awaitSplit(t, p, rec, topic, queues, 3, round, periodic)
@@ -161,7 +162,7 @@ func awaitSplit(t *testing.T, p interface {
 		}
 		prefix := fmt.Sprintf("round%d-", round)
 		sendN(t, p, topic, prefix, 2*queues, "")
-		eventually(t, time.Until(deadline)+time.Second, "round "+prefix+" received", func() bool {
+		testwait.For(t, time.Until(deadline)+time.Second, "round "+prefix+" received", func() bool {
 			return rec.distinctWith(prefix) == 2*queues
 		})
 		last = rec.queuesWith(prefix)
@@ -211,8 +212,8 @@ func TestTagSubscription(t *testing.T) {
 	}
 	got := newCollector()
 	newPushConsumer(t, c, "g-tags", topic, "A || C", got.add)
-	eventually(t, 20*time.Second, "20 messages", func() bool { return got.len() == 20 })
-	time.Sleep(300 * time.Millisecond) // nothing else may arrive
+	testwait.For(t, 20*time.Second, "20 messages", func() bool { return got.len() == 20 })
+	waitCommittedToEnd(t, c, "g-tags", topic, 2)
 	got.mu.Lock()
 	defer got.mu.Unlock()
 	if len(got.msgs) != 20 {
@@ -240,7 +241,7 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	sendN(t, p, topic, "one", 40, "")
 	first := newCollector()
 	pc := newPushConsumer(t, c, group, topic, "*", first.add)
-	eventually(t, 20*time.Second, "first batch", func() bool { return first.len() == 40 })
+	testwait.For(t, 20*time.Second, "first batch", func() bool { return first.len() == 40 })
 	pc.shutdown() // persists its offsets with oneway updates as it closes
 	// Those updates travel on the old connection and the new instance's
 	// offset queries on another; the broker orders requests per connection,
@@ -250,20 +251,21 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	sendN(t, p, topic, "two", 40, "")
 	second := newCollector()
 	pc = newPushConsumer(t, c, group, topic, "*", second.add)
-	eventually(t, 20*time.Second, "second batch", func() bool { return second.len() >= 40 })
-	time.Sleep(300 * time.Millisecond)
+	testwait.For(t, 20*time.Second, "second batch", func() bool { return second.len() >= 40 })
+	// Once the running consumer's periodic persist shows every queue
+	// consumed to its end, nothing else was or will be delivered. (Not
+	// after a shutdown: the official client's may persist before the
+	// offset of the batch its listener just finished.)
+	waitCommitted(t, c, group, topic, 80)
 	checkOnly(t, second, "two", 40)
 	pc.shutdown()
-	// The final offset updates are oneway frames sent as the client closes
-	// its socket; wait until the broker has applied them before restarting.
-	waitCommitted(t, c, group, topic, 80)
 
 	c.RestartBroker(0)
 	sendN(t, p, topic, "three", 40, "")
 	third := newCollector()
 	newPushConsumer(t, c, group, topic, "*", third.add)
-	eventually(t, 30*time.Second, "third batch", func() bool { return third.len() >= 40 })
-	time.Sleep(300 * time.Millisecond)
+	testwait.For(t, 30*time.Second, "third batch", func() bool { return third.len() >= 40 })
+	waitCommitted(t, c, group, topic, 120)
 	checkOnly(t, third, "three", 40)
 }
 
@@ -290,7 +292,7 @@ func TestIdleConsumerDoesNotPoll(t *testing.T) {
 	createTopic(t, c, 0, "Quiet", 4)
 	newPushConsumer(t, c, "g-quiet", "Quiet", "*", func(*primitive.MessageExt) {})
 	// The first pulls of all four queues are held once the count settles.
-	eventually(t, 10*time.Second, "pulls started", func() bool { return c.Broker(0).PullRequests() >= 4 })
+	testwait.For(t, testwait.Default, "pulls started", func() bool { return c.Broker(0).PullRequests() >= 4 })
 	time.Sleep(500 * time.Millisecond)
 	before := c.Broker(0).PullRequests()
 	time.Sleep(2 * time.Second)
@@ -303,12 +305,41 @@ func TestIdleConsumerDoesNotPoll(t *testing.T) {
 // four queues add up to want.
 func waitCommitted(t *testing.T, c *cluster.Cluster, group, topic string, want int64) {
 	t.Helper()
-	eventually(t, 10*time.Second, fmt.Sprintf("offsets of %s committed up to %d", group, want), func() bool {
+	// 30 s: a running official consumer persists every 5 s.
+	testwait.For(t, 30*time.Second, fmt.Sprintf("offsets of %s committed up to %d", group, want), func() bool {
 		var sum int64
 		for q := range int32(4) {
 			off, _ := c.Broker(0).ConsumerOffset(group, topic, q)
 			sum += off
 		}
 		return sum == want
+	})
+}
+
+// waitCommittedToEnd waits until group's committed offset of each of the
+// first queues queues of topic, on every broker, is at the queue's end: a
+// consumer commits past a message only once its listener returned for it,
+// so then what the group delivered is all it ever will of what was sent —
+// the check a test would otherwise make after a sleep. Call it while the
+// group's official consumers run (they persist every 5 s): their Shutdown
+// may persist before the offset of a batch whose listener just returned.
+// Our client's Shutdown waits for that, so after it is fine too. A queue whose last
+// messages a subscription filters out is committed past them only when a
+// later pull finds nothing (a held pull's expiry), as in Java's client, so
+// this fits a subscription that takes each queue's last message, or none
+// of a queue's messages.
+func waitCommittedToEnd(t *testing.T, c *cluster.Cluster, group, topic string, queues int32) {
+	t.Helper()
+	testwait.Until(t, 30*time.Second, group+"'s offsets of "+topic+" at the queues' ends", func() error {
+		for i := range c.Brokers() {
+			b := c.Broker(i)
+			for q := range queues {
+				off, _ := b.ConsumerOffset(group, topic, q)
+				if end := b.Store().MaxOffset(topic, q); off != end {
+					return fmt.Errorf("broker %d queue %d: committed %d, end %d", i, q, off, end)
+				}
+			}
+		}
+		return nil
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -34,7 +35,7 @@ func TestDelayedMessage(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), primitive.NewMessage("DelayT", []byte("warm-up"))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the warm-up message", func() bool { return len(d.of("warm-up")) == 1 })
+	testwait.For(t, 30*time.Second, "the warm-up message", func() bool { return len(d.of("warm-up")) == 1 })
 
 	sent := time.Now().Truncate(time.Millisecond) // store times are in ms
 	m := primitive.NewMessage("DelayT", []byte("delayed"))
@@ -42,7 +43,7 @@ func TestDelayedMessage(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the delayed message", func() bool { return len(d.of("delayed")) == 1 })
+	testwait.For(t, testwait.Default, "the delayed message", func() bool { return len(d.of("delayed")) == 1 })
 	got := d.of("delayed")[0]
 	lag := got.at.Sub(sent)
 	if lag < 2*time.Second {
@@ -86,7 +87,7 @@ func TestDelayedSurviveRestart(t *testing.T) {
 			send("soon", 1, n)  // 1 s: delivered before the restart
 			send("later", 5, n) // 5 s: pending across it
 			st := c.Broker(0).Store()
-			eventually(t, 10*time.Second, "the level-1 messages delivered", func() bool {
+			testwait.For(t, testwait.Default, "the level-1 messages delivered", func() bool {
 				return st.MaxOffset(topic, 0)+st.MaxOffset(topic, 1) == n
 			})
 			if abort {
@@ -96,7 +97,7 @@ func TestDelayedSurviveRestart(t *testing.T) {
 
 			d := newDeliveries()
 			newPushConsumer(t, c, "g-delay-restart", topic, "*", func(m *primitive.MessageExt) { d.add(m) })
-			eventually(t, 30*time.Second, "every message consumed", func() bool {
+			testwait.For(t, 30*time.Second, "every message consumed", func() bool {
 				for i := range n {
 					if len(d.of(fmt.Sprintf("soon-%d", i))) == 0 || len(d.of(fmt.Sprintf("later-%d", i))) == 0 {
 						return false

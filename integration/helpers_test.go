@@ -134,18 +134,6 @@ func createTopic(t testing.TB, c *cluster.Cluster, i int, topic string, queues i
 	}
 }
 
-// eventually polls cond every 20 ms until it holds or the timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // collector records received messages by body, safe for concurrent use.
 type collector struct {
 	mu   sync.Mutex

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // idleCPUBudget bounds the CPU the whole test process (name server, broker
@@ -63,7 +64,7 @@ func TestIdleSubscribedConsumerCostsNearZeroCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
-	eventually(t, 10*time.Second, "a held pull on every queue", func() bool { return c.Broker(0).PullRequests() >= 8 })
+	testwait.For(t, testwait.Default, "a held pull on every queue", func() bool { return c.Broker(0).PullRequests() >= 8 })
 	// Let start-up work (first rebalance, offset queries, route refresh)
 	// finish before measuring.
 	time.Sleep(500 * time.Millisecond)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // orderRecorder checks what two orderly consumers see: per sharding key,
@@ -80,6 +81,19 @@ func (r *orderRecorder) queuesOf(c int) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.queues[c])
+}
+
+// covered counts the queues any of cs received from.
+func (r *orderRecorder) covered(cs ...int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := map[int]bool{}
+	for _, c := range cs {
+		for q := range r.queues[c] {
+			all[q] = true
+		}
+	}
+	return len(all)
 }
 
 func (r *orderRecorder) resetQueues(c int) {
@@ -187,19 +201,21 @@ func TestOrderlyTwoConsumers(t *testing.T) {
 
 	a := startListener(t, c, group, topic, "", r.listener(0), opts...)
 	s := startOrderedSender(t, c, topic, 8)
-	eventually(t, 30*time.Second, "the first consumer on all 4 queues", func() bool { return r.queuesOf(0) == 4 })
+	testwait.For(t, 30*time.Second, "the first consumer on all 4 queues", func() bool { return r.queuesOf(0) == 4 })
 
 	bStart := time.Now()
 	startListener(t, c, group, topic, "", r.listener(1), opts...)
 	// The second consumer's share is still locked by the first; it gets it
 	// at a rebalance (every 20 s in the client) after the locks expired.
-	eventually(t, 45*time.Second, "the second consumer on 2 queues", func() bool { return r.queuesOf(1) == 2 })
+	testwait.For(t, 45*time.Second, "the second consumer on 2 queues", func() bool { return r.queuesOf(1) == 2 })
 	if took := time.Since(bStart); took < lockLive {
 		t.Fatalf("second consumer consumed after %v, before the first's locks could expire", took)
 	}
 	r.resetQueues(0)
 	r.resetQueues(1)
-	time.Sleep(500 * time.Millisecond)
+	// The sender feeds every queue: once each has delivered since the
+	// reset, a queue the first consumer still held would have shown.
+	testwait.For(t, testwait.Default, "every queue delivered since the handover", func() bool { return r.covered(0, 1) == 4 })
 	if n := r.queuesOf(0); n > 2 {
 		t.Fatalf("first consumer still consumes %d queues after the handover", n)
 	}
@@ -207,13 +223,13 @@ func TestOrderlyTwoConsumers(t *testing.T) {
 	a.shutdown() // UNLOCK_BATCH_MQ, then unregister: the broker notifies the second
 	stopped := time.Now()
 	r.resetQueues(1)
-	eventually(t, 15*time.Second, "the second consumer on all 4 queues", func() bool { return r.queuesOf(1) == 4 })
+	testwait.For(t, 15*time.Second, "the second consumer on all 4 queues", func() bool { return r.queuesOf(1) == 4 })
 	if took := time.Since(stopped); took > 10*time.Second {
 		t.Fatalf("released queues taken over after %v", took)
 	}
 
 	sent := s.result(t)
-	eventually(t, 30*time.Second, "every message consumed", func() bool { return r.caughtUp(sent) })
+	testwait.For(t, 30*time.Second, "every message consumed", func() bool { return r.caughtUp(sent) })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.overlaps) > 0 {
@@ -254,7 +270,7 @@ func TestOrderlyDeadLetter(t *testing.T) {
 		return consumer.ConsumeSuccess
 	}, consumer.WithConsumerOrder(true), consumer.WithMaxReconsumeTimes(1),
 		consumer.WithSuspendCurrentQueueTimeMillis(100*time.Millisecond))
-	eventually(t, 30*time.Second, "the next message after the poison one", func() bool { return len(d.of("next")) == 1 })
+	testwait.For(t, 30*time.Second, "the next message after the poison one", func() bool { return len(d.of("next")) == 1 })
 	// The official client gives up once a failed message's local count
 	// exceeds the maximum: reconsume times 0, 1 and 2 reach the listener.
 	if n := len(d.of("poison")); n != 3 {
@@ -264,7 +280,7 @@ func TestOrderlyDeadLetter(t *testing.T) {
 		t.Fatal("next consumed before the poison message was given up")
 	}
 	st := c.Broker(0).Store()
-	eventually(t, 10*time.Second, "the poison message in the DLQ", func() bool { return st.MaxOffset("%DLQ%"+group, 0) == 1 })
+	testwait.For(t, testwait.Default, "the poison message in the DLQ", func() bool { return st.MaxOffset("%DLQ%"+group, 0) == 1 })
 	if st.MaxOffset("%RETRY%"+group, 0) != 0 || st.MaxOffset("SCHEDULE_TOPIC_XXXX", 0)+st.MaxOffset("SCHEDULE_TOPIC_XXXX", 2) != 0 {
 		t.Fatal("delay level -1 went through retry or the schedule topic")
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestOrderlyConsumer: an orderly push consumer locks its queues with
@@ -55,7 +56,7 @@ func TestOrderlyConsumer(t *testing.T) {
 		total++
 		mu.Unlock()
 	}, consumer.WithConsumerOrder(true))
-	eventually(t, 30*time.Second, "every ordered message", func() bool {
+	testwait.For(t, 30*time.Second, "every ordered message", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return total >= keys*per

@@ -22,6 +22,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -106,7 +107,7 @@ func TestProducerModes(t *testing.T) {
 
 	got := newCollector()
 	newPushConsumer(t, c, "g-modes", topic, "*", got.add)
-	eventually(t, 30*time.Second, "every message", func() bool { return got.len() == len(want)+1 })
+	testwait.For(t, 30*time.Second, "every message", func() bool { return got.len() == len(want)+1 })
 	for body, tag := range want {
 		m := got.get(body)
 		if m == nil {

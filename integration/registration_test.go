@@ -9,6 +9,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -73,7 +74,7 @@ func TestRegistration(t *testing.T) {
 		t.Fatalf("after restart: code %d %+v", code, r)
 	}
 	c.KillBroker(1)
-	eventually(t, 5*time.Second, "the killed broker dropped", func() bool {
+	testwait.For(t, testwait.Default, "the killed broker dropped", func() bool {
 		_, code := routeOf(t, c, "OnB")
 		return code == protocol.RespTopicNotExist
 	})
@@ -108,7 +109,7 @@ func TestRegistrationWithEveryNamesrv(t *testing.T) {
 	// Name server 1 comes back empty. Nothing changes on the broker, so
 	// only its periodic registration can fill the new table.
 	c.RestartNamesrv(1)
-	eventually(t, 10*time.Second, "the route back on the restarted name server", func() bool {
+	testwait.For(t, testwait.Default, "the route back on the restarted name server", func() bool {
 		r, code := routeAt(t, addrs[1], "Everywhere")
 		return code == protocol.RespSuccess && len(r.BrokerDatas) == 1 && r.BrokerDatas[0].BrokerAddrs[0] == c.BrokerAddr(0)
 	})

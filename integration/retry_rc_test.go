@@ -10,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -54,7 +55,7 @@ func TestRunnelClientRetryToDLQ(t *testing.T) {
 	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
 
 	st := c.Broker(0).Store()
-	eventually(t, 30*time.Second, "the message in %DLQ%rc-retry", func() bool { return st.MaxOffset("%DLQ%rc-retry", 0) == 1 })
+	testwait.For(t, 30*time.Second, "the message in %DLQ%rc-retry", func() bool { return st.MaxOffset("%DLQ%rc-retry", 0) == 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(times) != 3 || times[0] != 0 || times[1] != 1 || times[2] != 2 {

@@ -11,6 +11,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -86,7 +88,7 @@ func TestRetryLater(t *testing.T) {
 		}
 		return consumer.ConsumeSuccess
 	})
-	eventually(t, 30*time.Second, "the message delivered again", func() bool { return len(d.of("fail-once")) >= 2 })
+	testwait.For(t, 30*time.Second, "the message delivered again", func() bool { return len(d.of("fail-once")) >= 2 })
 	got := d.of("fail-once")
 	first, again := got[0], got[1]
 	if first.reconsumeTimes != 0 || again.reconsumeTimes < 1 {
@@ -125,7 +127,7 @@ func TestDeadLetter(t *testing.T) {
 		return consumer.ConsumeRetryLater
 	}, consumer.WithMaxReconsumeTimes(2))
 	st := c.Broker(0).Store()
-	eventually(t, 30*time.Second, "the message in %DLQ%g-dead", func() bool { return st.MaxOffset("%DLQ%g-dead", 0) == 1 })
+	testwait.For(t, 30*time.Second, "the message in %DLQ%g-dead", func() bool { return st.MaxOffset("%DLQ%g-dead", 0) == 1 })
 	res, err := st.Get("%DLQ%g-dead", 0, 0, 10, 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -148,11 +150,25 @@ func TestDeadLetter(t *testing.T) {
 			t.Fatalf("delivery %d has reconsume times %d", i, g.reconsumeTimes)
 		}
 	}
-	eventually(t, 10*time.Second, "the DLQ topic routed", func() bool {
+	testwait.For(t, testwait.Default, "the DLQ topic routed", func() bool {
 		r, code := routeOf(t, c, "%DLQ%g-dead")
 		return code == protocol.RespSuccess && len(r.QueueDatas) == 1 && r.QueueDatas[0].Perm == protocol.PermRead|protocol.PermWrite
 	})
-	time.Sleep(500 * time.Millisecond) // a 4th delivery would come within 1 s
+	// Nothing is left that could deliver it a 4th time: the retry topic
+	// holds the two retries, both delivered above, and the schedule has
+	// handed on every delayed message it holds. A new retry needs a new
+	// failure, so a new delivery.
+	testwait.Until(t, testwait.Default, "the schedule drained", func() error {
+		for level, next := range c.Broker(0).DelayProgress() {
+			if end := st.MaxOffset("SCHEDULE_TOPIC_XXXX", level-1); next != end {
+				return fmt.Errorf("level %d: next %d of %d", level, next, end)
+			}
+		}
+		return nil
+	})
+	if n := st.MaxOffset("%RETRY%g-dead", 0); n != 2 {
+		t.Fatalf("retry topic holds %d messages, want the 2 retries", n)
+	}
 	if n := len(d.of("always-fails")); n != 3 {
 		t.Fatalf("delivered %d times after the DLQ", n)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 func TestSmokeSendAndConsume(t *testing.T) {
@@ -37,7 +38,7 @@ func TestSmokeSendAndConsume(t *testing.T) {
 	}
 	got := newCollector()
 	newPushConsumer(t, c, "g-smoke", "Smoke", "*", got.add)
-	eventually(t, 30*time.Second, "all messages", func() bool { return got.len() == n })
+	testwait.For(t, 30*time.Second, "all messages", func() bool { return got.len() == n })
 	m := got.get("m7")
 	if m.GetTags() != "TagA" || m.GetKeys() != "k7" {
 		t.Errorf("m7: tags %q keys %q", m.GetTags(), m.GetKeys())

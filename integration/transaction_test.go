@@ -18,6 +18,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // txListener answers ExecuteLocalTransaction and CheckLocalTransaction
@@ -102,8 +103,8 @@ func TestOfficialTransactionProducer(t *testing.T) {
 		}
 	}
 
-	eventually(t, 30*time.Second, "the committed message", func() bool { return got.get("commit") != nil })
-	eventually(t, 30*time.Second, "the message committed by a check", func() bool { return got.get("unknown") != nil })
+	testwait.For(t, 30*time.Second, "the committed message", func() bool { return got.get("commit") != nil })
+	testwait.For(t, 30*time.Second, "the message committed by a check", func() bool { return got.get("unknown") != nil })
 	if n := l.checks("commit"); n != 0 {
 		t.Errorf("the committed message was checked %d times", n)
 	}

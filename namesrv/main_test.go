@@ -156,16 +156,3 @@ func (e *env) route(t *testing.T, c *remoting.Client, topic string) (*protocol.T
 	}
 	return r, resp
 }
-
-// eventually polls cond; used only to wait for a connection close, which
-// is network I/O with nothing to wait on.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -164,8 +165,8 @@ func TestExpiryByClock(t *testing.T) {
 	}
 	// The expired broker's connection is closed, as Java does; it is also
 	// the other broker's connection here, which then leaves too.
-	eventually(t, "expired broker's connection closed", func() bool { return closed.Load() == 1 })
-	eventually(t, "brokers of the closed connection removed", func() bool { return len(e.srv.Table().LiveBrokers()) == 0 })
+	testwait.For(t, testwait.Default, "expired broker's connection closed", func() bool { return closed.Load() == 1 })
+	testwait.For(t, testwait.Default, "brokers of the closed connection removed", func() bool { return len(e.srv.Table().LiveBrokers()) == 0 })
 
 	// Re-register over a fresh connection; heartbeats keep it alive.
 	e.register(t, c, broker{cluster: "c", name: "b", addr: "a:1", topics: map[string]int{"T": 1}})
@@ -196,7 +197,7 @@ func TestScanLoopExpires(t *testing.T) {
 	// The boundary is the table's business (routeinfo tests); this test
 	// shows the loop runs scans on its own.
 	e.clock.Advance(121 * time.Second)
-	eventually(t, "scan loop expiry", func() bool { return len(e.srv.Table().LiveBrokers()) == 0 })
+	testwait.For(t, testwait.Default, "scan loop expiry", func() bool { return len(e.srv.Table().LiveBrokers()) == 0 })
 }
 
 func TestExpiryOnConnectionClose(t *testing.T) {
@@ -209,7 +210,7 @@ func TestExpiryOnConnectionClose(t *testing.T) {
 		t.Fatalf("route before close %+v", r)
 	}
 	leave.Close()
-	eventually(t, "broker of the closed connection removed", func() bool { return len(e.srv.Table().LiveBrokers()) == 1 })
+	testwait.For(t, testwait.Default, "broker of the closed connection removed", func() bool { return len(e.srv.Table().LiveBrokers()) == 1 })
 	r, _ := e.route(t, stay, "T")
 	if r == nil || len(r.BrokerDatas) != 1 || r.BrokerDatas[0].BrokerName != "b1" {
 		t.Fatalf("route after close %+v", r)

@@ -204,6 +204,13 @@ func (c *Cluster) RestartNamesrv(i int) {
 	c.ns[i] = ns
 }
 
+// Brokers returns the number of brokers, running or stopped.
+func (c *Cluster) Brokers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.brokers)
+}
+
 // Broker returns broker i (nil while it is stopped).
 func (c *Cluster) Broker(i int) *broker.Broker {
 	c.mu.Lock()
