@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"testing"
 
@@ -131,7 +132,7 @@ func TestSQL92HeldPullWakesOnMatch(t *testing.T) {
 	h.ExpressionType, h.Subscription = protocol.ExpressionTypeSQL92, "n >= 3"
 	got := make(chan *protocol.Command, 1)
 	go func() { got <- rc.call(protocol.ReqPullMessage, h.Encode(), nil) }()
-	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
+	testwait.For(t, testwait.Default, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	for i := range 4 {
 		rc.sendProps("SQLW", map[string]string{"n": fmt.Sprint(i)}, fmt.Sprint("n", i))
 	}

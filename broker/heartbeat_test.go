@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/json"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 	}
 	// A second member joins: both are told.
 	expect(t, c.heartbeat("client-c", "g", sub), protocol.RespSuccess, "")
-	waitFor(t, "notification of the first member", func() bool { return slices.Contains(a.notifications(), "g") })
+	testwait.For(t, testwait.Default, "notification of the first member", func() bool { return slices.Contains(a.notifications(), "g") })
 	if got := consumerList(t, a, "g"); !slices.Equal(got, []string{"client-a", "client-c"}) {
 		t.Fatalf("consumer list %v", got)
 	}
@@ -50,8 +51,8 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 	expect(t, c.heartbeat("client-c", "g", sub), protocol.RespSuccess, "")
 	// The second member's connection closes: the first is told again.
 	c.cl.CloseConn(b.Addr())
-	waitFor(t, "notification after close", func() bool { return len(a.notifications()) > n })
-	waitFor(t, "member removed", func() bool { return slices.Equal(consumerList(t, a, "g"), []string{"client-a"}) })
+	testwait.For(t, testwait.Default, "notification after close", func() bool { return len(a.notifications()) > n })
+	testwait.For(t, testwait.Default, "member removed", func() bool { return slices.Equal(consumerList(t, a, "g"), []string{"client-a"}) })
 
 	// Unknown group: Java's SYSTEM_ERROR without a body.
 	resp := a.call(protocol.ReqGetConsumerListByGroup, protocol.GetConsumerListByGroupRequestHeader{ConsumerGroup: "nobody"}.Encode(), nil)
@@ -80,7 +81,7 @@ func TestClientExpiry(t *testing.T) {
 	if got := b.ConsumerIDs("g"); !slices.Equal(got, []string{"client-c"}) {
 		t.Fatalf("after expiry: %v", got)
 	}
-	waitFor(t, "the remaining member notified", func() bool { return len(c.notifications()) > 0 })
+	testwait.For(t, testwait.Default, "the remaining member notified", func() bool { return len(c.notifications()) > 0 })
 }
 
 func TestLockBatch(t *testing.T) {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -45,7 +46,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "all pulls held", func() bool { return b.core.HeldPulls() == n })
+	testwait.For(t, testwait.Default, "all pulls held", func() bool { return b.core.HeldPulls() == n })
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -63,7 +64,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	}
 
 	expect(t, rc.send("Many", 0, "", "wake all"), protocol.RespSuccess, "")
-	waitFor(t, "every pull answered", func() bool { return answered.Load() == n })
+	testwait.For(t, testwait.Default, "every pull answered", func() bool { return answered.Load() == n })
 	if found.Load() != n {
 		t.Fatalf("%d of %d woken pulls returned the message", found.Load(), n)
 	}

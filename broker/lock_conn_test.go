@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func TestLockOutlivesConnection(t *testing.T) {
 	}
 	a.cl.CloseConn(b.Addr())
 	// The broker has handled the close once c1 has left the group.
-	waitFor(t, "c1 dropped with its connection", func() bool { return len(b.ConsumerIDs("g")) == 0 })
+	testwait.For(t, testwait.Default, "c1 dropped with its connection", func() bool { return len(b.ConsumerIDs("g")) == 0 })
 
 	other := newRawClient(t, b.Addr())
 	if got := lockOver(t, other, "g", "c2", mqs); len(got) != 0 {

@@ -185,17 +185,6 @@ func pullHeader(group, topic string, q int32, offset int64, max int32, sysFlag i
 	}
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func (rc *rawClient) resetRequests() []*protocol.Command {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()

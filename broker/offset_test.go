@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/runnelmq/runnel/internal/testwait"
 	"net"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestOffsetsPersistPeriodically(t *testing.T) {
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("PP", 1)
 	expect(t, updateOffset(rc, "g", "PP", 0, 11), protocol.RespSuccess, "")
-	waitFor(t, "the offset in the store", func() bool {
+	testwait.For(t, testwait.Default, "the offset in the store", func() bool {
 		off, ok, err := b.Store().ConsumerOffset("g", "PP", 0)
 		return err == nil && ok && off == 11
 	})
@@ -162,7 +163,7 @@ func TestOffsetUpdateBeforeReset(t *testing.T) {
 	}
 	_ = nc.(*net.TCPConn).SetLinger(0) // close with RST, as an abrupt client does
 	_ = nc.Close()
-	waitFor(t, "all four offsets applied", func() bool {
+	testwait.For(t, testwait.Default, "all four offsets applied", func() bool {
 		for q := range int32(4) {
 			if off, ok := b.ConsumerOffset("g", "RST", q); !ok || off != int64(100+q) {
 				return false

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
@@ -120,7 +121,7 @@ func TestLongPollWakesOnArrival(t *testing.T) {
 	h.CommitOffset = 0
 	got := make(chan *protocol.Command, 1)
 	go func() { got <- rc.callTimeout(protocol.ReqPullMessage, h.Encode(), nil, 10*time.Second) }()
-	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
+	testwait.For(t, testwait.Default, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	expect(t, rc.send("LP", 0, "", "wake"), protocol.RespSuccess, "")
 	// The pull has one answer: an early one (before the message) would be
 	// the one read here, and fail the checks below.
@@ -148,7 +149,7 @@ func TestLongPollExpires(t *testing.T) {
 	h.CommitOffset = 7
 	got := make(chan *protocol.Command, 1)
 	go func() { got <- rc.callTimeout(protocol.ReqPullMessage, h.Encode(), nil, 30*time.Second) }()
-	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
+	testwait.For(t, testwait.Default, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	clk.Advance(15*time.Second - time.Millisecond)
 	b.core.ExpireHeldPulls()
 	if b.core.HeldPulls() != 1 {
@@ -180,7 +181,7 @@ func TestCloseAnswersHeldPulls(t *testing.T) {
 		resp, _ := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
 		got <- resp
 	}()
-	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
+	testwait.For(t, testwait.Default, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -198,11 +199,11 @@ func TestLongPollHoldsOnPastFilteredArrivals(t *testing.T) {
 	h := pullHeader("g", "LF", 0, 0, 32, protocol.PullFlagSuspend)
 	got := make(chan *protocol.Command, 1)
 	go func() { got <- rc.callTimeout(protocol.ReqPullMessage, h.Encode(), nil, 10*time.Second) }()
-	waitFor(t, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
+	testwait.For(t, testwait.Default, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })
 	expect(t, rc.send("LF", 0, "B", "not for me"), protocol.RespSuccess, "")
 	// The B arrival wakes the pull, which finds nothing for A and is held
 	// again from offset 1.
-	waitFor(t, "the pull held again", func() bool { return b.core.HeldPulls() == 1 && b.holdsAt(1) })
+	testwait.For(t, testwait.Default, "the pull held again", func() bool { return b.core.HeldPulls() == 1 && b.holdsAt(1) })
 	expect(t, rc.send("LF", 0, "A", "for me"), protocol.RespSuccess, "")
 	// One answer: had the B arrival been answered, that answer would be the
 	// one read here, and fail the checks below.

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -35,7 +36,7 @@ func TestResetOffsetThroughBroker(t *testing.T) {
 	if off, _ := b.ConsumerOffset("g", "R", 0); off != 0 {
 		t.Fatalf("committed offset %d, want 0", off)
 	}
-	waitFor(t, "the consumer told", func() bool { return len(rc.resetRequests()) == 1 })
+	testwait.For(t, testwait.Default, "the consumer told", func() bool { return len(rc.resetRequests()) == 1 })
 	push := rc.resetRequests()[0]
 	if push.Ext("group") != "g" || push.Ext("topic") != "R" {
 		t.Fatalf("push ext %v", push.ExtFields)

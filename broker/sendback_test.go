@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -242,7 +243,7 @@ func TestDelayLoopDelivers(t *testing.T) {
 	expect(t, rc.call(protocol.ReqSendMessage, sendHeader("T", 0, map[string]string{"DELAY": "1"}).Encode(), []byte("x")), protocol.RespSuccess, "")
 	clk.Advance(time.Second)
 	b.core.Schedule().Notify()
-	waitFor(t, "the loop to deliver", func() bool { return b.Store().MaxOffset("T", 0) == 1 })
+	testwait.For(t, testwait.Default, "the loop to deliver", func() bool { return b.Store().MaxOffset("T", 0) == 1 })
 }
 
 // TestSendToRetryTopic covers the official client's fallback: a plain

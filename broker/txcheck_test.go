@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
@@ -122,7 +123,7 @@ func TestTransactionCheckAsksProducerAndCommits(t *testing.T) {
 	}
 
 	p.answer("pg", check, protocol.TransactionCommit)
-	waitFor(t, "the checked message committed", func() bool { return b.Store().MaxOffset("Tx", 1) == 1 })
+	testwait.For(t, testwait.Default, "the checked message committed", func() bool { return b.Store().MaxOffset("Tx", 1) == 1 })
 	// The producer's own commit arriving late, with the first copy's
 	// offsets, finds the transaction ended.
 	expect(t, p.endTx(endHeader(t, "pg", sent, protocol.TransactionCommit)), protocol.RespSuccess, "")
@@ -145,7 +146,7 @@ func TestTransactionCheckAnsweredRollback(t *testing.T) {
 	clk.Advance(10 * time.Second)
 	checkPass(t, b)
 	p.answer("pg", p.nextCheck(), protocol.TransactionRollback)
-	waitFor(t, "the rollback op", func() bool { return b.Store().MaxOffset("RMQ_SYS_TRANS_OP_HALF_TOPIC", 0) == 1 })
+	testwait.For(t, testwait.Default, "the rollback op", func() bool { return b.Store().MaxOffset("RMQ_SYS_TRANS_OP_HALF_TOPIC", 0) == 1 })
 	if n := b.Store().MaxOffset("Tx", 0); n != 0 {
 		t.Fatalf("%d messages after a rollback", n)
 	}
@@ -241,7 +242,7 @@ func TestTransactionCheckSurvivesRestart(t *testing.T) {
 		t.Fatalf("check times %q, want 2", m[0].Property(protocol.PropertyTransactionCheckTimes))
 	}
 	p.answer("pg", check, protocol.TransactionCommit)
-	waitFor(t, "the commit", func() bool { return b.Store().MaxOffset("Tx", 0) == 1 })
+	testwait.For(t, testwait.Default, "the commit", func() bool { return b.Store().MaxOffset("Tx", 0) == 1 })
 	// Every older copy of the transaction is ended with it.
 	expect(t, p.endTx(endHeader(t, "pg", sent, protocol.TransactionCommit)), protocol.RespSuccess, "")
 	if got := storedMessages(t, b, "Tx", 0); len(got) != 1 || string(got[0].Body) != "survivor" {
@@ -260,5 +261,5 @@ func TestTransactionCheckLoopRuns(t *testing.T) {
 	p.createTopic("Tx", 1)
 	p.sendHalf("Tx", 0, "pg", time.Now().Add(-time.Second), nil, "loop")
 	p.answer("pg", p.nextCheck(), protocol.TransactionCommit)
-	waitFor(t, "the commit", func() bool { return b.Store().MaxOffset("Tx", 0) == 1 })
+	testwait.For(t, testwait.Default, "the commit", func() bool { return b.Store().MaxOffset("Tx", 0) == 1 })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"sync"
 	"testing"
 	"time"
@@ -77,7 +78,7 @@ func TestPushConsumerSQL92(t *testing.T) {
 
 			// The committed offset passes the whole queue once the pulled
 			// messages are consumed; nothing else can come after that.
-			waitFor(t, 10*time.Second, "offset 6", func() bool { return b.Offset("sqlg", "T", 0) == 6 })
+			testwait.For(t, 10*time.Second, "offset 6", func() bool { return b.Offset("sqlg", "T", 0) == 6 })
 			col.mu.Lock()
 			got := fmt.Sprint(col.count)
 			col.mu.Unlock()

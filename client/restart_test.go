@@ -42,10 +42,10 @@ func TestConsumerHeartbeatsWhenTheBrokerAsks(t *testing.T) {
 	})
 	startConsumer(t, cons, "HB", "*")
 	produce(t, p, "HB", 0, 5)
-	waitFor(t, 10*time.Second, "the first 5", func() bool { return col.distinct() == 5 })
+	testwait.For(t, 10*time.Second, "the first 5", func() bool { return col.distinct() == 5 })
 	c.RestartBroker(0)
 	produce(t, p, "HB", 5, 5)
-	waitFor(t, 10*time.Second, "the 5 sent after the restart", func() bool { return col.distinct() == 10 })
+	testwait.For(t, 10*time.Second, "the 5 sent after the restart", func() bool { return col.distinct() == 10 })
 }
 
 // BenchmarkConsumeResumesAfterBrokerRestart: with the default 30 s
@@ -63,13 +63,13 @@ func BenchmarkConsumeResumesAfterBrokerRestart(b *testing.B) {
 	})
 	startConsumer(b, cons, "HBB", "*")
 	produce(b, p, "HBB", 0, 1)
-	waitFor(b, 10*time.Second, "the first message", func() bool { return col.distinct() == 1 })
+	testwait.For(b, 10*time.Second, "the first message", func() bool { return col.distinct() == 1 })
 	var total time.Duration
 	for i := range b.N {
 		start := time.Now()
 		c.RestartBroker(0)
 		produce(b, p, "HBB", i+1, 1)
-		waitFor(b, 20*time.Second, "the message after the restart", func() bool { return col.distinct() == i+2 })
+		testwait.For(b, 20*time.Second, "the message after the restart", func() bool { return col.distinct() == i+2 })
 		total += time.Since(start)
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/recovery")

@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func TestACLConsume(t *testing.T) {
 
 	got := newCollector()
 	newPushConsumer(t, c, "aclGroup", "aclTopic", "*", got.add, consumer.WithCredentials(user))
-	eventually(t, 60*time.Second, "the permitted group to get every message", func() bool { return got.len() == n })
+	testwait.For(t, 60*time.Second, "the permitted group to get every message", func() bool { return got.len() == n })
 
 	if ids := c.Broker(0).ConsumerIDs("deniedGroup"); len(ids) != 0 {
 		t.Errorf("deniedGroup registered: %v", ids)

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,12 +243,12 @@ func TestACLReload(t *testing.T) {
 	wantACLError(t, sendOne(p, "deniedTopic"), "No permission for topic:deniedTopic")
 
 	writeACL(t, file, aclYAML("", "PUB"))
-	eventually(t, 30*time.Second, "deniedTopic=PUB to take effect", func() bool { return sendOne(p, "deniedTopic") == nil })
+	testwait.For(t, 30*time.Second, "deniedTopic=PUB to take effect", func() bool { return sendOne(p, "deniedTopic") == nil })
 
 	unsigned := aclProducer(t, c, nil)
 	wantACLError(t, sendOne(unsigned, "deniedTopic"), "No accessKey is configured")
 	writeACL(t, file, aclYAML("  - 127.0.0.1\n", "PUB"))
-	eventually(t, 30*time.Second, "127.0.0.1 in the global white list", func() bool { return sendOne(unsigned, "deniedTopic") == nil })
+	testwait.For(t, 30*time.Second, "127.0.0.1 in the global white list", func() bool { return sendOne(unsigned, "deniedTopic") == nil })
 
 }
 

@@ -8,6 +8,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"sync"
 	"testing"
@@ -68,13 +69,13 @@ func TestDeadLettersWithTheOfficialClient(t *testing.T) {
 	}, consumer.WithMaxReconsumeTimes(1))
 	dlq := "%DLQ%" + group
 	st := c.Broker(0).Store()
-	eventually(t, 60*time.Second, "3 messages in "+dlq, func() bool { return st.MaxOffset(dlq, 0) == 3 })
+	testwait.For(t, 60*time.Second, "3 messages in "+dlq, func() bool { return st.MaxOffset(dlq, 0) == 3 })
 	failing.shutdown()
 
 	// Another group of the official client reads the dead letters.
 	reader := &collected{got: map[string]*primitive.MessageExt{}}
 	newPushConsumer(t, c, "g-dlq-reader", dlq, "", reader.add)
-	eventually(t, 60*time.Second, "the dead letters read by an official consumer", func() bool { return len(reader.snapshot()) == 3 })
+	testwait.For(t, 60*time.Second, "the dead letters read by an official consumer", func() bool { return len(reader.snapshot()) == 3 })
 	for id, m := range reader.snapshot() {
 		w, ok := sent[id]
 		if !ok || string(m.Body) != w.body || m.GetTags() != w.tag || m.GetKeys() != w.key || m.GetProperty("color") != w.color ||
@@ -113,7 +114,7 @@ func TestDeadLettersWithTheOfficialClient(t *testing.T) {
 
 	fresh := &collected{got: map[string]*primitive.MessageExt{}}
 	newPushConsumer(t, c, "g-dlq-fresh", topic, "", fresh.add)
-	eventually(t, 60*time.Second, "originals and copies for a fresh group", func() bool { return len(fresh.snapshot()) == 6 })
+	testwait.For(t, 60*time.Second, "originals and copies for a fresh group", func() bool { return len(fresh.snapshot()) == 6 })
 	got := fresh.snapshot()
 	for id, w := range copies {
 		m := got[id]

@@ -186,7 +186,7 @@ func TestRestartedNamesrvLearnsRoutesAtOnce(t *testing.T) {
 	addr := c.NamesrvAddr()
 	start := time.Now()
 	c.RestartNamesrv(0)
-	eventually(t, 10*time.Second, "the route back on the restarted name server", func() bool {
+	testwait.For(t, 10*time.Second, "the route back on the restarted name server", func() bool {
 		r, code := routeAt(t, addr, "Back")
 		return code == protocol.RespSuccess && len(r.BrokerDatas) == 1
 	})
@@ -203,7 +203,7 @@ func BenchmarkNamesrvRestartRecovery(b *testing.B) {
 	for range b.N {
 		start := time.Now()
 		c.RestartNamesrv(0)
-		eventually(b, 10*time.Second, "the route back", func() bool {
+		testwait.For(b, 10*time.Second, "the route back", func() bool {
 			r, code := routeAt(b, addr, "BackBench")
 			return code == protocol.RespSuccess && len(r.BrokerDatas) == 1
 		})

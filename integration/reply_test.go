@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestReplyToVanishedRequester(t *testing.T) {
 		t.Fatal(err)
 	}
 	core := c.Broker(0).Core()
-	eventually(t, 10*time.Second, "the broker to drop the requester", func() bool {
+	testwait.For(t, 10*time.Second, "the broker to drop the requester", func() bool {
 		conns, err := core.ProducerConnections("rc-requester-gone")
 		return err != nil || len(conns) == 0
 	})

@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strconv"
 	"testing"
 	"time"
@@ -51,11 +52,11 @@ func TestOfficialSQL92Subscription(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sc.Shutdown() })
-	eventually(t, 20*time.Second, "all 40 to the TAG group", func() bool { return got.len() == 40 })
-	eventually(t, 20*time.Second, fmt.Sprintf("%d to the SQL92 group", len(want)), func() bool { return sqlGot.len() == len(want) })
+	testwait.For(t, 20*time.Second, "all 40 to the TAG group", func() bool { return got.len() == 40 })
+	testwait.For(t, 20*time.Second, fmt.Sprintf("%d to the SQL92 group", len(want)), func() bool { return sqlGot.len() == len(want) })
 	// Both groups' pulls are held at the queue's end: the SQL92 group's
 	// pulls have passed every message, so its count below is final.
-	eventually(t, 20*time.Second, "both groups' pulls held at the end", func() bool {
+	testwait.For(t, 20*time.Second, "both groups' pulls held at the end", func() bool {
 		held := c.Broker(0).Core().HeldOffsets(topic, 0)
 		return len(held) == 2 && held[0] == 40 && held[1] == 40
 	})

@@ -7,6 +7,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func TestTLSOfficialSendAndConsume(t *testing.T) {
 				// A new group of this wire gets everything sent so far.
 				got := newCollector()
 				pc := startOfficialTLSConsumer(t, c, fmt.Sprintf("cg-tls-%v", useTLS), topic, useTLS, got.add)
-				eventually(t, 30*time.Second, fmt.Sprintf("%d messages consumed (tls=%v)", sent, useTLS),
+				testwait.For(t, 30*time.Second, fmt.Sprintf("%d messages consumed (tls=%v)", sent, useTLS),
 					func() bool { return got.len() == sent })
 				_ = pc.Shutdown()
 				if got.get("tls=true-0") == nil {

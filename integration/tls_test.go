@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"io"
 	"log/slog"
 	"os"
@@ -244,7 +245,7 @@ func TestTLSRunnelClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
-	eventually(t, 20*time.Second, "5 messages consumed over TLS", func() bool { return got.len() == 5 })
+	testwait.For(t, 20*time.Second, "5 messages consumed over TLS", func() bool { return got.len() == 5 })
 
 	// Plain against enforcing: the name server closes the connection.
 	pcfg := client.DefaultProducerConfig()

@@ -8,6 +8,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -50,11 +51,11 @@ func TestMessageTraceOfOfficialClients(t *testing.T) {
 	id := res.MsgID
 	got := newCollector()
 	newPushConsumer(t, c, "traced-cg", topic, "*", got.add, consumer.WithTrace(trace))
-	eventually(t, 30*time.Second, "the traced message consumed", func() bool { return got.len() == 1 })
+	testwait.For(t, 30*time.Second, "the traced message consumed", func() bool { return got.len() == 1 })
 
 	// The dispatchers send on their own tick: poll until both sides wrote.
 	var rows []traceRow
-	eventually(t, 30*time.Second, "produce and consume records of "+id, func() bool {
+	testwait.For(t, 30*time.Second, "produce and consume records of "+id, func() bool {
 		out, stderr, err := ctl("message", "trace", "--id", id, "-o", "json")
 		if err != nil {
 			t.Fatalf("runnelctl message trace: %v\n%s", err, stderr)

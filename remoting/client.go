@@ -150,7 +150,11 @@ func (cl *Client) dial(ctx context.Context, addr string, d *dialing) {
 	if len(cl.cfg.Interceptors) > 0 {
 		c.out = cl.cfg.Interceptors
 	}
+	// Under the lock: a closing connection of the same address looks its
+	// entry up (connClosed), and this entry may already be the one it finds.
+	cl.mu.Lock()
 	d.conn = c
+	cl.mu.Unlock()
 	if !cl.spawn(func() { readLoop(c, nc) }) {
 		d.err = ErrClosed
 		nc.Close()
