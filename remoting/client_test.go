@@ -3,6 +3,7 @@ package remoting
 import (
 	"context"
 	"errors"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -127,7 +128,7 @@ func TestClientReconnectsAfterServerRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Close()
-		eventually(t, "client sees the close", func() bool { return closes.Load() == 1 })
+		testwait.For(t, testwait.Default, "client sees the close", func() bool { return closes.Load() == 1 })
 		if _, err := cl.Invoke(ctx, addr, protocol.NewRequest(codeEcho, nil, nil)); err == nil {
 			t.Fatal("call succeeded with the server down")
 		} else if want := addr; !contains(err.Error(), want) {
@@ -158,7 +159,7 @@ func TestClientCloseFailsCallsInFlight(t *testing.T) {
 		errc <- err
 	}()
 	<-started
-	eventually(t, "call registered", func() bool {
+	testwait.For(t, testwait.Default, "call registered", func() bool {
 		c, _ := cl.Conn(context.Background(), s.Addr())
 		return c != nil && pendingCalls(c) == 1
 	})

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"sort"
 	"strings"
@@ -298,7 +299,7 @@ func TestInterceptorChainOrder(t *testing.T) {
 			t.Fatalf("code %d answered %v %v", tc.code, resp, err)
 		}
 		// The Response hooks run after the answer is written.
-		eventually(t, "the Response hooks", func() bool {
+		testwait.For(t, testwait.Default, "the Response hooks", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(trace) == len(tc.trace)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"io"
 	"log/slog"
 	"net"
@@ -165,7 +166,7 @@ func TestOversizedHeaderOnewayAndUnanswerable(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitClosedByServer(t, nc)
-	eventually(t, "the close logged", func() bool { return strings.Contains(logs.String(), "no opaque to answer it by") })
+	testwait.For(t, testwait.Default, "the close logged", func() bool { return strings.Contains(logs.String(), "no opaque to answer it by") })
 }
 
 // A client that reaches something other than a RocketMQ server (an HTTP
@@ -205,7 +206,7 @@ func TestServerLogsNonRocketMQClient(t *testing.T) {
 	nc := rawConn(t, s.Addr())
 	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	waitClosedByServer(t, nc)
-	eventually(t, "the close logged", func() bool {
+	testwait.For(t, testwait.Default, "the close logged", func() bool {
 		return strings.Contains(logs.String(), nc.LocalAddr().String()+` is not a RocketMQ client: it sent \"GET / HTTP/1.1\\r\\n\"`)
 	})
 }

@@ -108,19 +108,6 @@ func echo(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
 	return resp
 }
 
-// eventually polls cond until it holds or the deadline passes. Used only
-// where the event is real network I/O with no hook to wait on.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // rawConn dials addr with a plain socket, for tests that send bytes no
 // Client would.
 func rawConn(t *testing.T, addr string) *net.TCPConn {

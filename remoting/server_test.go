@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"log/slog"
 	"strings"
 	"sync"
@@ -227,7 +228,7 @@ func TestHooksAndValues(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("server did not see the client close")
 		}
-		eventually(t, "OnClose", func() bool {
+		testwait.For(t, testwait.Default, "OnClose", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(closed) == 1 && closed[0] == sc
@@ -294,7 +295,7 @@ func TestBadFramesCloseOnlyThatConn(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitClosedByServer(t, nc)
-			eventually(t, name+" logged", func() bool {
+			testwait.For(t, testwait.Default, name+" logged", func() bool {
 				l := logs.String()
 				return strings.Contains(l, tc.reason) && strings.Contains(l, nc.LocalAddr().String())
 			})
@@ -332,8 +333,8 @@ func TestFramesBeforePeerCloseAreHandled(t *testing.T) {
 				t.Fatal(err)
 			}
 			nc.Close()
-			eventually(t, fmt.Sprintf("%d handlers (linger0=%v)", n, linger0), func() bool { return handled.Load() == n })
-			eventually(t, "connection dropped", func() bool { return len(s.Conns()) == 0 })
+			testwait.For(t, testwait.Default, fmt.Sprintf("%d handlers (linger0=%v)", n, linger0), func() bool { return handled.Load() == n })
+			testwait.For(t, testwait.Default, "connection dropped", func() bool { return len(s.Conns()) == 0 })
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func TestTLSDisabledLogsHandshake(t *testing.T) {
 	var log logBuffer
 	s := startServer(t, TransportNetpoll, func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) }, map[int16]Handler{codeEcho: echo})
 	_ = echoOnce(context.Background(), tlsClient(t), s.Addr())
-	eventually(t, "the refusal logged", func() bool {
+	testwait.For(t, testwait.Default, "the refusal logged", func() bool {
 		return strings.Contains(log.String(), "started a TLS handshake, but this server's tls.server.mode is disabled")
 	})
 }
@@ -220,7 +221,7 @@ func TestTLSPendingConnectionClosed(t *testing.T) {
 
 		s = startServer(t, tr, func(c *ServerConfig) { c.TLSMode, c.TLS = TLSPermissive, devTLS.cfg }, nil)
 		nc := rawConn(t, s.Addr())
-		eventually(t, "the connection pending", func() bool {
+		testwait.For(t, testwait.Default, "the connection pending", func() bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return len(s.mu.pending) == 1

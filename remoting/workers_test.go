@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"github.com/runnelmq/runnel/internal/testwait"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,7 +47,7 @@ func (p *workerPool) idleCount() int {
 // depends on how long it takes.
 func waitIdle(t *testing.T, p *workerPool, n int) {
 	t.Helper()
-	eventually(t, "parked workers", func() bool { return p.idleCount() == n })
+	testwait.For(t, testwait.Default, "parked workers", func() bool { return p.idleCount() == n })
 }
 
 func TestWorkerPoolReusesParkedWorker(t *testing.T) {
