@@ -153,16 +153,7 @@ func (t *Table) GroupsOfTopic(topic string) []string {
 
 // DropTopic forgets every offset on topic; the caller deletes them from
 // storage.
-func (t *Table) DropTopic(topic string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k := range t.mu.offsets {
-		if k.Topic == topic {
-			delete(t.mu.offsets, k)
-			delete(t.mu.dirty, k)
-		}
-	}
-}
+func (t *Table) DropTopic(topic string) { t.drop(func(k Key) bool { return k.Topic == topic }) }
 
 // Len returns the number of offsets held.
 func (t *Table) Len() int {
@@ -206,11 +197,14 @@ func sortEntries(es []Entry) {
 }
 
 // DropGroup forgets every offset of a group (a deleted group).
-func (t *Table) DropGroup(group string) {
+func (t *Table) DropGroup(group string) { t.drop(func(k Key) bool { return k.Group == group }) }
+
+// drop forgets the offsets whose key matches, persisted or not.
+func (t *Table) drop(match func(Key) bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k := range t.mu.offsets {
-		if k.Group == group {
+		if match(k) {
 			delete(t.mu.offsets, k)
 			delete(t.mu.dirty, k)
 		}
