@@ -142,6 +142,7 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		TransactionCheckMax:      c.TransactionCheckMax,
 		TransactionCheckInterval: c.TransactionCheckInterval,
 		DelayLevels:              levels,
+		TimerMaxDelay:            c.TimerMaxDelay,
 		EnablePropertyFilter:     c.EnablePropertyFilter,
 		FilterSupportRetry:       c.FilterSupportRetry,
 		Now:                      c.Now,

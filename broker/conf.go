@@ -29,6 +29,7 @@ import (
 //	defaultTopicQueueNums  DefaultTopicQueueNums
 //	maxMessageSize         MaxMessageSize (bytes)
 //	messageDelayLevel      MessageDelayLevel ("1s 5s ... 2h")
+//	timerMaxDelaySec       TimerMaxDelay (seconds)
 //	rocketmq.broker.rebalance.lockMaxLiveTime  LockMaxLiveTime (ms)
 //	transactionTimeOut        TransactionTimeout (ms)
 //	transactionCheckMax       TransactionCheckMax
@@ -133,6 +134,12 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				return ignored, bad(err)
 			}
 			c.MessageDelayLevel = val
+		case "timerMaxDelaySec":
+			v, err := strconv.ParseInt(val, 10, 32)
+			if err != nil || v <= 0 {
+				return ignored, bad(fmt.Errorf("not a positive number of seconds"))
+			}
+			c.TimerMaxDelay = time.Duration(v) * time.Second
 		case "rocketmq.broker.rebalance.lockMaxLiveTime":
 			v, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || v <= 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/timer"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/store"
 )
@@ -96,6 +97,12 @@ type Config struct {
 	// accepted too). Default "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m
 	// 20m 30m 1h 2h".
 	MessageDelayLevel string
+	// TimerMaxDelay (timerMaxDelaySec, seconds there) is the longest a
+	// timer message (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) may
+	// wait; a send due later is refused MESSAGE_ILLEGAL. Keep it below
+	// FileReservedTime, or a waiting timer can be removed by retention.
+	// Default 3 days.
+	TimerMaxDelay time.Duration
 	// LockMaxLiveTime (rocketmq.broker.rebalance.lockMaxLiveTime, ms there)
 	// is how long an orderly consumer's queue lock lives without renewal.
 	// The official clients renew every 20 s, so keep it well above that.
@@ -168,6 +175,7 @@ func DefaultConfig() Config {
 		Now:                   time.Now,
 		Logger:                slog.Default(),
 		MessageDelayLevel:     defaultMessageDelayLevel,
+		TimerMaxDelay:         timer.DefaultMaxDelay,
 		LockMaxLiveTime:       60 * time.Second,
 		ConsumerCallTimeout:   5 * time.Second,
 
@@ -197,6 +205,7 @@ func (c *Config) ensureDefaults() {
 	c.Transport = cmp.Or(c.Transport, d.Transport)
 	c.Logger = cmp.Or(c.Logger, d.Logger)
 	c.MessageDelayLevel = cmp.Or(c.MessageDelayLevel, d.MessageDelayLevel)
+	c.TimerMaxDelay = cmp.Or(c.TimerMaxDelay, d.TimerMaxDelay)
 	c.LockMaxLiveTime = cmp.Or(c.LockMaxLiveTime, d.LockMaxLiveTime)
 	c.ConsumerCallTimeout = cmp.Or(c.ConsumerCallTimeout, d.ConsumerCallTimeout)
 	c.TransactionTimeout = cmp.Or(c.TransactionTimeout, d.TransactionTimeout)

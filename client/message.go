@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -23,6 +24,15 @@ type Message struct {
 	// DelayLevel, 1..18, delays delivery by RocketMQ's level table
 	// (1s 5s 10s 30s 1m ... 2h); 0 = none.
 	DelayLevel int
+	// DeliverAt, when set, holds the message back until that time (a timer
+	// message, TIMER_DELIVER_MS, as the official client's
+	// WithDelayTimestamp): any time up to the broker's timerMaxDelaySec
+	// ahead (3 days by default); a time already past means no delay.
+	DeliverAt time.Time
+	// DeliverAfter, when positive, holds the message back that long after
+	// the broker receives it (TIMER_DELAY_MS). At most one of DelayLevel,
+	// DeliverAt and DeliverAfter may be set.
+	DeliverAfter time.Duration
 	// ShardingKey picks the queue under HashSelector (orderly producers):
 	// messages with the same key go to the same queue, in order.
 	ShardingKey string
@@ -76,6 +86,12 @@ func (m *Message) properties() map[string]string {
 	if m.DelayLevel > 0 {
 		p[protocol.PropertyDelayTimeLevel] = strconv.Itoa(m.DelayLevel)
 	}
+	if !m.DeliverAt.IsZero() {
+		p[protocol.PropertyTimerDeliverMS] = strconv.FormatInt(m.DeliverAt.UnixMilli(), 10)
+	}
+	if m.DeliverAfter > 0 {
+		p[propertyTimerDelayMS] = strconv.FormatInt(m.DeliverAfter.Milliseconds(), 10)
+	}
 	if m.ShardingKey != "" {
 		p[protocol.PropertyShardingKey] = m.ShardingKey
 	}
@@ -93,8 +109,30 @@ func (m *Message) validate(maxSize int) error {
 		return fmt.Errorf("%w: body of %d bytes to %s exceeds the %d-byte limit", ErrBadMessage, len(m.Body), m.Topic, maxSize)
 	case m.DelayLevel < 0:
 		return fmt.Errorf("%w: negative delay level %d", ErrBadMessage, m.DelayLevel)
+	case m.DeliverAfter < 0:
+		return fmt.Errorf("%w: negative DeliverAfter %v", ErrBadMessage, m.DeliverAfter)
+	case m.delayed() > 1:
+		return fmt.Errorf("%w: set at most one of DelayLevel, DeliverAt and DeliverAfter", ErrBadMessage)
 	}
 	return nil
+}
+
+// propertyTimerDelayMS is Java 5's MessageConst.PROPERTY_TIMER_DELAY_MS.
+const propertyTimerDelayMS = "TIMER_DELAY_MS"
+
+// delayed returns how many of the ways to delay m are set.
+func (m *Message) delayed() int {
+	n := 0
+	if m.DelayLevel > 0 {
+		n++
+	}
+	if !m.DeliverAt.IsZero() {
+		n++
+	}
+	if m.DeliverAfter > 0 {
+		n++
+	}
+	return n
 }
 
 // encodeBatch lays messages end to end in the batch body format.

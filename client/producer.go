@@ -336,7 +336,7 @@ func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
 	r.batch = true
 	inner := make([]*protocol.Message, len(msgs))
 	for i, m := range msgs {
-		if m.DelayLevel > 0 {
+		if m.delayed() > 0 {
 			return nil, fmt.Errorf("%w: a batch cannot carry delayed messages", ErrBadMessage)
 		}
 		props := m.properties()

@@ -47,6 +47,9 @@ type Config struct {
 	TransactionCheckMax      int
 	TransactionCheckInterval time.Duration
 	DelayLevels              schedule.Levels
+	// TimerMaxDelay is the longest a timer message may wait; zero means
+	// timer.DefaultMaxDelay.
+	TimerMaxDelay time.Duration
 	// EnablePropertyFilter allows SQL92 subscriptions; FilterSupportRetry
 	// filters a group's %RETRY% queue with its SQL92 subscriptions too.
 	EnablePropertyFilter, FilterSupportRetry bool
@@ -75,6 +78,7 @@ type Core struct {
 	locks   *lock.Manager
 	holds   *longpoll.Table
 	sched   scheduler
+	timer   timers
 	txn     txState
 	// sqlCache holds compiled SQL92 expressions by their text.
 	sqlCache *filter.Cache
@@ -186,6 +190,9 @@ func (c *Core) Start(host netip.AddrPort) error {
 	if err := c.startSchedule(); err != nil {
 		return err
 	}
+	if err := c.startTimer(); err != nil {
+		return err
+	}
 	c.spawn(func() { c.every(c.cfg.OffsetPersistInterval, c.persistTick) })
 	c.spawn(func() { c.every(clientScanInterval, c.scanTick) })
 	c.spawn(func() { c.every(c.cfg.TransactionCheckInterval, c.txCheckTick) })
@@ -211,6 +218,7 @@ func (c *Core) Drain() {
 	c.cancel()
 	c.bg.Wait()
 	c.closeSchedule()
+	c.closeTimer()
 }
 
 // Close drains the core if that was not done, writes the consumer offsets
@@ -302,6 +310,7 @@ func (c *Core) ExpireClients() {
 func (c *Core) onArrival(topic string, queueID int32, maxOffset int64) {
 	c.holds.Notify(longpoll.Key{Topic: topic, QueueID: queueID}, maxOffset)
 	c.scheduleArrived(topic)
+	c.timerArrived(topic)
 }
 
 // ChannelClosed drops a closed connection's clients and notifies their

@@ -30,7 +30,8 @@ const firstRetryLevel = 3
 // CONSUMER_SEND_MSG_BACK fails) gets its reconsume bookkeeping and goes to
 // the group's %DLQ% once the reconsume count exceeds the maximum
 // (SendMessageProcessor.handleRetryAndDLQ); then a message with a DELAY
-// level waits in the schedule topic (HookUtils.handleScheduleMessage).
+// level waits in the schedule topic (HookUtils.handleScheduleMessage), and
+// one with a timer property in the timer topic (transformTimerMessage).
 // Batches are not diverted (Send refuses DELAY and %RETRY% in batches).
 func (c *Core) divertSend(r *SendRequest, m *protocol.MessageExt) error {
 	if group, ok := strings.CutPrefix(m.Topic, retryGroupPrefix); ok {
@@ -50,8 +51,8 @@ func (c *Core) divertSend(r *SendRequest, m *protocol.MessageExt) error {
 			return nil
 		}
 	}
-	if schedulable(m.SysFlag) {
-		c.delayLevels().Transform(m)
+	if schedulable(m.SysFlag) && !c.delayLevels().Transform(m) {
+		return c.divertTimer(m) // timer.go: TIMER_* -> timer topic; a DELAY level wins, as in Java
 	}
 	return nil
 }

@@ -282,8 +282,10 @@ func (c *Core) committed(half *protocol.MessageExt) (*protocol.MessageExt, error
 		ReconsumeTimes:            half.ReconsumeTimes,
 		PreparedTransactionOffset: half.CommitLogOffset,
 	}
-	if schedulable(m.SysFlag) {
-		c.delayLevels().Transform(m)
+	if schedulable(m.SysFlag) && !c.delayLevels().Transform(m) {
+		if err := c.divertTimer(m); err != nil { // timer.go: a timer counts from the commit, as in Java
+			return nil, err
+		}
 	}
 	return m, nil
 }

@@ -229,6 +229,9 @@ func TestProcessAgainstCluster(t *testing.T) {
 	t.Run("delayed send", func(t *testing.T) {
 		testDelayedSend(t, ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()})
 	})
+	t.Run("timer send", func(t *testing.T) {
+		testTimerSend(t, ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()})
+	})
 
 	// Delete: gone from the list and the route.
 	c.ok("", "topic", "delete", "orders")

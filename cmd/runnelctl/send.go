@@ -22,6 +22,10 @@ type sendFlags struct {
 	topic, tag, group string
 	keys              []string
 	delay             int
+	delayArg          string        // --delay as given: a level or a duration
+	delayFor          time.Duration // --delay as a duration: a timer message
+	deliverAt         string
+	deliverTime       time.Time
 	props             map[string]string
 	quiet             bool
 	batch             int
@@ -56,12 +60,20 @@ Delay levels are the broker's (its messageDelayLevel; RocketMQ's default table h
 18: 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h). A delayed message
 waits in SCHEDULE_TOPIC_XXXX until it is due. A broker takes a level above its
 highest as its highest, as RocketMQ does, without an error; send then warns on
-stderr with the level the broker stored.`,
+stderr with the level the broker stored.
+
+--delay with a unit ("90s", "1h30m") or --deliver-at TIME sends a timer message
+instead (RocketMQ 5's TIMER_DELAY_MS / TIMER_DELIVER_MS): any delay up to the
+broker's timerMaxDelaySec, 3 days by default. TIME is RFC 3339, milliseconds since
+the epoch, "2006-01-02 15:04:05" (local) or mqadmin's 2006-01-02#15:04:05:000, as
+the consumer's --from takes.`,
 		Example: `  runnelctl send --topic orders "first order" "second order"
   runnelctl send --topic orders --keys order-42 --tag created '{"id":42}'
   seq 1 100 | runnelctl send --topic numbers
   seq 1 50000 | runnelctl send --topic numbers --batch 100 --quiet
-  runnelctl send --topic reminders --delay 3 "in ten seconds"`,
+  runnelctl send --topic reminders --delay 3 "in ten seconds"
+  runnelctl send --topic reminders --delay 90s "in a minute and a half"
+  runnelctl send --topic reminders --deliver-at 2026-12-24T18:00:00+01:00 "ho ho"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.topic == "" {
 				return fmt.Errorf("send needs --topic")
@@ -69,13 +81,13 @@ stderr with the level the broker stored.`,
 			// Only the broker knows its levels (they are configurable and
 			// not in its config answer), so the upper end is checked after
 			// the send: see checkDelay.
-			if f.delay < 0 {
-				return fmt.Errorf("--delay %d: want a delay level >= 1, or 0 for none", f.delay)
+			if err := f.parseDelay(time.Now()); err != nil {
+				return err
 			}
 			if f.batch < 1 || f.batch > 1024 {
 				return fmt.Errorf("--batch %d: want 1..1024", f.batch)
 			}
-			if f.batch > 1 && f.delay > 0 {
+			if f.batch > 1 && (f.delay > 0 || f.delayFor > 0 || !f.deliverTime.IsZero()) {
 				return fmt.Errorf("--batch and --delay exclude each other (RocketMQ batches cannot be delayed)")
 			}
 			return a.send(cmd.Context(), f, args)
@@ -87,7 +99,8 @@ stderr with the level the broker stored.`,
 	fl.StringVar(&f.tag, "tag", "", "message tag")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no row per message, only the summary on stderr")
 	fl.IntVar(&f.batch, "batch", 1, "messages per send request (1..1024)")
-	fl.IntVar(&f.delay, "delay", 0, "delay level: 1 up to the broker's highest (default table 1s 5s 10s 30s 1m ... 2h, 18 levels); 0 = none")
+	fl.StringVar(&f.delayArg, "delay", "", "delay level: 1 up to the broker's highest (default table 1s 5s 10s 30s 1m ... 2h, 18 levels), 0 = none; or a delay with a unit (90s, 2h) for a timer message")
+	fl.StringVar(&f.deliverAt, "deliver-at", "", "deliver at TIME (RFC 3339, ms since the epoch, 2006-01-02 15:04:05): a timer message")
 	fl.StringVarP(&f.group, "group", "g", "runnelctl", "producer group")
 	fl.StringToStringVar(&f.props, "property", nil, "user property key=value (repeatable)")
 	return cmd
@@ -168,7 +181,7 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 	}
 	sendOne := func(body string) error {
 		pending = append(pending, &client.Message{Topic: f.topic, Body: []byte(body), Tags: f.tag, Keys: f.keys,
-			DelayLevel: f.delay, Properties: f.props})
+			DelayLevel: f.delay, DeliverAfter: f.delayFor, DeliverAt: f.deliverTime, Properties: f.props})
 		if len(pending) < f.batch {
 			return nil
 		}
@@ -279,4 +292,37 @@ func readLines(r io.Reader, done <-chan struct{}) (<-chan string, <-chan error) 
 		errc <- sc.Err()
 	}()
 	return lines, errc
+}
+
+// parseDelay reads --delay (a level, or a duration with a unit) and
+// --deliver-at, at most one of which may be given.
+func (f *sendFlags) parseDelay(now time.Time) error {
+	if f.delayArg != "" && f.deliverAt != "" {
+		return fmt.Errorf("--delay and --deliver-at exclude each other")
+	}
+	if f.delayArg != "" {
+		if n, err := strconv.Atoi(f.delayArg); err == nil {
+			if n < 0 {
+				return fmt.Errorf("--delay %d: want a delay level >= 1, or 0 for none", n)
+			}
+			f.delay = n
+			return nil
+		}
+		d, err := time.ParseDuration(f.delayArg)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--delay %q: want a delay level (3) or a positive duration with a unit (90s, 1h30m)", f.delayArg)
+		}
+		f.delayFor = d
+	}
+	if f.deliverAt != "" {
+		if _, err := time.ParseDuration(strings.TrimPrefix(f.deliverAt, "-")); err == nil {
+			return fmt.Errorf("--deliver-at %q: want a point in time; for a delay use --delay %s", f.deliverAt, f.deliverAt)
+		}
+		t, err := parseTime(f.deliverAt, now)
+		if err != nil {
+			return fmt.Errorf("--deliver-at: %w", err)
+		}
+		f.deliverTime = t
+	}
+	return nil
 }
