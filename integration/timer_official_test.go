@@ -8,6 +8,7 @@ package integration
 
 import (
 	"context"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestTimerConsumedAtItsTime(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), primitive.NewMessage("TimerC", []byte("warm-up"))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the warm-up message", func() bool { return len(d.of("warm-up")) == 1 })
+	testwait.For(t, 30*time.Second, "the warm-up message", func() bool { return len(d.of("warm-up")) == 1 })
 
 	at := time.Now().Add(1500 * time.Millisecond)
 	m := primitive.NewMessage("TimerC", []byte("timed"))
@@ -35,7 +36,7 @@ func TestTimerConsumedAtItsTime(t *testing.T) {
 	if _, err := p.SendSync(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the timer message", func() bool { return len(d.of("timed")) == 1 })
+	testwait.For(t, 20*time.Second, "the timer message", func() bool { return len(d.of("timed")) == 1 })
 	got := d.of("timed")[0]
 	if got.at.Before(at) {
 		t.Fatalf("consumed %v before its time", at.Sub(got.at))

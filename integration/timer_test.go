@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,9 +23,9 @@ import (
 // a loaded 2-core machine.
 const timerLate = 2 * time.Second
 
-// stored returns every message stored in topic's queues 0..queues-1, by
+// storedByBody returns every message stored in topic's queues 0..queues-1, by
 // body.
-func stored(t *testing.T, st *store.Store, topic string, queues int32) map[string][]*protocol.MessageExt {
+func storedByBody(t *testing.T, st *store.Store, topic string, queues int32) map[string][]*protocol.MessageExt {
 	t.Helper()
 	out := map[string][]*protocol.MessageExt{}
 	for q := range queues {
@@ -109,10 +110,10 @@ func TestTimerOfficialProducer(t *testing.T) {
 	_, err = p.SendSync(context.Background(), bad)
 	checkSendRefused(t, "TIMER_DELAY_SEC=soon", err, protocol.RespMessageIllegal, "TIMER_DELAY_SEC")
 
-	eventually(t, 20*time.Second, "the timer messages delivered", func() bool {
+	testwait.For(t, 20*time.Second, "the timer messages delivered", func() bool {
 		return st.MaxOffset(topic, 0)+st.MaxOffset(topic, 1) == 3
 	})
-	got := stored(t, st, topic, 2)
+	got := storedByBody(t, st, topic, 2)
 	checkOnTime(t, got, "at", at)
 	// A relative timer is due from its arrival, between start and sent.
 	for body, d := range map[string]time.Duration{"sec": 2 * time.Second, "ms": time.Second} {
@@ -158,8 +159,8 @@ func TestTimerOurClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.Broker(0).Store()
-	eventually(t, 20*time.Second, "the timer messages delivered", func() bool { return st.MaxOffset(topic, 0) == 2 })
-	got := stored(t, st, topic, 1)
+	testwait.For(t, 20*time.Second, "the timer messages delivered", func() bool { return st.MaxOffset(topic, 0) == 2 })
+	got := storedByBody(t, st, topic, 1)
 	checkOnTime(t, got, "at", at)
 	if a := time.UnixMilli(got["after"][0].StoreTimestamp); a.Before(before.Add(800 * time.Millisecond).Truncate(time.Millisecond)) {
 		t.Fatalf("DeliverAfter 800ms stored %v after the send began", a.Sub(before))
@@ -194,16 +195,16 @@ func TestTimerAcrossKill(t *testing.T) {
 		}
 	}
 	st := c.Broker(0).Store()
-	eventually(t, 20*time.Second, "the soon timers delivered", func() bool {
+	testwait.For(t, 20*time.Second, "the soon timers delivered", func() bool {
 		return st.MaxOffset(topic, 0)+st.MaxOffset(topic, 1) == n
 	})
 	c.KillBroker(0)
 	c.RestartBroker(0)
 	st = c.Broker(0).Store()
-	eventually(t, 20*time.Second, "every timer delivered", func() bool {
+	testwait.For(t, 20*time.Second, "every timer delivered", func() bool {
 		return st.MaxOffset(topic, 0)+st.MaxOffset(topic, 1) >= 2*n
 	})
-	got := stored(t, st, topic, 2)
+	got := storedByBody(t, st, topic, 2)
 	if len(got) != 2*n {
 		t.Fatalf("%d distinct messages stored, want %d", len(got), 2*n)
 	}

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"strings"
 	"sync"
@@ -153,7 +154,7 @@ func BenchmarkFailover(b *testing.B) {
 		}
 		write = append(write, time.Since(t0))
 		g.start(old)
-		waitFor(b, "the restarted node to follow", func() bool { return g.node(old).Status().LeaderID != "" })
+		testwait.For(b, 30*time.Second, "the restarted node to follow", func() bool { return g.node(old).Status().LeaderID != "" })
 	}
 	b.StopTimer()
 	report := func(d []time.Duration, name string) {

@@ -3,15 +3,17 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // waitAcked waits until the model holds more than n acknowledgements.
 func waitAcked(t testing.TB, m *model, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("more than %d acknowledged writes", n), func() bool {
+	testwait.For(t, 30*time.Second, fmt.Sprintf("more than %d acknowledged writes", n), func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		return len(m.acked) > n
@@ -48,7 +50,7 @@ func TestFailoverCycles(t *testing.T) {
 			nl := g.leader(old)
 			waitAcked(t, m, acked(m))
 			// The new leader announces itself.
-			waitFor(t, "the new leader's announcement", func() bool {
+			testwait.For(t, 30*time.Second, "the new leader's announcement", func() bool {
 				select {
 				case l := <-g.node(nl).Leadership():
 					return l.IsLeader && l.Term > 0

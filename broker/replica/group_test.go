@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,7 +80,7 @@ func TestFollowerRefusesAndBadOp(t *testing.T) {
 	li := g.leader()
 	l := g.node(li)
 	f := g.node((li + 1) % 3)
-	waitFor(t, "the follower to know the leader", func() bool { return f.Status().LeaderID == g.peers[li].ID })
+	testwait.For(t, 30*time.Second, "the follower to know the leader", func() bool { return f.Status().LeaderID == g.peers[li].ID })
 	_, err := f.Propose(context.Background(), appendOp(t, l, message("T", 0, "x")))
 	var nl *NotLeaderError
 	if !errors.Is(err, ErrNotLeader) || !errors.As(err, &nl) || nl.LeaderID != g.peers[li].ID || nl.LeaderAddr != g.peers[li].Addr || nl.Lost {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"net/netip"
 	"os"
 	"strconv"
@@ -146,7 +147,7 @@ func (g *group) node(i int) *Node {
 func (g *group) leader(except ...int) int {
 	g.t.Helper()
 	var found int
-	waitFor(g.t, "a leader", func() bool {
+	testwait.For(g.t, 30*time.Second, "a leader", func() bool {
 		found = -1
 		for i := range g.nodes {
 			if n := g.node(i); n != nil && n.IsLeader() && !contains(except, i) {
@@ -168,17 +169,6 @@ func contains(s []int, v int) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // message is the test's message: its body names it, and the model checks
@@ -278,7 +268,7 @@ func bodies(t testing.TB, s *store.Store) map[string]int {
 func (g *group) converged() string {
 	g.t.Helper()
 	var want string
-	waitFor(g.t, "identical stores", func() bool {
+	testwait.For(g.t, 30*time.Second, "identical stores", func() bool {
 		l := g.node(g.leader())
 		if l == nil {
 			return false

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"net"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestTCPGroup(t *testing.T) {
 		nodes = append(nodes, n)
 	}
 	var l *Node
-	waitFor(t, "a leader", func() bool {
+	testwait.For(t, 30*time.Second, "a leader", func() bool {
 		for _, n := range nodes {
 			if n.IsLeader() {
 				l = n
@@ -53,7 +54,7 @@ func TestTCPGroup(t *testing.T) {
 		}
 	}
 	var want string
-	waitFor(t, "identical stores", func() bool {
+	testwait.For(t, 30*time.Second, "identical stores", func() bool {
 		want = dump(t, l.Store())
 		for _, n := range nodes {
 			if dump(t, n.Store()) != want {
