@@ -232,8 +232,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 	if err != nil {
 		s.applyMu.Unlock()
 		closeAll()
-		s.fail(err)
-		return nil, fmt.Errorf("store: apply: %w", err)
+		return nil, s.fail(fmt.Errorf("apply: %w", err))
 	}
 	s.commitLocked(p)
 	s.inflight.Add(1)
@@ -248,8 +247,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 	}
 	closeAll()
 	if err != nil {
-		s.fail(err)
-		return nil, fmt.Errorf("store: sync: %w", err)
+		return nil, s.fail(fmt.Errorf("sync: %w", err))
 	}
 	s.publish(op, p)
 	return res, nil

@@ -104,6 +104,29 @@ type Options struct {
 	// them by reading that log. Default 8 MiB. Smaller means a shorter
 	// replay, less memory and more rewrites of unfilled chunks.
 	CheckpointBytes int64
+	// DiskMaxUsedSpaceRatio, DiskSpaceCleanForciblyRatio and
+	// DiskSpaceWarningLevelRatio are percentages of the filesystem holding
+	// Dir (RocketMQ's keys and defaults: 75, 85, 90): above the first,
+	// retention runs at every disk check; above the second it deletes the
+	// oldest log whatever its age; above the third appends are refused with
+	// ErrDiskFull until usage falls back (see disk.go).
+	DiskMaxUsedSpaceRatio       int
+	DiskSpaceCleanForciblyRatio int
+	DiskSpaceWarningLevelRatio  int
+	// DiskCheckInterval is how often the disk usage is read (one statfs).
+	// Default 1s; negative disables the periodic check (Open and large
+	// Puts still read it).
+	DiskCheckInterval time.Duration
+	// MinOpenFreeBytes is the free space Open requires, so that a store on
+	// a full disk fails at once with a clear error instead of failing in
+	// Pebble's recovery. Default 8 MiB plus MemTableSize (what replaying the
+	// WAL may flush); negative disables the check.
+	MinOpenFreeBytes int64
+	// OnDiskFull, if set, is told when appends start (true) or stop (false)
+	// being refused for the disk, and once (true) when a write failure
+	// latched the store. It runs on the store's goroutines; it must not
+	// block or call the store.
+	OnDiskFull func(full bool)
 	// Logger receives Pebble's messages. Default: errors to stderr, info
 	// dropped.
 	Logger pebble.Logger
@@ -154,6 +177,21 @@ func (o *Options) EnsureDefaults() {
 	if o.CheckpointBytes == 0 {
 		o.CheckpointBytes = 8 << 20
 	}
+	if o.DiskMaxUsedSpaceRatio == 0 {
+		o.DiskMaxUsedSpaceRatio = 75
+	}
+	if o.DiskSpaceCleanForciblyRatio == 0 {
+		o.DiskSpaceCleanForciblyRatio = 85
+	}
+	if o.DiskSpaceWarningLevelRatio == 0 {
+		o.DiskSpaceWarningLevelRatio = 90
+	}
+	if o.DiskCheckInterval == 0 {
+		o.DiskCheckInterval = time.Second
+	}
+	if o.MinOpenFreeBytes == 0 {
+		o.MinOpenFreeBytes = 8<<20 + int64(o.MemTableSize)
+	}
 	if o.Logger == nil {
 		o.Logger = quietLogger{}
 	}
@@ -177,11 +215,17 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadOptions, o.MaxMessageSize)
 	case o.CheckpointBytes < 0:
 		return fmt.Errorf("%w: CheckpointBytes %d", ErrBadOptions, o.CheckpointBytes)
+	case !ratioOK(o.DiskMaxUsedSpaceRatio) || !ratioOK(o.DiskSpaceCleanForciblyRatio) || !ratioOK(o.DiskSpaceWarningLevelRatio):
+		return fmt.Errorf("%w: disk ratios %d/%d/%d not within 1..99", ErrBadOptions,
+			o.DiskMaxUsedSpaceRatio, o.DiskSpaceCleanForciblyRatio, o.DiskSpaceWarningLevelRatio)
 	case o.MemTableSize > 0 && o.MemTableSize < 1<<20:
 		return fmt.Errorf("%w: MemTableSize %d below 1 MiB", ErrBadOptions, o.MemTableSize)
 	}
 	return nil
 }
+
+// ratioOK accepts a disk ratio; 0 is its default (before EnsureDefaults).
+func ratioOK(r int) bool { return r >= 0 && r < 100 }
 
 type quietLogger struct{}
 

@@ -84,9 +84,12 @@ type Store struct {
 	openSeg *index.Segment
 	sealed  []*index.Segment
 
-	failed   atomic.Pointer[error]
-	syncs    atomic.Int64 // see Stats
-	restored bool         // opened by Restore
+	failed atomic.Pointer[error]
+	// disk and forceClean are the disk-space state (see disk.go).
+	disk       diskState
+	forceClean atomic.Bool
+	syncs      atomic.Int64 // see Stats
+	restored   bool         // opened by Restore
 
 	queuesMu sync.RWMutex
 	queues   map[QueueID]*queue
@@ -125,6 +128,9 @@ func open(opts Options, restored bool) (*Store, error) {
 				return nil, fmt.Errorf("%w (one Pebble database) in %s; move it away or use a new directory", ErrOlderFormat, opts.Dir)
 			}
 		}
+	}
+	if err := s.checkOpenSpace(); err != nil {
+		return nil, err
 	}
 	s.wal = walfs.New(opts.FS, opts.FlushMode == AsyncFlush)
 	cache := pebble.NewCache(opts.CacheSize)
@@ -180,6 +186,10 @@ func open(opts Options, restored bool) (*Store, error) {
 	}
 	if opts.RetentionInterval > 0 {
 		s.goEvery(opts.RetentionInterval, s.retainNow)
+	}
+	s.checkDisk()
+	if opts.DiskCheckInterval > 0 {
+		s.goEvery(opts.DiskCheckInterval, s.watchDisk)
 	}
 	return s, nil
 }
@@ -302,9 +312,17 @@ func (s *Store) retainNow() {
 	}
 }
 
-func (s *Store) fail(err error) {
-	e := fmt.Errorf("%w: %w", ErrFailed, err)
-	s.failed.CompareAndSwap(nil, &e)
+// fail latches the store failed with err (the first error wins) and
+// returns the latched error.
+func (s *Store) fail(err error) error {
+	e := fmt.Errorf("%w: %w", ErrFailed, failReason(err))
+	if s.failed.CompareAndSwap(nil, &e) {
+		s.opts.Logger.Errorf("%v", e)
+		if s.opts.OnDiskFull != nil {
+			s.opts.OnDiskFull(true)
+		}
+	}
+	return *s.failed.Load()
 }
 
 // Flush makes every acknowledged write durable now (an fsync of the WAL).
@@ -337,18 +355,26 @@ func (s *Store) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	s.closed = true
-	// Flushing the memtable leaves no WAL to replay, so a clean restart
-	// opens in milliseconds; after a crash Open replays at most
-	// MemTableSize of WAL.
-	err := s.log.Flush()
-	if ferr := s.db.Flush(); err == nil {
-		err = ferr
-	}
-	if err == nil {
-		err = cerr
-	}
-	if serr := s.wal.SyncAll(); err == nil {
-		err = serr
+	var err error
+	if errp := s.failed.Load(); errp != nil {
+		// Pebble panics in a flush after a failed WAL write (it rotates
+		// the WAL, whose close fails); what was acknowledged is in the
+		// WAL already, and the next Open replays it.
+		err = *errp
+	} else {
+		// Flushing the memtable leaves no WAL to replay, so a clean
+		// restart opens in milliseconds; after a crash Open replays at
+		// most MemTableSize of WAL.
+		err = s.log.Flush()
+		if ferr := s.db.Flush(); err == nil {
+			err = ferr
+		}
+		if err == nil {
+			err = cerr
+		}
+		if serr := s.wal.SyncAll(); err == nil {
+			err = serr
+		}
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
