@@ -3,7 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
+	"runtime/debug"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -92,10 +94,18 @@ type Options struct {
 	Clock func() time.Time
 	// OnArrival, if set, is called after appended messages become readable.
 	OnArrival ArrivalHook
-	// MemTableSize is Pebble's memtable size. Default 64 MiB. Larger means
-	// fewer flushes but more WAL to replay on open.
+	// MemTableSize is Pebble's memtable size (of the log's database; the
+	// one beside it takes at most 8 MiB). Larger means fewer flushes but
+	// more memory and more WAL to replay on open. Default 8 MiB, or a
+	// 32nd of GOMEMLIMIT when one is set (4 MiB..64 MiB): without cgo
+	// Pebble's memtables and cache live on the Go heap, where the garbage
+	// collector's headroom doubles what they cost, so the defaults are
+	// sized for a dev cluster (see defaultMemory).
 	MemTableSize uint64
-	// CacheSize is Pebble's block cache. Default 128 MiB.
+	// CacheSize is Pebble's block cache, shared by both databases. Default
+	// 16 MiB, or a 16th of GOMEMLIMIT when one is set (8 MiB..256 MiB).
+	// Reads of recent messages come from the memtables and the OS page
+	// cache, so a small cache costs little.
 	CacheSize int64
 	// CheckpointBytes is how much log may be appended between checkpoints
 	// of the derived data: the consume-queue entries and index entries of
@@ -168,11 +178,12 @@ func (o *Options) EnsureDefaults() {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+	memtable, cache := defaultMemory(debug.SetMemoryLimit(-1))
 	if o.MemTableSize == 0 {
-		o.MemTableSize = 64 << 20
+		o.MemTableSize = memtable
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = 128 << 20
+		o.CacheSize = cache
 	}
 	if o.CheckpointBytes == 0 {
 		o.CheckpointBytes = 8 << 20
@@ -195,6 +206,15 @@ func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = quietLogger{}
 	}
+}
+
+// defaultMemory returns the default MemTableSize and CacheSize for a Go
+// memory limit (math.MaxInt64: none set).
+func defaultMemory(limit int64) (memtable uint64, cache int64) {
+	if limit <= 0 || limit == math.MaxInt64 {
+		return 8 << 20, 16 << 20
+	}
+	return uint64(min(max(limit/32, 4<<20), 64<<20)), min(max(limit/16, 8<<20), 256<<20)
 }
 
 // ErrBadOptions is returned (wrapped) by Validate.
