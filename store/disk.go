@@ -27,7 +27,9 @@ import (
 // Why refuse early rather than recover from ENOSPC: Pebble cannot go on
 // after a failed WAL write (its next WAL rotation panics), so a failed write
 // latches the store (ErrFailed) until it is reopened, and Close then skips
-// the flushes Pebble would panic in.
+// the flushes Pebble would panic in. A failure of the log's database alone
+// refuses only appends and truncations: offset commits and topic changes go
+// on in the database beside it.
 
 // ErrDiskFull is returned (wrapped with the usage) by Put and AppendOp while
 // the disk is above DiskSpaceWarningLevelRatio.

@@ -151,6 +151,7 @@
 // age, and appends resume by themselves when usage falls. The refusal comes
 // before ENOSPC because Pebble cannot continue after a failed WAL write:
 // such a failure latches ErrFailed (with its cause) until the store is
-// reopened, and Close then skips the flushes that would panic. Open refuses
+// reopened (for the ops that write the failed database: a failed log still
+// takes offset commits), and Close then skips the flushes that would panic. Open refuses
 // a disk with less than MinOpenFreeBytes free, at once.
 package store

@@ -85,6 +85,9 @@ type Store struct {
 	sealed  []*index.Segment
 
 	failed atomic.Pointer[error]
+	// logOnly says the failure was the log database's alone: ops that
+	// write only the other database go on (see apply).
+	logOnly atomic.Bool
 	// disk and forceClean are the disk-space state (see disk.go).
 	disk       diskState
 	forceClean atomic.Bool
@@ -317,9 +320,16 @@ func (s *Store) retainNow() {
 
 // fail latches the store failed with err (the first error wins) and
 // returns the latched error.
-func (s *Store) fail(err error) error {
+func (s *Store) fail(err error) error { return s.failDB(err, false) }
+
+// failDB is fail; logOnly says only the log's database failed.
+func (s *Store) failDB(err error, logOnly bool) error {
 	e := fmt.Errorf("%w: %w", ErrFailed, failReason(err))
+	if !logOnly {
+		s.logOnly.Store(false)
+	}
 	if s.failed.CompareAndSwap(nil, &e) {
+		s.logOnly.Store(logOnly)
 		s.opts.Logger.Errorf("%v", e)
 		if s.opts.OnDiskFull != nil {
 			s.opts.OnDiskFull(true)
@@ -359,12 +369,19 @@ func (s *Store) Close() error {
 	defer s.closeMu.Unlock()
 	s.closed = true
 	var err error
-	if errp := s.failed.Load(); errp != nil {
+	errp := s.failed.Load()
+	logFailed := errp != nil
+	switch {
+	case errp != nil && s.logOnly.Load():
 		// Pebble panics in a flush after a failed WAL write (it rotates
-		// the WAL, whose close fails); what was acknowledged is in the
-		// WAL already, and the next Open replays it.
+		// the WAL, whose close fails), and in any flush whose new WAL
+		// cannot be created (a disk still full), so neither database
+		// flushes: what they acknowledged is in their WALs, fsynced
+		// here, which the next Open replays (consumer offsets included).
+		err = s.wal.SyncAll()
+	case errp != nil:
 		err = *errp
-	} else {
+	default:
 		// Flushing the memtable leaves no WAL to replay, so a clean
 		// restart opens in milliseconds; after a crash Open replays at
 		// most MemTableSize of WAL.
@@ -382,7 +399,8 @@ func (s *Store) Close() error {
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
-	if cerr := s.log.Close(); err == nil {
+	// A failed log's Close repeats its failure, which fail reported.
+	if cerr := s.log.Close(); err == nil && !logFailed {
 		err = cerr
 	}
 	s.cache.Unref()
