@@ -92,6 +92,15 @@ func New(cfg Config) (*Broker, error) {
 	if cfg.StoreOptions != nil {
 		cfg.StoreOptions(&sopts)
 	}
+	// Register (not) writable as soon as the store starts (stops)
+	// refusing writes for its disk.
+	onDisk := sopts.OnDiskFull
+	sopts.OnDiskFull = func(full bool) {
+		if onDisk != nil {
+			onDisk(full)
+		}
+		b.kickRegister()
+	}
 	c, err := core.Open(b.coreConfig(levels), sopts)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)

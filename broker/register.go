@@ -79,6 +79,9 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 		return 0
 	}
 	table, version := b.core.Topics()
+	if err := b.core.Store().Writable(); err != nil {
+		table, version = notWritable(table, version)
+	}
 	body := protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
 		TopicConfigTable: table, DataVersion: version,
 	}}
@@ -119,6 +122,22 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 	}
 	wg.Wait()
 	return int(nfailed.Load())
+}
+
+// notWritable is the registration of a broker that refuses writes (a full
+// disk, a failed store): every topic without PermWrite, as Java's broker
+// registers perm & ~PERM_WRITE when it is not writeable, so producers route
+// elsewhere while consumers still read here. The version differs from the
+// writable table's, so the name server takes the change (it skips a
+// registration whose data version it already has), and differs again when
+// the broker is writable once more. table is the caller's copy.
+func notWritable(table map[string]protocol.TopicConfig, v protocol.DataVersion) (map[string]protocol.TopicConfig, protocol.DataVersion) {
+	for name, tc := range table {
+		tc.Perm &^= protocol.PermWrite
+		table[name] = tc
+	}
+	v.StateVersion++
+	return table, v
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every name server (clean

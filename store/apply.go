@@ -187,7 +187,9 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		closeAll()
 		return nil, ErrClosed
 	}
-	if errp := s.failed.Load(); errp != nil {
+	if errp := s.failed.Load(); errp != nil && (lb != nil || !s.logOnly.Load()) {
+		// A failed log refuses only the ops that write it: offset
+		// commits and topic changes go on in the database beside it.
 		s.applyMu.Unlock()
 		closeAll()
 		return nil, *errp
@@ -196,6 +198,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 	var p *pending
 	var err error
 	waitMeta := false // mb was handed over without waiting for its sync
+	logErr := false   // err came from the log's database
 	if plan != nil {
 		res, p, mb = s.assignAppendLocked(op, plan)
 	} else {
@@ -222,6 +225,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		if lb != nil {
 			s.syncs.Add(1)
 			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
+			logErr = err != nil
 		}
 		if err == nil && mb != nil && !mb.Empty() {
 			s.syncs.Add(1)
@@ -232,8 +236,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 	if err != nil {
 		s.applyMu.Unlock()
 		closeAll()
-		s.fail(err)
-		return nil, fmt.Errorf("store: apply: %w", err)
+		return nil, s.failDB(fmt.Errorf("apply: %w", err), logErr)
 	}
 	s.commitLocked(p)
 	s.inflight.Add(1)
@@ -242,14 +245,14 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 
 	if lb != nil {
 		err = lb.SyncWait()
+		logErr = err != nil
 	}
 	if err == nil && waitMeta {
 		err = mb.SyncWait()
 	}
 	closeAll()
 	if err != nil {
-		s.fail(err)
-		return nil, fmt.Errorf("store: sync: %w", err)
+		return nil, s.failDB(fmt.Errorf("sync: %w", err), logErr)
 	}
 	s.publish(op, p)
 	return res, nil

@@ -143,4 +143,15 @@
 // plus 12 per key, so the directory can exceed the budget by that
 // overhead and by the not-yet-compacted deletions. A queue chunk or index
 // segment that straddles the log's start stays until it lies wholly below.
+//
+// Disk space is a state (disk.go): the filesystem's usage is read every
+// DiskCheckInterval and before a large Put; above DiskSpaceWarningLevelRatio
+// Put and AppendOp refuse with ErrDiskFull (other ops go on), above
+// DiskSpaceCleanForciblyRatio retention deletes the oldest log whatever its
+// age, and appends resume by themselves when usage falls. The refusal comes
+// before ENOSPC because Pebble cannot continue after a failed WAL write:
+// such a failure latches ErrFailed (with its cause) until the store is
+// reopened (for the ops that write the failed database: a failed log still
+// takes offset commits), and Close then skips the flushes that would panic. Open refuses
+// a disk with less than MinOpenFreeBytes free, at once.
 package store

@@ -3,7 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
+	"runtime/debug"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -92,10 +94,18 @@ type Options struct {
 	Clock func() time.Time
 	// OnArrival, if set, is called after appended messages become readable.
 	OnArrival ArrivalHook
-	// MemTableSize is Pebble's memtable size. Default 64 MiB. Larger means
-	// fewer flushes but more WAL to replay on open.
+	// MemTableSize is Pebble's memtable size (of the log's database; the
+	// one beside it takes at most 8 MiB). Larger means fewer flushes but
+	// more memory and more WAL to replay on open. Default 8 MiB, or a
+	// 32nd of GOMEMLIMIT when one is set (4 MiB..64 MiB): without cgo
+	// Pebble's memtables and cache live on the Go heap, where the garbage
+	// collector's headroom doubles what they cost, so the defaults are
+	// sized for a dev cluster (see defaultMemory).
 	MemTableSize uint64
-	// CacheSize is Pebble's block cache. Default 128 MiB.
+	// CacheSize is Pebble's block cache, shared by both databases. Default
+	// 16 MiB, or a 16th of GOMEMLIMIT when one is set (8 MiB..256 MiB).
+	// Reads of recent messages come from the memtables and the OS page
+	// cache, so a small cache costs little.
 	CacheSize int64
 	// CheckpointBytes is how much log may be appended between checkpoints
 	// of the derived data: the consume-queue entries and index entries of
@@ -104,6 +114,29 @@ type Options struct {
 	// them by reading that log. Default 8 MiB. Smaller means a shorter
 	// replay, less memory and more rewrites of unfilled chunks.
 	CheckpointBytes int64
+	// DiskMaxUsedSpaceRatio, DiskSpaceCleanForciblyRatio and
+	// DiskSpaceWarningLevelRatio are percentages of the filesystem holding
+	// Dir (RocketMQ's keys and defaults: 75, 85, 90): above the first,
+	// retention runs at every disk check; above the second it deletes the
+	// oldest log whatever its age; above the third appends are refused with
+	// ErrDiskFull until usage falls back (see disk.go).
+	DiskMaxUsedSpaceRatio       int
+	DiskSpaceCleanForciblyRatio int
+	DiskSpaceWarningLevelRatio  int
+	// DiskCheckInterval is how often the disk usage is read (one statfs).
+	// Default 1s; negative disables the periodic check (Open and large
+	// Puts still read it).
+	DiskCheckInterval time.Duration
+	// MinOpenFreeBytes is the free space Open requires, so that a store on
+	// a full disk fails at once with a clear error instead of failing in
+	// Pebble's recovery. Default 8 MiB plus MemTableSize (what replaying the
+	// WAL may flush); negative disables the check.
+	MinOpenFreeBytes int64
+	// OnDiskFull, if set, is told when appends start (true) or stop (false)
+	// being refused for the disk, and once (true) when a write failure
+	// latched the store. It runs on the store's goroutines; it must not
+	// block or call the store.
+	OnDiskFull func(full bool)
 	// Logger receives Pebble's messages. Default: errors to stderr, info
 	// dropped.
 	Logger pebble.Logger
@@ -145,18 +178,43 @@ func (o *Options) EnsureDefaults() {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+	memtable, cache := defaultMemory(debug.SetMemoryLimit(-1))
 	if o.MemTableSize == 0 {
-		o.MemTableSize = 64 << 20
+		o.MemTableSize = memtable
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = 128 << 20
+		o.CacheSize = cache
 	}
 	if o.CheckpointBytes == 0 {
 		o.CheckpointBytes = 8 << 20
 	}
+	if o.DiskMaxUsedSpaceRatio == 0 {
+		o.DiskMaxUsedSpaceRatio = 75
+	}
+	if o.DiskSpaceCleanForciblyRatio == 0 {
+		o.DiskSpaceCleanForciblyRatio = 85
+	}
+	if o.DiskSpaceWarningLevelRatio == 0 {
+		o.DiskSpaceWarningLevelRatio = 90
+	}
+	if o.DiskCheckInterval == 0 {
+		o.DiskCheckInterval = time.Second
+	}
+	if o.MinOpenFreeBytes == 0 {
+		o.MinOpenFreeBytes = 8<<20 + int64(o.MemTableSize)
+	}
 	if o.Logger == nil {
 		o.Logger = quietLogger{}
 	}
+}
+
+// defaultMemory returns the default MemTableSize and CacheSize for a Go
+// memory limit (math.MaxInt64: none set).
+func defaultMemory(limit int64) (memtable uint64, cache int64) {
+	if limit <= 0 || limit == math.MaxInt64 {
+		return 8 << 20, 16 << 20
+	}
+	return uint64(min(max(limit/32, 4<<20), 64<<20)), min(max(limit/16, 8<<20), 256<<20)
 }
 
 // ErrBadOptions is returned (wrapped) by Validate.
@@ -177,11 +235,17 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadOptions, o.MaxMessageSize)
 	case o.CheckpointBytes < 0:
 		return fmt.Errorf("%w: CheckpointBytes %d", ErrBadOptions, o.CheckpointBytes)
+	case !ratioOK(o.DiskMaxUsedSpaceRatio) || !ratioOK(o.DiskSpaceCleanForciblyRatio) || !ratioOK(o.DiskSpaceWarningLevelRatio):
+		return fmt.Errorf("%w: disk ratios %d/%d/%d not within 1..99", ErrBadOptions,
+			o.DiskMaxUsedSpaceRatio, o.DiskSpaceCleanForciblyRatio, o.DiskSpaceWarningLevelRatio)
 	case o.MemTableSize > 0 && o.MemTableSize < 1<<20:
 		return fmt.Errorf("%w: MemTableSize %d below 1 MiB", ErrBadOptions, o.MemTableSize)
 	}
 	return nil
 }
+
+// ratioOK accepts a disk ratio; 0 is its default (before EnsureDefaults).
+func ratioOK(r int) bool { return r >= 0 && r < 100 }
 
 type quietLogger struct{}
 

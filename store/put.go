@@ -45,6 +45,10 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.refuseAppend(b.Len()); err != nil {
+		_ = b.Close()
+		return nil, err
+	}
 	res, err := s.apply(op, b, &sc.plan)
 	if err != nil {
 		return nil, err
@@ -83,6 +87,9 @@ func (s *Store) AppendOp(msgs []*protocol.MessageExt) (*Op, error) {
 			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
 		}
 		total += protocol.StoredSize(m) + 16 // + 12 if the store host is v6
+	}
+	if err := s.refuseAppend(total); err != nil {
+		return nil, err
 	}
 	buf := make([]byte, 0, total) // one allocation for every record
 	for i, m := range msgs {

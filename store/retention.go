@@ -77,6 +77,17 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 		}
 		cutoff = max(cutoff, c)
 	}
+	if s.forceClean.Load() && hi > lo {
+		// Above diskSpaceCleanForciblyRatio: the oldest log goes whatever
+		// its age (see disk.go).
+		t, ok, err := commitlog.SeekGE(s.log, forceCleanCutoff(lo, hi))
+		if err != nil {
+			return nil, false, fmt.Errorf("store: retention: %w", err)
+		}
+		if ok && t.Phys < hi {
+			cutoff = max(cutoff, t.Phys)
+		}
+	}
 	if cutoff <= lo {
 		return nil, false, nil
 	}

@@ -84,9 +84,15 @@ type Store struct {
 	openSeg *index.Segment
 	sealed  []*index.Segment
 
-	failed   atomic.Pointer[error]
-	syncs    atomic.Int64 // see Stats
-	restored bool         // opened by Restore
+	failed atomic.Pointer[error]
+	// logOnly says the failure was the log database's alone: ops that
+	// write only the other database go on (see apply).
+	logOnly atomic.Bool
+	// disk and forceClean are the disk-space state (see disk.go).
+	disk       diskState
+	forceClean atomic.Bool
+	syncs      atomic.Int64 // see Stats
+	restored   bool         // opened by Restore
 
 	queuesMu sync.RWMutex
 	queues   map[QueueID]*queue
@@ -125,6 +131,9 @@ func open(opts Options, restored bool) (*Store, error) {
 				return nil, fmt.Errorf("%w (one Pebble database) in %s; move it away or use a new directory", ErrOlderFormat, opts.Dir)
 			}
 		}
+	}
+	if err := s.checkOpenSpace(); err != nil {
+		return nil, err
 	}
 	s.wal = walfs.New(opts.FS, opts.FlushMode == AsyncFlush)
 	cache := pebble.NewCache(opts.CacheSize)
@@ -180,6 +189,10 @@ func open(opts Options, restored bool) (*Store, error) {
 	}
 	if opts.RetentionInterval > 0 {
 		s.goEvery(opts.RetentionInterval, s.retainNow)
+	}
+	s.checkDisk()
+	if opts.DiskCheckInterval > 0 {
+		s.goEvery(opts.DiskCheckInterval, s.watchDisk)
 	}
 	return s, nil
 }
@@ -297,14 +310,32 @@ func (s *Store) syncWAL() {
 }
 
 func (s *Store) retainNow() {
+	if s.failed.Load() != nil {
+		return // said once, by fail
+	}
 	if _, err := s.Retain(s.opts.Clock()); err != nil && !errors.Is(err, ErrClosed) {
 		s.opts.Logger.Errorf("store: retention: %v", err)
 	}
 }
 
-func (s *Store) fail(err error) {
-	e := fmt.Errorf("%w: %w", ErrFailed, err)
-	s.failed.CompareAndSwap(nil, &e)
+// fail latches the store failed with err (the first error wins) and
+// returns the latched error.
+func (s *Store) fail(err error) error { return s.failDB(err, false) }
+
+// failDB is fail; logOnly says only the log's database failed.
+func (s *Store) failDB(err error, logOnly bool) error {
+	e := fmt.Errorf("%w: %w", ErrFailed, failReason(err))
+	if !logOnly {
+		s.logOnly.Store(false)
+	}
+	if s.failed.CompareAndSwap(nil, &e) {
+		s.logOnly.Store(logOnly)
+		s.opts.Logger.Errorf("%v", e)
+		if s.opts.OnDiskFull != nil {
+			s.opts.OnDiskFull(true)
+		}
+	}
+	return *s.failed.Load()
 }
 
 // Flush makes every acknowledged write durable now (an fsync of the WAL).
@@ -337,23 +368,39 @@ func (s *Store) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	s.closed = true
-	// Flushing the memtable leaves no WAL to replay, so a clean restart
-	// opens in milliseconds; after a crash Open replays at most
-	// MemTableSize of WAL.
-	err := s.log.Flush()
-	if ferr := s.db.Flush(); err == nil {
-		err = ferr
-	}
-	if err == nil {
-		err = cerr
-	}
-	if serr := s.wal.SyncAll(); err == nil {
-		err = serr
+	var err error
+	errp := s.failed.Load()
+	logFailed := errp != nil
+	switch {
+	case errp != nil && s.logOnly.Load():
+		// Pebble panics in a flush after a failed WAL write (it rotates
+		// the WAL, whose close fails), and in any flush whose new WAL
+		// cannot be created (a disk still full), so neither database
+		// flushes: what they acknowledged is in their WALs, fsynced
+		// here, which the next Open replays (consumer offsets included).
+		err = s.wal.SyncAll()
+	case errp != nil:
+		err = *errp
+	default:
+		// Flushing the memtable leaves no WAL to replay, so a clean
+		// restart opens in milliseconds; after a crash Open replays at
+		// most MemTableSize of WAL.
+		err = s.log.Flush()
+		if ferr := s.db.Flush(); err == nil {
+			err = ferr
+		}
+		if err == nil {
+			err = cerr
+		}
+		if serr := s.wal.SyncAll(); err == nil {
+			err = serr
+		}
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
-	if cerr := s.log.Close(); err == nil {
+	// A failed log's Close repeats its failure, which fail reported.
+	if cerr := s.log.Close(); err == nil && !logFailed {
 		err = cerr
 	}
 	s.cache.Unref()

@@ -230,6 +230,17 @@ func (c *Core) putError(err error) error {
 			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB. (%v)", c.cfg.MaxMessageSize, err)
 	case errors.Is(err, store.ErrClosed):
 		return refuse(protocol.RespServiceNotAvailable, "service not available now, the broker is shutting down")
+	case errors.Is(err, store.ErrDiskFull):
+		// Java's remark, with its diskUtil(): one store on one filesystem
+		// here, so the commit log, queues and index share one ratio.
+		pct, _ := c.st.DiskUsage()
+		r := pct / 100
+		return errorf(protocol.RespServiceNotAvailable,
+			"service not available now. It may be caused by one of the following reasons: the broker's disk is full [CL: %5.2f CQ: %5.2f INDEX: %5.2f], messages are put to the slave, message store has been shut down, etc.", r, r, r)
+	case errors.Is(err, store.ErrFailed):
+		// Java's runningFlags make the store not writeable after a write
+		// error, answered SERVICE_NOT_AVAILABLE; the cause says what to do.
+		return errorf(protocol.RespServiceNotAvailable, "service not available now, the message store is not writable: %v", err)
 	default:
 		c.log.Error("broker: store write failed", "err", err)
 		return errorf(protocol.RespSystemError, "store write failed: %v", err)

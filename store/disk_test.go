@@ -1,0 +1,194 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store/faultfs"
+)
+
+// openFault opens a store on a faultfs of 1 GiB used at pct, with a fast
+// disk check; onFull records the store's disk-state calls.
+func openFault(t *testing.T, pct int, onFull *atomic.Int32) (*Store, *faultfs.FS, Options) {
+	t.Helper()
+	fs := faultfs.New(vfs.NewMem(), 1<<30, pct)
+	o := memOptions(fs, fakeclock.New(t0))
+	o.DiskCheckInterval = 5 * time.Millisecond
+	o.FileReservedTime = -1
+	if onFull != nil {
+		o.OnDiskFull = func(full bool) {
+			if full {
+				onFull.Add(1)
+			} else {
+				onFull.Add(-1)
+			}
+		}
+	}
+	s, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, fs, o
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestDiskFullRefusesAppendsAndResumes: above diskSpaceWarningLevelRatio
+// appends are refused before any write fails, reads and offset commits go
+// on, and appends resume by themselves when space returns.
+func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
+	var state atomic.Int32
+	s, fs, _ := openFault(t, 50, &state)
+	defer func() { _ = s.Close() }()
+	mustPut(t, s, msg("T", 0, "before"))
+
+	fs.SetUsage(91)
+	waitFor(t, "the disk check to see 91%", func() bool { return s.Writable() != nil })
+	if _, err := s.Put(msgsN("T", 1)); !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "91.0% used") {
+		t.Fatalf("Put on a full disk: %v, want ErrDiskFull with the usage", err)
+	}
+	if _, err := s.AppendOp(msgsN("T", 1)); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("AppendOp on a full disk: %v", err)
+	}
+	if state.Load() != 1 {
+		t.Fatalf("OnDiskFull state %d, want 1 (told full once)", state.Load())
+	}
+	if fs.Failed.Load() != 0 {
+		t.Fatal("a write reached the disk's ENOSPC; the refusal must come first")
+	}
+	// Reads and offset commits keep working.
+	r, err := s.Get("T", 0, 0, 32, 1<<20, nil)
+	if err != nil || r.Count != 1 {
+		t.Fatalf("Get while full: %v, %+v", err, r)
+	}
+	if err := s.CommitOffset("g", "T", 0, 1); err != nil {
+		t.Fatalf("CommitOffset while full: %v", err)
+	}
+
+	fs.SetUsage(60)
+	waitFor(t, "appends to resume", func() bool { return s.Writable() == nil })
+	mustPut(t, s, msg("T", 0, "after"))
+	if got := s.MaxOffset("T", 0); got != 2 {
+		t.Fatalf("max offset %d, want 2", got)
+	}
+	if state.Load() != 0 {
+		t.Fatalf("OnDiskFull state %d, want 0 (told writable again)", state.Load())
+	}
+}
+
+// TestDiskForceClean: above diskSpaceCleanForciblyRatio retention deletes
+// the oldest log although nothing expired (FileReservedTime forever).
+func TestDiskForceClean(t *testing.T) {
+	s, fs, _ := openFault(t, 50, nil)
+	defer func() { _ = s.Close() }()
+	for i := 0; i < 40; i++ {
+		mustPut(t, s, msg("T", 0, strings.Repeat("x", 64<<10)))
+	}
+	time.Sleep(50 * time.Millisecond) // several disk checks below the ratios
+	if s.MinPhysOffset() != 0 {
+		t.Fatal("retention deleted log below diskMaxUsedSpaceRatio with nothing expired")
+	}
+	fs.SetUsage(87)
+	waitFor(t, "a forced clean", func() bool { return s.MinOffset("T", 0) > 0 })
+	if err := s.Writable(); err != nil {
+		t.Fatalf("writable at 87%%: %v", err)
+	}
+	if s.MaxOffset("T", 0) != 40 {
+		t.Fatal("forced clean lost the newest messages")
+	}
+}
+
+// TestWriteENOSPC: a write that does hit ENOSPC latches the store with a
+// reason naming it, Close returns without a panic, and a reopen on a disk
+// with space has every acknowledged message.
+func TestWriteENOSPC(t *testing.T) {
+	s, fs, o := openFault(t, 50, nil)
+	o.FS = fs
+	acked := 0
+	for i := 0; i < 100; i++ {
+		mustPut(t, s, msg("T", 0, fmt.Sprint(i)))
+		acked++
+	}
+	if err := s.CommitOffset("g", "T", 0, 7); err != nil {
+		t.Fatal(err)
+	}
+	fs.FailWrites(true)
+	var err error
+	for i := 0; i < 1000 && err == nil; i++ { // the WAL block fills
+		if _, err = s.Put(msgsN("T", 8)); err == nil {
+			acked += 8
+		}
+	}
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "restarted") {
+		t.Fatalf("Put on ENOSPC: %v, want ErrFailed with ENOSPC and what to do", err)
+	}
+	if _, err := s.Put(msgsN("T", 1)); !errors.Is(err, ErrFailed) {
+		t.Fatalf("second Put: %v", err)
+	}
+	if s.Writable() == nil {
+		t.Fatal("a failed store says it is writable")
+	}
+	// Only the log failed: an offset commit still goes through (into the
+	// other database's WAL; the disk has room for it again).
+	fs.FailWrites(false)
+	if err := s.CommitOffset("g", "T", 0, 9); err != nil {
+		t.Fatalf("CommitOffset after the log failed: %v", err)
+	}
+	// Still full at Close: it may say what it could not write (the WAL
+	// trailers) but must not panic in a flush.
+	fs.FailWrites(true)
+	t.Logf("Close on a full disk: %v", s.Close())
+	fs.FailWrites(false)
+	s, err = Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if got := s.MaxOffset("T", 0); got < int64(acked) {
+		t.Fatalf("after reopen max offset %d, %d were acknowledged", got, acked)
+	}
+	if off, ok, err := s.ConsumerOffset("g", "T", 0); err != nil || !ok || off != 9 {
+		t.Fatalf("offset after reopen %d %v %v", off, ok, err)
+	}
+	mustPut(t, s, msg("T", 0, "again"))
+}
+
+// TestOpenFullDisk: a store on a disk without room to recover fails at
+// once with one clear error.
+func TestOpenFullDisk(t *testing.T) {
+	fs := faultfs.New(vfs.NewMem(), 1<<30, 100)
+	o := memOptions(fs, fakeclock.New(t0))
+	start := time.Now()
+	_, err := Open(o)
+	if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "free space") {
+		t.Fatalf("Open on a full disk: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Open took %v", d)
+	}
+}
+
+func msgsN(topic string, n int) []*protocol.MessageExt {
+	out := make([]*protocol.MessageExt, n)
+	for i := range out {
+		out[i] = msg(topic, 0, fmt.Sprint("m", i))
+	}
+	return out
+}
