@@ -89,6 +89,9 @@ func New(cfg Config) (*Broker, error) {
 	// by the core, which answers Java's code and remark.
 	sopts.MaxMessageSize = cfg.MaxMessageSize + 64<<10
 	sopts.Clock = cfg.Now
+	sopts.DiskMaxUsedSpaceRatio = cfg.DiskMaxUsedSpaceRatio
+	sopts.DiskSpaceCleanForciblyRatio = cfg.DiskSpaceCleanForciblyRatio
+	sopts.DiskSpaceWarningLevelRatio = cfg.DiskSpaceWarningLevelRatio
 	if cfg.StoreOptions != nil {
 		cfg.StoreOptions(&sopts)
 	}

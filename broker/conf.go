@@ -34,6 +34,8 @@ import (
 //	transactionTimeOut        TransactionTimeout (ms)
 //	transactionCheckMax       TransactionCheckMax
 //	transactionCheckInterval  TransactionCheckInterval (ms)
+//	diskMaxUsedSpaceRatio, diskSpaceCleanForciblyRatio, diskSpaceWarningLevelRatio
+//	                          the Disk*Ratio fields (percent)
 //	enablePropertyFilter      EnablePropertyFilter
 //	filterSupportRetry        FilterSupportRetry
 //	metricsExporterType, metricsPromExporterHost, metricsPromExporterPort,
@@ -155,6 +157,19 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				c.TransactionTimeout = time.Duration(v) * time.Millisecond
 			} else {
 				c.TransactionCheckInterval = time.Duration(v) * time.Millisecond
+			}
+		case "diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio", "diskSpaceWarningLevelRatio":
+			v, err := strconv.Atoi(val)
+			if err != nil || v < 10 || v > 95 {
+				return ignored, bad(fmt.Errorf("not a percentage from 10 to 95"))
+			}
+			switch key {
+			case "diskMaxUsedSpaceRatio":
+				c.DiskMaxUsedSpaceRatio = v
+			case "diskSpaceCleanForciblyRatio":
+				c.DiskSpaceCleanForciblyRatio = v
+			default:
+				c.DiskSpaceWarningLevelRatio = v
 			}
 		case "transactionCheckMax":
 			v, err := strconv.Atoi(val)

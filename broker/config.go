@@ -127,6 +127,14 @@ type Config struct {
 	// TransactionCheckInterval (transactionCheckInterval, ms there) is how
 	// often half messages are checked. Default 60 s.
 	TransactionCheckInterval time.Duration
+	// DiskMaxUsedSpaceRatio (diskMaxUsedSpaceRatio), DiskSpaceCleanForciblyRatio
+	// (diskSpaceCleanForciblyRatio) and DiskSpaceWarningLevelRatio
+	// (diskSpaceWarningLevelRatio) are percentages of the store's filesystem
+	// in use: above the first retention runs at every disk check, above the
+	// second it deletes the oldest messages whatever their age, and above the
+	// third sends are refused (SERVICE_NOT_AVAILABLE, as Java) until space
+	// returns. 0 takes the store's defaults, Java's: 75, 85 and 90.
+	DiskMaxUsedSpaceRatio, DiskSpaceCleanForciblyRatio, DiskSpaceWarningLevelRatio int
 	// EnablePropertyFilter (enablePropertyFilter) lets consumers subscribe
 	// with SQL92 expressions over message properties, filtered here.
 	// Default true (Java's default is false; a dev broker should accept

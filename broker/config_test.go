@@ -113,3 +113,19 @@ func TestResolveAdvertise(t *testing.T) {
 		t.Errorf("unspecified host: %v %v", got, err)
 	}
 }
+
+func TestApplyDiskRatios(t *testing.T) {
+	var c Config
+	ignored, err := c.ApplyProperties(strings.NewReader("diskMaxUsedSpaceRatio=70\ndiskSpaceCleanForciblyRatio=80\ndiskSpaceWarningLevelRatio=88\n"))
+	if err != nil || len(ignored) != 0 {
+		t.Fatalf("ignored %v, err %v", ignored, err)
+	}
+	if c.DiskMaxUsedSpaceRatio != 70 || c.DiskSpaceCleanForciblyRatio != 80 || c.DiskSpaceWarningLevelRatio != 88 {
+		t.Fatalf("ratios %d %d %d", c.DiskMaxUsedSpaceRatio, c.DiskSpaceCleanForciblyRatio, c.DiskSpaceWarningLevelRatio)
+	}
+	for _, bad := range []string{"diskSpaceWarningLevelRatio=99", "diskMaxUsedSpaceRatio=x", "diskSpaceCleanForciblyRatio=5"} {
+		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

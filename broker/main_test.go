@@ -114,7 +114,7 @@ func (rc *rawClient) notifications() []string {
 // call sends a request and fails the test on a transport error.
 func (rc *rawClient) call(code int16, ext map[string]string, body []byte) *protocol.Command {
 	rc.t.Helper()
-	return rc.callTimeout(code, ext, body, 5*time.Second)
+	return rc.callTimeout(code, ext, body, 15*time.Second)
 }
 
 func (rc *rawClient) callTimeout(code int16, ext map[string]string, body []byte, d time.Duration) *protocol.Command {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -73,14 +74,14 @@ func TestDiskFull(t *testing.T) {
 	}
 	got := newRCCollector()
 	rcConsumer(t, c, "disk-a", "DiskT", "*", got.add)
-	eventually(t, 20*time.Second, "group a to consume the first 40", func() bool { return got.len() == 40 })
+	testwait.For(t, 20*time.Second, "group a to consume the first 40", func() bool { return got.len() == 40 })
 	if perm := topicPerm(t, c, "DiskT"); perm != protocol.PermRead|protocol.PermWrite {
 		t.Fatalf("perm before the disk filled: %d", perm)
 	}
 
 	fs.SetUsage(93)
 	st := c.Broker(0).Store()
-	eventually(t, 10*time.Second, "the store to refuse writes", func() bool { return st.Writable() != nil })
+	testwait.For(t, 10*time.Second, "the store to refuse writes", func() bool { return st.Writable() != nil })
 	err = send(1000)
 	var be *client.BrokerError
 	if !errors.As(err, &be) || be.Code != protocol.RespServiceNotAvailable || !strings.Contains(be.Remark, "the broker's disk is full [CL:  0.93") {
@@ -89,20 +90,20 @@ func TestDiskFull(t *testing.T) {
 	if fs.Failed.Load() != 0 {
 		t.Fatal("a write failed with ENOSPC: the refusal must come first")
 	}
-	eventually(t, 10*time.Second, "the name server to see DiskT not writable", func() bool {
+	testwait.For(t, 10*time.Second, "the name server to see DiskT not writable", func() bool {
 		return topicPerm(t, c, "DiskT") == protocol.PermRead
 	})
 	// A new group meanwhile: its heartbeat creates its retry topic and it
 	// reads everything there; its offsets commit.
 	fresh := newRCCollector()
 	rcConsumer(t, c, "disk-b", "DiskT", "*", fresh.add)
-	eventually(t, 20*time.Second, "a new group to read the existing messages", func() bool { return fresh.len() == 40 })
+	testwait.For(t, 20*time.Second, "a new group to read the existing messages", func() bool { return fresh.len() == 40 })
 	if _, ok := c.Broker(0).Core().Topic("%RETRY%disk-b"); !ok {
 		t.Fatal("no retry topic for the new group")
 	}
 
 	fs.SetUsage(60)
-	eventually(t, 10*time.Second, "the name server to see DiskT writable again", func() bool {
+	testwait.For(t, 10*time.Second, "the name server to see DiskT writable again", func() bool {
 		return topicPerm(t, c, "DiskT") == protocol.PermRead|protocol.PermWrite
 	})
 	for i := 40; i < 80; i++ {
@@ -111,7 +112,7 @@ func TestDiskFull(t *testing.T) {
 		}
 		acked[body(i)] = true
 	}
-	eventually(t, 20*time.Second, "group a to consume everything acknowledged", func() bool { return got.len() == len(acked) })
+	testwait.For(t, 20*time.Second, "group a to consume everything acknowledged", func() bool { return got.len() == len(acked) })
 	for b := range acked {
 		if got.get(b) == nil {
 			t.Fatalf("acknowledged %s not consumed", b)
@@ -125,7 +126,7 @@ func TestDiskFull(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, 20*time.Second, "group a's offsets to reach the broker", func() bool { return sum() == 80 })
+	testwait.For(t, 20*time.Second, "group a's offsets to reach the broker", func() bool { return sum() == 80 })
 	c.StopBroker(0)
 	c.RestartBroker(0)
 	if n := sum(); n != 80 {
@@ -178,7 +179,7 @@ func TestDiskWriteENOSPC(t *testing.T) {
 	if !errors.As(err, &be) || be.Code != protocol.RespServiceNotAvailable || !strings.Contains(be.Remark, "no space left on device") {
 		t.Fatalf("send on ENOSPC: %v, want code 14 naming the cause", err)
 	}
-	eventually(t, 10*time.Second, "the name server to see EnospcT not writable", func() bool {
+	testwait.For(t, 10*time.Second, "the name server to see EnospcT not writable", func() bool {
 		return topicPerm(t, c, "EnospcT") == protocol.PermRead
 	})
 	// Only the log failed: a new group's retry topic and offsets are
@@ -186,12 +187,12 @@ func TestDiskWriteENOSPC(t *testing.T) {
 	fs.FailWrites(false)
 	got := newRCCollector()
 	rcConsumer(t, c, "enospc-g", "EnospcT", "*", got.add)
-	eventually(t, 20*time.Second, "a new group to read the acknowledged messages", func() bool { return got.len() == 20 })
+	testwait.For(t, 20*time.Second, "a new group to read the acknowledged messages", func() bool { return got.len() == 20 })
 	if _, ok := c.Broker(0).Core().Topic("%RETRY%enospc-g"); !ok {
 		t.Fatal("no retry topic for the new group")
 	}
 	offset := func() int64 { o, _ := c.Broker(0).ConsumerOffset("enospc-g", "EnospcT", 0); return o }
-	eventually(t, 20*time.Second, "the group's offset to reach the broker", func() bool { return offset() == 20 })
+	testwait.For(t, 20*time.Second, "the group's offset to reach the broker", func() bool { return offset() == 20 })
 	// Space is freed, then a clean stop: Close must not panic in Pebble's
 	// flush, and the offsets the core persists on close reach the WAL.
 	fs.FailWrites(false)
@@ -203,7 +204,7 @@ func TestDiskWriteENOSPC(t *testing.T) {
 	if o := offset(); o != 20 {
 		t.Fatalf("offset after a clean restart %d, want 20", o)
 	}
-	eventually(t, 10*time.Second, "EnospcT writable again", func() bool {
+	testwait.For(t, 10*time.Second, "EnospcT writable again", func() bool {
 		return topicPerm(t, c, "EnospcT") == protocol.PermRead|protocol.PermWrite
 	})
 }
