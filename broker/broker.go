@@ -88,7 +88,7 @@ func New(cfg Config) (*Broker, error) {
 	// The store limit covers the whole record; the body limit is checked
 	// by the core, which answers Java's code and remark.
 	sopts.MaxMessageSize = cfg.MaxMessageSize + 64<<10
-	sopts.Clock = cfg.Now
+	sopts.Now = cfg.Now
 	sopts.DiskMaxUsedSpaceRatio = cfg.DiskMaxUsedSpaceRatio
 	sopts.DiskSpaceCleanForciblyRatio = cfg.DiskSpaceCleanForciblyRatio
 	sopts.DiskSpaceWarningLevelRatio = cfg.DiskSpaceWarningLevelRatio

@@ -35,7 +35,7 @@ func TestConsumeFromLastAndTimestamp(t *testing.T) {
 		clock := fakeclock.New(time.Now().Add(-3 * time.Hour))
 		be := startRunnel(t, 1, func(_ int, cfg *broker.Config) {
 			cfg.StoreOptions = func(o *store.Options) {
-				o.Clock = clock.Now
+				o.Now = clock.Now
 				o.FileReservedTime = time.Hour
 				o.RetentionInterval = -1 // retention runs when the test says
 			}

@@ -32,7 +32,7 @@ func BenchmarkAppendDuringRetention(b *testing.B) {
 					opts.FlushMode = mode
 					opts.RetentionInterval = -1
 					opts.FileReservedTime = time.Hour
-					opts.Clock = clock.Now
+					opts.Now = clock.Now
 					s, err := Open(opts)
 					if err != nil {
 						b.Fatal(err)

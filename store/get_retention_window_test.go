@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,7 +70,7 @@ func TestGetDuringRetentionWindow(t *testing.T) {
 	gfs.armed.Store(true)
 	done := make(chan error)
 	go func() { _, err := s.Apply(op); done <- err }()
-	waitUntil(t, "the truncation to become visible", func() bool {
+	testwait.For(t, testwait.Default, "the truncation to become visible", func() bool {
 		_, err := commitlog.Read(s.log, r[0].CommitLogOffset)
 		return err != nil
 	})
@@ -103,7 +104,7 @@ func TestMetadataOpDoesNotPublishPendingAppend(t *testing.T) {
 	gfs.armed.Store(true)
 	done := make(chan error)
 	go func() { _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "waits for its sync")}); done <- err }()
-	waitUntil(t, "the append to wait for its sync", func() bool {
+	testwait.For(t, testwait.Default, "the append to wait for its sync", func() bool {
 		s.applyMu.Lock()
 		defer s.applyMu.Unlock()
 		return s.nextPhys > before
@@ -145,14 +146,4 @@ func openGated(t *testing.T) (*Store, *gateFS) {
 func (fs *gateFS) open() {
 	fs.armed.Store(false)
 	fs.once.Do(func() { close(fs.gate) })
-}
-
-// waitUntil polls cond for up to 5 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 5 s for %s", what)
-		}
-	}
 }

@@ -90,8 +90,8 @@ type Options struct {
 	// MaxMessageSize is the largest stored record accepted. Default 4 MiB
 	// (maxMessageSize) plus room for the header and properties.
 	MaxMessageSize int
-	// Clock supplies store timestamps and retention's "now". Default time.Now.
-	Clock func() time.Time
+	// Now supplies store timestamps and retention's "now". Default time.Now.
+	Now func() time.Time
 	// OnArrival, if set, is called after appended messages become readable.
 	OnArrival ArrivalHook
 	// MemTableSize is Pebble's memtable size (of the log's database; the
@@ -175,8 +175,8 @@ func (o *Options) EnsureDefaults() {
 	if o.MaxMessageSize == 0 {
 		o.MaxMessageSize = 4<<20 + 64<<10
 	}
-	if o.Clock == nil {
-		o.Clock = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	memtable, cache := defaultMemory(debug.SetMemoryLimit(-1))
 	if o.MemTableSize == 0 {

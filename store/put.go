@@ -40,7 +40,7 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 	sc := newPutScratch(len(msgs))
 	defer sc.release()
 	op := &sc.op
-	*op = Op{Kind: OpAppend, Timestamp: s.opts.Clock().UnixMilli(), Messages: sc.msgs}
+	*op = Op{Kind: OpAppend, Timestamp: s.opts.Now().UnixMilli(), Messages: sc.msgs}
 	b, err := s.buildPut(op, msgs, sc)
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 }
 
 // AppendOp builds the OpAppend that Put(msgs) applies, with everything
-// Apply does not decide fixed in it: the store time (Options.Clock now) and
+// Apply does not decide fixed in it: the store time (Options.Now now) and
 // each record's store host (Options.StoreHost where unset). Its encoding
 // (Marshal), given to ApplyEncoded on any store, does what Put does there
 // with the same clock: what a replicated store's leader proposes. Put is
@@ -77,7 +77,7 @@ func (s *Store) AppendOp(msgs []*protocol.MessageExt) (*Op, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidOp)
 	}
-	op := &Op{Kind: OpAppend, Timestamp: s.opts.Clock().UnixMilli(), Messages: make([]AppendMessage, len(msgs))}
+	op := &Op{Kind: OpAppend, Timestamp: s.opts.Now().UnixMilli(), Messages: make([]AppendMessage, len(msgs))}
 	total := 0
 	for _, m := range msgs {
 		if err := checkName("topic", m.Topic); err != nil {

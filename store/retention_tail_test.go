@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestCheckpointDuringTruncationWindow(t *testing.T) {
 	gfs.armed.Store(true)
 	truncated := make(chan error, 1)
 	go func() { _, err := s.Apply(&Op{Kind: OpTruncate, Cutoff: r[150].CommitLogOffset}); truncated <- err }()
-	waitUntil(t, "the truncation to be applied", func() bool {
+	testwait.For(t, testwait.Default, "the truncation to be applied", func() bool {
 		_, err := commitlog.Read(s.log, r[0].CommitLogOffset)
 		return err != nil
 	})
@@ -106,7 +107,7 @@ func TestCheckpointDuringTruncationWindow(t *testing.T) {
 	s.applyMu.Unlock()
 	appended := make(chan error, 1)
 	go func() { _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "checkpoints")}); appended <- err }()
-	waitUntil(t, "the append's checkpoint", func() bool { return derived() > before })
+	testwait.For(t, testwait.Default, "the append's checkpoint", func() bool { return derived() > before })
 	gfs.open()
 	if err := <-truncated; err != nil {
 		t.Fatal(err)

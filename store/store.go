@@ -313,7 +313,7 @@ func (s *Store) retainNow() {
 	if s.failed.Load() != nil {
 		return // said once, by fail
 	}
-	if _, err := s.Retain(s.opts.Clock()); err != nil && !errors.Is(err, ErrClosed) {
+	if _, err := s.Retain(s.opts.Now()); err != nil && !errors.Is(err, ErrClosed) {
 		s.opts.Logger.Errorf("store: retention: %v", err)
 	}
 }

@@ -35,7 +35,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func memOptions(fs vfs.FS, clock *fakeclock.Clock) Options {
 	// A small CheckpointBytes makes the tests cross many checkpoints of
 	// the queues' tails and the index.
-	o := Options{Dir: "db", FS: fs, Clock: clock.Now, RetentionInterval: -1, FlushInterval: -1,
+	o := Options{Dir: "db", FS: fs, Now: clock.Now, RetentionInterval: -1, FlushInterval: -1,
 		MemTableSize: 4 << 20, CacheSize: 8 << 20, CheckpointBytes: 4 << 10}
 	return o
 }

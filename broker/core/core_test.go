@@ -51,7 +51,7 @@ func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 	}
 	sopts := store.DefaultOptions("/core")
 	sopts.FS = vfs.NewMem()
-	sopts.Clock = clock.Now
+	sopts.Now = clock.Now
 	sopts.FlushInterval = -1
 	sopts.RetentionInterval = -1
 	if adjust != nil {

@@ -58,7 +58,7 @@ func BenchmarkPropose(b *testing.B) {
 	}
 	for _, mode := range []store.FlushMode{store.SyncFlush, store.AsyncFlush} {
 		b.Run("store-"+mode.String(), func(b *testing.B) {
-			s, err := store.Open(store.Options{Dir: b.TempDir(), FlushMode: mode, RetentionInterval: -1, Clock: func() time.Time { return storeTime }})
+			s, err := store.Open(store.Options{Dir: b.TempDir(), FlushMode: mode, RetentionInterval: -1, Now: func() time.Time { return storeTime }})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -64,7 +64,7 @@ func (g *group) config(i int) Config {
 	cfg.ID, cfg.Dir, cfg.Peers = g.peers[i].ID, g.dirs[i], g.peers
 	cfg.LogNoSync = true
 	cfg.Logger = testLogger()
-	cfg.Store = store.Options{Clock: func() time.Time { return storeTime }, MemTableSize: 4 << 20, CacheSize: 8 << 20,
+	cfg.Store = store.Options{Now: func() time.Time { return storeTime }, MemTableSize: 4 << 20, CacheSize: 8 << 20,
 		StoreHost: netip.MustParseAddrPort("10.0.0.1:10911")}
 	if g.mod != nil {
 		g.mod(&cfg)

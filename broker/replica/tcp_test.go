@@ -28,7 +28,7 @@ func TestTCPGroup(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.ID, cfg.Dir, cfg.Peers, cfg.BindAddr = peers[i].ID, t.TempDir(), peers, peers[i].Addr
 		cfg.Logger = testLogger()
-		cfg.Store = store.Options{Clock: func() time.Time { return storeTime }, MemTableSize: 4 << 20, CacheSize: 8 << 20}
+		cfg.Store = store.Options{Now: func() time.Time { return storeTime }, MemTableSize: 4 << 20, CacheSize: 8 << 20}
 		n, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)

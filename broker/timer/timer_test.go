@@ -39,7 +39,7 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) open() {
 	e.t.Helper()
-	st, err := store.Open(store.Options{Dir: "db", FS: e.fs, Clock: e.clock.Now, RetentionInterval: -1,
+	st, err := store.Open(store.Options{Dir: "db", FS: e.fs, Now: e.clock.Now, RetentionInterval: -1,
 		FlushInterval: -1, MemTableSize: 4 << 20, CacheSize: 8 << 20})
 	if err != nil {
 		e.t.Fatal(err)
