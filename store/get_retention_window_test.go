@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
