@@ -1,6 +1,6 @@
 // Package faultfs is a Pebble filesystem for fault tests: it wraps another
-// vfs.FS, reports a disk usage the test chooses, and can make every write
-// fail with ENOSPC, as a full disk does. It owns nothing else; the store
+// vfs.FS, reports a disk usage the test chooses, can make every write
+// fail with ENOSPC, as a full disk does, and can make syncs slow. It owns nothing else; the store
 // and the broker take it through store.Options.FS.
 package faultfs
 
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -21,6 +22,21 @@ type FS struct {
 	enospc  atomic.Bool
 	// Failed counts the writes refused with ENOSPC.
 	Failed atomic.Int64
+	// syncDelay is added to every sync (a slow disk), in nanoseconds.
+	syncDelay atomic.Int64
+	// Synced counts the syncs.
+	Synced atomic.Int64
+}
+
+// SetSyncDelay makes every later sync of a file (Sync, SyncData, SyncTo)
+// take d longer, as a slow or busy disk does.
+func (fs *FS) SetSyncDelay(d time.Duration) { fs.syncDelay.Store(int64(d)) }
+
+func (fs *FS) slowSync() {
+	fs.Synced.Add(1)
+	if d := time.Duration(fs.syncDelay.Load()); d > 0 {
+		time.Sleep(d)
+	}
 }
 
 // New wraps inner with a disk of total bytes, used at usedPct percent.
@@ -106,6 +122,21 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	return f.File.WriteAt(p, off)
+}
+
+func (f *file) Sync() error {
+	f.fs.slowSync()
+	return f.File.Sync()
+}
+
+func (f *file) SyncData() error {
+	f.fs.slowSync()
+	return f.File.SyncData()
+}
+
+func (f *file) SyncTo(length int64) (bool, error) {
+	f.fs.slowSync()
+	return f.File.SyncTo(length)
 }
 
 func (f *file) Preallocate(off, n int64) error {
