@@ -26,12 +26,14 @@ type Interceptor struct {
 	Request Handler
 	// Response, if set, runs once the request's answer is settled, in
 	// reverse chain order, for each interceptor whose Request ran (every one
-	// when the request reached its handler). resp is the answer: the
-	// handler's, a refusal, or what a Responder was given; it was sent
-	// unless the request was oneway or the connection had closed. resp is
-	// nil when there was no answer (a handler returning nil without taking a
-	// Responder, as for most oneway requests). elapsed runs from the
-	// dispatch of the request to the write of its answer. For a deferred
+	// when the request reached its handler), just before the answer is
+	// written, so what it records is there by the time the peer has the
+	// answer. resp is the answer: the handler's, a refusal, or what a
+	// Responder was given; it is sent unless the request was oneway or the
+	// connection has closed. resp is nil when there was no answer (a handler
+	// returning nil without taking a Responder, as for most oneway
+	// requests). elapsed runs from the dispatch of the request to its
+	// answer being settled. For a deferred
 	// answer it runs on the goroutine that calls Responder.Respond; a
 	// Responder never answered never runs it. It must not modify req or
 	// resp, nor block.
@@ -127,8 +129,10 @@ func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 		}
 		return
 	}
-	c.answer(req, resp)
+	// Response hooks before the write: what they record is there by the
+	// time the peer has the answer.
 	st.finish(c, req, resp)
+	c.answer(req, resp)
 }
 
 // outgoing runs the client interceptors' Request hooks on cmd, the copy of

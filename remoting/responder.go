@@ -65,6 +65,11 @@ func (r *Responder) Respond(resp *protocol.Command) error {
 	if !r.done.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: code %d opaque %d from %s", ErrAnswered, r.req.Code, r.req.Opaque, r.c.remote)
 	}
+	// The interceptors see the answer before it is written, so whatever
+	// they record (metrics) is there by the time the peer has the answer.
+	if r.st != nil {
+		r.st.finish(r.c, r.req, resp)
+	}
 	var err error
 	switch {
 	case r.req.IsOneway():
@@ -76,9 +81,6 @@ func (r *Responder) Respond(resp *protocol.Command) error {
 	}
 	if err != nil {
 		r.c.log.Debug("remoting: deferred answer not sent", "code", r.req.Code, "opaque", r.req.Opaque, "err", err)
-	}
-	if r.st != nil {
-		r.st.finish(r.c, r.req, resp)
 	}
 	return err
 }
