@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/dueloop"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -91,14 +92,8 @@ type Service struct {
 	// an entry during checking.
 	used []map[int64]bool
 
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
-
-	mu struct {
-		sync.Mutex
-		started, closed bool
-	}
+	// loop runs Step until Close.
+	loop *dueloop.Loop
 }
 
 // New returns a Service that resumes from the progress recorded in the
@@ -123,10 +118,9 @@ func New(cfg Config) (*Service, error) {
 		next:     make([]int64, n),
 		checking: make([]bool, n),
 		used:     make([]map[int64]bool, n),
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
 	}
+	s.loop = dueloop.New(dueloop.Config{Name: "schedule", Step: s.Step, Now: cfg.Now,
+		IdleInterval: cfg.IdleInterval, RetryInterval: cfg.RetryInterval, Logger: cfg.Logger})
 	for i := range n {
 		s.next[i] = offs[int32(i+1)]
 		s.checking[i] = true
@@ -148,12 +142,7 @@ func (s *Service) Progress() map[int32]int64 {
 
 // Notify tells the loop a message arrived in the schedule topic, so it
 // recomputes when to wake. It never blocks.
-func (s *Service) Notify() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
+func (s *Service) Notify() { s.loop.Notify() }
 
 // Step delivers every message due at Now and returns when the earliest
 // pending one falls due (the zero time when none is pending). On a store

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/dueloop"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -100,14 +101,8 @@ type Service struct {
 	// used are delivered copies matched to a timer while checking.
 	used map[int64]bool
 
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
-
-	mu struct {
-		sync.Mutex
-		started, closed bool
-	}
+	// loop runs Step until Close.
+	loop *dueloop.Loop
 }
 
 // New returns a Service that resumes from the progress recorded in the
@@ -123,10 +118,9 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{
 		cfg:      cfg,
 		resuming: true,
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
 	}
+	s.loop = dueloop.New(dueloop.Config{Name: "timer", Step: s.Step, Now: cfg.Now,
+		IdleInterval: cfg.IdleInterval, RetryInterval: cfg.RetryInterval, Logger: cfg.Logger})
 	v, ok, err := cfg.Store.Checkpoint(checkpointName)
 	if err != nil {
 		return nil, fmt.Errorf("timer: read progress: %w", err)
@@ -152,12 +146,7 @@ func (s *Service) Waiting() int {
 
 // Notify tells the loop a message arrived in the timer topic. It never
 // blocks.
-func (s *Service) Notify() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
+func (s *Service) Notify() { s.loop.Notify() }
 
 // Step indexes up to indexChunk timers stored since the last Step,
 // delivers every indexed one due at Now, and returns when the earliest
