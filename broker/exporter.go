@@ -26,7 +26,7 @@ func (b *Broker) interceptors() []remoting.Interceptor {
 	if b.acl != nil {
 		ics = append(ics, b.acl.Interceptor())
 	}
-	return ics
+	return append(ics, b.cfg.Interceptors...)
 }
 
 // MetricsURL returns where /metrics is served, "" when it is not (the
