@@ -21,7 +21,7 @@ import (
 func TestOrderlyLocksRenewedBeforeBrokerExpiry(t *testing.T) {
 	const lease = time.Second
 	c := startCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.LockMaxLiveTime = lease }))
-	be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(0)}}
+	be := &backend{ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(0)}}
 	be.createTopic(t, "T", 2)
 	cons := newConsumer(t, be.ns, "og", func(cfg *PushConsumerConfig) {
 		cfg.Client.LockRenewInterval = 200 * time.Millisecond
