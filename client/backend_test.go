@@ -76,9 +76,9 @@ func (be *backend) brokerIndex(t testing.TB, name string) int {
 
 // stored returns the messages broker i's store holds in topic/qid, as
 // stored (compressed bodies left compressed); none for an unknown queue.
-func (be *backend) stored(t testing.TB, i int, topic string, qid int) []*protocol.MessageExt {
+func (be *backend) stored(t testing.TB, i int, topic string, qid int32) []*protocol.MessageExt {
 	t.Helper()
-	res, err := be.broker(i).Store().Get(topic, int32(qid), 0, 1<<16, 1<<30, nil)
+	res, err := be.broker(i).Store().Get(topic, qid, 0, 1<<16, 1<<30, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -303,8 +303,7 @@ func TestOrderlyRebalanceHandsLocksOver(t *testing.T) {
 		if mq.Topic != "T" {
 			continue
 		}
-		w := protocol.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: int32(mq.QueueID)}
-		if h, _ := be.broker(0).LockOwner("og", w); h != b.cfg.Client.ClientID() {
+		if h, _ := be.broker(0).LockOwner("og", mq); h != b.cfg.Client.ClientID() {
 			t.Fatalf("%v held by %q", mq, h)
 		}
 	}

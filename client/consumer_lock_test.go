@@ -36,7 +36,7 @@ func TestOrderlyLocksRenewedBeforeBrokerExpiry(t *testing.T) {
 	body := protocol.LockBatchRequestBody{ConsumerGroup: "og", ClientID: "127.0.0.1@intruder"}
 	for _, mq := range cons.Assigned() {
 		if mq.Topic == "T" {
-			body.MQSet = append(body.MQSet, toWire(mq))
+			body.MQSet = append(body.MQSet, mq)
 		}
 	}
 	// Probe across three leases: every probe must find the locks live. The
