@@ -113,8 +113,9 @@ func (t *Tap) add(r *rule) {
 	t.mu.rules = append(t.mu.rules, r)
 }
 
-// Requests returns copies of the requests seen that match, oldest first,
-// refused and dropped ones included.
+// Requests returns the tap's copies of the requests seen that match, oldest
+// first, refused and dropped ones included; the caller must not modify
+// them. The tap keeps every request for its life, which is one test's.
 func (t *Tap) Requests(match Match) []*protocol.Command {
 	t.mu.Lock()
 	defer t.mu.Unlock()
