@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -308,6 +309,12 @@ func (b *Broker) ExpireClients() { b.core.ExpireClients() }
 
 // ConsumerIDs returns the client ids registered in a consumer group.
 func (b *Broker) ConsumerIDs(group string) []string { return b.core.ConsumerIDs(group) }
+
+// LockOwner returns the client holding a live orderly lock on mq in group
+// (LOCK_BATCH_MQ), for tests and tools.
+func (b *Broker) LockOwner(group string, mq protocol.MessageQueue) (clientID string, ok bool) {
+	return b.core.LockOwner(group, mq)
+}
 
 // ConsumerOffset returns a group's committed offset on a queue.
 func (b *Broker) ConsumerOffset(group, topic string, queueID int32) (int64, bool) {
