@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,10 +26,11 @@ func TestIncrementalRegistration(t *testing.T) {
 	gate := make(chan struct{})
 	var gateOnce sync.Once
 	rec.mu.Lock()
-	rec.hook = func(tc map[string]protocol.TopicConfig) {
+	rec.hook = func(tc map[string]protocol.TopicConfig) bool {
 		if _, ok := tc["Hold"]; ok {
 			<-gate // the registration carrying Hold waits until the burst is in
 		}
+		return false
 	}
 	rec.mu.Unlock()
 	t.Cleanup(func() { gateOnce.Do(func() { close(gate) }) })
@@ -100,6 +102,53 @@ func TestIncrementalRegistration(t *testing.T) {
 	for i := range burst {
 		if _, code := routeAt(t, c.NamesrvAddr(), "Burst"+strconv.Itoa(i)); code != protocol.RespSuccess {
 			t.Fatalf("Burst%d has no route: code %d", i, code)
+		}
+	}
+}
+
+// TestFailedPartialRegistrationSendsWholeTable: a name server that refused
+// a registration of changed topics gets the whole table at the retry (it
+// may lack any of them), while the name server that took it keeps getting
+// changes only.
+func TestFailedPartialRegistrationSendsWholeTable(t *testing.T) {
+	rec := startRecordingNamesrv(t)
+	var refused atomic.Bool
+	rec.mu.Lock()
+	rec.hook = func(tc map[string]protocol.TopicConfig) bool {
+		_, ok := tc["Refused"]
+		return ok && refused.CompareAndSwap(false, true) // the first one only
+	}
+	rec.mu.Unlock()
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+		cfg.RegisterInterval = time.Hour
+		cfg.NamesrvAddrs = append(cfg.NamesrvAddrs, rec.srv.Addr())
+	}))
+	cl := remoting.NewClient(remoting.DefaultClientConfig())
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := createTopicRaw(ctx, cl, c.BrokerAddr(0), "Refused", 2); err != nil {
+		t.Fatal(err) // a name server's failure does not fail the creation
+	}
+	testwait.For(t, testwait.Default, "the retry after the refusal", func() bool {
+		return len(rec.registrations()) >= 3
+	})
+	regs := rec.registrations()
+	if len(regs[1]) != 1 {
+		t.Fatalf("the refused registration carried %v, want Refused alone", keys(regs[1]))
+	}
+	if _, ok := regs[2]["TBW102"]; !ok || len(regs[2]) < 8 {
+		t.Fatalf("the retry carried %v, want the whole table", keys(regs[2]))
+	}
+	if err := createTopicRaw(ctx, cl, c.BrokerAddr(0), "AfterRetry", 2); err != nil {
+		t.Fatal(err)
+	}
+	if regs = rec.registrations(); len(regs[len(regs)-1]) != 1 {
+		t.Fatalf("after the whole table, a creation carried %v, want AfterRetry alone", keys(regs[len(regs)-1]))
+	}
+	for _, topic := range []string{"Refused", "AfterRetry", "TBW102"} {
+		if _, code := routeAt(t, c.NamesrvAddr(), topic); code != protocol.RespSuccess {
+			t.Fatalf("the real name server has no route of %s: code %d", topic, code)
 		}
 	}
 }

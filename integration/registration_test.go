@@ -141,8 +141,8 @@ type recordingNamesrv struct {
 	unr  []protocol.UnregisterBrokerRequestHeader
 	regs []map[string]protocol.TopicConfig
 	// hook, when set, runs with each registration's topics before it is
-	// answered.
-	hook func(map[string]protocol.TopicConfig)
+	// answered; the registration is refused when it returns true.
+	hook func(map[string]protocol.TopicConfig) (refuse bool)
 }
 
 func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
@@ -161,8 +161,8 @@ func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
 		r.regs = append(r.regs, body.TopicConfigSerializeWrapper.TopicConfigTable)
 		hook := r.hook
 		r.mu.Unlock()
-		if hook != nil {
-			hook(body.TopicConfigSerializeWrapper.TopicConfigTable)
+		if hook != nil && hook(body.TopicConfigSerializeWrapper.TopicConfigTable) {
+			return protocol.NewResponse(req, protocol.RespSystemError, "refused by the test")
 		}
 		return protocol.NewResponse(req, protocol.RespSuccess, "")
 	})
