@@ -43,6 +43,8 @@ type Broker struct {
 	// nsDown holds the name servers whose last registration failed
 	// (address -> true), so a failure is logged once.
 	nsDown sync.Map
+	// inc is the state of registering only changed topics.
+	inc incrementalReg
 
 	mu struct {
 		sync.Mutex
@@ -162,9 +164,7 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		Logger:                   b.log,
 		TopicsChanged: func(wait bool) {
 			if wait {
-				if b.registerAll(b.ctx) > 0 {
-					b.kickRegister() // the loop retries what failed
-				}
+				b.registerChangesAndWait()
 			} else {
 				b.kickRegister()
 			}
