@@ -82,6 +82,7 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 	if err := b.core.Store().Writable(); err != nil {
 		table, version = notWritable(table, version)
 	}
+	table, version = withBrokerPermission(table, version, b.core.Runtime().BrokerPermission)
 	body := protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
 		TopicConfigTable: table, DataVersion: version,
 	}}
