@@ -61,8 +61,23 @@ func TestUpdateBrokerConfig(t *testing.T) {
 		t.Fatalf("a refused update changed the config: %v", c)
 	}
 
+	// Without write permission, ordered topics' sends (their producers
+	// pick queues themselves) and send-backs are refused; others' routes
+	// steer producers away (TestBrokerUpdateConfigCommand in runnelctl).
+	expect(t, rc.call(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
+		Topic: "ORD", DefaultTopic: "defaultTopic", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6,
+		TopicFilterType: protocol.TopicFilterSingleTag, Order: true,
+	}.Encode(), nil), protocol.RespSuccess, "")
+	phys, offID := sendProps(t, rc, "RC", nil, "back")
+	expect(t, updateConfig(rc, "brokerPermission=4"), protocol.RespSuccess, "")
+	expect(t, rc.send("ORD", 0, "", "o"), protocol.RespNoPermission, "sending message is forbidden")
+	expect(t, sendBack(rc, phys, "g", 0, 16, offID), protocol.RespNoPermission, "sending message is forbidden")
+	expect(t, rc.send("RC", 0, "", "unordered"), protocol.RespSuccess, "")
+	expect(t, pull(rc, "g", "RC"), protocol.RespSuccess, "")
+
 	// Without read permission pulls are refused; with it back they pass.
 	expect(t, updateConfig(rc, "brokerPermission=2"), protocol.RespSuccess, "")
+	expect(t, rc.send("ORD", 0, "", "o"), protocol.RespSuccess, "")
 	expect(t, pull(rc, "g", "RC"), protocol.RespNoPermission, "pulling message is forbidden")
 	expect(t, updateConfig(rc, "brokerPermission=6"), protocol.RespSuccess, "")
 	expect(t, pull(rc, "g", "RC"), protocol.RespSuccess, "")
