@@ -52,8 +52,11 @@ const minStoreMessageSize = 4 << 20
 // storeRecordSlack is what a stored record holds beyond its body.
 const storeRecordSlack = 64 << 10
 
+// errUnknownKey marks a key broker.conf does not know either.
+var errUnknownKey = errors.New("unknown broker config key")
+
 // checkRuntimeKeys refuses keys that cannot change at run time, saying
-// whether broker.conf knows them.
+// whether broker.conf knows them (errUnknownKey when not).
 func checkRuntimeKeys(props map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if _, ok := runtimeKeys[k]; ok {
@@ -61,7 +64,7 @@ func checkRuntimeKeys(props map[string]string) error {
 		}
 		var probe Config
 		if ignored, _ := probe.ApplyProperties(strings.NewReader(k + "=" + props[k])); len(ignored) > 0 {
-			return fmt.Errorf("unknown broker config key %q (the keys that change at run time: %s)", k, runtimeKeyList())
+			return fmt.Errorf("%w %q (the keys that change at run time: %s)", errUnknownKey, k, runtimeKeyList())
 		}
 		return fmt.Errorf("broker config key %q cannot change at run time: set it in broker.conf and restart (the keys that can: %s)", k, runtimeKeyList())
 	}
@@ -146,7 +149,7 @@ func (b *Broker) handleUpdateBrokerConfig(ctx context.Context, c *remoting.Conn,
 	}
 	if err := checkRuntimeKeys(props); err != nil {
 		code := protocol.RespNoPermission
-		if strings.HasPrefix(err.Error(), "unknown") {
+		if errors.Is(err, errUnknownKey) {
 			code = protocol.RespInvalidParameter
 		}
 		return errResponse(req, code, "%v", err)
