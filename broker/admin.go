@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -51,35 +50,6 @@ func (b *Broker) handleConsumeStats(ctx context.Context, _ *remoting.Conn, req *
 // handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28): a KVTable.
 func (b *Broker) handleRuntimeInfo(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 	return jsonResponse(req, map[string]any{"table": b.core.RuntimeInfo()})
-}
-
-// subscriptionGroupConfig is RocketMQ's SubscriptionGroupConfig with the
-// defaults every group has here (groups are not configured separately).
-type subscriptionGroupConfig struct {
-	GroupName                      string `json:"groupName"`
-	ConsumeEnable                  bool   `json:"consumeEnable"`
-	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
-	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
-	RetryQueueNums                 int    `json:"retryQueueNums"`
-	RetryMaxTimes                  int    `json:"retryMaxTimes"`
-	BrokerID                       int64  `json:"brokerId"`
-	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
-	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
-}
-
-// handleGetAllSubscriptionGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG
-// (201) (Java SubscriptionGroupWrapper).
-func (b *Broker) handleGetAllSubscriptionGroups(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	table := map[string]subscriptionGroupConfig{}
-	for _, g := range b.core.KnownGroups() {
-		table[g] = subscriptionGroupConfig{
-			GroupName: g, ConsumeEnable: true, ConsumeFromMinEnable: true, ConsumeBroadcastEnable: true,
-			RetryQueueNums: core.RetryQueueNums, RetryMaxTimes: core.RetryMaxTimes, WhichBrokerWhenConsumeSlowly: 1,
-			NotifyConsumerIdsChangedEnable: true,
-		}
-	}
-	_, version := b.core.Topics()
-	return jsonResponse(req, map[string]any{"subscriptionGroupTable": table, "dataVersion": version})
 }
 
 // handleGetAllConsumerOffsets serves GET_ALL_CONSUMER_OFFSET (43) (Java
@@ -180,8 +150,10 @@ func (b *Broker) handleGetTopicConfig(_ context.Context, _ *remoting.Conn, req *
 // handleGetBrokerConfig serves GET_BROKER_CONFIG (26): the configuration in
 // force as RocketMQ properties text, under RocketMQ's key names.
 func (b *Broker) handleGetBrokerConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	c := b.cfg
+	c := b.Config()
 	props := map[string]string{
+		"brokerPermission":      strconv.Itoa(c.BrokerPermission),
+		"timerMaxDelaySec":      formatSeconds(c.TimerMaxDelay),
 		"brokerName":            c.BrokerName,
 		"brokerClusterName":     c.ClusterName,
 		"brokerId":              strconv.FormatInt(c.BrokerID, 10),
@@ -195,16 +167,7 @@ func (b *Broker) handleGetBrokerConfig(_ context.Context, _ *remoting.Conn, req 
 		"fileReservedTime":      fmt.Sprint(int(c.FileReservedTime.Hours())),
 		"maxMessageSize":        fmt.Sprint(c.MaxMessageSize),
 	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var sb strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&sb, "%s=%s\n", k, props[k])
-	}
-	return success(req, nil, []byte(sb.String()))
+	return success(req, nil, []byte(protocol.FormatProperties(props)))
 }
 
 // jsonResponse answers req SUCCESS with v as its JSON body.

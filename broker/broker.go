@@ -40,6 +40,12 @@ type Broker struct {
 	storeHost atomic.Pointer[netip.AddrPort]
 	// regKick asks the registration loop to register now.
 	regKick chan struct{}
+	// rtMu serialises runtime config updates (runtime_config.go); rtSaved
+	// is what RuntimeConfigFile holds. storeMaxBody is the largest
+	// maxMessageSize the store was opened for.
+	rtMu         sync.Mutex
+	rtSaved      map[string]string
+	storeMaxBody int
 	// nsDown holds the name servers whose last registration failed
 	// (address -> true), so a failure is logged once.
 	nsDown sync.Map
@@ -63,6 +69,13 @@ type Broker struct {
 // and prepares the server. Nothing listens until Start.
 func New(cfg Config) (*Broker, error) {
 	cfg.ensureDefaults()
+	saved, err := loadRuntimeConfig(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(saved) > 0 {
+		cfg.Logger.Info("broker: runtime config applied over the configuration", "file", RuntimeConfigFile, "keys", protocol.FormatProperties(saved))
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -83,14 +96,17 @@ func New(cfg Config) (*Broker, error) {
 		log:     cfg.Logger.With("broker", cfg.BrokerName),
 		regKick: make(chan struct{}, 1),
 		stop:    make(chan struct{}),
+		rtSaved: saved,
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	sopts := store.DefaultOptions(cfg.StoreDir)
 	sopts.FlushMode = cfg.FlushMode
 	sopts.FileReservedTime = cfg.FileReservedTime
 	// The store limit covers the whole record; the body limit is checked
-	// by the core, which answers Java's code and remark.
-	sopts.MaxMessageSize = cfg.MaxMessageSize + 64<<10
+	// by the core, which answers Java's code and remark. It leaves room to
+	// raise maxMessageSize at run time up to Java's default.
+	b.storeMaxBody = max(cfg.MaxMessageSize, minStoreMessageSize)
+	sopts.MaxMessageSize = b.storeMaxBody + storeRecordSlack
 	sopts.Now = cfg.Now
 	sopts.DiskMaxUsedSpaceRatio = cfg.DiskMaxUsedSpaceRatio
 	sopts.DiskSpaceCleanForciblyRatio = cfg.DiskSpaceCleanForciblyRatio
@@ -158,6 +174,7 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		TransactionCheckInterval: c.TransactionCheckInterval,
 		DelayLevels:              levels,
 		TimerMaxDelay:            c.TimerMaxDelay,
+		BrokerPermission:         c.BrokerPermission,
 		EnablePropertyFilter:     c.EnablePropertyFilter,
 		FilterSupportRetry:       c.FilterSupportRetry,
 		Now:                      c.Now,
@@ -233,8 +250,14 @@ func (b *Broker) Core() *core.Core { return b.core }
 // Store returns the broker's message store (for tests and tools).
 func (b *Broker) Store() *store.Store { return b.core.Store() }
 
-// Config returns the configuration in force, defaults filled in.
-func (b *Broker) Config() Config { return b.cfg }
+// Config returns the configuration in force, defaults filled in and the
+// runtime changes (updateBrokerConfig) applied.
+func (b *Broker) Config() Config {
+	c := b.cfg
+	rt := b.core.Runtime()
+	c.BrokerPermission, c.MaxMessageSize, c.TimerMaxDelay = rt.BrokerPermission, rt.MaxMessageSize, rt.TimerMaxDelay
+	return c
+}
 
 // Run starts the broker and serves until ctx is done, then closes it.
 func (b *Broker) Run(ctx context.Context) error {

@@ -28,6 +28,7 @@ import (
 //	fileReservedTime       FileReservedTime (hours)
 //	defaultTopicQueueNums  DefaultTopicQueueNums
 //	maxMessageSize         MaxMessageSize (bytes)
+//	brokerPermission       BrokerPermission (RocketMQ perm bits: 6, 4, 2)
 //	messageDelayLevel      MessageDelayLevel ("1s 5s ... 2h")
 //	timerMaxDelaySec       TimerMaxDelay (seconds)
 //	rocketmq.broker.rebalance.lockMaxLiveTime  LockMaxLiveTime (ms)
@@ -131,6 +132,12 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 				return ignored, bad(err)
 			}
 			c.MaxMessageSize = v
+		case "brokerPermission":
+			v, err := strconv.Atoi(val)
+			if err != nil || v <= 0 || v > 7 {
+				return ignored, bad(fmt.Errorf("not RocketMQ perm bits (6 read and write, 4 read, 2 write)"))
+			}
+			c.BrokerPermission = v
 		case "messageDelayLevel":
 			if err := validDelayLevels(val); err != nil {
 				return ignored, bad(err)

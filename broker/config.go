@@ -16,6 +16,7 @@ import (
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/timer"
 	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -62,7 +63,14 @@ type Config struct {
 	// are kept. Default 72 h.
 	FileReservedTime time.Duration
 	// MaxMessageSize (maxMessageSize) caps a message body. Default 4 MiB.
+	// It changes at run time (updateBrokerConfig) up to max(its value at
+	// start, 4 MiB).
 	MaxMessageSize int
+	// BrokerPermission (brokerPermission) is the broker's own perm, of
+	// RocketMQ's perm bits: 6 read and write, 4 read only (sends refused by
+	// the routes: every topic registers without write), 2 write only (pulls
+	// refused NO_PERMISSION). It changes at run time. Default 6.
+	BrokerPermission int
 	// RegisterInterval (registerNameServerPeriod) is how often the broker
 	// registers with every name server. Default 30 s.
 	RegisterInterval time.Duration
@@ -180,6 +188,7 @@ func DefaultConfig() Config {
 		DefaultTopicQueueNums: 4,
 		FileReservedTime:      72 * time.Hour,
 		MaxMessageSize:        4 << 20,
+		BrokerPermission:      protocol.PermRead | protocol.PermWrite,
 		RegisterInterval:      30 * time.Second,
 		OffsetPersistInterval: 5 * time.Second,
 		ChannelExpiry:         120 * time.Second,
@@ -211,6 +220,7 @@ func (c *Config) ensureDefaults() {
 	c.DefaultTopicQueueNums = cmp.Or(c.DefaultTopicQueueNums, d.DefaultTopicQueueNums)
 	c.FileReservedTime = cmp.Or(c.FileReservedTime, d.FileReservedTime)
 	c.MaxMessageSize = cmp.Or(c.MaxMessageSize, d.MaxMessageSize)
+	c.BrokerPermission = cmp.Or(c.BrokerPermission, d.BrokerPermission)
 	c.RegisterInterval = cmp.Or(c.RegisterInterval, d.RegisterInterval)
 	c.OffsetPersistInterval = cmp.Or(c.OffsetPersistInterval, d.OffsetPersistInterval)
 	c.ChannelExpiry = cmp.Or(c.ChannelExpiry, d.ChannelExpiry)
@@ -247,6 +257,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: DefaultTopicQueueNums %d not in 1..%d", ErrBadConfig, c.DefaultTopicQueueNums, core.MaxQueueNums)
 	case c.MaxMessageSize <= 0:
 		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadConfig, c.MaxMessageSize)
+	case c.BrokerPermission&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit) != 0:
+		return fmt.Errorf("%w: BrokerPermission %d has unknown bits", ErrBadConfig, c.BrokerPermission)
 	case c.RegisterInterval <= 0:
 		return fmt.Errorf("%w: RegisterInterval %v", ErrBadConfig, c.RegisterInterval)
 	case c.OffsetPersistInterval <= 0:

@@ -13,10 +13,11 @@
 // admin call — go through the connection's Responder, Conn.Defer, which
 // owns their opaque, oneway and closed connections), send.go, pull.go, offset.go, heartbeat.go
 // (with locks), admin.go, consumer_admin.go, query.go, transaction.go
-// (with send-back), register.go
+// (with send-back), groups.go (consumer group configs), register.go
 // (name server registration) and register_incr.go (registering only the
 // changed topics), config.go and conf.go (Config and RocketMQ
-// broker.conf keys).
+// broker.conf keys), runtime_config.go (UPDATE_BROKER_CONFIG and the
+// broker-runtime.conf it keeps).
 //
 // Invariants:
 //   - every request gets an answer (or none for oneway requests);

@@ -7,6 +7,30 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
+// handleUpdateGroup serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200,
+// mqadmin updateSubGroup): the body is a SubscriptionGroupConfig in JSON,
+// read over Java's defaults so a field left out keeps its default. A body
+// that is not one is INVALID_PARAMETER (Java throws a SYSTEM_ERROR from its
+// JSON parser; the remark here names the problem).
+func (b *Broker) handleUpdateGroup(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+	if len(req.Body) == 0 {
+		return errResponse(req, protocol.RespInvalidParameter, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: no SubscriptionGroupConfig in the body")
+	}
+	g := protocol.DefaultSubscriptionGroupConfig("")
+	if err := protocol.UnmarshalLenient(req.Body, &g); err != nil {
+		return errResponse(req, protocol.RespInvalidParameter, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: the body is not a SubscriptionGroupConfig: %v", err)
+	}
+	return outcome(req, b.core.UpdateGroup(g, c.RemoteAddr()))
+}
+
+// handleGetAllSubscriptionGroups serves GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+// (201) (Java SubscriptionGroupWrapper): the configured groups, and every
+// other group the broker knows with the defaults.
+func (b *Broker) handleGetAllSubscriptionGroups(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	table, version := b.core.GroupConfigs()
+	return jsonResponse(req, protocol.SubscriptionGroupWrapper{SubscriptionGroupTable: table, DataVersion: version})
+}
+
 // handleDeleteGroup serves DELETE_SUBSCRIPTIONGROUP (207).
 func (b *Broker) handleDeleteGroup(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.DeleteSubscriptionGroupRequestHeader) *protocol.Command {
 	return outcome(req, b.core.DeleteGroup(h.GroupName, h.CleanOffset))

@@ -45,6 +45,8 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqConsumerSendMsgBack, withHeader(b.handleConsumerSendMsgBack))
 	h(protocol.ReqEndTransaction, withHeader(b.handleEndTransaction))
 	h(protocol.ReqGetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroups)
+	h(protocol.ReqUpdateAndCreateSubscriptionGroup, b.handleUpdateGroup)
+	h(protocol.ReqUpdateBrokerConfig, b.handleUpdateBrokerConfig)
 	h(protocol.ReqGetAllConsumerOffset, b.handleGetAllConsumerOffsets)
 	h(protocol.ReqQueryTopicConsumeByWho, b.handleTopicConsumeByWho)
 	h(protocol.ReqInvokeBrokerToResetOffset, withHeader(b.handleResetOffset))

@@ -95,14 +95,17 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 }
 
 // registerTopicsWith sends REGISTER_BROKER with table (the whole topic
-// table or only changed topics) to the name servers addrs in parallel and
-// returns those that failed. A failure is logged once until that name
-// server answers again; the loop retries.
+// table or only changed topics; the caller's copy) to the name servers
+// addrs in parallel and returns those that failed. A failure is logged
+// once until that name server answers again; the loop retries.
 func (b *Broker) registerTopicsWith(ctx context.Context, addrs []string, table map[string]protocol.TopicConfig, version protocol.DataVersion) (failed []string) {
 	host := b.storeHost.Load()
 	if host == nil || len(addrs) == 0 {
 		return nil
 	}
+	// Whole or partial, a table says the broker's own permission
+	// (updateBrokerConfig's brokerPermission) in every topic's.
+	table, version = withBrokerPermission(table, version, b.core.Runtime().BrokerPermission)
 	body := protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
 		TopicConfigTable: table, DataVersion: version,
 	}}

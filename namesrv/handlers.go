@@ -21,6 +21,8 @@ func (s *Server) registerHandlers() {
 	s.rs.Handle(protocol.ReqDeleteTopicInNameSrv, s.deleteTopic)
 	s.rs.Handle(protocol.ReqGetTopicsByCluster, s.getTopicsByCluster)
 	s.rs.Handle(protocol.ReqQueryDataVersion, s.queryDataVersion)
+	s.rs.Handle(protocol.ReqWipeWritePermOfBroker, s.writePermOfBroker)
+	s.rs.Handle(protocol.ReqAddWritePermOfBroker, s.writePermOfBroker)
 	s.rs.HandleDefault(s.notSupported)
 }
 

@@ -21,14 +21,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 project="${COMPOSE_PROJECT_NAME:-runnel}"
-if docker compose version >/dev/null 2>&1; then
-	compose=(docker compose -p "$project")
-elif command -v docker-compose >/dev/null; then
-	compose=(docker-compose -p "$project")
-else
-	echo "compose: neither 'docker compose' nor 'docker-compose' is installed" >&2
-	exit 1
-fi
+
+# need_compose picks the compose tool; commands call it only once they
+# are past the checks that need no Docker (the port check), so a busy
+# port is reported at once even where Docker is missing.
+need_compose() {
+	if docker compose version >/dev/null 2>&1; then
+		compose=(docker compose -p "$project")
+	elif command -v docker-compose >/dev/null; then
+		compose=(docker-compose -p "$project")
+	else
+		echo "compose: neither 'docker compose' nor 'docker-compose' is installed" >&2
+		exit 1
+	fi
+}
 
 # The brokers advertise the compose network's gateway. docker-compose.yml
 # cannot derive one variable from another, so a moved network (RUNNEL_NET)
@@ -79,26 +85,31 @@ wait_healthy() {
 	return 1
 }
 
-# running reports whether the project has containers already.
+# running reports whether the project has containers already (never,
+# where there is no Docker).
 running() {
-	[[ -n "$(docker ps -aq --filter "label=com.docker.compose.project=$project")" ]]
+	command -v docker >/dev/null || return 1
+	[[ -n "$(docker ps -aq --filter "label=com.docker.compose.project=$project" 2>/dev/null)" ]]
 }
 
 # check_ports fails when a port up would publish is taken by something
 # else (a port of this project's own containers is fine: up is then a
-# no-op for them).
+# no-op for them). It names each port with the variable that moves it.
 check_ports() {
 	running && return 0
-	local port busy=()
-	for port in "${RUNNEL_NAMESRV_PORT:-9876}" "${RUNNEL_BROKER_A_PORT:-10911}" "${RUNNEL_BROKER_B_PORT:-10921}" \
-		"${RUNNEL_NAMESRV_METRICS_PORT:-5558}" "${RUNNEL_BROKER_A_METRICS_PORT:-5557}" "${RUNNEL_BROKER_B_METRICS_PORT:-5567}"; do
+	local entry var port busy=()
+	for entry in RUNNEL_NAMESRV_PORT=9876 RUNNEL_BROKER_A_PORT=10911 RUNNEL_BROKER_B_PORT=10921 \
+		RUNNEL_NAMESRV_METRICS_PORT=5558 RUNNEL_BROKER_A_METRICS_PORT=5557 RUNNEL_BROKER_B_METRICS_PORT=5567; do
+		var=${entry%%=*}
+		port=${!var:-${entry#*=}}
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			busy+=("$port")
+			busy+=("$port ($var)")
 		fi
 	done
 	if ((${#busy[@]})); then
-		echo "compose: port(s) ${busy[*]} on 127.0.0.1 already in use (a runnel dev?); stop that or move them with" \
-			"RUNNEL_NAMESRV_PORT, RUNNEL_BROKER_A_PORT, RUNNEL_BROKER_B_PORT (and the *_METRICS_PORT ones)" >&2
+		echo "compose: port(s) already in use on 127.0.0.1: ${busy[*]}. Nothing was built or started." >&2
+		echo "compose: stop what holds them (a runnel dev? 'ss -ltnp' shows it), or move them, e.g." \
+			"RUNNEL_NAMESRV_PORT=19876 RUNNEL_BROKER_A_PORT=20911 make compose-up" >&2
 		exit 1
 	fi
 }
@@ -118,14 +129,19 @@ start() {
 }
 
 case "${1:-}" in
-images) images ;;
+images)
+	need_compose
+	images
+	;;
 up)
 	check_ports
+	need_compose
 	images
 	start
 	;;
 start)
 	check_ports
+	need_compose
 	start
 	;;
 runnelctl | consumer)
@@ -133,10 +149,17 @@ runnelctl | consumer)
 	[[ "$1" == consumer ]] && profile=consumer
 	svc=$1
 	shift
+	need_compose
 	exec "${compose[@]}" --profile "$profile" run --rm "$svc" "$@"
 	;;
-wait) wait_healthy ;;
-down) "${compose[@]}" down -v --remove-orphans ;;
+wait)
+	need_compose
+	wait_healthy
+	;;
+down)
+	need_compose
+	"${compose[@]}" down -v --remove-orphans
+	;;
 *)
 	echo "usage: $0 images|up|start|wait|down|runnelctl ARGS|consumer ARGS" >&2
 	exit 2

@@ -25,6 +25,8 @@ const (
 	OpSetDelayOffset
 	OpPutCheckpoint
 	OpTruncate
+	OpPutGroup
+	OpDeleteGroup
 )
 
 // Op is one mutation. Every change to the store is an Op passed to Apply
@@ -54,6 +56,9 @@ type Op struct {
 
 	// OpPutTopic.
 	TopicConfig *meta.TopicConfig
+	// OpPutGroup: a consumer group's subscription config. OpDeleteGroup
+	// deletes the config of Group (its offsets are OpDeleteGroupOffsets').
+	GroupConfig *meta.GroupConfig
 
 	Level int32
 
@@ -417,6 +422,23 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 			return nil, nil, fmt.Errorf("%w: checkpoint without a name", ErrInvalidOp)
 		}
 		_ = b.Set(meta.CheckpointKey(op.Name), op.Value, nil)
+	case OpPutGroup:
+		if op.GroupConfig == nil {
+			return nil, nil, fmt.Errorf("%w: no group config", ErrInvalidOp)
+		}
+		if err := op.GroupConfig.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+		}
+		v, err := meta.EncodeGroup(op.GroupConfig)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
+		}
+		_ = b.Set(meta.GroupKey(op.GroupConfig.Name), v, nil)
+	case OpDeleteGroup:
+		if err := checkName("group", op.Group); err != nil {
+			return nil, nil, err
+		}
+		_ = b.Delete(meta.GroupKey(op.Group), nil)
 	case OpTruncate:
 		if err := s.buildTruncateLocked(b, lb, op, p); err != nil {
 			return nil, nil, err

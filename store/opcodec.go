@@ -27,6 +27,8 @@ import (
 //	OpPutCheckpoint     name | value
 //	OpTruncate          cutoff | count | count x (topic | queueID | min),
 //	                    sorted by topic then queue id
+//	OpPutGroup          meta.AppendGroupBinary's form
+//	OpDeleteGroup       group
 //
 // A stored record is RocketMQ's stored-message encoding
 // (protocol.AppendStoredMessage), self-delimiting by its totalSize; an
@@ -88,6 +90,14 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 		dst = meta.AppendTopicBinary(dst, c)
 	case OpDeleteTopic:
 		dst = appendString(dst, op.Topic)
+	case OpPutGroup:
+		c := op.GroupConfig
+		if c == nil {
+			c = &meta.GroupConfig{} // refused by Apply, as the typed op is
+		}
+		dst = meta.AppendGroupBinary(dst, c)
+	case OpDeleteGroup:
+		dst = appendString(dst, op.Group)
 	case OpSetDelayOffset:
 		dst = binary.AppendVarint(dst, int64(op.Level))
 		dst = binary.AppendVarint(dst, op.Offset)
@@ -167,6 +177,16 @@ func DecodeOp(b []byte) (*Op, error) {
 		}
 	case OpDeleteTopic:
 		op.Topic = d.string()
+	case OpPutGroup:
+		if d.err == nil {
+			c, n, err := meta.DecodeGroupBinary(d.b)
+			if err != nil {
+				d.fail("%v", err)
+			}
+			op.GroupConfig, d.b = &c, d.b[n:]
+		}
+	case OpDeleteGroup:
+		op.Group = d.string()
 	case OpSetDelayOffset:
 		op.Level, op.Offset = d.int32(), d.varint()
 	case OpPutCheckpoint:

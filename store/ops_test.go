@@ -193,8 +193,12 @@ func (g *opGen) next(s *Store) *Op {
 		return &Op{Kind: OpDeleteGroupOffsets, Group: fmt.Sprint("g", r.IntN(3))}
 	case k < 92:
 		return &Op{Kind: OpSetDelayOffset, Level: int32(r.IntN(18)), Offset: r.Int64N(100)}
-	case k < 96:
+	case k < 94:
 		return &Op{Kind: OpPutCheckpoint, Name: fmt.Sprint("cp", r.IntN(3)), Value: []byte(fmt.Sprint(r.Int()))}
+	case k < 95:
+		return &Op{Kind: OpPutGroup, GroupConfig: &meta.GroupConfig{Name: fmt.Sprint("g", r.IntN(3)), ConsumeEnable: r.IntN(2) == 0, RetryMaxTimes: int32(r.IntN(17))}}
+	case k < 96:
+		return &Op{Kind: OpDeleteGroup, Group: fmt.Sprint("g", r.IntN(3))}
 	default:
 		// A record boundary above the log's start, from what was appended.
 		min := s.MinPhysOffset()
@@ -292,6 +296,9 @@ func sameReads(t *testing.T, a, b *Store) {
 	ta, ea := a.Topics()
 	tb, eb := b.Topics()
 	check("topics", ta, tb, ea, eb)
+	ga, ea := a.Groups()
+	gb, eb := b.Groups()
+	check("group configs", ga, gb, ea, eb)
 	da, ea := a.DelayOffsets()
 	db, eb := b.DelayOffsets()
 	check("delay offsets", da, db, ea, eb)

@@ -178,8 +178,7 @@ func (c *Core) RuntimeInfo() map[string]string {
 }
 
 // KnownGroups returns the consumer groups with a live member or a
-// committed offset, sorted. Groups are not configured separately: a group
-// exists once it sent a heartbeat or committed an offset.
+// committed offset, sorted (GroupConfigs adds the configured ones).
 func (c *Core) KnownGroups() []string {
 	set := map[string]bool{}
 	for _, g := range c.clients.Groups() {
@@ -190,12 +189,6 @@ func (c *Core) KnownGroups() []string {
 	}
 	return slices.Sorted(maps.Keys(set))
 }
-
-// RetryQueueNums and RetryMaxTimes are every group's retry settings.
-const (
-	RetryQueueNums = retryQueueNums
-	RetryMaxTimes  = defaultMaxReconsumeTimes
-)
 
 // ConsumerOffsets returns every committed consumer offset, sorted by
 // group, topic and queue.

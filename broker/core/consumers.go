@@ -34,7 +34,7 @@ func (c *Core) Heartbeat(ch Channel, meta ClientMeta, hb protocol.HeartbeatData)
 		if cd.MessageModel != protocol.MessageModelBroadcasting {
 			// Clustering groups retry through %RETRY%<group>; the client
 			// asks the name server for its route, so it must exist.
-			_, created, err := c.topics.createIfAbsent(newTopic(retryGroupPrefix+cd.GroupName, retryQueueNums, defaultTopicPerm))
+			_, created, err := c.topics.createIfAbsent(newTopic(retryGroupPrefix+cd.GroupName, c.retryQueues(cd.GroupName), defaultTopicPerm))
 			if err != nil {
 				return err
 			}

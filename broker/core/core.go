@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,6 +51,10 @@ type Config struct {
 	// TimerMaxDelay is the longest a timer message may wait; zero means
 	// timer.DefaultMaxDelay.
 	TimerMaxDelay time.Duration
+	// BrokerPermission is the broker's perm (brokerPermission); 0 means
+	// read and write. MaxMessageSize, TimerMaxDelay and BrokerPermission
+	// are the initial Runtime: read them through Core.Runtime.
+	BrokerPermission int
 	// EnablePropertyFilter allows SQL92 subscriptions; FilterSupportRetry
 	// filters a group's %RETRY% queue with its SQL92 subscriptions too.
 	EnablePropertyFilter, FilterSupportRetry bool
@@ -73,6 +78,7 @@ type Core struct {
 
 	st      *store.Store
 	topics  *topicTable
+	groups  *groupTable
 	offsets *offsets.Table
 	clients *clients.Manager
 	locks   *lock.Manager
@@ -95,6 +101,8 @@ type Core struct {
 	groupGetNums sync.Map
 	// closing makes new pulls answer at once instead of parking.
 	closing atomic.Bool
+	// rt is the runtime configuration (runtime.go), never nil.
+	rt atomic.Pointer[Runtime]
 
 	mu struct {
 		sync.Mutex
@@ -134,6 +142,11 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 		stop:     make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.rt.Store(&Runtime{
+		BrokerPermission: cmp.Or(cfg.BrokerPermission, protocol.PermRead|protocol.PermWrite),
+		MaxMessageSize:   cfg.MaxMessageSize,
+		TimerMaxDelay:    cfg.TimerMaxDelay,
+	})
 	sopts.OnArrival = c.onArrival
 	st, err := store.Open(sopts)
 	if err != nil {
@@ -156,6 +169,9 @@ func (c *Core) load() error {
 		return fmt.Errorf("core: load topics: %w", err)
 	}
 	c.topics.load(cfgs)
+	if c.groups, err = newGroupTable(c.st, func() int64 { return c.cfg.Now().UnixMilli() }); err != nil {
+		return err
+	}
 	for _, tc := range systemTopicConfigs(&c.cfg) {
 		if _, _, err := c.topics.createIfAbsent(tc); err != nil {
 			return err

@@ -23,7 +23,9 @@
 // group admin, stats, connections), consumer_calls.go (admin calls
 // answered by a consumer), query.go (messages by offset and key), reply.go (request/reply:
 // a reply pushed to its requester),
-// topics.go (the topic table). The pure tables it wires live in
+// topics.go (the topic table), subgroups.go (the consumer groups' stored
+// configs and what the core honours of them), runtime.go (the
+// configuration that changes at run time). The pure tables it wires live in
 // broker/clients, broker/lock, broker/longpoll and broker/offsets; delayed
 // delivery in broker/schedule.
 //

@@ -10,16 +10,21 @@ import (
 )
 
 // A consumer group exists here once it sent a heartbeat or committed an
-// offset; it has no configuration of its own to create or update.
+// offset, or an admin configured it (subgroups.go).
 
 // DeleteGroup deletes a consumer group (DELETE_SUBSCRIPTIONGROUP, mqadmin
-// deleteSubGroup): with cleanOffset its committed offsets go too, from
-// memory and the store, so the group is no longer listed once its last
-// consumer leaves. Its %RETRY% and %DLQ% topics are the tools' to delete,
-// as Java's are.
+// deleteSubGroup): its stored config, and with cleanOffset its committed
+// offsets too, from memory and the store, so the group is no longer listed
+// once its last consumer leaves. Its %RETRY% and %DLQ% topics are the
+// tools' to delete, as Java's are.
 func (c *Core) DeleteGroup(group string, cleanOffset bool) error {
 	if remark, ok := checkGroupName(group); !ok {
 		return refuse(protocol.RespSystemError, remark)
+	}
+	if had, err := c.groups.remove(group); err != nil {
+		return fmt.Errorf("core: delete subscription group %s: %w", group, err)
+	} else if had {
+		c.log.Info("broker: subscription group config deleted", "group", group)
 	}
 	if !cleanOffset {
 		return nil

@@ -59,6 +59,12 @@ type PullResult struct {
 // drains). Otherwise answer is not called.
 func (c *Core) Pull(r PullRequest, answer func(PullResult, error)) (res PullResult, held bool, err error) {
 	c.pullCount.Add(1)
+	if err := c.checkBrokerReadable(); err != nil {
+		return PullResult{}, false, err
+	}
+	if err := c.checkGroupConsumable(r.Group); err != nil {
+		return PullResult{}, false, err
+	}
 	return c.pull(&r, true, answer)
 }
 

@@ -69,9 +69,9 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 		return
 	}
 	m := r.Messages[0]
-	if len(m.Body) > c.cfg.MaxMessageSize {
+	if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
 		answer(SendResult{}, errorf(protocol.RespMessageIllegal,
-			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", c.cfg.MaxMessageSize))
+			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit))
 		return
 	}
 	queueID := r.QueueID

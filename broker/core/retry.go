@@ -7,10 +7,6 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// defaultMaxReconsumeTimes is a group's retry limit when the request does
-// not carry one (RocketMQ SubscriptionGroupConfig.retryMaxTimes).
-const defaultMaxReconsumeTimes = 16
-
 // dlqQueueNums is the queue count of a %DLQ% topic (MixAll.DLQ_NUMS_PER_GROUP).
 const dlqQueueNums = 1
 
@@ -35,10 +31,7 @@ const firstRetryLevel = 3
 // Batches are not diverted (Send refuses DELAY and %RETRY% in batches).
 func (c *Core) divertSend(r *SendRequest, m *protocol.MessageExt) error {
 	if group, ok := strings.CutPrefix(m.Topic, retryGroupPrefix); ok {
-		maxTimes := int32(defaultMaxReconsumeTimes)
-		if r.MaxReconsumeTimes >= 0 { // absent: the group's default, as Java
-			maxTimes = r.MaxReconsumeTimes
-		}
+		maxTimes := c.maxReconsumeTimes(group, r.MaxReconsumeTimes) // absent: the group's, as Java
 		m.SetProperty(protocol.PropertyReconsumeTime, strconv.Itoa(int(m.ReconsumeTimes)))
 		m.SetProperty(protocol.PropertyMaxReconsumeTimes, strconv.Itoa(int(maxTimes)))
 		if m.ReconsumeTimes > maxTimes {

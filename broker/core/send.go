@@ -76,9 +76,9 @@ func (c *Core) Send(r SendRequest) (SendResult, error) {
 		return SendResult{}, refuse(protocol.RespMessageIllegal, "the message is illegal: no message in the request")
 	}
 	for _, m := range r.Messages {
-		if len(m.Body) > c.cfg.MaxMessageSize {
+		if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
 			return SendResult{}, errorf(protocol.RespMessageIllegal,
-				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", c.cfg.MaxMessageSize)
+				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit)
 		}
 	}
 	if r.Batch && r.SysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
@@ -175,7 +175,7 @@ func (c *Core) checkSendTopic(r *SendRequest) (protocol.TopicConfig, error) {
 		var err error
 		switch {
 		case strings.HasPrefix(r.Topic, retryGroupPrefix):
-			tc, created, err = c.topics.createIfAbsent(newTopic(r.Topic, retryQueueNums, defaultTopicPerm))
+			tc, created, err = c.topics.createIfAbsent(newTopic(r.Topic, c.retryQueues(strings.TrimPrefix(r.Topic, retryGroupPrefix)), defaultTopicPerm))
 		default:
 			tc, created, err = c.autoCreateTopic(r)
 		}
@@ -193,6 +193,11 @@ func (c *Core) checkSendTopic(r *SendRequest) (protocol.TopicConfig, error) {
 	}
 	if !protocol.IsWriteable(tc.Perm) {
 		return none, errorf(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", r.Topic)
+	}
+	if tc.Order {
+		if err := c.checkBrokerWritable(); err != nil {
+			return none, err
+		}
 	}
 	return tc, nil
 }
@@ -227,7 +232,7 @@ func (c *Core) putError(err error) error {
 	switch {
 	case errors.Is(err, store.ErrInvalidOp) || errors.Is(err, protocol.ErrMessageTooLarge):
 		return errorf(protocol.RespMessageIllegal,
-			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB. (%v)", c.cfg.MaxMessageSize, err)
+			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB. (%v)", c.runtime().MaxMessageSize, err)
 	case errors.Is(err, store.ErrClosed):
 		return refuse(protocol.RespServiceNotAvailable, "service not available now, the broker is shutting down")
 	case errors.Is(err, store.ErrDiskFull):

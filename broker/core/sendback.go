@@ -31,11 +31,14 @@ type SendBackRequest struct {
 // Any failure is a SYSTEM_ERROR, and the official client then sends the
 // copy itself (see divertSend).
 func (c *Core) SendBack(h SendBackRequest) error {
+	if err := c.checkBrokerWritable(); err != nil {
+		return err
+	}
 	retryTopic := retryGroupPrefix + h.Group
 	if remark, ok := checkTopicName(retryTopic); !ok {
 		return refuse(protocol.RespSystemError, remark)
 	}
-	tc, created, err := c.topics.createIfAbsent(newTopic(retryTopic, retryQueueNums, defaultTopicPerm))
+	tc, created, err := c.topics.createIfAbsent(newTopic(retryTopic, c.retryQueues(h.Group), defaultTopicPerm))
 	if err != nil {
 		return errorf(protocol.RespSystemError, "topic[%s] not exist: %v", retryTopic, err)
 	}
@@ -61,10 +64,7 @@ func (c *Core) SendBack(h SendBackRequest) error {
 	if props[protocol.PropertyOriginMessageID] == "" {
 		props[protocol.PropertyOriginMessageID] = orig.OffsetMsgID
 	}
-	maxTimes := h.MaxReconsumeTimes
-	if maxTimes < 0 {
-		maxTimes = defaultMaxReconsumeTimes
-	}
+	maxTimes := c.maxReconsumeTimes(h.Group, h.MaxReconsumeTimes)
 	times := orig.ReconsumeTimes + 1
 	props[protocol.PropertyReconsumeTime] = strconv.Itoa(int(times))
 	props[protocol.PropertyMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/runnelmq/runnel/broker/timer"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -14,15 +13,6 @@ import (
 // (set by Start; nil before and after a failed Start).
 type timers struct {
 	svc atomic.Pointer[timer.Service]
-}
-
-// timerMaxDelay is the longest a timer may wait (Config.TimerMaxDelay,
-// timer.DefaultMaxDelay when zero).
-func (c *Core) timerMaxDelay() time.Duration {
-	if c.cfg.TimerMaxDelay > 0 {
-		return c.cfg.TimerMaxDelay
-	}
-	return timer.DefaultMaxDelay
 }
 
 // startTimer starts delivering due timer messages; Start calls it.

@@ -31,7 +31,6 @@ const (
 	maxTopicLen          = 127
 	maxQueueNums         = MaxQueueNums
 	scheduleQueueNums    = 18
-	retryQueueNums       = 1
 	defaultTopicPerm     = protocol.PermRead | protocol.PermWrite
 	autoCreateTopicPerm  = protocol.PermRead | protocol.PermWrite | protocol.PermInherit
 	defaultAdminQueueNum = 8

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"slices"
@@ -60,28 +59,11 @@ func (a *Admin) BrokerConfig(ctx context.Context, n Node) (map[string]string, er
 	if err != nil {
 		return nil, err
 	}
-	return parseProperties(string(resp.Body)), nil
-}
-
-// parseProperties reads Java properties text: key=value lines, '#' and '!'
-// comments. Escapes and continuation lines are not used by brokers' config
-// answers and are kept as they are.
-func parseProperties(text string) map[string]string {
-	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			k, v, _ = strings.Cut(line, ":")
-		}
-		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	props, err := protocol.ParseProperties(string(resp.Body))
+	if err != nil {
+		return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
 	}
-	return out
+	return props, nil
 }
 
 // ProducerClient is one connected producer of a group.

@@ -81,7 +81,9 @@ func newBrokerCmd(a *app) *cobra.Command {
 		Example: `  runnelctl broker list
   runnelctl broker list --cluster DefaultCluster
   runnelctl broker status
-  runnelctl broker config --broker broker-a`,
+  runnelctl broker config --broker broker-a
+  runnelctl broker update-config --broker broker-a maxMessageSize=1048576
+  runnelctl broker wipe-write-perm --broker broker-a`,
 	}
 	var cluster string
 	list := &cobra.Command{
@@ -121,6 +123,7 @@ func newBrokerCmd(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().StringVarP(&cluster, "cluster", "c", "", "only brokers of this cluster")
-	cmd.AddCommand(list, newBrokerStatusCmd(a), newBrokerConfigCmd(a))
+	cmd.AddCommand(list, newBrokerStatusCmd(a), newBrokerConfigCmd(a), newBrokerUpdateConfigCmd(a),
+		newBrokerWipeWritePermCmd(a), newBrokerAddWritePermCmd(a))
 	return cmd
 }

@@ -19,11 +19,12 @@ func newGroupCmd(a *app) *cobra.Command {
   runnelctl group progress --group billing
   runnelctl group consumers --group billing --running
   runnelctl group reset-offset --group billing --topic orders --to earliest
+  runnelctl group update --group billing --retry-max-times 3
   runnelctl group delete --group runnel-consumer-1a2b3c
   runnelctl group clone-offset --src billing --dest billing-v2`,
 	}
 	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a),
-		newGroupDeleteCmd(a), newGroupCloneCmd(a))
+		newGroupDeleteCmd(a), newGroupCloneCmd(a), newGroupUpdateCmd(a))
 	return cmd
 }
 

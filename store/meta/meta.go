@@ -7,6 +7,7 @@
 // Keys (all integers big-endian):
 //
 //	'M' 'T' | topic                                          -> TopicConfig (JSON)
+//	'M' 'G' | group                                          -> GroupConfig (JSON, group.go)
 //
 // (A store op carries a topic config in a compact binary form instead:
 // AppendTopicBinary.)

@@ -1,0 +1,198 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// groupTable holds the consumer groups an admin configured
+// (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, mqadmin updateSubGroup; Java
+// SubscriptionGroupManager): in memory, written through to the store as
+// store ops, so a replicated store carries them like topic configs.
+//
+// Unlike Java, a group is not given a stored config when it first
+// heartbeats or pulls: a group without one behaves as
+// protocol.DefaultSubscriptionGroupConfig says.
+//
+// Writers are serialised by writeMu, held across the store's write; mu
+// guards the map and is held only to read or swap entries, so a pull
+// looking up its group never waits for an fsync.
+type groupTable struct {
+	st  *store.Store
+	now func() int64 // ms
+
+	writeMu sync.Mutex
+	mu      struct {
+		sync.RWMutex
+		groups  map[string]protocol.SubscriptionGroupConfig
+		version protocol.DataVersion
+	}
+}
+
+func newGroupTable(st *store.Store, nowMillis func() int64) (*groupTable, error) {
+	t := &groupTable{st: st, now: nowMillis}
+	t.mu.groups = map[string]protocol.SubscriptionGroupConfig{}
+	t.mu.version = protocol.DataVersion{Timestamp: nowMillis()}
+	cfgs, err := st.Groups()
+	if err != nil {
+		return nil, fmt.Errorf("core: load subscription groups: %w", err)
+	}
+	for _, c := range cfgs {
+		t.mu.groups[c.Name] = groupFromMeta(c)
+	}
+	return t, nil
+}
+
+// get returns a group's config and whether it is configured.
+func (t *groupTable) get(group string) (protocol.SubscriptionGroupConfig, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	c, ok := t.mu.groups[group]
+	return c, ok
+}
+
+func (t *groupTable) apply(op *store.Op, commit func()) error {
+	if _, err := t.st.Apply(op); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	commit()
+	t.mu.version = t.mu.version.Next(t.now())
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *groupTable) put(c protocol.SubscriptionGroupConfig) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	m := groupToMeta(c)
+	return t.apply(&store.Op{Kind: store.OpPutGroup, GroupConfig: &m}, func() { t.mu.groups[c.GroupName] = c })
+}
+
+// remove deletes a group's config; it reports whether there was one.
+func (t *groupTable) remove(group string) (bool, error) {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	if _, ok := t.get(group); !ok {
+		return false, nil
+	}
+	return true, t.apply(&store.Op{Kind: store.OpDeleteGroup, Group: group}, func() { delete(t.mu.groups, group) })
+}
+
+func (t *groupTable) snapshot() (map[string]protocol.SubscriptionGroupConfig, protocol.DataVersion) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return maps.Clone(t.mu.groups), t.mu.version
+}
+
+func groupToMeta(c protocol.SubscriptionGroupConfig) meta.GroupConfig {
+	return meta.GroupConfig{
+		Name: c.GroupName, ConsumeEnable: c.ConsumeEnable, ConsumeFromMinEnable: c.ConsumeFromMinEnable,
+		ConsumeBroadcastEnable: c.ConsumeBroadcastEnable, NotifyConsumerIdsChangedEnable: c.NotifyConsumerIdsChangedEnable,
+		RetryQueueNums: int32(c.RetryQueueNums), RetryMaxTimes: int32(c.RetryMaxTimes), BrokerID: c.BrokerID,
+		WhichBrokerWhenConsumeSlowly: c.WhichBrokerWhenConsumeSlowly, GroupSysFlag: int32(c.GroupSysFlag),
+		ConsumeTimeoutMinute: int32(c.ConsumeTimeoutMinute),
+	}
+}
+
+func groupFromMeta(c meta.GroupConfig) protocol.SubscriptionGroupConfig {
+	return protocol.SubscriptionGroupConfig{
+		GroupName: c.Name, ConsumeEnable: c.ConsumeEnable, ConsumeFromMinEnable: c.ConsumeFromMinEnable,
+		ConsumeBroadcastEnable: c.ConsumeBroadcastEnable, NotifyConsumerIdsChangedEnable: c.NotifyConsumerIdsChangedEnable,
+		RetryQueueNums: int(c.RetryQueueNums), RetryMaxTimes: int(c.RetryMaxTimes), BrokerID: c.BrokerID,
+		WhichBrokerWhenConsumeSlowly: c.WhichBrokerWhenConsumeSlowly, GroupSysFlag: int(c.GroupSysFlag),
+		ConsumeTimeoutMinute: int(c.ConsumeTimeoutMinute),
+	}
+}
+
+// Retry settings are bounded so a config cannot make a %RETRY% topic
+// wider than any topic may be.
+const maxRetryMaxTimes = 1 << 16
+
+// UpdateGroup creates or replaces a consumer group's config
+// (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, Java
+// AdminBrokerProcessor.updateAndCreateSubscriptionGroup). A bad group name
+// is INVALID_PARAMETER with Java's remark; so are retry settings out of
+// range (Java takes any).
+func (c *Core) UpdateGroup(g protocol.SubscriptionGroupConfig, by string) error {
+	if remark, ok := checkGroupName(g.GroupName); !ok {
+		return refuse(protocol.RespInvalidParameter, remark)
+	}
+	switch {
+	case g.RetryQueueNums < 0 || g.RetryQueueNums > maxQueueNums:
+		return errorf(protocol.RespInvalidParameter, "retryQueueNums %d is outside 0..%d", g.RetryQueueNums, maxQueueNums)
+	case g.RetryMaxTimes < -1 || g.RetryMaxTimes > maxRetryMaxTimes:
+		return errorf(protocol.RespInvalidParameter, "retryMaxTimes %d is outside -1..%d", g.RetryMaxTimes, maxRetryMaxTimes)
+	case g.ConsumeTimeoutMinute < 0:
+		return errorf(protocol.RespInvalidParameter, "consumeTimeoutMinute %d is negative", g.ConsumeTimeoutMinute)
+	}
+	if err := c.groups.put(g); err != nil {
+		return fmt.Errorf("core: persist subscription group %s: %w", g.GroupName, err)
+	}
+	c.log.Info("broker: subscription group created or updated", "group", g.GroupName, "consumeEnable", g.ConsumeEnable,
+		"retryMaxTimes", g.RetryMaxTimes, "retryQueueNums", g.RetryQueueNums, "by", by)
+	return nil
+}
+
+// GroupConfig returns a group's config: the stored one, or the defaults
+// (configured false) for a group nobody configured.
+func (c *Core) GroupConfig(group string) (cfg protocol.SubscriptionGroupConfig, configured bool) {
+	if g, ok := c.groups.get(group); ok {
+		return g, true
+	}
+	return protocol.DefaultSubscriptionGroupConfig(group), false
+}
+
+// GroupConfigs returns the config of every configured group and of every
+// group with a live member or a committed offset (those with the
+// defaults), and the version of the configured ones.
+func (c *Core) GroupConfigs() (map[string]protocol.SubscriptionGroupConfig, protocol.DataVersion) {
+	table, version := c.groups.snapshot()
+	for _, g := range c.KnownGroups() {
+		if _, ok := table[g]; !ok {
+			table[g] = protocol.DefaultSubscriptionGroupConfig(g)
+		}
+	}
+	return table, version
+}
+
+// checkGroupConsumable refuses the pulls of a group whose config forbids
+// them, with Java's answers (PullMessageProcessor): consumeEnable false,
+// or a broadcasting consumer where consumeBroadcastEnable is false.
+func (c *Core) checkGroupConsumable(group string) error {
+	g, ok := c.groups.get(group)
+	if !ok {
+		return nil
+	}
+	if !g.ConsumeEnable {
+		return errorf(protocol.RespNoPermission, "subscription group no permission, %s", group)
+	}
+	if !g.ConsumeBroadcastEnable { // the official Go client says "BroadCasting"
+		if info, ok := c.clients.Group(group); ok && strings.EqualFold(info.MessageModel, protocol.MessageModelBroadcasting) {
+			return errorf(protocol.RespNoPermission, "the consumer group[%s] can not consume by broadcast way", group)
+		}
+	}
+	return nil
+}
+
+// maxReconsumeTimes is a retry's limit: the consumer's when it gives one
+// (asked >= 0), else the group's retryMaxTimes.
+func (c *Core) maxReconsumeTimes(group string, asked int32) int32 {
+	if asked >= 0 {
+		return asked
+	}
+	g, _ := c.GroupConfig(group)
+	return int32(g.RetryMaxTimes)
+}
+
+// retryQueues is the queue count a group's %RETRY% topic is created with.
+func (c *Core) retryQueues(group string) int {
+	g, _ := c.GroupConfig(group)
+	return max(g.RetryQueueNums, 1)
+}

@@ -1,0 +1,129 @@
+package meta
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+)
+
+// kindGroup is the second key byte of a consumer group's subscription
+// config:
+//
+//	'M' 'G' | group                                          -> GroupConfig (JSON)
+const kindGroup = 'G'
+
+// GroupConfig is a consumer group's subscription config as the store
+// keeps it: RocketMQ's SubscriptionGroupConfig (SubscriptionGroupManager
+// persists it in subscriptionGroup.json), under its JSON names.
+type GroupConfig struct {
+	Name                           string `json:"groupName"`
+	ConsumeEnable                  bool   `json:"consumeEnable"`
+	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
+	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
+	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
+	RetryQueueNums                 int32  `json:"retryQueueNums"`
+	RetryMaxTimes                  int32  `json:"retryMaxTimes"`
+	BrokerID                       int64  `json:"brokerId"`
+	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
+	GroupSysFlag                   int32  `json:"groupSysFlag"`
+	ConsumeTimeoutMinute           int32  `json:"consumeTimeoutMinute"`
+}
+
+// Validate checks the limits the key layout imposes.
+func (c *GroupConfig) Validate() error {
+	if c.Name == "" || len(c.Name) > 255 {
+		return fmt.Errorf("%w: group name %q", ErrInvalid, c.Name)
+	}
+	return nil
+}
+
+// GroupKey is the key of a group's subscription config.
+func GroupKey(group string) []byte { return append([]byte{prefix, kindGroup}, group...) }
+
+// GroupBounds cover every group's subscription config.
+func GroupBounds() (lower, upper []byte) {
+	return []byte{prefix, kindGroup}, []byte{prefix, kindGroup + 1}
+}
+
+// EncodeGroup encodes a group config.
+func EncodeGroup(c *GroupConfig) ([]byte, error) { return json.Marshal(c) }
+
+// DecodeGroup decodes a group config.
+func DecodeGroup(v []byte) (GroupConfig, error) {
+	var c GroupConfig
+	if err := json.Unmarshal(v, &c); err != nil {
+		return c, fmt.Errorf("meta: group config: %w", err)
+	}
+	return c, nil
+}
+
+// Flag bits of a group config's binary form.
+const (
+	groupConsumeEnable = 1 << iota
+	groupConsumeFromMin
+	groupConsumeBroadcast
+	groupNotifyConsumerIDsChanged
+)
+
+// AppendGroupBinary appends c in the compact form a store op carries (the
+// store's op encoding, whose version covers this layout): name | flags u8
+// (consumeEnable 1, consumeFromMinEnable 2, consumeBroadcastEnable 4,
+// notifyConsumerIdsChangedEnable 8) | retryQueueNums | retryMaxTimes |
+// brokerId | whichBrokerWhenConsumeSlowly | groupSysFlag |
+// consumeTimeoutMinute, the string as uvarint length + bytes, integers as
+// varints.
+func AppendGroupBinary(dst []byte, c *GroupConfig) []byte {
+	dst = appendString(dst, c.Name)
+	var flags byte
+	if c.ConsumeEnable {
+		flags |= groupConsumeEnable
+	}
+	if c.ConsumeFromMinEnable {
+		flags |= groupConsumeFromMin
+	}
+	if c.ConsumeBroadcastEnable {
+		flags |= groupConsumeBroadcast
+	}
+	if c.NotifyConsumerIdsChangedEnable {
+		flags |= groupNotifyConsumerIDsChanged
+	}
+	dst = append(dst, flags)
+	for _, v := range []int64{int64(c.RetryQueueNums), int64(c.RetryMaxTimes), c.BrokerID,
+		c.WhichBrokerWhenConsumeSlowly, int64(c.GroupSysFlag), int64(c.ConsumeTimeoutMinute)} {
+		dst = binary.AppendVarint(dst, v)
+	}
+	return dst
+}
+
+// DecodeGroupBinary decodes what AppendGroupBinary wrote at the start of b
+// and returns the bytes it read. It never panics; a truncated or
+// malformed config, or unknown flag bits, are an ErrInvalid.
+func DecodeGroupBinary(b []byte) (GroupConfig, int, error) {
+	r := binReader{b: b}
+	c := GroupConfig{Name: r.string()}
+	flags := r.byte()
+	if flags&^(groupConsumeEnable|groupConsumeFromMin|groupConsumeBroadcast|groupNotifyConsumerIDsChanged) != 0 {
+		r.fail()
+	}
+	c.ConsumeEnable = flags&groupConsumeEnable != 0
+	c.ConsumeFromMinEnable = flags&groupConsumeFromMin != 0
+	c.ConsumeBroadcastEnable = flags&groupConsumeBroadcast != 0
+	c.NotifyConsumerIdsChangedEnable = flags&groupNotifyConsumerIDsChanged != 0
+	c.RetryQueueNums, c.RetryMaxTimes = r.int32(), r.int32()
+	c.BrokerID, c.WhichBrokerWhenConsumeSlowly = r.int64(), r.int64()
+	c.GroupSysFlag, c.ConsumeTimeoutMinute = r.int32(), r.int32()
+	if r.bad {
+		return GroupConfig{}, 0, fmt.Errorf("%w: binary group config", ErrInvalid)
+	}
+	return c, len(b) - len(r.b), nil
+}
+
+func (r *binReader) int64() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
