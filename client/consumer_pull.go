@@ -63,11 +63,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 	defer cancel()
 	resp, err := inst.rc.Invoke(ctx, addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
 	if err != nil {
-		err = transportError("pull "+mq.String(), mq.BrokerName, addr, err)
-		if inst.recoverRoute(ctx, mq.Topic, mq.BrokerName, addr, err, false) {
-			err = fmt.Errorf("%w (%w)", err, errMasterMoved)
-		}
-		return nil, err
+		return nil, pullFailed(ctx, inst, mq, addr, transportError("pull "+mq.String(), mq.BrokerName, addr, err))
 	}
 	res := &pullResult{code: resp.Code, remark: resp.Remark, brokerAddr: addr}
 	switch resp.Code {
@@ -79,7 +75,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		inst.triggerHeartbeat()
 		return nil, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp)
 	default:
-		return nil, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp)
+		return nil, pullFailed(ctx, inst, mq, addr, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp))
 	}
 	var rh protocol.PullMessageResponseHeader
 	if err := rh.Decode(resp.ExtFields); err != nil {
@@ -104,6 +100,16 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		}
 	}
 	return res, nil
+}
+
+// pullFailed returns err, the failure of a pull of mq at addr, marked with
+// errMasterMoved when the route refresh it causes finds the broker's master
+// at another address.
+func pullFailed(ctx context.Context, inst *instance, mq queue.MessageQueue, addr string, err error) error {
+	if inst.recoverRoute(ctx, mq.Topic, mq.BrokerName, addr, err, false) {
+		return fmt.Errorf("%w (%w)", err, errMasterMoved)
+	}
+	return err
 }
 
 // sleep waits d or until ctx ends; it reports whether ctx is still live.

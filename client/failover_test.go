@@ -39,7 +39,7 @@ func startGroup(t *testing.T, topic string, n int, configure func(i int, cfg *br
 	// One backend per broker: the master's route gives the topic's n
 	// queues, and the slave's copy of the topic waits for the failover.
 	for i := range 2 {
-		be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(i)}}
+		be := &backend{ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(i)}}
 		be.createTopic(t, topic, n)
 	}
 	waitMaster(t, c, topic, 0)

@@ -380,7 +380,9 @@ func (p *Producer) sendWithRetry(ctx context.Context, inst *instance, r *sendReq
 				lastErr = err
 			}
 			if errors.Is(err, ErrTopicNotExist) || ctx.Err() != nil {
-				return SendResult{}, err
+				// After a refused attempt the refusal says more than a
+				// route that, read again since, offers no writable queue.
+				return SendResult{}, lastErr
 			}
 			continue
 		}
