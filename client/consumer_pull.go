@@ -28,9 +28,15 @@ type pullResult struct {
 // the committed offset.
 func pullRPC(ctx context.Context, inst *instance, group string, mq queue.MessageQueue, off int64, maxMsgs int,
 	sub *protocol.SubscriptionData, postSub bool, suspendMax time.Duration, commit int64) (*pullResult, error) {
-	addr, err := inst.brokerAddr(ctx, mq.BrokerName)
-	if err != nil {
-		return nil, err
+	addr := inst.routes.masterAddr(mq.BrokerName)
+	if addr == "" {
+		// No master known: the old one left and the new one has not
+		// registered yet. Read the topic's route again at the pace of the
+		// fast refresh, not every known route at every pull.
+		_, _ = inst.fast.refresh(ctx, mq.Topic)
+		if addr = inst.routes.masterAddr(mq.BrokerName); addr == "" {
+			return nil, fmt.Errorf("%w: %s", ErrNoBroker, mq.BrokerName)
+		}
 	}
 	h := protocol.PullMessageRequestHeader{
 		ConsumerGroup:        group,
@@ -57,7 +63,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 	defer cancel()
 	resp, err := inst.rc.Invoke(ctx, addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
 	if err != nil {
-		return nil, transportError("pull "+mq.String(), mq.BrokerName, addr, err)
+		return nil, pullFailed(ctx, inst, mq, addr, transportError("pull "+mq.String(), mq.BrokerName, addr, err))
 	}
 	res := &pullResult{code: resp.Code, remark: resp.Remark, brokerAddr: addr}
 	switch resp.Code {
@@ -69,7 +75,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		inst.triggerHeartbeat()
 		return nil, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp)
 	default:
-		return nil, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp)
+		return nil, pullFailed(ctx, inst, mq, addr, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp))
 	}
 	var rh protocol.PullMessageResponseHeader
 	if err := rh.Decode(resp.ExtFields); err != nil {
@@ -94,6 +100,16 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		}
 	}
 	return res, nil
+}
+
+// pullFailed returns err, the failure of a pull of mq at addr, marked with
+// errMasterMoved when the route refresh it causes finds the broker's master
+// at another address.
+func pullFailed(ctx context.Context, inst *instance, mq queue.MessageQueue, addr string, err error) error {
+	if inst.recoverRoute(ctx, mq.Topic, mq.BrokerName, addr, err, false) {
+		return fmt.Errorf("%w (%w)", err, errMasterMoved)
+	}
+	return err
 }
 
 // sleep waits d or until ctx ends; it reports whether ctx is still live.
@@ -173,6 +189,16 @@ func (c *PushConsumer) pullLoop(qs *queueState) {
 				// soon, at a bounded rate, instead of after a full error delay.
 				delay = min(delay, heartbeatRetryDelay)
 				c.log.Info("client: broker asked for a heartbeat first; sent, pulling again", "queue", qs.mq.String())
+			} else if errors.Is(err, errMasterMoved) {
+				delay = 0 // pullRPC found the new master: pull there now
+			} else if masterMayHaveMoved(err) {
+				// Not moved yet as far as the name servers know: try again
+				// when the next route refresh may run, so the new master is
+				// found as soon as it registers.
+				delay = min(delay, max(inst.fast.wait(qs.mq.Topic), refreshMinGap))
+				if ctx.Err() == nil {
+					c.log.Warn("client: pull failed", "queue", qs.mq.String(), "err", err)
+				}
 			} else if ctx.Err() == nil {
 				c.log.Warn("client: pull failed", "queue", qs.mq.String(), "err", err)
 			}

@@ -11,7 +11,10 @@
 //     route refresh (30 s), heartbeats to every broker (30 s and at start),
 //     offset persistence (5 s), rebalance (20 s and on
 //     NOTIFY_CONSUMER_IDS_CHANGED) and orderly lock renewal (20 s). It also
-//     answers the broker's requests to the client.
+//     answers the broker's requests to the client. Between the periodic
+//     refreshes, a send or pull that fails the way a moved master explains
+//     reads its topic's route again at once, coalesced and backed off per
+//     topic (route_refresh.go).
 //   - Producer: route lookup with auto-creation through TBW102, queue
 //     selection, retry on another broker, compression and batching.
 //   - Producer.Request and Reply: request/reply (request.go); the broker

@@ -33,6 +33,7 @@ type instance struct {
 	log      *slog.Logger
 	rc       *remoting.Client
 	routes   routeTable
+	fast     *refresher // route refreshes after a failure, between the periodic ones
 	// publish holds the topics producers have sent to (for route
 	// refresh); a sync.Map because every send notes its topic and all but
 	// the first find it there, without the instance lock.
@@ -91,6 +92,7 @@ func acquireInstance(cfg ClientConfig) (*instance, error) {
 	}
 	inst.life, inst.stopLife = context.WithCancel(context.Background())
 	inst.routes.init()
+	inst.fast = newRefresher(inst.life, time.Now, inst.spawn, inst.fetchRoute)
 	inst.mu.refs = 1
 	inst.mu.producers = map[string]int{}
 	inst.mu.consumers = map[string]consumerImpl{}
@@ -126,12 +128,13 @@ func (in *instance) release() {
 }
 
 // spawn runs fn in a goroutine the instance waits for; once the instance
-// is stopping it runs nothing (handlers of late broker requests call it).
-func (in *instance) spawn(fn func()) {
+// is stopping it runs nothing (handlers of late broker requests call it)
+// and reports false.
+func (in *instance) spawn(fn func()) bool {
 	in.mu.Lock()
 	if in.mu.stopped {
 		in.mu.Unlock()
-		return
+		return false
 	}
 	in.wg.Add(1)
 	in.mu.Unlock()
@@ -139,6 +142,7 @@ func (in *instance) spawn(fn func()) {
 		defer in.wg.Done()
 		fn()
 	}()
+	return true
 }
 
 // every runs fn now (after first) and then every d until the instance

@@ -380,7 +380,9 @@ func (p *Producer) sendWithRetry(ctx context.Context, inst *instance, r *sendReq
 				lastErr = err
 			}
 			if errors.Is(err, ErrTopicNotExist) || ctx.Err() != nil {
-				return SendResult{}, err
+				// After a refused attempt the refusal says more than a
+				// route that, read again since, offers no writable queue.
+				return SendResult{}, lastErr
 			}
 			continue
 		}
@@ -393,6 +395,11 @@ func (p *Producer) sendWithRetry(ctx context.Context, inst *instance, r *sendReq
 		if !retry || ctx.Err() != nil {
 			return SendResult{}, err
 		}
+		// A master that moved is found by reading the route now, not at
+		// the next periodic refresh. Wait for a refresh due later only when
+		// no other broker can take the retry, and not after the last try.
+		wait := attempt < retries && !hasOtherBroker(route, mq.BrokerName)
+		inst.recoverRoute(ctx, r.topic, mq.BrokerName, inst.routes.masterAddr(mq.BrokerName), err, wait)
 		var be *BrokerError
 		if errors.As(err, &be) && be.Code == protocol.RespTopicNotExist {
 			// The broker does not have it yet: forget the cached route so

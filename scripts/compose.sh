@@ -14,6 +14,9 @@
 # and when it fails on a project that was not running, it removes what it
 # created (containers, network, volumes).
 #
+# COMPOSE_PROFILES=group also starts the replicated group broker-g (three
+# nodes; up waits for them too).
+#
 # COMPOSE_PROJECT_NAME picks the project (default runnel); RUNNEL_NET,
 # RUNNEL_ADVERTISE_HOST and the RUNNEL_*_PORT variables are described in
 # docker-compose.yml.
@@ -48,6 +51,18 @@ if [[ "${RUNNEL_ADVERTISE_HOST:-}" == 127.* ]]; then
 	exit 2
 fi
 
+# The services up waits for, and the ports it publishes: the group
+# profile (COMPOSE_PROFILES=group, compose's own variable) adds its three
+# nodes.
+services=(namesrv broker-a broker-b)
+# Each port as VARIABLE=default: check_ports names the variable that moves it.
+ports=(RUNNEL_NAMESRV_PORT=9876 RUNNEL_BROKER_A_PORT=10911 RUNNEL_BROKER_B_PORT=10921
+	RUNNEL_NAMESRV_METRICS_PORT=5558 RUNNEL_BROKER_A_METRICS_PORT=5557 RUNNEL_BROKER_B_METRICS_PORT=5567)
+if [[ ",${COMPOSE_PROFILES:-}," == *,group,* ]]; then
+	services+=(broker-g0 broker-g1 broker-g2)
+	ports+=(RUNNEL_BROKER_G0_PORT=10931 RUNNEL_BROKER_G1_PORT=10941 RUNNEL_BROKER_G2_PORT=10951)
+fi
+
 images() {
 	mkdir -p bin/static
 	CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags '-s -w' -o bin/static/ \
@@ -70,7 +85,7 @@ wait_healthy() {
 		states=$(docker ps -a --filter "label=com.docker.compose.project=$project" \
 			--format '{{.Label "com.docker.compose.service"}}={{.Status}}')
 		all=1
-		for svc in namesrv broker-a broker-b; do
+		for svc in "${services[@]}"; do
 			grep -q "^$svc=Up .*(healthy)" <<<"$states" || all=0
 		done
 		if ((all)); then
@@ -98,8 +113,7 @@ running() {
 check_ports() {
 	running && return 0
 	local entry var port busy=()
-	for entry in RUNNEL_NAMESRV_PORT=9876 RUNNEL_BROKER_A_PORT=10911 RUNNEL_BROKER_B_PORT=10921 \
-		RUNNEL_NAMESRV_METRICS_PORT=5558 RUNNEL_BROKER_A_METRICS_PORT=5557 RUNNEL_BROKER_B_METRICS_PORT=5567; do
+	for entry in "${ports[@]}"; do
 		var=${entry%%=*}
 		port=${!var:-${entry#*=}}
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
@@ -158,7 +172,7 @@ wait)
 	;;
 down)
 	need_compose
-	"${compose[@]}" down -v --remove-orphans
+	"${compose[@]}" --profile group down -v --remove-orphans # the group too, whatever COMPOSE_PROFILES says
 	;;
 *)
 	echo "usage: $0 images|up|start|wait|down|runnelctl ARGS|consumer ARGS" >&2

@@ -279,6 +279,20 @@ func (c *Cluster) RestartBroker(i int) {
 	}
 }
 
+// ReconfigureBroker stops broker i if it runs, lets fn change its config
+// (kept for later restarts), and starts it again on the same address and
+// store: a slave restarted as master (BrokerID 0) of its brokerName, say.
+func (c *Cluster) ReconfigureBroker(i int, fn func(cfg *broker.Config)) {
+	c.t.Helper()
+	c.StopBroker(i)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fn(&c.brokers[i].cfg)
+	if err := c.startNode(c.brokers[i]); err != nil {
+		c.t.Fatalf("cluster: reconfigure broker %d: %v", i, err)
+	}
+}
+
 func (c *Cluster) close() {
 	for i := range c.brokers {
 		c.stop(i, true)
