@@ -240,9 +240,9 @@ func TestAddrPatterns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.pattern, err)
 		}
-		got := p != nil && p.match(remoteIP(tc.ip+":1"))
+		got := p != nil && p.match(RemoteIP(tc.ip+":1"))
 		if strings.Contains(tc.ip, ":") {
-			got = p != nil && p.match(remoteIP("["+tc.ip+"]:1"))
+			got = p != nil && p.match(RemoteIP("["+tc.ip+"]:1"))
 		}
 		if got != tc.want {
 			t.Errorf("%q matches %s: %v, want %v", tc.pattern, tc.ip, got, tc.want)

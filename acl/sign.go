@@ -123,3 +123,15 @@ func (s *signer) ok(req *protocol.Command) bool {
 func signatureOK(secretKey string, req *protocol.Command) bool { return newSigner(secretKey).ok(req) }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// Key is one secret key ready to verify signatures with: its keyed HMACs
+// are pooled, so one Key per account serves every request without keying
+// a new HMAC (ACL 2.0's users keep one each).
+type Key struct{ s *signer }
+
+// NewKey prepares secretKey.
+func NewKey(secretKey string) Key { return Key{newSigner(secretKey)} }
+
+// Verify reports whether req's Signature is this key's over its fields and
+// body, SecurityToken signed (Java) or not (the official Go client).
+func (k Key) Verify(req *protocol.Command) bool { return k.s.ok(req) }

@@ -27,6 +27,8 @@ import (
 //	OpPutCheckpoint     name | value
 //	OpTruncate          cutoff | count | count x (topic | queueID | min),
 //	                    sorted by topic then queue id
+//	OpPutAuth           name | value
+//	OpDeleteAuth        name
 //
 // A stored record is RocketMQ's stored-message encoding
 // (protocol.AppendStoredMessage), self-delimiting by its totalSize; an
@@ -91,9 +93,11 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 	case OpSetDelayOffset:
 		dst = binary.AppendVarint(dst, int64(op.Level))
 		dst = binary.AppendVarint(dst, op.Offset)
-	case OpPutCheckpoint:
+	case OpPutCheckpoint, OpPutAuth:
 		dst = appendString(dst, op.Name)
 		dst = appendString(dst, string(op.Value))
+	case OpDeleteAuth:
+		dst = appendString(dst, op.Name)
 	case OpTruncate:
 		dst = binary.AppendVarint(dst, op.Cutoff)
 		ids := make([]QueueID, 0, len(op.QueueMins))
@@ -169,8 +173,10 @@ func DecodeOp(b []byte) (*Op, error) {
 		op.Topic = d.string()
 	case OpSetDelayOffset:
 		op.Level, op.Offset = d.int32(), d.varint()
-	case OpPutCheckpoint:
+	case OpPutCheckpoint, OpPutAuth:
 		op.Name, op.Value = d.string(), []byte(d.string())
+	case OpDeleteAuth:
+		op.Name = d.string()
 	case OpTruncate:
 		op.Cutoff = d.varint()
 		n := d.count(3)
