@@ -133,6 +133,8 @@ func New(cfg Config) (*Broker, error) {
 		OnClose:      func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
 		Logger:       b.log,
 		Interceptors: b.interceptors(),
+		// The broker's calls to clients sign as its calls to name servers do.
+		OutInterceptors: b.credentials().Interceptor(),
 	})
 	if err != nil {
 		b.closeACL()

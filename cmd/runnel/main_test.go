@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -169,5 +170,49 @@ func TestDevTLS(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("dev did not stop")
+	}
+}
+
+// TestDevAuthRoot starts dev with ACL 2.0 and checks over the wire that an
+// unsigned request is refused with Java's remark and the super user's
+// signed one is served.
+func TestDevAuthRoot(t *testing.T) {
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runDev(ctx, devConfig{dir: t.TempDir(), nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
+			authRoot: &protocol.UserInfo{Username: "root", Password: "rootSecret1"},
+			log:      slog.New(slog.NewTextHandler(io.Discard, nil))}, &out)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "broker: serving on ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("dev did not start: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines := strings.Split(out.String(), "\n")
+	brokerAddr, _, _ := strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
+	list := func(creds acl.Credentials) *protocol.Command {
+		cl := remoting.NewClient(remoting.ClientConfig{Interceptors: creds.Interceptor()})
+		defer cl.Close()
+		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer rcancel()
+		resp, err := cl.Invoke(rctx, brokerAddr, protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := list(acl.Credentials{}); resp.Code != protocol.RespNoPermission || resp.Remark != "username cannot be null." {
+		t.Fatalf("unsigned: %d %q", resp.Code, resp.Remark)
+	}
+	if resp := list(acl.Credentials{AccessKey: "root", SecretKey: "rootSecret1"}); resp.Code != protocol.RespSuccess || !strings.Contains(string(resp.Body), `"username":"root"`) {
+		t.Fatalf("as root: %d %q %s", resp.Code, resp.Remark, resp.Body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
