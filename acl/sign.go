@@ -8,6 +8,7 @@ import (
 	"hash"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -75,19 +76,8 @@ func newSigner(secretKey string) *signer {
 }
 
 func (s *signer) sign(ext map[string]string, body []byte, skip string) string {
-	var arr [32]string
-	keys := arr[:0]
-	for k := range ext {
-		if k != FieldSignature && k != skip {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	bp := contentPool.Get().(*[]byte)
-	buf := (*bp)[:0]
-	for _, k := range keys {
-		buf = append(buf, ext[k]...)
-	}
+	buf := appendContent((*bp)[:0], ext, skip)
 	mac := s.macs.Get().(hash.Hash)
 	mac.Reset()
 	mac.Write(buf)
@@ -99,6 +89,61 @@ func (s *signer) sign(ext map[string]string, body []byte, skip string) string {
 	contentPool.Put(bp)
 	return out
 }
+
+// appendContent appends the values of ext sorted by key, Signature and
+// skip left out. Requests of one kind carry the same keys, so the sorted
+// order of the last one seen with as many keys is tried first: if each of
+// its keys is in ext (and the counts agree), the sets are equal and no
+// sort is needed — the lookups fetch the values anyway. Otherwise the keys
+// are sorted and that order remembered.
+func appendContent(buf []byte, ext map[string]string, skip string) []byte {
+	n := len(ext)
+	if _, ok := ext[FieldSignature]; ok {
+		n--
+	}
+	if _, ok := ext[skip]; ok && skip != "" {
+		n--
+	}
+	slot := &keyOrders[n%len(keyOrders)]
+	if ko := slot.Load(); ko != nil && len(ko.keys) == n && ko.skip == skip {
+		start := len(buf)
+		hit := true
+		for _, k := range ko.keys {
+			v, ok := ext[k]
+			if !ok {
+				hit = false
+				break
+			}
+			buf = append(buf, v...)
+		}
+		if hit {
+			return buf
+		}
+		buf = buf[:start]
+	}
+	keys := make([]string, 0, n)
+	for k := range ext {
+		if k != FieldSignature && k != skip {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		buf = append(buf, ext[k]...)
+	}
+	slot.Store(&keyOrder{skip: skip, keys: keys})
+	return buf
+}
+
+// keyOrder is a sorted key set; never modified once stored.
+type keyOrder struct {
+	skip string
+	keys []string
+}
+
+// keyOrders remembers the last sorted key set of each key count (mod its
+// size): what a signer or verifier tries before sorting.
+var keyOrders [32]atomic.Pointer[keyOrder]
 
 // contentPool holds the buffers the ext field values are joined in.
 var contentPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
