@@ -76,6 +76,16 @@ func newSigner(secretKey string) *signer {
 }
 
 func (s *signer) sign(ext map[string]string, body []byte, skip string) string {
+	var sig [sigLen]byte
+	return string(s.sum(&sig, ext, body, skip))
+}
+
+// sigLen is the length of a signature: Base64 of a SHA-1.
+const sigLen = (sha1.Size + 2) / 3 * 4
+
+// sum writes the signature into dst and returns it, allocating nothing
+// (a verifier compares it in place).
+func (s *signer) sum(dst *[sigLen]byte, ext map[string]string, body []byte, skip string) []byte {
 	bp := contentPool.Get().(*[]byte)
 	buf := appendContent((*bp)[:0], ext, skip)
 	mac := s.macs.Get().(hash.Hash)
@@ -83,11 +93,11 @@ func (s *signer) sign(ext map[string]string, body []byte, skip string) string {
 	mac.Write(buf)
 	mac.Write(body)
 	var sum [sha1.Size]byte
-	out := base64.StdEncoding.EncodeToString(mac.Sum(sum[:0]))
+	base64.StdEncoding.Encode(dst[:], mac.Sum(sum[:0]))
 	s.macs.Put(mac)
 	*bp = buf
 	contentPool.Put(bp)
-	return out
+	return dst[:]
 }
 
 // appendContent appends the values of ext sorted by key, Signature and
@@ -155,11 +165,12 @@ func (s *signer) ok(req *protocol.Command) bool {
 	if !ok {
 		return false
 	}
-	if equal(s.sign(req.ExtFields, req.Body, ""), got) {
+	var sig [sigLen]byte
+	if equal(s.sum(&sig, req.ExtFields, req.Body, ""), got) {
 		return true
 	}
 	if _, has := req.ExtFields[FieldSecurityToken]; has {
-		return equal(s.sign(req.ExtFields, req.Body, FieldSecurityToken), got)
+		return equal(s.sum(&sig, req.ExtFields, req.Body, FieldSecurityToken), got)
 	}
 	return false
 }
@@ -167,7 +178,7 @@ func (s *signer) ok(req *protocol.Command) bool {
 // signatureOK reports whether req is signed with secretKey.
 func signatureOK(secretKey string, req *protocol.Command) bool { return newSigner(secretKey).ok(req) }
 
-func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+func equal(a []byte, b string) bool { return subtle.ConstantTimeCompare(a, []byte(b)) == 1 }
 
 // Key is one secret key ready to verify signatures with: its keyed HMACs
 // are pooled, so one Key per account serves every request without keying
