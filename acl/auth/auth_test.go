@@ -257,3 +257,46 @@ func TestApplyKey(t *testing.T) {
 	wantRefusal(t, m.Check(remote, protocol.NewRequest(protocol.ReqGetBrokerConfig, nil, nil)),
 		protocol.RespNoPermission, "username cannot be null.")
 }
+
+// TestNeeds checks the resources and actions of the requests clients send
+// most, as Java's DefaultAuthorizationContextBuilder reads them.
+func TestNeeds(t *testing.T) {
+	hb, err := protocol.HeartbeatData{ClientID: "c", ConsumerDataSet: []protocol.ConsumerData{{GroupName: "g",
+		SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "t"}, {Topic: "%RETRY%g"}}}}}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  *protocol.Command
+		want string
+	}{
+		{"send v2", protocol.NewRequest(protocol.ReqSendMessageV2, map[string]string{"b": "t"}, nil), "Topic:t Pub"},
+		{"send to a retry topic", protocol.NewRequest(protocol.ReqSendMessage, map[string]string{"topic": "%RETRY%g"}, nil), "Group:g Sub"},
+		{"pull", protocol.NewRequest(protocol.ReqPullMessage, map[string]string{"topic": "t", "consumerGroup": "g"}, nil), "Topic:t Sub, Group:g Sub"},
+		{"pull a retry topic", protocol.NewRequest(protocol.ReqPullMessage, map[string]string{"topic": "%RETRY%g", "consumerGroup": "g"}, nil), "Group:g Sub"},
+		{"heartbeat", protocol.NewRequest(protocol.ReqHeartBeat, nil, hb), "Group:g Sub, Topic:t Sub"},
+		{"commit offset", protocol.NewRequest(protocol.ReqUpdateConsumerOffset, map[string]string{"topic": "t", "consumerGroup": "g"}, nil), "Topic:t Sub,Update, Group:g Sub,Update"},
+		{"create topic", protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, map[string]string{"topic": "t"}, nil), "Topic:t Create"},
+		{"delete group", protocol.NewRequest(protocol.ReqDeleteSubscriptionGroup, map[string]string{"groupName": "g"}, nil), "Group:g Delete"},
+		{"broker config", protocol.NewRequest(protocol.ReqUpdateBrokerConfig, nil, nil), "Cluster:C Update"},
+		{"list users", protocol.NewRequest(protocol.ReqAuthListUser, nil, nil), "Cluster:C Get"},
+		{"runtime info", protocol.NewRequest(protocol.ReqGetBrokerRuntimeInfo, nil, nil), ""},
+		{"producer unregister", protocol.NewRequest(protocol.ReqUnregisterClient, map[string]string{"producerGroup": "p"}, nil), ""},
+	} {
+		ns, err := Needs(tc.req, "C")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var parts []string
+		for _, n := range ns {
+			parts = append(parts, n.Resource.String()+" "+strings.Join(n.Actions.Names(), ","))
+		}
+		if got := strings.Join(parts, ", "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if _, err := Needs(protocol.NewRequest(protocol.ReqHeartBeat, nil, []byte("{")), "C"); err == nil {
+		t.Error("a heartbeat body that does not decode was read")
+	}
+}

@@ -77,14 +77,20 @@ resource.`,
 		}
 	}
 	create := &cobra.Command{Use: "create SUBJECT --resource R --actions A", Short: "Add rules to a user's ACL",
+		Example: `  runnelctl acl create User:alice --resource Topic:orders,Group:billing --actions Pub,Sub
+  runnelctl acl create alice --resource 'Topic:order*' --actions Pub --source-ip 10.0.0.0/8
+  runnelctl acl create alice --resource Topic:orders-audit --actions Pub --decision Deny`,
 		Aliases: []string{"createAcl"}, Args: exactArgs(1, "a subject (User:NAME or NAME)"), RunE: put(false)}
 	ruleFlags(create)
 	update := &cobra.Command{Use: "update SUBJECT --resource R --actions A", Short: "Add or replace rules of a user's ACL",
+		Example: `  runnelctl acl update alice --resource Topic:orders --actions Pub,Sub,Get`,
 		Aliases: []string{"updateAcl"}, Args: exactArgs(1, "a subject (User:NAME or NAME)"), RunE: put(true)}
 	ruleFlags(update)
 	var delResource string
 	del := &cobra.Command{
 		Use: "delete SUBJECT [--resource R]", Short: "Delete a user's ACL, or its rule for one resource",
+		Example: `  runnelctl acl delete alice --resource Topic:orders-audit
+  runnelctl acl delete User:alice`,
 		Aliases: []string{"deleteAcl"}, Args: exactArgs(1, "a subject (User:NAME or NAME)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			adm, err := a.admin()
@@ -107,7 +113,9 @@ resource.`,
 	del.Flags().StringVarP(&delResource, "resource", "r", "", "only the rule for this resource")
 	del.Flags().StringVar(&policy, "policy-type", "", "Custom (default) or Default")
 	get := &cobra.Command{
-		Use: "get SUBJECT", Short: "Show a user's rules", Aliases: []string{"getAcl"}, Args: exactArgs(1, "a subject (User:NAME or NAME)"),
+		Use: "get SUBJECT", Short: "Show a user's rules",
+		Example: `  runnelctl acl get alice
+  runnelctl acl get User:alice -o json`, Aliases: []string{"getAcl"}, Args: exactArgs(1, "a subject (User:NAME or NAME)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			adm, err := a.admin()
 			if err != nil {
@@ -126,7 +134,9 @@ resource.`,
 	w.flags(get)
 	var subjectFilter, resourceFilter string
 	list := &cobra.Command{
-		Use: "list [--subject-filter TEXT] [--resource-filter TEXT]", Short: "List rules", Aliases: []string{"listAcl"}, Args: noArgs,
+		Use: "list [--subject-filter TEXT] [--resource-filter TEXT]", Short: "List rules",
+		Example: `  runnelctl acl list
+  runnelctl acl list --resource-filter Topic:order`, Aliases: []string{"listAcl"}, Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			adm, err := a.admin()
 			if err != nil {

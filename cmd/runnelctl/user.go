@@ -44,7 +44,9 @@ a super user, such as broker.conf's initAuthenticationUser.`,
 		}
 	}
 	create := &cobra.Command{
-		Use: "create NAME --password SECRET", Short: "Create a user", Args: exactArgs(1, "a user name"),
+		Use: "create NAME --password SECRET", Short: "Create a user",
+		Example: `  runnelctl user create alice --password alice-secret
+  runnelctl user create ops --password ops-secret --type Super -c DefaultCluster`, Args: exactArgs(1, "a user name"),
 		Aliases: []string{"createUser"},
 		RunE: func(c *cobra.Command, args []string) error {
 			return userChange(a, c, "user "+args[0]+" created", func(adm *admin.Admin) ([]admin.Node, error) {
@@ -56,6 +58,8 @@ a super user, such as broker.conf's initAuthenticationUser.`,
 	userFlags(create, true)
 	update := &cobra.Command{
 		Use: "update NAME [--password SECRET] [--type T] [--status S]", Short: "Change a user's password, type or status",
+		Example: `  runnelctl user update alice --password new-secret
+  runnelctl user update alice --status disable`,
 		Aliases: []string{"updateUser"}, Args: exactArgs(1, "a user name"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if u.Password == "" && u.UserType == "" && u.UserStatus == "" {
@@ -69,7 +73,8 @@ a super user, such as broker.conf's initAuthenticationUser.`,
 	}
 	userFlags(update, false)
 	del := &cobra.Command{
-		Use: "delete NAME", Short: "Delete a user and its ACL", Aliases: []string{"deleteUser"}, Args: exactArgs(1, "a user name"),
+		Use: "delete NAME", Short: "Delete a user and its ACL",
+		Example: `  runnelctl user delete alice`, Aliases: []string{"deleteUser"}, Args: exactArgs(1, "a user name"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return userChange(a, c, "user "+args[0]+" deleted", func(adm *admin.Admin) ([]admin.Node, error) {
 				return adm.DeleteUser(c.Context(), w.Where, args[0])
@@ -78,7 +83,9 @@ a super user, such as broker.conf's initAuthenticationUser.`,
 	}
 	w.flags(del)
 	get := &cobra.Command{
-		Use: "get NAME", Short: "Show a user", Aliases: []string{"getUser"}, Args: exactArgs(1, "a user name"),
+		Use: "get NAME", Short: "Show a user",
+		Example: `  runnelctl user get alice
+  runnelctl user get alice -o json -b 127.0.0.1:10911`, Aliases: []string{"getUser"}, Args: exactArgs(1, "a user name"),
 		RunE: func(c *cobra.Command, args []string) error {
 			adm, err := a.admin()
 			if err != nil {
@@ -97,7 +104,9 @@ a super user, such as broker.conf's initAuthenticationUser.`,
 	w.flags(get)
 	var filter string
 	list := &cobra.Command{
-		Use: "list [--filter TEXT]", Short: "List users", Aliases: []string{"listUser"}, Args: noArgs,
+		Use: "list [--filter TEXT]", Short: "List users",
+		Example: `  runnelctl user list
+  runnelctl user list --filter ali`, Aliases: []string{"listUser"}, Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			adm, err := a.admin()
 			if err != nil {
