@@ -233,7 +233,9 @@ func CheckpointKey(name string) []byte { return append([]byte{prefix, kindCheckp
 func AuthKey(name string) []byte { return append([]byte{prefix, kindAuth}, name...) }
 
 // AuthBounds bounds every access-control record's key.
-func AuthBounds() (lower, upper []byte) { return []byte{prefix, kindAuth}, []byte{prefix, kindAuth + 1} }
+func AuthBounds() (lower, upper []byte) {
+	return []byte{prefix, kindAuth}, []byte{prefix, kindAuth + 1}
+}
 
 // StateKey is the key of a store-internal state value.
 func StateKey(name string) []byte { return append([]byte{prefix, kindState}, name...) }
