@@ -240,9 +240,9 @@ func TestAddrPatterns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.pattern, err)
 		}
-		got := p != nil && p.match(remoteIP(tc.ip+":1"))
+		got := p != nil && p.match(RemoteIP(tc.ip+":1"))
 		if strings.Contains(tc.ip, ":") {
-			got = p != nil && p.match(remoteIP("["+tc.ip+"]:1"))
+			got = p != nil && p.match(RemoteIP("["+tc.ip+"]:1"))
 		}
 		if got != tc.want {
 			t.Errorf("%q matches %s: %v, want %v", tc.pattern, tc.ip, got, tc.want)
@@ -339,6 +339,38 @@ func BenchmarkSignCheck(b *testing.B) {
 		}
 		if err := tb.Check("127.0.0.1:1", req, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestSignatureKeyOrderCache signs key sets that share a count but not
+// their keys, in turns, with and without a skipped key: the remembered
+// order of one must never be used for another.
+func TestSignatureKeyOrderCache(t *testing.T) {
+	sets := []map[string]string{
+		{"a": "1", "b": "2", "c": "3"},
+		{"a": "1", "b": "2", "d": "4"},
+		{"x": "9", "b": "2", "a": "1"},
+		{"a": "1", "b": "2", "c": "3", FieldSignature: "old"},
+		{"a": "1", "b": "2", FieldSecurityToken: "tok"},
+	}
+	body := []byte("body")
+	for round := 0; round < 3; round++ {
+		for i, ext := range sets {
+			if got, want := Signature("sk", ext, body, ""), javaSignature("sk", ext, body); got != want {
+				t.Fatalf("round %d set %d: %s, want %s", round, i, got, want)
+			}
+			if _, ok := ext[FieldSecurityToken]; ok {
+				goExt := map[string]string{}
+				for k, v := range ext {
+					if k != FieldSecurityToken {
+						goExt[k] = v
+					}
+				}
+				if got, want := Signature("sk", ext, body, FieldSecurityToken), javaSignature("sk", goExt, body); got != want {
+					t.Fatalf("round %d set %d without the token: %s, want %s", round, i, got, want)
+				}
+			}
 		}
 	}
 }

@@ -130,9 +130,9 @@ func (r ipv4Range) match(ip netip.Addr) bool {
 	return true
 }
 
-// remoteIP returns the IP of a connection's "ip:port" remote address, or
+// RemoteIP returns the IP of a connection's "ip:port" remote address, or
 // the invalid Addr, which no pattern but "*" matches.
-func remoteIP(remote string) netip.Addr {
+func RemoteIP(remote string) netip.Addr {
 	if ap, err := netip.ParseAddrPort(remote); err == nil {
 		return ap.Addr().Unmap()
 	}

@@ -28,7 +28,7 @@ func refuse(format string, args ...any) *Error { return &Error{Msg: fmt.Sprintf(
 // need an admin account. It returns nil or an *Error, in the order the
 // package doc gives.
 func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16]bool) error {
-	ip := remoteIP(remote)
+	ip := RemoteIP(remote)
 	for _, p := range t.global {
 		if p.match(ip) {
 			return nil

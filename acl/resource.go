@@ -151,6 +151,12 @@ var BrokerAdminCodes = []int16{
 	protocol.ReqUpdateAndCreateACLConfig,
 	protocol.ReqDeleteACLConfig,
 	protocol.ReqGetBrokerClusterACLInfo,
+	// ACL 2.0's user and rule management: not in Java's 4.x list (it
+	// predates them), admin-only here so a plain-ACL account cannot grant
+	// itself ACL 2.0 rights.
+	protocol.ReqAuthCreateUser, protocol.ReqAuthUpdateUser, protocol.ReqAuthDeleteUser,
+	protocol.ReqAuthGetUser, protocol.ReqAuthListUser, protocol.ReqAuthCreateACL,
+	protocol.ReqAuthUpdateACL, protocol.ReqAuthDeleteACL, protocol.ReqAuthGetACL, protocol.ReqAuthListACL,
 }
 
 // NamesrvAdminCodes are the request codes only an admin account may send

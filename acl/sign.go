@@ -8,6 +8,7 @@ import (
 	"hash"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -75,30 +76,84 @@ func newSigner(secretKey string) *signer {
 }
 
 func (s *signer) sign(ext map[string]string, body []byte, skip string) string {
-	var arr [32]string
-	keys := arr[:0]
+	var sig [sigLen]byte
+	return string(s.sum(&sig, ext, body, skip))
+}
+
+// sigLen is the length of a signature: Base64 of a SHA-1.
+const sigLen = (sha1.Size + 2) / 3 * 4
+
+// sum writes the signature into dst and returns it, allocating nothing
+// (a verifier compares it in place).
+func (s *signer) sum(dst *[sigLen]byte, ext map[string]string, body []byte, skip string) []byte {
+	bp := contentPool.Get().(*[]byte)
+	buf := appendContent((*bp)[:0], ext, skip)
+	mac := s.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write(buf)
+	mac.Write(body)
+	var sum [sha1.Size]byte
+	base64.StdEncoding.Encode(dst[:], mac.Sum(sum[:0]))
+	s.macs.Put(mac)
+	*bp = buf
+	contentPool.Put(bp)
+	return dst[:]
+}
+
+// appendContent appends the values of ext sorted by key, Signature and
+// skip left out. Requests of one kind carry the same keys, so the sorted
+// order of the last one seen with as many keys is tried first: if each of
+// its keys is in ext (and the counts agree), the sets are equal and no
+// sort is needed — the lookups fetch the values anyway. Otherwise the keys
+// are sorted and that order remembered.
+func appendContent(buf []byte, ext map[string]string, skip string) []byte {
+	n := len(ext)
+	if _, ok := ext[FieldSignature]; ok {
+		n--
+	}
+	if _, ok := ext[skip]; ok && skip != "" {
+		n--
+	}
+	slot := &keyOrders[n%len(keyOrders)]
+	if ko := slot.Load(); ko != nil && len(ko.keys) == n && ko.skip == skip {
+		start := len(buf)
+		hit := true
+		for _, k := range ko.keys {
+			v, ok := ext[k]
+			if !ok {
+				hit = false
+				break
+			}
+			buf = append(buf, v...)
+		}
+		if hit {
+			return buf
+		}
+		buf = buf[:start]
+	}
+	keys := make([]string, 0, n)
 	for k := range ext {
 		if k != FieldSignature && k != skip {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
-	bp := contentPool.Get().(*[]byte)
-	buf := (*bp)[:0]
 	for _, k := range keys {
 		buf = append(buf, ext[k]...)
 	}
-	mac := s.macs.Get().(hash.Hash)
-	mac.Reset()
-	mac.Write(buf)
-	mac.Write(body)
-	var sum [sha1.Size]byte
-	out := base64.StdEncoding.EncodeToString(mac.Sum(sum[:0]))
-	s.macs.Put(mac)
-	*bp = buf
-	contentPool.Put(bp)
-	return out
+	slot.Store(&keyOrder{skip: skip, keys: keys})
+	return buf
 }
+
+// keyOrder is a sorted key set; never modified once stored.
+type keyOrder struct {
+	skip string
+	keys []string
+}
+
+// keyOrders remembers the last sorted key set of each key count (mod its
+// size): what a signer or verifier tries before sorting.
+var keyOrders [32]atomic.Pointer[keyOrder]
 
 // contentPool holds the buffers the ext field values are joined in.
 var contentPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
@@ -110,11 +165,12 @@ func (s *signer) ok(req *protocol.Command) bool {
 	if !ok {
 		return false
 	}
-	if equal(s.sign(req.ExtFields, req.Body, ""), got) {
+	var sig [sigLen]byte
+	if equal(s.sum(&sig, req.ExtFields, req.Body, ""), got) {
 		return true
 	}
 	if _, has := req.ExtFields[FieldSecurityToken]; has {
-		return equal(s.sign(req.ExtFields, req.Body, FieldSecurityToken), got)
+		return equal(s.sum(&sig, req.ExtFields, req.Body, FieldSecurityToken), got)
 	}
 	return false
 }
@@ -122,4 +178,16 @@ func (s *signer) ok(req *protocol.Command) bool {
 // signatureOK reports whether req is signed with secretKey.
 func signatureOK(secretKey string, req *protocol.Command) bool { return newSigner(secretKey).ok(req) }
 
-func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+func equal(a []byte, b string) bool { return subtle.ConstantTimeCompare(a, []byte(b)) == 1 }
+
+// Key is one secret key ready to verify signatures with: its keyed HMACs
+// are pooled, so one Key per account serves every request without keying
+// a new HMAC (ACL 2.0's users keep one each).
+type Key struct{ s *signer }
+
+// NewKey prepares secretKey.
+func NewKey(secretKey string) Key { return Key{newSigner(secretKey)} }
+
+// Verify reports whether req's Signature is this key's over its fields and
+// body, SecurityToken signed (Java) or not (the official Go client).
+func (k Key) Verify(req *protocol.Command) bool { return k.s.ok(req) }

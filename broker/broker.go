@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
@@ -33,7 +34,8 @@ type Broker struct {
 	ns   *remoting.Client
 	// metrics is the Prometheus exporter (exporter.go).
 	metrics *metrics.Metrics
-	acl     *acl.Checker // nil without ACLEnable
+	acl     *acl.Checker  // nil without ACLEnable
+	auth    *auth.Manager // ACL 2.0's users and ACLs; always there (admin requests)
 
 	// storeHost is the advertised address, registered with name servers;
 	// set once by Start.
@@ -134,6 +136,13 @@ func New(cfg Config) (*Broker, error) {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
+	authCfg := cfg.Auth
+	authCfg.Cluster, authCfg.Logger = cfg.ClusterName, b.log
+	if b.auth, err = auth.Open(authCfg, c.Store()); err != nil {
+		b.closeACL()
+		_ = c.Close(false)
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	b.newMetrics()
 	srv, err := remoting.NewServer(remoting.ServerConfig{
 		Addr:         cfg.ListenAddr,
@@ -143,6 +152,8 @@ func New(cfg Config) (*Broker, error) {
 		OnClose:      func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
 		Logger:       b.log,
 		Interceptors: b.interceptors(),
+		// The broker's calls to clients sign as its calls to name servers do.
+		OutInterceptors: b.credentials().Interceptor(),
 	})
 	if err != nil {
 		b.closeACL()
@@ -151,7 +162,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.srv = srv
 	b.registerHandlers()
-	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, TLS: nsTLS, OnClose: b.namesrvConnClosed, Interceptors: cfg.Credentials.Interceptor()})
+	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, TLS: nsTLS, OnClose: b.namesrvConnClosed, Interceptors: b.credentials().Interceptor()})
 	return b, nil
 }
 
@@ -317,6 +328,15 @@ func (b *Broker) shutdown(clean bool) error {
 	}
 	b.log.Info("broker: closed")
 	return errors.Join(errs...)
+}
+
+// credentials are the account the broker signs its own requests with:
+// accessKey/secretKey, else ACL 2.0's inner client account.
+func (b *Broker) credentials() acl.Credentials {
+	if !b.cfg.Credentials.Empty() {
+		return b.cfg.Credentials
+	}
+	return b.cfg.Auth.InnerCredentials
 }
 
 // closeACL stops the ACL file watcher, if any.

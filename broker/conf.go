@@ -44,6 +44,8 @@ import (
 //	aclEnable                 ACLEnable
 //	rocketmq.acl.plain.file   ACLFile (Java's system property)
 //	accessKey, secretKey      Credentials
+//	authenticationEnabled, authorizationEnabled, initAuthenticationUser,
+//	innerClientAuthenticationCredentials, ...  Auth (auth.Config.ApplyKey)
 //	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
 //	                          TLS (remoting.TLSConfig.Set lists them)
 //
@@ -186,6 +188,12 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 			c.TransactionCheckMax = v
 		default:
 			if ok, err := c.Metrics.ApplyKey(key, val); ok {
+				if err != nil {
+					return ignored, bad(err)
+				}
+				continue
+			}
+			if ok, err := c.Auth.ApplyKey(key, val); ok {
 				if err != nil {
 					return ignored, bad(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
@@ -172,8 +173,14 @@ type Config struct {
 	// command defaults it to plain_acl.yml beside broker.conf.
 	ACLFile string
 	// Credentials sign the broker's own requests to the name servers
-	// (broker.conf accessKey and secretKey). Default none.
+	// (broker.conf accessKey and secretKey). Default none: then
+	// Auth.InnerCredentials, if any.
 	Credentials acl.Credentials
+	// Auth is RocketMQ 5.3's ACL 2.0 (authenticationEnabled,
+	// authorizationEnabled, ...; package acl/auth), beside ACLEnable's
+	// plain ACL. Its users and ACLs live in the store. Cluster is set from
+	// ClusterName. Default off.
+	Auth auth.Config
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left

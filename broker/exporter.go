@@ -27,6 +27,9 @@ func (b *Broker) interceptors() []remoting.Interceptor {
 	if b.acl != nil {
 		ics = append(ics, b.acl.Interceptor())
 	}
+	if b.auth.Enabled() {
+		ics = append(ics, b.auth.Interceptor())
+	}
 	return append(ics, b.cfg.Interceptors...)
 }
 

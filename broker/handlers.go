@@ -59,6 +59,7 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqInvokeBrokerToGetConsumerStatus, b.handleGetConsumerStatus)
 	h(protocol.ReqDeleteSubscriptionGroup, withHeader(b.handleDeleteGroup))
 	h(protocol.ReqCloneGroupOffset, withHeader(b.handleCloneGroupOffset))
+	b.registerAuthHandlers()
 	b.srv.HandleDefault(b.handleUnsupported)
 }
 

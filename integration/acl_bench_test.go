@@ -2,13 +2,13 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/client"
 	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // BenchmarkSendACL measures send throughput with ACL off and on: 1 KiB
@@ -18,18 +18,38 @@ import (
 // permission before the handler. Compare the msg/s of the two:
 //
 //	go test -run '^$' -bench SendACL -benchtime 20000x ./integration/
+//
+// acl=v2 is ACL 2.0 (authentication and authorization on, a normal user
+// with a rule allowing Pub on the topic) in place of plain ACL.
 func BenchmarkSendACL(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		b.Run(fmt.Sprintf("acl=%v", on), func(b *testing.B) {
+	for _, mode := range []string{"false", "true", "v2"} {
+		b.Run("acl="+mode, func(b *testing.B) {
 			var c *cluster.Cluster
 			var creds acl.Credentials
-			if on {
+			switch mode {
+			case "true":
 				c, _ = startACLCluster(b, aclYAML("", "DENY"), lenientNamesrvYAML)
 				creds = acl.Credentials{AccessKey: aclUserAK, SecretKey: aclUserSK}
-			} else {
+				aclCreateTopicsAs(b, c, "aclTopic", true)
+			case "v2":
+				c = startAuthCluster(b)
+				root := aclAdmin(b, c, authRootAK, authRootSK)
+				ctx := context.Background()
+				if _, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "aclTopic", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := root.CreateUser(ctx, ouradmin.Where{}, protocol.UserInfo{Username: "benchUser", Password: "benchSecret1"}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := root.CreateACL(ctx, ouradmin.Where{}, protocol.ACLInfo{Subject: "User:benchUser", Policies: []protocol.PolicyInfo{{
+					Entries: []protocol.PolicyEntryInfo{{Resource: "Topic:aclTopic", Actions: []string{"Pub"}, Decision: "Allow"}}}}}); err != nil {
+					b.Fatal(err)
+				}
+				creds = acl.Credentials{AccessKey: "benchUser", SecretKey: "benchSecret1"}
+			default:
 				c = cluster.Start(b)
+				aclCreateTopicsAs(b, c, "aclTopic", false)
 			}
-			aclCreateTopicsAs(b, c, "aclTopic", on)
 			cfg := client.DefaultProducerConfig()
 			cfg.Client.NameServerAddrs = []string{c.NamesrvAddr()}
 			cfg.Client.InstanceName = instance("acl-bench")

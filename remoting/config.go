@@ -68,6 +68,12 @@ type ServerConfig struct {
 	// after; see Interceptor. Request hooks run in this order, Response
 	// hooks in the reverse. Default none, which costs nothing per request.
 	Interceptors []Interceptor
+	// OutInterceptors see every request the server itself sends on its
+	// connections (Conn.Invoke and friends: a broker asking a producer
+	// about a transaction, a consumer for its running info), as a Client's
+	// Interceptors see its requests: to sign them with the server's own
+	// account. Default none.
+	OutInterceptors []ClientInterceptor
 
 	// TLSMode is RocketMQ's tls.server.mode: TLSDisabled (default),
 	// TLSPermissive (TLS and plain connections on the one port) or

@@ -401,3 +401,44 @@ func BenchmarkInterceptors(b *testing.B) {
 		})
 	}
 }
+
+// TestServerOutInterceptorsSignServerCalls checks that a server's own
+// request to a connected client (a broker asking a producer about a
+// transaction) runs ServerConfig.OutInterceptors: the client's handler
+// sees it signed, and the caller's command is left alone.
+func TestServerOutInterceptorsSignServerCalls(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		conns := make(chan *Conn, 1)
+		s := startServer(t, tr, func(c *ServerConfig) {
+			c.OnConnect = func(conn *Conn) { conns <- conn }
+			c.OutInterceptors = []ClientInterceptor{{Request: func(_ string, req *protocol.Command) error {
+				req.ExtFields["AccessKey"] = "brokerAK"
+				req.ExtFields["Signature"] = sign("brokerSK", req.ExtFields, req.Body)
+				return nil
+			}}}
+		}, map[int16]Handler{codeEcho: echo})
+		cl := newClient(t, nil)
+		seen := make(chan string, 1)
+		cl.Handle(protocol.ReqCheckTransactionState, func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+			ok := req.Ext("AccessKey") == "brokerAK" && req.Ext("Signature") == sign("brokerSK", req.ExtFields, req.Body)
+			seen <- fmt.Sprint(ok)
+			return protocol.NewResponse(req, protocol.RespSuccess, "")
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, nil, nil)); err != nil {
+			t.Fatal(err)
+		}
+		conn := <-conns
+		req := protocol.NewRequest(protocol.ReqCheckTransactionState, map[string]string{"msgId": "m1"}, []byte("b"))
+		if _, err := conn.Invoke(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-seen; got != "true" {
+			t.Fatal("the client saw the server's request unsigned or badly signed")
+		}
+		if len(req.ExtFields) != 1 {
+			t.Fatalf("the caller's ext fields were changed: %v", req.ExtFields)
+		}
+	})
+}

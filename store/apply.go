@@ -27,6 +27,8 @@ const (
 	OpTruncate
 	OpPutGroup
 	OpDeleteGroup
+	OpPutAuth
+	OpDeleteAuth
 )
 
 // Op is one mutation. Every change to the store is an Op passed to Apply
@@ -62,7 +64,9 @@ type Op struct {
 
 	Level int32
 
-	// OpPutCheckpoint: Name and Value.
+	// OpPutCheckpoint: Name and Value. OpPutAuth: Name and Value, an
+	// access-control record (package acl/auth owns its names and
+	// values). OpDeleteAuth: Name.
 	Name  string
 	Value []byte
 
@@ -304,6 +308,9 @@ func (s *Store) addQueueLocked(id QueueID) *queue {
 // earlier one is too, so raising each bound to a maximum is safe.
 func (s *Store) publish(op *Op, p *pending) {
 	s.releaseDerived(p)
+	if op.Kind == OpPutAuth || op.Kind == OpDeleteAuth {
+		s.authVersion.Add(1)
+	}
 	if op.Kind == OpAppend || op.Kind == OpTruncate {
 		// Only an op that wrote the log knows the log durable up to
 		// nextPhys: a metadata op's sync covers the other database, not
@@ -439,6 +446,16 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 			return nil, nil, err
 		}
 		_ = b.Delete(meta.GroupKey(op.Group), nil)
+	case OpPutAuth:
+		if op.Name == "" {
+			return nil, nil, fmt.Errorf("%w: auth record without a name", ErrInvalidOp)
+		}
+		_ = b.Set(meta.AuthKey(op.Name), op.Value, nil)
+	case OpDeleteAuth:
+		if op.Name == "" {
+			return nil, nil, fmt.Errorf("%w: auth record without a name", ErrInvalidOp)
+		}
+		_ = b.Delete(meta.AuthKey(op.Name), nil)
 	case OpTruncate:
 		if err := s.buildTruncateLocked(b, lb, op, p); err != nil {
 			return nil, nil, err

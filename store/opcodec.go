@@ -29,6 +29,8 @@ import (
 //	                    sorted by topic then queue id
 //	OpPutGroup          meta.AppendGroupBinary's form
 //	OpDeleteGroup       group
+//	OpPutAuth           name | value
+//	OpDeleteAuth        name
 //
 // A stored record is RocketMQ's stored-message encoding
 // (protocol.AppendStoredMessage), self-delimiting by its totalSize; an
@@ -101,9 +103,11 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 	case OpSetDelayOffset:
 		dst = binary.AppendVarint(dst, int64(op.Level))
 		dst = binary.AppendVarint(dst, op.Offset)
-	case OpPutCheckpoint:
+	case OpPutCheckpoint, OpPutAuth:
 		dst = appendString(dst, op.Name)
 		dst = appendString(dst, string(op.Value))
+	case OpDeleteAuth:
+		dst = appendString(dst, op.Name)
 	case OpTruncate:
 		dst = binary.AppendVarint(dst, op.Cutoff)
 		ids := make([]QueueID, 0, len(op.QueueMins))
@@ -189,8 +193,10 @@ func DecodeOp(b []byte) (*Op, error) {
 		op.Group = d.string()
 	case OpSetDelayOffset:
 		op.Level, op.Offset = d.int32(), d.varint()
-	case OpPutCheckpoint:
+	case OpPutCheckpoint, OpPutAuth:
 		op.Name, op.Value = d.string(), []byte(d.string())
+	case OpDeleteAuth:
+		op.Name = d.string()
 	case OpTruncate:
 		op.Cutoff = d.varint()
 		n := d.count(3)

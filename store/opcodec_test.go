@@ -39,6 +39,8 @@ func sampleOps(t testing.TB) []*Op {
 			NotifyConsumerIdsChangedEnable: true, RetryQueueNums: 2, RetryMaxTimes: 3, BrokerID: 1,
 			WhichBrokerWhenConsumeSlowly: -1, GroupSysFlag: 4, ConsumeTimeoutMinute: 15}},
 		{Kind: OpDeleteGroup, Group: "g"},
+		{Kind: OpPutAuth, Name: "user/alice", Value: []byte(`{"username":"alice"}`)},
+		{Kind: OpDeleteAuth, Name: "user/alice"},
 	}
 }
 
@@ -127,4 +129,42 @@ func FuzzDecodeOp(f *testing.F) {
 			t.Fatal("re-encoded op decodes differently")
 		}
 	})
+}
+
+// TestAuthOps round-trips the access-control ops and checks that applying
+// them, by either path, moves AuthVersion and changes what RangeAuth reads.
+func TestAuthOps(t *testing.T) {
+	s, _, _ := openMem(t)
+	put := &Op{Kind: OpPutAuth, Name: "user/alice", Value: []byte(`{"username":"alice"}`)}
+	got, err := DecodeOp(put.Marshal())
+	if err != nil || got.Kind != OpPutAuth || got.Name != put.Name || string(got.Value) != string(put.Value) {
+		t.Fatalf("decode put: %+v, %v", got, err)
+	}
+	v0 := s.AuthVersion()
+	if _, err := s.ApplyEncoded(put.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutAuth("acl/User:alice", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if s.AuthVersion() != v0+2 {
+		t.Fatalf("AuthVersion %d after two ops from %d", s.AuthVersion(), v0)
+	}
+	var names []string
+	_ = s.RangeAuth("user/", func(name string, _ []byte) bool { names = append(names, name); return true })
+	if len(names) != 1 || names[0] != "user/alice" {
+		t.Fatalf("users %q", names)
+	}
+	del := &Op{Kind: OpDeleteAuth, Name: "user/alice"}
+	if _, err := s.ApplyEncoded(del.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	_ = s.RangeAuth("", func(name string, _ []byte) bool { names = append(names, name); return true })
+	if len(names) != 1 || names[0] != "acl/User:alice" {
+		t.Fatalf("records after delete %q", names)
+	}
+	if _, err := s.Apply(&Op{Kind: OpPutAuth}); !errors.Is(err, ErrInvalidOp) {
+		t.Fatalf("nameless record: %v", err)
+	}
 }

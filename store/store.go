@@ -101,6 +101,9 @@ type Store struct {
 	minPhys      atomic.Int64
 	readablePhys atomic.Int64
 
+	// authVersion counts the access-control ops applied (AuthVersion).
+	authVersion atomic.Uint64
+
 	// closeMu is held shared by every reader of db and exclusively by Close,
 	// so Pebble is never used after it was closed.
 	closeMu sync.RWMutex

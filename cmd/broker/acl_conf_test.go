@@ -79,3 +79,33 @@ func TestREADMEACLExample(t *testing.T) {
 		t.Fatalf("README plain_acl.yml: %v", err)
 	}
 }
+
+// The README's ACL 2.0 broker.conf is read without complaint and starts a
+// broker whose super users are the two it names.
+func TestREADMEACL2Example(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n### ACL 2.0: users and rules\n")
+	_, rest, ok2 := strings.Cut(section, "```properties\n")
+	block, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no ACL 2.0 broker.conf block")
+	}
+	cfg := broker.DefaultConfig()
+	ignored, err := cfg.ApplyProperties(strings.NewReader(block))
+	if err != nil || len(ignored) > 0 || !cfg.Auth.AuthenticationEnabled || !cfg.Auth.AuthorizationEnabled ||
+		len(cfg.Auth.InitUsers) != 1 || cfg.Auth.InnerCredentials.AccessKey != "rocketmq" {
+		t.Fatalf("README ACL 2.0 broker.conf: ignored %v, err %v, auth %+v", ignored, err, cfg.Auth)
+	}
+	cfg.StoreDir, cfg.ListenAddr = t.TempDir(), "127.0.0.1:0"
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	b, err := broker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

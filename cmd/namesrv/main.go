@@ -31,7 +31,7 @@ func main() {
 
 func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	cfg := namesrv.DefaultConfig()
-	var logLevel, metricsAddr string
+	var logLevel, metricsAddr, tlsMode, tlsCert, tlsKey string
 	cmd := &cobra.Command{
 		Use:           "namesrv",
 		Version:       version.String(),
@@ -43,6 +43,15 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			}
+			for _, kv := range [][3]string{{"--tls-mode", "tls.server.mode", tlsMode},
+				{"--tls-cert", "tls.server.certPath", tlsCert}, {"--tls-key", "tls.server.keyPath", tlsKey}} {
+				if kv[2] == "" {
+					continue
+				}
+				if _, err := cfg.TLS.Set(kv[1], kv[2]); err != nil {
+					return fmt.Errorf("%s %q: %w", kv[0], kv[2], err)
+				}
 			}
 			if err := cfg.Metrics.SetAddr(metricsAddr); err != nil {
 				return fmt.Errorf("--metrics: %w", err)
@@ -61,6 +70,9 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&cfg.ACLFile, "acl-file", "", "check every request against this RocketMQ plain_acl.yml (reloaded when it changes)")
 	cmd.Flags().DurationVar(&cfg.BrokerExpiry, "broker-expiry", cfg.BrokerExpiry, "drop a broker silent for this long")
 	cmd.Flags().StringVar(&metricsAddr, "metrics", "", "host:port to serve Prometheus /metrics on (default off)")
+	cmd.Flags().StringVar(&tlsMode, "tls-mode", "", "tls.server.mode: disabled (default), permissive (TLS and plain on the port) or enforcing (TLS only)")
+	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "tls.server.certPath: the server certificate, PEM (default with TLS: one generated at start)")
+	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "tls.server.keyPath: its unencrypted PEM key")
 	return cmd
 }
 

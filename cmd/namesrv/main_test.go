@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,10 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// netpoll's poller goroutines outlive an in-process server (TestTLSFlags).
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"))
+}
 
 // buildBinary compiles this command once per test run.
 func buildBinary(t *testing.T) string {
@@ -109,6 +113,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:99999"}, "namesrv"},
 		{[]string{"--listen", ""}, "ListenAddr"},
 		{[]string{"extra"}, "unknown command"},
+		{[]string{"--tls-mode", "sometimes"}, "--tls-mode"},
+		{[]string{"--tls-mode", "enforcing", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"}, "/nonexistent/"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr strings.Builder
@@ -137,5 +143,48 @@ func TestProcessExitCodeOnError(t *testing.T) {
 	// One line with the binary's prefix, as every Runnel CLI does.
 	if got := stderr.String(); !strings.HasPrefix(got, `namesrv: --log-level "loud"`) || strings.Count(got, "\n") != 1 {
 		t.Fatalf("stderr %q", got)
+	}
+}
+
+// TestTLSFlags serves TLS only (--tls-mode enforcing, a certificate
+// generated at start): a TLS client gets a route answer, a plain one has
+// its connection closed.
+func TestTLSFlags(t *testing.T) {
+	pr, pw := io.Pipe()
+	cmd := newCommand(pw, io.Discard)
+	cmd.SetArgs([]string{"--listen", "127.0.0.1:0", "--log-level", "error", "--tls-mode", "enforcing"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx); _ = pw.Close() }()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		t.Fatalf("no serving line: %v", <-done)
+	}
+	addr := strings.TrimPrefix(sc.Text(), "namesrv: serving on ")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	call := func(cfg remoting.ClientConfig) (*protocol.Command, error) {
+		cl := remoting.NewClient(cfg)
+		defer cl.Close()
+		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer rcancel()
+		return cl.Invoke(rctx, addr, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic,
+			protocol.GetRouteInfoRequestHeader{Topic: "TBW102"}.Encode(), nil))
+	}
+	tc, err := remoting.ClientTLSConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(remoting.ClientConfig{TLS: tc}); err != nil {
+		t.Fatalf("TLS client: %v", err)
+	}
+	if _, err := call(remoting.DefaultClientConfig()); !errors.Is(err, remoting.ErrConnClosed) {
+		t.Fatalf("plain client against an enforcing name server: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,6 +14,11 @@
 // PEM is written beside the store directory (<dir>-tls-cert.pem) for
 // clients that verify (runnelctl --tls --tls-ca FILE); it changes on every
 // start.
+//
+// "dev --acl FILE" checks the broker's requests against a plain_acl.yml
+// (ACL 1.0); "dev --auth-root NAME:PASSWORD" turns on ACL 2.0 with that
+// super user, who manages the others (runnelctl --ak NAME --sk PASSWORD
+// user/acl ...). The name server checks nothing, as Java's.
 package main
 
 import (
@@ -25,15 +30,18 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -59,7 +67,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 
 	var dir, nsListen, brokerListen, metricsListen, logLevel string
 	var fresh, useTLS bool
-	var tlsMode string
+	var tlsMode, aclFile, authRoot string
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a name server and a broker in one process for local development",
@@ -82,7 +90,14 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			dc := devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, metricsListen: metricsListen, log: log}
+			dc := devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, metricsListen: metricsListen, log: log, aclFile: aclFile}
+			if authRoot != "" {
+				name, pw, ok := strings.Cut(authRoot, ":")
+				if !ok || name == "" || pw == "" {
+					return fmt.Errorf("--auth-root %q: want NAME:PASSWORD", authRoot)
+				}
+				dc.authRoot = &protocol.UserInfo{Username: name, Password: pw}
+			}
 			if useTLS {
 				if dc.tlsMode, err = remoting.ParseTLSMode(tlsMode); err != nil || dc.tlsMode == remoting.TLSDisabled {
 					return fmt.Errorf("--tls-mode %q: want permissive or enforcing", tlsMode)
@@ -100,12 +115,19 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.BoolVar(&useTLS, "tls", false, "serve TLS too, with a certificate generated at start (written to <dir>-tls-cert.pem)")
 	f.StringVar(&tlsMode, "tls-mode", remoting.TLSPermissive, "with --tls: permissive (TLS and plain) or enforcing (TLS only)")
+	f.StringVar(&aclFile, "acl", "", "check the broker's requests against this plain_acl.yml (ACL 1.0, reloaded when it changes)")
+	f.StringVar(&authRoot, "auth-root", "", "NAME:PASSWORD: turn on ACL 2.0 (authentication and authorization) with this super user; manage others with runnelctl user/acl")
 	root.AddCommand(dev)
 	return root
 }
 
 type devConfig struct {
 	dir, nsListen, brokerListen string
+	// aclFile is the broker's plain_acl.yml, "" for none.
+	aclFile string
+	// authRoot, if set, turns ACL 2.0 on with this super user; the broker
+	// signs its own calls with it.
+	authRoot *protocol.UserInfo
 	// metricsListen is the broker's /metrics address, "" for none.
 	metricsListen string
 	// tlsMode is "" (plain only) or a TLS mode served with a generated
@@ -159,6 +181,14 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 		return errors.Join(err, ns.Close())
 	}
 	bcfg.TLS = tlsCfg
+	if dc.aclFile != "" {
+		bcfg.ACLEnable, bcfg.ACLFile = true, dc.aclFile
+	}
+	if u := dc.authRoot; u != nil {
+		bcfg.Auth.AuthenticationEnabled, bcfg.Auth.AuthorizationEnabled = true, true
+		bcfg.Auth.InitUsers = []protocol.UserInfo{*u}
+		bcfg.Auth.InnerCredentials = acl.Credentials{AccessKey: u.Username, SecretKey: u.Password}
+	}
 	b, err := broker.New(bcfg)
 	if err == nil {
 		err = b.Start()

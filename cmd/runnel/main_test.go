@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -170,4 +172,82 @@ func TestDevTLS(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("dev did not stop")
 	}
+}
+
+// TestDevAuthRoot starts dev with ACL 2.0 and checks over the wire that an
+// unsigned request is refused with Java's remark and the super user's
+// signed one is served.
+func TestDevAuthRoot(t *testing.T) {
+	brokerAddr, stop := startDev(t, devConfig{authRoot: &protocol.UserInfo{Username: "root", Password: "rootSecret1"}})
+	defer stop()
+	list := func(creds acl.Credentials) *protocol.Command {
+		return devCall(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil))
+	}
+	if resp := list(acl.Credentials{}); resp.Code != protocol.RespNoPermission || resp.Remark != "username cannot be null." {
+		t.Fatalf("unsigned: %d %q", resp.Code, resp.Remark)
+	}
+	if resp := list(acl.Credentials{AccessKey: "root", SecretKey: "rootSecret1"}); resp.Code != protocol.RespSuccess || !strings.Contains(string(resp.Body), `"username":"root"`) {
+		t.Fatalf("as root: %d %q %s", resp.Code, resp.Remark, resp.Body)
+	}
+}
+
+// TestDevACLFile starts dev with a plain_acl.yml: an unsigned request is
+// refused as Java's plain ACL refuses it, the file's admin is served.
+func TestDevACLFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(file, []byte("accounts:\n  - accessKey: devAdmin\n    secretKey: devSecret1\n    admin: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	brokerAddr, stop := startDev(t, devConfig{aclFile: file})
+	defer stop()
+	info := func(creds acl.Credentials) *protocol.Command {
+		return devCall(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqGetBrokerRuntimeInfo, nil, nil))
+	}
+	if resp := info(acl.Credentials{}); resp.Code != protocol.RespSystemError || !strings.HasSuffix(resp.Remark, "No accessKey is configured") {
+		t.Fatalf("unsigned: %d %q", resp.Code, resp.Remark)
+	}
+	if resp := info(acl.Credentials{AccessKey: "devAdmin", SecretKey: "devSecret1"}); resp.Code != protocol.RespSuccess {
+		t.Fatalf("as the admin: %d %q", resp.Code, resp.Remark)
+	}
+}
+
+// startDev runs dev with dc (ports and store filled in) until stop, and
+// returns the broker's address.
+func startDev(t *testing.T, dc devConfig) (string, func()) {
+	t.Helper()
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	dc.dir, dc.nsListen, dc.brokerListen = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
+	dc.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { done <- runDev(ctx, dc, &out) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "broker: serving on ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("dev did not start: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines := strings.Split(out.String(), "\n")
+	brokerAddr, _, _ := strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
+	return brokerAddr, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// devCall sends req to addr signed with creds.
+func devCall(t *testing.T, addr string, creds acl.Credentials, req *protocol.Command) *protocol.Command {
+	t.Helper()
+	cl := remoting.NewClient(remoting.ClientConfig{Interceptors: creds.Interceptor()})
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cl.Invoke(ctx, addr, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

@@ -173,6 +173,7 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 
 	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a), newDlqCmd(a), newBenchCmd(a))
 	root.AddCommand(newStatsCmd(a))
+	root.AddCommand(newUserCmd(a), newACLCmd(a)) // user.go, aclcmd.go
 	addMqadminAliases(root, a)
 	a.completeNames(root)
 	guardGroups(root)

@@ -126,6 +126,16 @@ const (
 	ReqExchangeBrokerHAInfo             int16 = 906
 	ReqGetBrokerHAStatus                int16 = 907
 	ReqResetMasterFlushOffset           int16 = 908
+	ReqAuthCreateUser                   int16 = 3001
+	ReqAuthUpdateUser                   int16 = 3002
+	ReqAuthDeleteUser                   int16 = 3003
+	ReqAuthGetUser                      int16 = 3004
+	ReqAuthListUser                     int16 = 3005
+	ReqAuthCreateACL                    int16 = 3006
+	ReqAuthUpdateACL                    int16 = 3007
+	ReqAuthDeleteACL                    int16 = 3008
+	ReqAuthGetACL                       int16 = 3009
+	ReqAuthListACL                      int16 = 3010
 	ReqPopMessage                       int16 = 3442
 	ReqAckMessage                       int16 = 3443
 	ReqPeekMessage                      int16 = 3444
@@ -240,7 +250,10 @@ var requestCodeNames = map[int16]string{
 	402: "GET_ALL_MESSAGE_REQUEST_MODE", 513: "UPDATE_AND_CREATE_STATIC_TOPIC",
 	901: "GET_BROKER_MEMBER_GROUP", 902: "ADD_BROKER", 903: "REMOVE_BROKER", 904: "BROKER_HEARTBEAT",
 	905: "NOTIFY_MIN_BROKER_ID_CHANGE", 906: "EXCHANGE_BROKER_HA_INFO", 907: "GET_BROKER_HA_STATUS",
-	908: "RESET_MASTER_FLUSH_OFFSET", 3442: "POP_MESSAGE", 3443: "ACK_MESSAGE", 3444: "PEEK_MESSAGE",
+	908: "RESET_MASTER_FLUSH_OFFSET", 3001: "AUTH_CREATE_USER", 3002: "AUTH_UPDATE_USER",
+	3003: "AUTH_DELETE_USER", 3004: "AUTH_GET_USER", 3005: "AUTH_LIST_USER", 3006: "AUTH_CREATE_ACL",
+	3007: "AUTH_UPDATE_ACL", 3008: "AUTH_DELETE_ACL", 3009: "AUTH_GET_ACL", 3010: "AUTH_LIST_ACL",
+	3442: "POP_MESSAGE", 3443: "ACK_MESSAGE", 3444: "PEEK_MESSAGE",
 	3445: "CHANGE_MESSAGE_INVISIBLETIME", 3446: "NOTIFICATION", 3447: "POLLING_INFO",
 	3543: "BATCH_ACK_MESSAGE",
 }

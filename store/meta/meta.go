@@ -17,6 +17,8 @@
 //	'M' 'D' | level u32                                      -> offset u64
 //	'M' 'C' | name                                           -> opaque bytes
 //	'M' 'S' | name                                           -> store state (u64)
+//	'M' 'A' | name                                           -> access-control record
+//	                                                            (package acl/auth's)
 //
 // Offsets stored for a group's topic are contiguous under the group's prefix,
 // so a group's offsets are one range scan.
@@ -38,6 +40,7 @@ const (
 	kindDelay      = 'D'
 	kindCheckpoint = 'C'
 	kindState      = 'S'
+	kindAuth       = 'A'
 	prefix         = 'M'
 )
 
@@ -226,6 +229,14 @@ func DelayBounds() (lower, upper []byte) {
 
 // CheckpointKey is the key of a named checkpoint.
 func CheckpointKey(name string) []byte { return append([]byte{prefix, kindCheckpoint}, name...) }
+
+// AuthKey is the key of a named access-control record.
+func AuthKey(name string) []byte { return append([]byte{prefix, kindAuth}, name...) }
+
+// AuthBounds bounds every access-control record's key.
+func AuthBounds() (lower, upper []byte) {
+	return []byte{prefix, kindAuth}, []byte{prefix, kindAuth + 1}
+}
 
 // StateKey is the key of a store-internal state value.
 func StateKey(name string) []byte { return append([]byte{prefix, kindState}, name...) }
