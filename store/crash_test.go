@@ -164,6 +164,7 @@ func TestCrashRecovery(t *testing.T) {
 	var checkpoint int64
 	openTime := 2 * time.Millisecond // the child's last Open, to aim kills into the next
 	killedInOpen, killsInOpen, truncated := 0, 0, 0
+	truncatedInGroup := false
 	for c := 0; c < cycles; c++ {
 		mode := FlushMode(c % 2)
 		if c%10 == 0 {
@@ -171,6 +172,7 @@ func TestCrashRecovery(t *testing.T) {
 			// recovers a store that was itself recovered.
 			dir = fmt.Sprintf("%s/%d", root, c)
 			all, offsets, topics, checkpoint = nil, map[int32]int64{}, nil, -1
+			truncatedInGroup = false
 		}
 		// Every fifth cycle aims the kill into Open's recovery of the store
 		// the previous cycle's kill left.
@@ -180,8 +182,15 @@ func TestCrashRecovery(t *testing.T) {
 			after = time.Duration(rng.Int63n(int64(openTime) + 1))
 			killsInOpen++
 		}
+		// A loaded machine writes less before each kill; a group that has
+		// not yet outgrown the budget lets its ninth child write past it,
+		// so every run exercises retention whatever the load.
+		var untilPhys int64
+		if c%10 == 8 && !truncatedInGroup {
+			untilPhys = crashBudget + 128<<10
+		}
 		tc0 := time.Now()
-		run := runCrashChild(t, dir, mode, fmt.Sprint("c", c), inOpen, after)
+		run := runCrashChild(t, dir, mode, fmt.Sprint("c", c), inOpen, after, untilPhys)
 		if run.ready {
 			openTime = run.openTime
 		} else {
@@ -215,6 +224,7 @@ func TestCrashRecovery(t *testing.T) {
 		minPhys, maxPhys := s.MinPhysOffset(), s.MaxPhysOffset()
 		if minPhys > 0 {
 			truncated++
+			truncatedInGroup = true
 			if maxPhys-minPhys < crashBudget-crashMaxRecord {
 				fatal("retention kept %d bytes [%d, %d), budget %d", maxPhys-minPhys, minPhys, maxPhys, crashBudget)
 			}
@@ -293,7 +303,9 @@ func checkAck(fatal func(string, ...any), s *Store, a ack, minPhys int64) {
 
 // runCrashChild starts a child on dir and SIGKILLs it after the given
 // delay, counted from its "opening" line if inOpen, else from "ready".
-func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, inOpen bool, after time.Duration) crashRun {
+// With untilPhys > 0 (and !inOpen) the kill's delay starts only once the
+// child has acknowledged a message at or past that log offset.
+func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, inOpen bool, after time.Duration, untilPhys int64) crashRun {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashModeEnv+"="+strconv.Itoa(int(mode)), crashTagEnv+"="+tag)
@@ -330,7 +342,7 @@ func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, inOpen 
 			run.ready = true
 			us, _ := strconv.ParseInt(rest, 10, 64)
 			run.openTime = time.Duration(us) * time.Microsecond
-			if !inOpen {
+			if !inOpen && untilPhys <= 0 {
 				timer = time.AfterFunc(after, kill)
 			}
 			continue
@@ -342,6 +354,9 @@ func runCrashChild(t *testing.T, dir string, mode FlushMode, tag string, inOpen 
 			off, _ := strconv.ParseInt(f[2], 10, 64)
 			phys, _ := strconv.ParseInt(f[3], 10, 64)
 			run.acks = append(run.acks, ack{int32(q), off, phys, f[4]})
+			if timer == nil && untilPhys > 0 && phys >= untilPhys {
+				timer = time.AfterFunc(after, kill)
+			}
 		case len(f) == 3 && f[0] == "O":
 			q, err1 := strconv.Atoi(f[1])
 			off, err2 := strconv.ParseInt(f[2], 10, 64)
