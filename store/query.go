@@ -13,6 +13,10 @@ import (
 	"github.com/runnelmq/runnel/store/meta"
 )
 
+// The store's reads: records by offset, id and key, queue positions by
+// time, and the metadata records. Nothing here writes; the writes are Ops
+// through Apply (apply.go, put.go, putmeta.go), and a test keeps it so.
+
 // ErrNotFound is returned when a message, entry or record does not exist
 // (or is not yet, or no longer, readable).
 var ErrNotFound = errors.New("store: not found")
@@ -183,22 +187,6 @@ func (s *Store) QueueEntry(topic string, queueID int32, offset int64) (consumequ
 	return e, err
 }
 
-// CommitOffset stores a consumer group's offset for a queue.
-func (s *Store) CommitOffset(group, topic string, queueID int32, offset int64) error {
-	return s.CommitOffsets([]OffsetCommit{{Group: group, Topic: topic, QueueID: queueID, Offset: offset}})
-}
-
-// CommitOffsets stores any number of consumer offsets in one write (one
-// sync): a broker's persist tick commits every changed offset at once.
-// Committing none does nothing.
-func (s *Store) CommitOffsets(offsets []OffsetCommit) error {
-	if len(offsets) == 0 {
-		return nil
-	}
-	_, err := s.Apply(&Op{Kind: OpCommitOffset, Offsets: offsets})
-	return err
-}
-
 // ConsumerOffset reads a committed offset; ok is false if none is stored.
 func (s *Store) ConsumerOffset(group, topic string, queueID int32) (offset int64, ok bool, err error) {
 	if err := s.readLock(); err != nil {
@@ -206,12 +194,6 @@ func (s *Store) ConsumerOffset(group, topic string, queueID int32) (offset int64
 	}
 	defer s.closeMu.RUnlock()
 	return meta.GetInt64(s.db, meta.OffsetKey(group, topic, queueID))
-}
-
-// DeleteConsumerOffsets forgets every offset of a group.
-func (s *Store) DeleteConsumerOffsets(group string) error {
-	_, err := s.Apply(&Op{Kind: OpDeleteGroupOffsets, Group: group})
-	return err
 }
 
 // RangeConsumerOffsets calls fn for every stored offset, in key order
@@ -242,20 +224,6 @@ func (s *Store) RangeConsumerOffsets(fn func(group, topic string, queueID int32,
 		}
 	}
 	return it.Error()
-}
-
-// PutTopic creates or replaces a topic config.
-func (s *Store) PutTopic(c meta.TopicConfig) error {
-	_, err := s.Apply(&Op{Kind: OpPutTopic, TopicConfig: &c})
-	return err
-}
-
-// DeleteTopic removes a topic's config and its consume queues (offsets
-// restart at 0 if it is created again). Its log records stay until
-// retention removes them.
-func (s *Store) DeleteTopic(topic string) error {
-	_, err := s.Apply(&Op{Kind: OpDeleteTopic, Topic: topic})
-	return err
 }
 
 // Topic reads a topic config.
@@ -295,12 +263,6 @@ func (s *Store) Topics() ([]meta.TopicConfig, error) {
 	return out, it.Error()
 }
 
-// SetDelayOffset records how far a delay level's queue has been delivered.
-func (s *Store) SetDelayOffset(level int32, offset int64) error {
-	_, err := s.Apply(&Op{Kind: OpSetDelayOffset, Level: level, Offset: offset})
-	return err
-}
-
 // DelayOffsets returns every delay level's progress.
 func (s *Store) DelayOffsets() (map[int32]int64, error) {
 	if err := s.readLock(); err != nil {
@@ -326,12 +288,6 @@ func (s *Store) DelayOffsets() (map[int32]int64, error) {
 		out[level] = v
 	}
 	return out, it.Error()
-}
-
-// PutCheckpoint stores a named opaque value.
-func (s *Store) PutCheckpoint(name string, value []byte) error {
-	_, err := s.Apply(&Op{Kind: OpPutCheckpoint, Name: name, Value: value})
-	return err
 }
 
 // Checkpoint reads a named value.
