@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -143,7 +144,7 @@ func expect(t testing.TB, resp *protocol.Command, code int16, remark string) {
 func sendHeader(topic string, q int32, props map[string]string) protocol.SendMessageRequestHeader {
 	return protocol.SendMessageRequestHeader{
 		ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopicKey, DefaultTopicQueueNums: 4,
-		QueueID: q, BornTimestamp: time.Now().UnixMilli(), Properties: protocol.MarshalProperties(props),
+		QueueID: q, BornTimestamp: time.Now().UnixMilli(), Properties: message.MarshalProperties(props),
 	}
 }
 

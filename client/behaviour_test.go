@@ -18,6 +18,7 @@ import (
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -84,7 +85,7 @@ func TestBrokerRequestsRunningInfo(t *testing.T) {
 	})
 	direct := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte("direct")},
 		BornHost: netip.MustParseAddrPort("127.0.0.1:1"), StoreHost: netip.MustParseAddrPort("127.0.0.1:2")}
-	enc, err := protocol.AppendStoredMessage(nil, direct)
+	enc, err := message.AppendStoredMessage(nil, direct)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package store
 
-import (
-	"github.com/runnelmq/runnel/store/meta"
-)
+import "github.com/runnelmq/runnel/topicconf"
 
 // The store's metadata writes: consumer offsets, topic configs, delay-level
 // progress and named checkpoints. Each is one Op through Apply (apply.go),
@@ -32,7 +30,7 @@ func (s *Store) DeleteConsumerOffsets(group string) error {
 }
 
 // PutTopic creates or replaces a topic config.
-func (s *Store) PutTopic(c meta.TopicConfig) error {
+func (s *Store) PutTopic(c topicconf.Config) error {
 	_, err := s.Apply(&Op{Kind: OpPutTopic, TopicConfig: &c})
 	return err
 }

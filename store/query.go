@@ -6,11 +6,12 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
 	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // The store's reads: records by offset, id and key, queue positions by
@@ -44,7 +45,7 @@ func (s *Store) readRecordLocked(phys int64) ([]byte, error) {
 // LookupMessageID returns the record an offsetMsgId names
 // (VIEW_MESSAGE_BY_ID). The id's host is not checked against this store.
 func (s *Store) LookupMessageID(offsetMsgID string) ([]byte, error) {
-	_, phys, err := protocol.ParseOffsetMsgID(offsetMsgID)
+	_, phys, err := message.ParseOffsetMsgID(offsetMsgID)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end, from
 		if err != nil {
 			return nil, err
 		}
-		m, _, err := protocol.DecodeStoredMessage(rec, false)
+		m, _, err := message.DecodeStoredMessage(rec, false)
 		if err != nil {
 			return nil, fmt.Errorf("store: record at %d: %w", phys, err)
 		}
@@ -145,7 +146,7 @@ func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end, from
 	return out, nil
 }
 
-func hasKey(m *protocol.MessageExt, kind byte, key string) bool {
+func hasKey(m *message.MessageExt, kind byte, key string) bool {
 	if kind == index.KindUniq {
 		return m.UniqKey() == key
 	}
@@ -227,21 +228,21 @@ func (s *Store) RangeConsumerOffsets(fn func(group, topic string, queueID int32,
 }
 
 // Topic reads a topic config.
-func (s *Store) Topic(name string) (meta.TopicConfig, bool, error) {
+func (s *Store) Topic(name string) (topicconf.Config, bool, error) {
 	if err := s.readLock(); err != nil {
-		return meta.TopicConfig{}, false, err
+		return topicconf.Config{}, false, err
 	}
 	defer s.closeMu.RUnlock()
 	v, ok, err := meta.GetBytes(s.db, meta.TopicKey(name))
 	if err != nil || !ok {
-		return meta.TopicConfig{}, false, err
+		return topicconf.Config{}, false, err
 	}
 	c, err := meta.DecodeTopic(v)
 	return c, err == nil, err
 }
 
 // Topics lists every topic config, by name.
-func (s *Store) Topics() ([]meta.TopicConfig, error) {
+func (s *Store) Topics() ([]topicconf.Config, error) {
 	if err := s.readLock(); err != nil {
 		return nil, err
 	}
@@ -252,7 +253,7 @@ func (s *Store) Topics() ([]meta.TopicConfig, error) {
 		return nil, err
 	}
 	defer it.Close()
-	var out []meta.TopicConfig
+	var out []topicconf.Config
 	for ok := it.First(); ok; ok = it.Next() {
 		c, err := meta.DecodeTopic(it.Value())
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -81,7 +82,7 @@ func (c *Core) ConsumeMessageDirectly(r DirectConsume, answer func(ClientReply, 
 	}
 	rec, err := c.st.LookupMessageID(r.MsgID)
 	switch {
-	case errors.Is(err, protocol.ErrBadMessageID):
+	case errors.Is(err, message.ErrBadMessageID):
 		err = errorf(protocol.RespSystemError, "consume message directly: bad message id %q: %v", r.MsgID, err)
 	case errors.Is(err, store.ErrNotFound):
 		err = errorf(protocol.RespSystemError, "consume message directly: no message with id %s in broker %s", r.MsgID, c.cfg.BrokerName)

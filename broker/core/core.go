@@ -16,7 +16,7 @@ import (
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/broker/schedule"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -88,7 +88,7 @@ type Core struct {
 	storeHost atomic.Pointer[netip.AddrPort]
 	// uniq makes the UNIQ_KEY of messages sent without one, with the store
 	// host's address in it; set by Start.
-	uniq      atomic.Pointer[protocol.UniqIDGenerator]
+	uniq      atomic.Pointer[message.UniqIDGenerator]
 	pullCount atomic.Int64
 	// groupGetNums counts, per consumer group, the messages pull answers
 	// carried (RocketMQ's GROUP_GET_NUMS): group -> *atomic.Int64.
@@ -185,7 +185,7 @@ func (c *Core) Start(host netip.AddrPort) error {
 	c.mu.started = true
 	c.mu.Unlock()
 	c.storeHost.Store(&host)
-	c.uniq.Store(protocol.NewUniqIDGenerator(host.Addr()))
+	c.uniq.Store(message.NewUniqIDGenerator(host.Addr()))
 	c.holds.Start()
 	if err := c.startSchedule(); err != nil {
 		return err
@@ -340,7 +340,7 @@ func (c *Core) newUniqID() string {
 	if g := c.uniq.Load(); g != nil {
 		return g.Next()
 	}
-	return protocol.NewUniqID()
+	return message.NewUniqID()
 }
 
 // Store returns the message store (for tests and tools).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
-	"github.com/runnelmq/runnel/store/meta"
 )
 
 // System topic names (RocketMQ TopicValidator).
@@ -104,29 +103,15 @@ func newTopicTable(st *store.Store, nowMillis func() int64) *topicTable {
 }
 
 // load fills the table from configs read from the store, without writing.
-func (t *topicTable) load(cfgs []meta.TopicConfig) {
+// A config stored without a filter type has RocketMQ's default.
+func (t *topicTable) load(cfgs []protocol.TopicConfig) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range cfgs {
-		t.mu.topics[c.Name] = fromMeta(c)
-	}
-}
-
-func fromMeta(c meta.TopicConfig) protocol.TopicConfig {
-	f := c.TopicFilterType
-	if f == "" {
-		f = protocol.TopicFilterSingleTag
-	}
-	return protocol.TopicConfig{
-		TopicName: c.Name, ReadQueueNums: int(c.ReadQueueNums), WriteQueueNums: int(c.WriteQueueNums),
-		Perm: int(c.Perm), TopicFilterType: f, TopicSysFlag: int(c.TopicSysFlag), Order: c.Order,
-	}
-}
-
-func toMeta(c protocol.TopicConfig) meta.TopicConfig {
-	return meta.TopicConfig{
-		Name: c.TopicName, ReadQueueNums: int32(c.ReadQueueNums), WriteQueueNums: int32(c.WriteQueueNums),
-		Perm: int32(c.Perm), TopicFilterType: c.TopicFilterType, TopicSysFlag: int32(c.TopicSysFlag), Order: c.Order,
+		if c.TopicFilterType == "" {
+			c.TopicFilterType = protocol.TopicFilterSingleTag
+		}
+		t.mu.topics[c.TopicName] = c
 	}
 }
 
@@ -149,8 +134,7 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
 		return false, nil
 	}
-	m := toMeta(c)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
+	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
 		return false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()
@@ -174,8 +158,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	if c.TopicFilterType == "" {
 		c.TopicFilterType = protocol.TopicFilterSingleTag
 	}
-	m := toMeta(c)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
+	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
 		return protocol.TopicConfig{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()

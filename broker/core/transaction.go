@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -193,7 +194,7 @@ func (c *Core) lookupHalf(h *protocol.EndTransactionRequestHeader) (*protocol.Me
 	if err != nil {
 		return nil, errorf(protocol.RespSystemError, "read prepared transaction message: %v", err)
 	}
-	m, _, err := protocol.DecodeStoredMessage(rec, false)
+	m, _, err := message.DecodeStoredMessage(rec, false)
 	if err != nil {
 		return nil, notFound(err.Error())
 	}
@@ -230,7 +231,7 @@ func (c *Core) txEnded(origin int64) (string, error) {
 	if err != nil || len(recs) == 0 {
 		return "", err
 	}
-	op, _, err := protocol.DecodeStoredMessage(recs[0], false)
+	op, _, err := message.DecodeStoredMessage(recs[0], false)
 	if err != nil {
 		return "", fmt.Errorf("core: decode transaction op: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -129,7 +130,7 @@ func (c *Core) readHalf(off int64) (*protocol.MessageExt, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := protocol.DecodeStoredMessage(rec, false)
+	m, _, err := message.DecodeStoredMessage(rec, false)
 	if err != nil {
 		c.log.Error("broker: undecodable half message skipped", "queueOffset", off, "err", err)
 		return nil, nil
@@ -255,7 +256,7 @@ func (c *Core) sendCheck(m *protocol.MessageExt) bool {
 	if q, err := strconv.ParseInt(m.Property(protocol.PropertyRealQueueID), 10, 32); err == nil {
 		real.QueueID = int32(q)
 	}
-	body, err := protocol.AppendStoredMessage(nil, &real)
+	body, err := message.AppendStoredMessage(nil, &real)
 	if err != nil {
 		c.log.Error("broker: encode transaction check", "err", err)
 		return false

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -321,10 +322,10 @@ func (b *Broker) appendLocked(m *protocol.MessageExt) {
 	q := int(m.QueueID)
 	m.QueueOffset = int64(len(t.queues[q]))
 	m.CommitLogOffset = b.nextPhys
-	b.nextPhys += int64(protocol.StoredSize(m))
+	b.nextPhys += int64(message.StoredSize(m))
 	m.StoreHost = b.storeHost
 	m.StoreTimestamp = time.Now().UnixMilli()
-	m.OffsetMsgID = protocol.OffsetMsgID(m.StoreHost, m.CommitLogOffset)
+	m.OffsetMsgID = message.OffsetMsgID(m.StoreHost, m.CommitLogOffset)
 	t.queues[q] = append(t.queues[q], m)
 	b.byPhys[m.CommitLogOffset] = m
 	k := arrivalKey(m.Topic, m.QueueID)

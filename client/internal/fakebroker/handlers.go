@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -62,7 +63,7 @@ func (b *Broker) send(_ context.Context, conn *remoting.Conn, req *protocol.Comm
 		}
 	} else {
 		x := base
-		x.Message = protocol.Message{Topic: h.Topic, Flag: h.Flag, Properties: protocol.UnmarshalProperties(h.Properties), Body: req.Body}
+		x.Message = protocol.Message{Topic: h.Topic, Flag: h.Flag, Properties: message.UnmarshalProperties(h.Properties), Body: req.Body}
 		msgs = append(msgs, &x)
 	}
 
@@ -99,7 +100,7 @@ func (b *Broker) send(_ context.Context, conn *remoting.Conn, req *protocol.Comm
 	for _, m := range msgs {
 		m.QueueID = int32(qid)
 		if m.Properties[protocol.PropertyUniqClientMessageIDKey] == "" && req.Code != protocol.ReqSendBatchMessage {
-			m.SetProperty(protocol.PropertyUniqClientMessageIDKey, protocol.NewUniqID())
+			m.SetProperty(protocol.PropertyUniqClientMessageIDKey, message.NewUniqID())
 		}
 		if lvl, _ := strconv.Atoi(m.Properties[protocol.PropertyDelayTimeLevel]); lvl > 0 {
 			b.delayLocked(m, lvl)
@@ -250,7 +251,7 @@ func (b *Broker) readLocked(req *protocol.Command, h *protocol.PullMessageReques
 		if !sub.IsTagType() && b.cfg.SQL92 != nil && !b.cfg.SQL92(sub.SubString, m.Properties) {
 			continue
 		}
-		body, _ = protocol.AppendStoredMessage(body, m)
+		body, _ = message.AppendStoredMessage(body, m)
 		got++
 	}
 	rh.NextBeginOffset = off
