@@ -16,6 +16,7 @@ import (
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
@@ -79,7 +80,7 @@ type Core struct {
 	holds   *longpoll.Table
 	sched   scheduler
 	timer   timers
-	txn     txState
+	txn     *transaction.Service
 	// sqlCache holds compiled SQL92 expressions by their text.
 	sqlCache *filter.Cache
 
@@ -140,6 +141,7 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 		return nil, err
 	}
 	c.st = st
+	c.txn = c.newTransactions()
 	if err := c.load(); err != nil {
 		_ = st.Close()
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -17,10 +18,10 @@ const (
 	topicSchedule        = "SCHEDULE_TOPIC_XXXX"
 	topicScheduleV2      = "SCHEDULE_TOPIC_XXXX_V2"
 	topicBenchmark       = "BenchmarkTest"
-	topicTransHalf       = "RMQ_SYS_TRANS_HALF_TOPIC"
+	topicTransHalf       = transaction.HalfTopic
 	topicTrace           = "RMQ_SYS_TRACE_TOPIC"
-	topicTransOpHalf     = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-	topicTransCheckMax   = "TRANS_CHECK_MAX_TIME_TOPIC"
+	topicTransOpHalf     = transaction.OpHalfTopic
+	topicTransCheckMax   = transaction.CheckMaxTopic
 	topicSelfTest        = "SELF_TEST_TOPIC"
 	topicOffsetMoved     = "OFFSET_MOVED_EVENT"
 	systemTopicPrefix    = "rmq_sys_"
