@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/clients"
+	"github.com/runnelmq/runnel/broker/consumercall"
 	"github.com/runnelmq/runnel/broker/filter"
 	"github.com/runnelmq/runnel/broker/lock"
 	"github.com/runnelmq/runnel/broker/longpoll"
@@ -81,6 +82,7 @@ type Core struct {
 	sched   scheduler
 	timer   timers
 	txn     *transaction.Service
+	calls   *consumercall.Caller
 	// sqlCache holds compiled SQL92 expressions by their text.
 	sqlCache *filter.Cache
 
@@ -142,6 +144,7 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 	}
 	c.st = st
 	c.txn = c.newTransactions()
+	c.calls = c.newConsumerCalls()
 	if err := c.load(); err != nil {
 		_ = st.Close()
 		return nil, err
