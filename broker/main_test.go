@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -88,8 +89,21 @@ type rawClient struct {
 
 func newRawClient(t testing.TB, addr string) *rawClient {
 	t.Helper()
+	return newRawClientDial(t, addr, nil)
+}
+
+// newMemClient is a rawClient connected to b in memory (remoting.InMemory),
+// with no socket: the test cuts its network with the returned Cut.
+func newMemClient(t testing.TB, b *Broker) (*rawClient, *remoting.InMemory) {
+	t.Helper()
+	mem := remoting.NewInMemory(b.srv)
+	return newRawClientDial(t, b.Addr(), mem.Dial), mem
+}
+
+func newRawClientDial(t testing.TB, addr string, dial func(context.Context, string) (net.Conn, error)) *rawClient {
+	t.Helper()
 	rc := &rawClient{t: t, addr: addr}
-	rc.cl = remoting.NewClient(remoting.ClientConfig{Logger: testLogger()})
+	rc.cl = remoting.NewClient(remoting.ClientConfig{Logger: testLogger(), Dial: dial})
 	rc.cl.Handle(protocol.ReqNotifyConsumerIDsChanged, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		rc.mu.Lock()
 		rc.notified = append(rc.notified, req.Ext("consumerGroup"))
