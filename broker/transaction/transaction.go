@@ -31,7 +31,6 @@
 // second commit (the producer's own and a check's answer racing, or a
 // resend after a broker restart) finds the op and stores nothing. A
 // transaction ends exactly once, under its origin's lock.
-
 package transaction
 
 import (
