@@ -15,6 +15,7 @@ import (
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -43,6 +44,8 @@ type Broker struct {
 	// nsDown holds the name servers whose last registration failed
 	// (address -> true), so a failure is logged once.
 	nsDown sync.Map
+	// inc is the state of registering only changed topics.
+	inc incrementalReg
 
 	mu struct {
 		sync.Mutex
@@ -162,9 +165,7 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		Logger:                   b.log,
 		TopicsChanged: func(wait bool) {
 			if wait {
-				if b.registerAll(b.ctx) > 0 {
-					b.kickRegister() // the loop retries what failed
-				}
+				b.registerChangesAndWait()
 			} else {
 				b.kickRegister()
 			}
@@ -309,6 +310,12 @@ func (b *Broker) ExpireClients() { b.core.ExpireClients() }
 
 // ConsumerIDs returns the client ids registered in a consumer group.
 func (b *Broker) ConsumerIDs(group string) []string { return b.core.ConsumerIDs(group) }
+
+// LockOwner returns the client holding a live orderly lock on mq in group
+// (LOCK_BATCH_MQ), for tests and tools.
+func (b *Broker) LockOwner(group string, mq protocol.MessageQueue) (clientID string, ok bool) {
+	return b.core.LockOwner(group, mq)
+}
 
 // ConsumerOffset returns a group's committed offset on a queue.
 func (b *Broker) ConsumerOffset(group, topic string, queueID int32) (int64, bool) {

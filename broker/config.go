@@ -92,6 +92,11 @@ type Config struct {
 	// StoreOptions, if set, adjusts the store options the broker derives
 	// from this config (tests use it for a smaller cache).
 	StoreOptions func(*store.Options)
+	// Interceptors join the remoting server's chain after the broker's own
+	// (metrics, ACL), so they see only what ACL let through and metrics
+	// count what they refuse: RocketMQ's registerServerRPCHook. The
+	// client's tests put a fault-injecting tap here. Default none.
+	Interceptors []remoting.Interceptor
 	// MessageDelayLevel (messageDelayLevel) lists the delays of levels 1..N,
 	// space-separated with unit s, m, h or d (Go durations like "500ms" are
 	// accepted too). Default "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m

@@ -14,7 +14,8 @@
 // owns their opaque, oneway and closed connections), send.go, pull.go, offset.go, heartbeat.go
 // (with locks), admin.go, consumer_admin.go, query.go, transaction.go
 // (with send-back), register.go
-// (name server registration), config.go and conf.go (Config and RocketMQ
+// (name server registration) and register_incr.go (registering only the
+// changed topics), config.go and conf.go (Config and RocketMQ
 // broker.conf keys).
 //
 // Invariants:
@@ -23,7 +24,10 @@
 //     carries its request's opaque, is dropped for a oneway request, and
 //     is written at most once;
 //   - every topic change is registered with the name servers: at once and
-//     before the answer for admin changes, soon after for the rest.
+//     before the answer for admin changes, soon after for the rest; a
+//     registration carries the changed topics alone unless a name server
+//     needs the whole table (the periodic round, a deletion, a
+//     writability change, a failed or reconnected name server).
 //
 // Close runs in a fixed order: the core drains (held pulls answered), the
 // registration loop stops, the server closes its connections (waiting for

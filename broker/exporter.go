@@ -17,7 +17,8 @@ func (b *Broker) newMetrics() {
 // interceptors are the remoting server's, in chain order. The metrics
 // interceptor comes first: Response hooks run for the interceptors whose
 // Request ran, so the first one sees every request, refused ones (ACL)
-// included, with its final answer.
+// included, with its final answer. Config.Interceptors come last, behind
+// ACL's check.
 func (b *Broker) interceptors() []remoting.Interceptor {
 	var ics []remoting.Interceptor
 	if b.cfg.Metrics.Enabled() {
@@ -26,7 +27,7 @@ func (b *Broker) interceptors() []remoting.Interceptor {
 	if b.acl != nil {
 		ics = append(ics, b.acl.Interceptor())
 	}
-	return ics
+	return append(ics, b.cfg.Interceptors...)
 }
 
 // MetricsURL returns where /metrics is served, "" when it is not (the

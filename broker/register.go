@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -24,22 +23,32 @@ const (
 	registerRetryMax = 2 * time.Second
 )
 
-// registerLoop registers with every name server each RegisterInterval,
-// whenever the topic table changes (kickRegister) or a name server
-// connection closes, and again soon, with backoff, while any fails.
+// registerLoop registers with every name server each RegisterInterval
+// (the whole table), whenever the topic table changes (kickRegister: only
+// the changed topics, register_incr.go) or a name server connection
+// closes, and again soon, with backoff, while any fails.
 func (b *Broker) registerLoop() {
 	t := time.NewTimer(b.cfg.RegisterInterval)
 	defer t.Stop()
 	retry := registerRetryMin
+	retrying := false // the timer is a retry's, not the interval's
 	for {
+		whole := false
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
+			whole = !retrying
 		case <-b.regKick:
 		}
 		next := b.cfg.RegisterInterval
-		if failed := b.registerAll(b.ctx); failed > 0 {
+		var failed int
+		if whole {
+			failed = b.registerAll(b.ctx)
+		} else {
+			failed = b.registerChanges(b.ctx)
+		}
+		if retrying = failed > 0; retrying {
 			next, retry = min(retry, next), min(retry*2, registerRetryMax)
 		} else {
 			retry = registerRetryMin
@@ -56,7 +65,10 @@ func (b *Broker) registerLoop() {
 
 // namesrvConnClosed is the name server client's close hook: a name server
 // that went away must hear from this broker as soon as it is back.
-func (b *Broker) namesrvConnClosed(string) { b.kickRegister() }
+func (b *Broker) namesrvConnClosed(addr string) {
+	b.namesrvNeedsFull(addr)
+	b.kickRegister()
+}
 
 // kickRegister asks for a registration now (after a topic change). It
 // does not wait: the loop coalesces kicks that arrive while it registers.
@@ -68,19 +80,28 @@ func (b *Broker) kickRegister() {
 }
 
 // registerAll sends REGISTER_BROKER with the whole topic table to every
-// name server in parallel and returns how many failed. A failure is logged
-// once until that name server answers again; the loop retries.
+// name server in parallel and returns how many failed.
 func (b *Broker) registerAll(ctx context.Context) (failed int) {
-	if len(b.cfg.NamesrvAddrs) == 0 {
+	if len(b.cfg.NamesrvAddrs) == 0 || b.storeHost.Load() == nil {
 		return 0
 	}
-	host := b.storeHost.Load()
-	if host == nil {
-		return 0
-	}
+	b.core.TakeTopicChanges() // the whole table below includes them
 	table, version := b.core.Topics()
-	if err := b.core.Store().Writable(); err != nil {
+	b.inc.writable = b.core.Store().Writable() == nil
+	if !b.inc.writable {
 		table, version = notWritable(table, version)
+	}
+	return b.registerFullWith(ctx, b.cfg.NamesrvAddrs, table, version)
+}
+
+// registerTopicsWith sends REGISTER_BROKER with table (the whole topic
+// table or only changed topics) to the name servers addrs in parallel and
+// returns those that failed. A failure is logged once until that name
+// server answers again; the loop retries.
+func (b *Broker) registerTopicsWith(ctx context.Context, addrs []string, table map[string]protocol.TopicConfig, version protocol.DataVersion) (failed []string) {
+	host := b.storeHost.Load()
+	if host == nil || len(addrs) == 0 {
+		return nil
 	}
 	body := protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
 		TopicConfigTable: table, DataVersion: version,
@@ -88,7 +109,7 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 	payload, err := body.Encode()
 	if err != nil {
 		b.log.Error("broker: encode registration", "err", err)
-		return len(b.cfg.NamesrvAddrs)
+		return addrs
 	}
 	hdr := protocol.RegisterBrokerRequestHeader{
 		BrokerName:             b.cfg.BrokerName,
@@ -100,8 +121,8 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 		BodyCRC32:              protocol.BodyCRC32(payload),
 	}
 	var wg sync.WaitGroup
-	var nfailed atomic.Int32
-	for _, addr := range b.cfg.NamesrvAddrs {
+	var mu sync.Mutex
+	for _, addr := range addrs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -109,7 +130,9 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 			_, wasDown := b.nsDown.Load(addr)
 			switch {
 			case err != nil:
-				nfailed.Add(1)
+				mu.Lock()
+				failed = append(failed, addr)
+				mu.Unlock()
 				if !wasDown {
 					b.nsDown.Store(addr, true)
 					b.log.Warn("broker: register with name server failed; retrying", "namesrv", addr, "err", err)
@@ -121,7 +144,7 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 		}()
 	}
 	wg.Wait()
-	return int(nfailed.Load())
+	return failed
 }
 
 // notWritable is the registration of a broker that refuses writes (a full

@@ -7,81 +7,98 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker"
-	"github.com/runnelmq/runnel/client/internal/fakebroker"
+	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// backend is a cluster the end-to-end tests run against: the in-memory
-// fake (fast, with fault injection) and a real in-process Runnel cluster.
+// backend is the Runnel cluster the end-to-end tests run against, with a
+// tap on each broker: the real broker answers, and the tap records what it
+// was asked and injects the faults a test wants (package brokertap).
 type backend struct {
-	name    string
 	ns      string
-	fake    *fakebroker.Cluster // nil for Runnel
-	runnel  *cluster.Cluster    // nil for the fake
-	brokers []string            // broker addresses
+	runnel  *cluster.Cluster
+	taps    []*brokertap.Tap // taps[i] sits in broker i's server
+	brokers []string         // broker addresses
 }
 
-// fastDelayLevels are the Runnel brokers' delay levels in these tests, the
-// counterpart of the fake's DelayUnit: a message sent back for retry
-// (level 3 and up) comes again in well under a second instead of 10 s.
+// fastDelayLevels are the brokers' delay levels in these tests: a message
+// sent back for retry (level 3 and up) comes again in well under a second
+// instead of 10 s.
 const fastDelayLevels = "20ms 40ms 60ms 80ms 100ms 120ms 140ms 160ms 180ms 200ms 220ms 240ms 260ms 280ms 300ms 320ms 340ms 360ms"
 
-// forBackends runs fn against a fake cluster and a Runnel cluster, each with
-// n brokers.
+// forBackends runs fn, as subtest "runnel", against a Runnel cluster of n
+// brokers (startRunnel).
 func forBackends(t *testing.T, n int, fn func(t *testing.T, be *backend)) {
-	t.Run("fake", func(t *testing.T) {
-		var cfgs []fakebroker.Config
-		for i := range n {
-			cfgs = append(cfgs, fakebroker.Config{Name: fmt.Sprintf("broker-%c", 'a'+i)})
-		}
-		c := startFake(t, cfgs...)
-		be := &backend{name: "fake", ns: c.NameServer(), fake: c}
-		for _, b := range c.Brokers {
-			be.brokers = append(be.brokers, b.Addr())
-		}
-		fn(t, be)
-	})
 	t.Run("runnel", func(t *testing.T) { fn(t, startRunnel(t, n, nil)) })
 }
 
-// startRunnel starts a Runnel backend of n brokers; configure, if set,
-// adjusts each broker's config after the tests' defaults.
-func startRunnel(t *testing.T, n int, configure func(i int, cfg *broker.Config)) *backend {
+// startRunnel starts a Runnel backend of n brokers ("broker-a", ...), each
+// with a tap; configure, if set, adjusts each broker's config after the
+// tests' defaults.
+func startRunnel(t testing.TB, n int, configure func(i int, cfg *broker.Config)) *backend {
+	t.Helper()
+	be := &backend{}
+	for range n {
+		be.taps = append(be.taps, brokertap.New())
+	}
 	c := startCluster(t, cluster.Brokers(n), cluster.Configure(func(i int, cfg *broker.Config) {
 		cfg.MessageDelayLevel = fastDelayLevels
+		cfg.Interceptors = append(cfg.Interceptors, be.taps[i].Interceptor())
 		if configure != nil {
 			configure(i, cfg)
 		}
 	}))
-	be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c}
+	be.ns, be.runnel = c.NamesrvAddr(), c
 	for i := range n {
 		be.brokers = append(be.brokers, c.BrokerAddr(i))
 	}
 	return be
 }
 
+// broker returns broker i.
+func (be *backend) broker(i int) *broker.Broker { return be.runnel.Broker(i) }
+
+// brokerIndex returns the index of the broker named name.
+func (be *backend) brokerIndex(t testing.TB, name string) int {
+	t.Helper()
+	for i := range be.brokers {
+		if be.runnel.BrokerName(i) == name {
+			return i
+		}
+	}
+	t.Fatalf("no broker %q", name)
+	return -1
+}
+
+// stored returns the messages broker i's store holds in topic/qid, as
+// stored (compressed bodies left compressed); none for an unknown queue.
+func (be *backend) stored(t testing.TB, i int, topic string, qid int32) []*protocol.MessageExt {
+	t.Helper()
+	res, err := be.broker(i).Store().Get(topic, qid, 0, 1<<16, 1<<30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := message.DecodeMessagesRaw(res.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
 // createTopic creates topic with n queues on every broker
 // (UPDATE_AND_CREATE_TOPIC, as the admin tools send it).
 func (be *backend) createTopic(t testing.TB, topic string, n int) {
 	t.Helper()
-	if be.fake != nil {
-		be.fake.CreateTopic(topic, n)
-		return
-	}
-	rc := remoting.NewClient(remoting.ClientConfig{Logger: discardLogger()})
-	defer rc.Close()
-	for _, addr := range be.brokers {
+	for i, addr := range be.brokers {
 		h := protocol.CreateTopicRequestHeader{Topic: topic, DefaultTopic: protocol.DefaultTopicKey, ReadQueueNums: int32(n),
 			WriteQueueNums: int32(n), Perm: 6, TopicFilterType: "SINGLE_TAG"}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp, err := rc.Invoke(ctx, addr, protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, h.Encode(), nil))
-		cancel()
-		if err != nil || resp.Code != protocol.RespSuccess {
-			t.Fatalf("create topic %s on %s: %v %v", topic, addr, err, resp)
+		if resp := be.invoke(t, i, protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, h.Encode(), nil)); resp.Code != protocol.RespSuccess {
+			t.Fatalf("create topic %s on %s: %v", topic, addr, resp)
 		}
 	}
 	// The name server learns the topic from the broker's registration.
@@ -134,9 +151,6 @@ func (be *backend) committed(t testing.TB, group, topic string) []int64 {
 // broker i's table (-1 where there is none), without a request that could
 // itself change what the consumers do.
 func (be *backend) brokerOffset(i int, group, topic string, qid int) int64 {
-	if be.fake != nil {
-		return be.fake.Brokers[i].Offset(group, topic, qid)
-	}
 	if off, ok := be.runnel.Broker(i).ConsumerOffset(group, topic, int32(qid)); ok {
 		return off
 	}
@@ -146,12 +160,6 @@ func (be *backend) brokerOffset(i int, group, topic string, qid int) int64 {
 // pulls returns how many PULL_MESSAGE requests the brokers have received.
 func (be *backend) pulls() int64 {
 	var n int64
-	if be.fake != nil {
-		for _, b := range be.fake.Brokers {
-			n += b.Stats.Pulls.Load()
-		}
-		return n
-	}
 	for i := range be.brokers {
 		n += be.runnel.Broker(i).PullRequests()
 	}
@@ -232,37 +240,31 @@ func startCluster(t testing.TB, opts ...cluster.Option) *cluster.Cluster {
 	return cluster.Start(t, opts...)
 }
 
-// resetOffsets has the broker reset group's offsets of topic's queues on
-// broker 0 (queue id -> offset). Runnel is asked as the admin tools ask
-// (INVOKE_BROKER_TO_RESET_OFFSET per queue), and pushes
-// RESET_CONSUMER_CLIENT_OFFSET to the group's clients itself; the fake
-// pushes it on the test's behalf.
+// resetOffsets has broker 0 reset group's offsets of topic's queues
+// (queue id -> offset), asked as the admin tools ask
+// (INVOKE_BROKER_TO_RESET_OFFSET per queue); the broker pushes
+// RESET_CONSUMER_CLIENT_OFFSET to the group's clients itself.
 func (be *backend) resetOffsets(t testing.TB, group, topic string, offs map[int]int64) {
 	t.Helper()
-	if be.fake != nil {
-		b := be.fake.Brokers[0]
-		table := protocol.ResetOffsetBody{OffsetTable: map[protocol.MessageQueue]int64{}}
-		for qid, off := range offs {
-			table.OffsetTable[protocol.MessageQueue{Topic: topic, BrokerName: b.Name(), QueueID: int32(qid)}] = off
-		}
-		b.CallClients(group, func() *protocol.Command {
-			req := protocol.NewRequest(protocol.ReqResetConsumerClientOffset,
-				protocol.ResetOffsetRequestHeader{Topic: topic, Group: group, Timestamp: 0, QueueID: -1, Offset: -1}.Encode(),
-				table.Encode())
-			req.Flag |= protocol.FlagOneway
-			return req
-		}, time.Second)
-		return
-	}
-	rc := remoting.NewClient(remoting.ClientConfig{Logger: discardLogger()})
-	defer rc.Close()
 	for qid, off := range offs {
 		h := protocol.ResetOffsetRequestHeader{Topic: topic, Group: group, Timestamp: 0, IsForce: true, QueueID: int32(qid), Offset: off}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp, err := rc.Invoke(ctx, be.brokers[0], protocol.NewRequest(protocol.ReqInvokeBrokerToResetOffset, h.Encode(), nil))
-		cancel()
-		if err != nil || resp.Code != protocol.RespSuccess {
-			t.Fatalf("reset offset of %s queue %d: %v %v", topic, qid, err, resp)
+		if resp := be.invoke(t, 0, protocol.NewRequest(protocol.ReqInvokeBrokerToResetOffset, h.Encode(), nil)); resp.Code != protocol.RespSuccess {
+			t.Fatalf("reset offset of %s queue %d: %v", topic, qid, resp)
 		}
 	}
+}
+
+// invoke sends req to broker i, as an admin tool would, and returns the
+// answer; a transport error fails the test.
+func (be *backend) invoke(t testing.TB, i int, req *protocol.Command) *protocol.Command {
+	t.Helper()
+	rc := remoting.NewClient(remoting.ClientConfig{Logger: discardLogger()})
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := rc.Invoke(ctx, be.brokers[i], req)
+	if err != nil {
+		t.Fatalf("%d to broker %d: %v", req.Code, i, err)
+	}
+	return resp
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,39 +13,39 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/runnelmq/runnel/client/internal/fakebroker"
+	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/testwait"
-	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // TestBrokerRequestsRunningInfo: GET_CONSUMER_RUNNING_INFO,
-// GET_CONSUMER_STATUS_FROM_CLIENT and CONSUME_MESSAGE_DIRECTLY, which a
-// broker forwards from the admin tools. Fake only: Runnel's broker does not
-// forward them (yet); RESET_CONSUMER_CLIENT_OFFSET, which it does send, is
-// TestBrokerResetsConsumerOffset.
+// GET_CONSUMER_STATUS_FROM_CLIENT and CONSUME_MESSAGE_DIRECTLY, which the
+// broker forwards to the client from the admin tools (here asked as they
+// ask: GET_CONSUMER_RUNNING_INFO, INVOKE_BROKER_TO_GET_CONSUMER_STATUS and
+// CONSUME_MESSAGE_DIRECTLY to the broker). What no broker forwards, a
+// request naming another client id, goes to the client through the tap;
+// RESET_CONSUMER_CLIENT_OFFSET is TestBrokerResetsConsumerOffset.
 func TestBrokerRequestsRunningInfo(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 2)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 2)
+	be.createTopic(t, "D", 1)
+	p := startProducer(t, be.ns, nil)
 	produce(t, p, "T", 0, 40)
 	col := newCollector()
-	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
+	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
 	startConsumer(t, cons, "T", "*")
 	testwait.For(t, testwait.Default, "40 consumed", func() bool { return col.distinct() == 40 })
-	b := c.Brokers[0]
 	id := cons.cfg.Client.ClientID()
+	ctx := context.Background()
 
-	info := b.CallClients("g", func() *protocol.Command {
-		return protocol.NewRequest(protocol.ReqGetConsumerRunningInfo,
-			protocol.GetConsumerRunningInfoRequestHeader{ConsumerGroup: "g", ClientID: id}.Encode(), nil)
-	}, 3*time.Second)
-	if len(info) != 1 || info[0].Code != protocol.RespSuccess {
-		t.Fatalf("running info answers %v", info)
+	info := be.invoke(t, 0, protocol.NewRequest(protocol.ReqGetConsumerRunningInfo,
+		protocol.GetConsumerRunningInfoRequestHeader{ConsumerGroup: "g", ClientID: id}.Encode(), nil))
+	if info.Code != protocol.RespSuccess {
+		t.Fatalf("running info answer %v", info)
 	}
-	body := string(info[0].Body)
+	body := string(info.Body)
 	for _, want := range []string{`"consumerGroup":"g"`, `"messageModel":"CLUSTERING"`, `{"brokerName":"broker-a","queueId":1,"topic":"T"}:{`, `"subString":"*"`} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("running info lacks %s:\n%s", want, body)
@@ -59,42 +58,39 @@ func TestBrokerRequestsRunningInfo(t *testing.T) {
 	if err := json.Unmarshal([]byte(body[:strings.Index(body, `,"subscriptionSet"`)]+"}"), &props); err != nil || props.Properties["consumeType"] != "CONSUME_PASSIVELY" {
 		t.Fatalf("properties: %v %v", err, props)
 	}
-	wrong := b.CallClients("g", func() *protocol.Command {
-		return protocol.NewRequest(protocol.ReqGetConsumerRunningInfo,
-			protocol.GetConsumerRunningInfoRequestHeader{ConsumerGroup: "g", ClientID: "someone@else"}.Encode(), nil)
-	}, 3*time.Second)
-	if len(wrong) != 1 || wrong[0].Code != protocol.RespSystemError {
-		t.Fatalf("running info for another client id: %v", wrong)
+	wrong, err := be.taps[0].Invoke(ctx, id, protocol.NewRequest(protocol.ReqGetConsumerRunningInfo,
+		protocol.GetConsumerRunningInfoRequestHeader{ConsumerGroup: "g", ClientID: "someone@else"}.Encode(), nil))
+	if err != nil || wrong.Code != protocol.RespSystemError {
+		t.Fatalf("running info for another client id: %v %v", wrong, err)
 	}
 
 	// The listener sees a batch before the consumer commits its offset to
 	// the in-memory table the status reports, so the status reaches 20/20
 	// some time after the 40th message: poll the wire answer for it.
-	wantStatus := `{"messageQueueTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:20,{"brokerName":"broker-a","queueId":1,"topic":"T"}:20}}`
+	table := `{{"brokerName":"broker-a","queueId":0,"topic":"T"}:20,{"brokerName":"broker-a","queueId":1,"topic":"T"}:20}`
+	quoted, _ := json.Marshal(id)
+	wantStatus := `{"messageQueueTable":{},"consumerTable":{` + string(quoted) + `:` + table + `}}`
 	testwait.Until(t, testwait.Default, "consumer status at 20/20", func() error {
-		status := b.CallClients("g", func() *protocol.Command {
-			return protocol.NewRequest(protocol.ReqGetConsumerStatusFromClient, map[string]string{"topic": "T", "group": "g", "clientAddr": ""}, nil)
-		}, 3*time.Second)
-		if len(status) != 1 || status[0].Code != protocol.RespSuccess || string(status[0].Body) != wantStatus {
-			if len(status) == 1 {
-				return fmt.Errorf("status %v %s", status[0], status[0].Body)
-			}
-			return fmt.Errorf("status answers %v", status)
+		status := be.invoke(t, 0, protocol.NewRequest(protocol.ReqInvokeBrokerToGetConsumerStatus, map[string]string{"topic": "T", "group": "g"}, nil))
+		if status.Code != protocol.RespSuccess || string(status.Body) != wantStatus {
+			return fmt.Errorf("status %v %s", status, status.Body)
 		}
 		return nil
 	})
-	direct := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte("direct")},
-		BornHost: netip.MustParseAddrPort("127.0.0.1:1"), StoreHost: netip.MustParseAddrPort("127.0.0.1:2")}
-	enc, err := message.AppendStoredMessage(nil, direct)
+	// The client's own answer, as the broker got it.
+	status, err := be.taps[0].Invoke(ctx, id, protocol.NewRequest(protocol.ReqGetConsumerStatusFromClient, map[string]string{"topic": "T", "group": "g"}, nil))
+	if err != nil || status.Code != protocol.RespSuccess || string(status.Body) != `{"messageQueueTable":`+table+`}` {
+		t.Fatalf("client's consumer status: %v %v", status, err)
+	}
+
+	direct, err := p.Send(ctx, &Message{Topic: "D", Body: []byte("direct")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	answers := b.CallClients("g", func() *protocol.Command {
-		return protocol.NewRequest(protocol.ReqConsumeMessageDirectly,
-			map[string]string{"consumerGroup": "g", "clientId": id, "msgId": "x", "brokerName": "broker-a"}, enc)
-	}, 3*time.Second)
-	if len(answers) != 1 || answers[0].Code != protocol.RespSuccess || !strings.Contains(string(answers[0].Body), `"consumeResult":0`) {
-		t.Fatalf("consume directly: %v", answers)
+	answer := be.invoke(t, 0, protocol.NewRequest(protocol.ReqConsumeMessageDirectly,
+		map[string]string{"consumerGroup": "g", "clientId": id, "msgId": direct.OffsetMsgID, "topic": "D"}, nil))
+	if answer.Code != protocol.RespSuccess || !strings.Contains(string(answer.Body), `"consumeResult":0`) {
+		t.Fatalf("consume directly: %v %s", answer, answer.Body)
 	}
 	testwait.For(t, testwait.Default, "direct message at the listener", func() bool { col.mu.Lock(); defer col.mu.Unlock(); return col.count["direct"] == 1 })
 }
@@ -152,7 +148,7 @@ func TestPullConsumer(t *testing.T) {
 			t.Fatalf("offset for timestamp %d %v, want 10", off, err)
 		}
 		// A Java-like broker answers 0 for a young queue (fact sheet §2.3.4).
-		if off, err := pc.CommittedOffset(ctx, mq); err != nil || off != offset.NoOffset && !(be.fake == nil && off == 0) {
+		if off, err := pc.CommittedOffset(ctx, mq); err != nil || off != 0 {
 			t.Fatalf("committed offset of a new group: %d %v", off, err)
 		}
 		if err := pc.CommitOffset(ctx, mq, 7); err != nil {
@@ -165,9 +161,9 @@ func TestPullConsumer(t *testing.T) {
 }
 
 func TestProducerAndConsumerShareOneInstance(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 1)
-	cc := testClient(c.NameServer())
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 1)
+	cc := testClient(be.ns)
 	pcfg := DefaultProducerConfig()
 	pcfg.Client = cc
 	pcfg.Group = "shared-pg"
@@ -181,7 +177,7 @@ func TestProducerAndConsumerShareOneInstance(t *testing.T) {
 	}
 	defer p.Shutdown(ctx)
 	col := newCollector()
-	cons := newConsumer(t, c.NameServer(), "shared-g", func(cfg *PushConsumerConfig) {
+	cons := newConsumer(t, be.ns, "shared-g", func(cfg *PushConsumerConfig) {
 		cfg.Client = cc
 		cfg.Concurrently = col.listener()
 	})
@@ -195,11 +191,11 @@ func TestProducerAndConsumerShareOneInstance(t *testing.T) {
 	if pi != ci {
 		t.Fatal("producer and consumer with one client id run two instances")
 	}
-	if got := c.Brokers[0].Clients("shared-g"); len(got) != 1 || got[0] != cc.ClientID() {
+	if got := be.broker(0).ConsumerIDs("shared-g"); len(got) != 1 || got[0] != cc.ClientID() {
 		t.Fatalf("broker sees clients %v", got)
 	}
 	// A second consumer of the same group in the same instance is refused.
-	dup := newConsumer(t, c.NameServer(), "shared-g", func(cfg *PushConsumerConfig) {
+	dup := newConsumer(t, be.ns, "shared-g", func(cfg *PushConsumerConfig) {
 		cfg.Client = cc
 		cfg.Concurrently = col.listener()
 	})
@@ -212,13 +208,13 @@ func TestProducerAndConsumerShareOneInstance(t *testing.T) {
 }
 
 func TestSendBackFallsBackToRetryTopic(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 1)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 1)
+	p := startProducer(t, be.ns, nil)
 	var mu sync.Mutex
 	var times []int32
 	var origin string
-	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
+	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) {
 		cfg.Concurrently = func(_ context.Context, msgs []*MessageExt) ConsumeResult {
 			mu.Lock()
 			defer mu.Unlock()
@@ -231,7 +227,7 @@ func TestSendBackFallsBackToRetryTopic(t *testing.T) {
 		}
 	})
 	startConsumer(t, cons, "T", "*")
-	c.Brokers[0].FailNextSendBacks(1)
+	be.taps[0].Refuse(brokertap.Code(protocol.ReqConsumerSendMsgBack), 1, protocol.RespSystemError, "injected send-back failure")
 	res, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte("x")})
 	if err != nil {
 		t.Fatal(err)
@@ -242,18 +238,21 @@ func TestSendBackFallsBackToRetryTopic(t *testing.T) {
 	if times[1] != 1 || origin != res.MsgID+" T" {
 		t.Fatalf("redelivered with reconsumeTimes %d, origin/topic %q (want 1, %q)", times[1], origin, res.MsgID+" T")
 	}
-	if n := len(c.Brokers[0].Messages("%RETRY%g", 0)); n != 1 {
+	if n := len(be.stored(t, 0, "%RETRY%g", 0)); n != 1 {
 		t.Fatalf("%d messages in the retry topic", n)
+	}
+	if n := be.taps[0].Count(brokertap.SendTo("%RETRY%g")); n != 1 {
+		t.Fatalf("%d sends to the retry topic, want the one fallback", n)
 	}
 }
 
 func TestOrderlyGivesUpToDLQAfterMaxReconsume(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 1)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 1)
+	p := startProducer(t, be.ns, nil)
 	var calls atomic.Int32
 	next := make(chan string, 10)
-	cons := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) {
+	cons := newConsumer(t, be.ns, "og", func(cfg *PushConsumerConfig) {
 		cfg.MaxReconsumeTimes = 2
 		cfg.SuspendCurrentQueueTime = 10 * time.Millisecond
 		cfg.Orderly = func(_ context.Context, msgs []*MessageExt) OrderlyResult {
@@ -282,20 +281,20 @@ func TestOrderlyGivesUpToDLQAfterMaxReconsume(t *testing.T) {
 	if n := calls.Load(); n != 3 {
 		t.Fatalf("poison message consumed %d times, want 1 + MaxReconsumeTimes 2", n)
 	}
-	dlq := c.Brokers[0].Messages("%DLQ%og", 0)
+	dlq := be.stored(t, 0, "%DLQ%og", 0)
 	if len(dlq) != 1 || string(dlq[0].Body) != "poison" {
 		t.Fatalf("DLQ holds %v", dlq)
 	}
 }
 
 func TestOrderlyRebalanceHandsLocksOver(t *testing.T) {
-	c := startFake(t) // lock lease 60 s: only an UNLOCK frees a queue in time
-	c.CreateTopic("T", 4)
+	be := startRunnel(t, 1, nil) // lock lease 60 s: only an UNLOCK frees a queue in time
+	be.createTopic(t, "T", 4)
 	noop := func(context.Context, []*MessageExt) OrderlyResult { return OrderlySuccess }
-	a := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
+	a := newConsumer(t, be.ns, "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
 	startConsumer(t, a, "T", "*")
 	testwait.For(t, testwait.Default, "a holds 4", func() bool { return countTopic(a.Assigned(), "T") == 4 })
-	b := newConsumer(t, c.NameServer(), "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
+	b := newConsumer(t, be.ns, "og", func(cfg *PushConsumerConfig) { cfg.Orderly = noop })
 	startConsumer(t, b, "T", "*")
 	testwait.For(t, testwait.Default, "locks split 2/2", func() bool {
 		return countTopic(a.Assigned(), "T") == 2 && countTopic(b.Assigned(), "T") == 2
@@ -304,24 +303,22 @@ func TestOrderlyRebalanceHandsLocksOver(t *testing.T) {
 		if mq.Topic != "T" {
 			continue
 		}
-		w := protocol.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: int32(mq.QueueID)}
-		if h := c.Brokers[0].LockHolder("og", w); h != b.cfg.Client.ClientID() {
+		if h, _ := be.broker(0).LockOwner("og", mq); h != b.cfg.Client.ClientID() {
 			t.Fatalf("%v held by %q", mq, h)
 		}
 	}
 }
 
 func TestShutdownLeavesNoGoroutine(t *testing.T) {
-	c, err := fakebroker.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.CreateTopic("T", 2)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	defer c.Close()
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 2)
+	// The broker keeps running: its server's workers park for the next
+	// request. The client runs no remoting.Server, so ignoring what the
+	// server spawns ignores nothing of the client's.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("github.com/runnelmq/runnel/remoting.(*Server).spawn.func1"))
 	ctx := context.Background()
 	pcfg := DefaultProducerConfig()
-	pcfg.Client = testClient(c.NameServer())
+	pcfg.Client = testClient(be.ns)
 	p, err := NewProducer(pcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +331,7 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 	for _, orderly := range []bool{false, true} {
 		col := newCollector()
 		cfg := DefaultPushConsumerConfig()
-		cfg.Client = testClient(c.NameServer())
+		cfg.Client = testClient(be.ns)
 		cfg.Group = fmt.Sprintf("leak-%v", orderly)
 		cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
 		if orderly {
@@ -362,15 +359,15 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 }
 
 func TestStartFailsForTopicWithoutRoute(t *testing.T) {
-	c := startFake(t)
-	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = newCollector().listener() })
+	be := startRunnel(t, 1, nil)
+	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = newCollector().listener() })
 	_ = cons.Subscribe("Missing", "*")
 	err := cons.Start(context.Background())
 	if !errors.Is(err, ErrTopicNotExist) || !strings.Contains(err.Error(), "route of subscribed topic Missing") {
 		t.Fatalf("Start = %v", err)
 	}
-	var be *BrokerError
-	if !errors.As(err, &be) || be.Broker != "name server" || be.Addr != c.NameServer() {
+	var bErr *BrokerError
+	if !errors.As(err, &bErr) || bErr.Broker != "name server" || bErr.Addr != be.ns {
 		t.Fatalf("error does not say where: %v", err)
 	}
 	if err := cons.Shutdown(context.Background()); err != nil {
@@ -379,16 +376,17 @@ func TestStartFailsForTopicWithoutRoute(t *testing.T) {
 }
 
 func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 1)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 1)
+	p := startProducer(t, be.ns, nil)
+	sendBacks := func() int { return be.taps[0].Count(brokertap.Code(protocol.ReqConsumerSendMsgBack)) }
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	stuck := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	var redelivered atomic.Int32
-	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
+	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) {
 		cfg.ConsumeTimeout = time.Hour // the loop never fires; the test calls expireSlow
 		cfg.Now = clock
 		cfg.Concurrently = func(ctx context.Context, msgs []*MessageExt) ConsumeResult {
@@ -421,14 +419,14 @@ func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
 		t.Fatalf("process queue holds %d, want 1", n)
 	}
 	cons.expireSlow() // not yet expired
-	if c.Brokers[0].Stats.SendBacks.Load() != 0 {
+	if sendBacks() != 0 {
 		t.Fatal("sent back before the timeout")
 	}
 	mu.Lock()
 	now = now.Add(time.Hour + time.Second)
 	mu.Unlock()
 	cons.expireSlow()
-	if n := c.Brokers[0].Stats.SendBacks.Load(); n != 1 {
+	if n := sendBacks(); n != 1 {
 		t.Fatalf("%d send-backs after the timeout, want 1", n)
 	}
 	if s := cons.QueueStats()[mq]; s.Count != 0 {
@@ -436,5 +434,5 @@ func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
 	}
 	testwait.For(t, testwait.Default, "redelivery through the retry topic", func() bool { return redelivered.Load() == 1 })
 	cons.persistAll(context.Background())
-	testwait.For(t, testwait.Default, "offset past the stuck message", func() bool { return c.Brokers[0].Offset("g", "T", 0) == 1 })
+	testwait.For(t, testwait.Default, "offset past the stuck message", func() bool { return be.brokerOffset(0, "g", "T", 0) == 1 })
 }

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/runnelmq/runnel/client/internal/fakebroker"
 )
 
 // BenchmarkEndToEnd measures produce-and-consume throughput with this
@@ -19,19 +17,9 @@ import (
 //
 //	go test -run ^$ -bench EndToEnd -benchtime 2000x ./client/
 func BenchmarkEndToEnd(b *testing.B) {
-	b.Run("fake", func(b *testing.B) {
-		c, err := fakebroker.Start()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		be := &backend{name: "fake", ns: c.NameServer(), fake: c, brokers: []string{c.Brokers[0].Addr()}}
-		b.Run("single", func(b *testing.B) { benchEndToEnd(b, be, 1) })
-		b.Run("batch32", func(b *testing.B) { benchEndToEnd(b, be, 32) })
-	})
 	b.Run("runnel", func(b *testing.B) {
 		c := startCluster(b)
-		be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
+		be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
 		b.Run("single", func(b *testing.B) { benchEndToEnd(b, be, 1) })
 		b.Run("batch32", func(b *testing.B) { benchEndToEnd(b, be, 32) })
 	})

@@ -328,7 +328,7 @@ func (c *PushConsumer) sendBackAsNormal(ctx context.Context, inst *instance, m *
 	}
 	h := protocol.SendMessageRequestHeader{
 		ProducerGroup: "CLIENT_INNER_PRODUCER", Topic: retry, DefaultTopic: protocol.DefaultTopicKey,
-		DefaultTopicQueueNums: 4, QueueID: int32(mq.QueueID), SysFlag: m.SysFlag &^ protocol.SysFlagCompressed,
+		DefaultTopicQueueNums: 4, QueueID: mq.QueueID, SysFlag: m.SysFlag &^ protocol.SysFlagCompressed,
 		BornTimestamp: m.BornTimestamp, Flag: m.Flag, Properties: message.MarshalProperties(props),
 		ReconsumeTimes: m.ReconsumeTimes + 1, MaxReconsumeTimes: maxTimes, BrokerName: mq.BrokerName,
 	}

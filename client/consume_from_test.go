@@ -21,16 +21,8 @@ import (
 // queue (min offset 0) with 0 instead of "not found", so there a new group
 // reads from the start whatever ConsumeFrom says. So on Runnel the queues
 // are made old first: their store stamps messages with a fake clock, and
-// retention deletes the oldest batch, leaving min offsets above 0. The fake
-// broker always answers "not found".
+// retention deletes the oldest batch, leaving min offsets above 0.
 func TestConsumeFromLastAndTimestamp(t *testing.T) {
-	t.Run("fake", func(t *testing.T) {
-		c := startFake(t)
-		// The fake stamps messages with the real clock in milliseconds:
-		// 20 ms keeps the batches on either side of the mark apart.
-		h := history{now: time.Now, pass: func(time.Duration) { time.Sleep(20 * time.Millisecond) }}
-		testConsumeFromLastAndTimestamp(t, &backend{name: "fake", ns: c.NameServer(), fake: c, brokers: []string{c.Brokers[0].Addr()}}, h)
-	})
 	t.Run("runnel", func(t *testing.T) {
 		clock := fakeclock.New(time.Now().Add(-3 * time.Hour))
 		be := startRunnel(t, 1, func(_ int, cfg *broker.Config) {

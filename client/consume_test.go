@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // TestFailedSendBackConsumedAgainLocally: when a failed message can go
@@ -20,14 +22,14 @@ import (
 // below it, and is consumed again locally after RetryLocalDelay with its
 // reconsume count raised (RocketMQ's submitConsumeRequestLater).
 func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 1)
-	b := c.Brokers[0]
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 1)
+	tap := be.taps[0]
+	p := startProducer(t, be.ns, nil)
 	release := make(chan struct{})
 	second := make(chan *MessageExt, 1)
 	var afterConsumed atomic.Bool
-	cons := newConsumer(t, c.NameServer(), "g", func(cfg *PushConsumerConfig) {
+	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) {
 		cfg.RetryLocalDelay = 20 * time.Millisecond
 		cfg.Concurrently = func(ctx context.Context, msgs []*MessageExt) ConsumeResult {
 			m := msgs[0]
@@ -47,8 +49,8 @@ func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
 		}
 	})
 	startConsumer(t, cons, "T", "*")
-	b.FailNextSendBacks(1)
-	b.FailSendsTo("%RETRY%g", 1)
+	tap.Refuse(brokertap.Code(protocol.ReqConsumerSendMsgBack), 1, protocol.RespSystemError, "injected send-back failure")
+	tap.Refuse(brokertap.SendTo("%RETRY%g"), 1, protocol.RespSystemError, "injected failure of a send to %RETRY%g")
 	ctx := context.Background()
 	first, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("fails")})
 	if err != nil {
@@ -67,10 +69,10 @@ func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
 		t.Fatalf("came back as %s reconsumeTimes %d from %v@%d; want the original %s, reconsumeTimes 1, from T@0",
 			m.MsgID, m.ReconsumeTimes, m.Queue, m.QueueOffset, first.MsgID)
 	}
-	if n := len(b.Messages("%RETRY%g", 0)); n != 0 {
+	if n := len(be.stored(t, 0, "%RETRY%g", 0)); n != 0 {
 		t.Fatalf("%d messages in the retry topic; the redelivery should be local", n)
 	}
-	if sb, sends := b.Stats.SendBacks.Load(), b.Stats.Sends.Load(); sb != 1 || sends != 3 {
+	if sb, sends := tap.Count(brokertap.Code(protocol.ReqConsumerSendMsgBack)), tap.Count(brokertap.Sends); sb != 1 || sends != 3 {
 		t.Fatalf("%d send-backs and %d sends, want 1 and 3 (two messages and the failed fallback)", sb, sends)
 	}
 	// "after" (offset 1) is done, but the offset must wait for "fails".
@@ -80,11 +82,11 @@ func TestFailedSendBackConsumedAgainLocally(t *testing.T) {
 	if err := store.persistSync(ctx, []queue.MessageQueue{mq}); err != nil {
 		t.Fatal(err)
 	}
-	if off, _ := store.Read(ctx, mq, offset.ReadFromMemory); off != 0 || b.Offset("g", "T", 0) > 0 {
-		t.Fatalf("offset moved past a message still to be consumed: memory %d, broker %d", off, b.Offset("g", "T", 0))
+	if off, _ := store.Read(ctx, mq, offset.ReadFromMemory); off != 0 || be.brokerOffset(0, "g", "T", 0) > 0 {
+		t.Fatalf("offset moved past a message still to be consumed: memory %d, broker %d", off, be.brokerOffset(0, "g", "T", 0))
 	}
 	close(release)
-	testwait.For(t, testwait.Default, "offset past both once the redelivery succeeded", func() bool { return b.Offset("g", "T", 0) == 2 })
+	testwait.For(t, testwait.Default, "offset past both once the redelivery succeeded", func() bool { return be.brokerOffset(0, "g", "T", 0) == 2 })
 }
 
 // TestConcurrentBatchSizeAndGoroutines: ConsumeBatchSize caps the messages

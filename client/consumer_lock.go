@@ -10,10 +10,6 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func toWire(mq queue.MessageQueue) protocol.MessageQueue {
-	return protocol.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: int32(mq.QueueID)}
-}
-
 func byBroker(mqs []queue.MessageQueue) map[string][]queue.MessageQueue {
 	out := map[string][]queue.MessageQueue{}
 	for _, mq := range mqs {
@@ -40,7 +36,7 @@ func (c *PushConsumer) lock(ctx context.Context, mqs []queue.MessageQueue) ([]qu
 		}
 		body := protocol.LockBatchRequestBody{ConsumerGroup: c.cfg.Group, ClientID: inst.clientID}
 		for _, mq := range list {
-			body.MQSet = append(body.MQSet, toWire(mq))
+			body.MQSet = append(body.MQSet, mq)
 		}
 		resp, err := inst.invoke(ctx, addr, protocol.NewRequest(protocol.ReqLockBatchMQ, nil, body.Encode()))
 		if err != nil {
@@ -57,8 +53,7 @@ func (c *PushConsumer) lock(ctx context.Context, mqs []queue.MessageQueue) ([]qu
 			continue
 		}
 		ok := map[queue.MessageQueue]bool{}
-		for _, w := range rb.LockOKMQSet {
-			mq := queue.MessageQueue{Topic: w.Topic, BrokerName: w.BrokerName, QueueID: int(w.QueueID)}
+		for _, mq := range rb.LockOKMQSet {
 			ok[mq] = true
 			granted = append(granted, mq)
 		}
@@ -89,7 +84,7 @@ func (c *PushConsumer) unlock(ctx context.Context, mqs []queue.MessageQueue) {
 		}
 		body := protocol.LockBatchRequestBody{ConsumerGroup: c.cfg.Group, ClientID: inst.clientID}
 		for _, mq := range list {
-			body.MQSet = append(body.MQSet, toWire(mq))
+			body.MQSet = append(body.MQSet, mq)
 		}
 		resp, err := inst.invoke(ctx, addr, protocol.NewRequest(protocol.ReqUnlockBatchMQ, nil, body.Encode()))
 		if err != nil || resp.Code != protocol.RespSuccess {

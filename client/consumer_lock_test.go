@@ -21,7 +21,7 @@ import (
 func TestOrderlyLocksRenewedBeforeBrokerExpiry(t *testing.T) {
 	const lease = time.Second
 	c := startCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.LockMaxLiveTime = lease }))
-	be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(0)}}
+	be := &backend{ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(0)}}
 	be.createTopic(t, "T", 2)
 	cons := newConsumer(t, be.ns, "og", func(cfg *PushConsumerConfig) {
 		cfg.Client.LockRenewInterval = 200 * time.Millisecond
@@ -36,7 +36,7 @@ func TestOrderlyLocksRenewedBeforeBrokerExpiry(t *testing.T) {
 	body := protocol.LockBatchRequestBody{ConsumerGroup: "og", ClientID: "127.0.0.1@intruder"}
 	for _, mq := range cons.Assigned() {
 		if mq.Topic == "T" {
-			body.MQSet = append(body.MQSet, toWire(mq))
+			body.MQSet = append(body.MQSet, mq)
 		}
 	}
 	// Probe across three leases: every probe must find the locks live. The

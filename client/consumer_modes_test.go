@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/testwait"
@@ -298,8 +299,8 @@ func testTagFilterAndRetryTopic(t *testing.T, be *backend) {
 	if got["A-0"][1] != 1 || retryTopic != "T" {
 		t.Fatalf("retry delivery: reconsumeTimes %v, topic %q (want 1, T)", got["A-0"], retryTopic)
 	}
-	if be.fake != nil && be.fake.Brokers[0].Stats.SendBacks.Load() != 2 {
-		t.Fatalf("%d CONSUMER_SEND_MSG_BACK, want 2", be.fake.Brokers[0].Stats.SendBacks.Load())
+	if n := be.taps[0].Count(brokertap.Code(protocol.ReqConsumerSendMsgBack)); n != 2 {
+		t.Fatalf("%d CONSUMER_SEND_MSG_BACK, want 2", n)
 	}
 }
 
@@ -412,18 +413,14 @@ func testOrderlyConsumerKeepsKeyOrderAndUnlocks(t *testing.T, be *backend) {
 		return true
 	})
 	mq := protocol.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
-	if be.fake != nil {
-		if h := be.fake.Brokers[0].LockHolder("og", mq); h != cons.cfg.Client.ClientID() {
-			t.Fatalf("lock of %v held by %q, want %q", mq, h, cons.cfg.Client.ClientID())
-		}
+	if h, _ := be.broker(0).LockOwner("og", mq); h != cons.cfg.Client.ClientID() {
+		t.Fatalf("lock of %v held by %q, want %q", mq, h, cons.cfg.Client.ClientID())
 	}
 	if err := cons.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if be.fake != nil {
-		if h := be.fake.Brokers[0].LockHolder("og", mq); h != "" {
-			t.Fatalf("lock still held by %q after Shutdown", h)
-		}
+	if h, held := be.broker(0).LockOwner("og", mq); held {
+		t.Fatalf("lock still held by %q after Shutdown", h)
 	}
 	if got := sum(be.committed(t, "og", "T")); got != keys*per {
 		t.Fatalf("orderly committed %d, want %d", got, keys*per)

@@ -36,7 +36,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 	h := protocol.PullMessageRequestHeader{
 		ConsumerGroup:        group,
 		Topic:                mq.Topic,
-		QueueID:              int32(mq.QueueID),
+		QueueID:              mq.QueueID,
 		QueueOffset:          off,
 		MaxMsgNums:           int32(maxMsgs),
 		CommitOffset:         max(commit, 0),

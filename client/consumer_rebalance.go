@@ -203,7 +203,7 @@ func queueOffset(ctx context.Context, inst *instance, code int16, mq queue.Messa
 	if err != nil {
 		return 0, err
 	}
-	ext := protocol.QueueRequestHeader{Topic: mq.Topic, QueueID: int32(mq.QueueID), BrokerName: mq.BrokerName}.Encode()
+	ext := protocol.QueueRequestHeader{Topic: mq.Topic, QueueID: mq.QueueID, BrokerName: mq.BrokerName}.Encode()
 	for k, v := range extra {
 		ext[k] = v
 	}

@@ -80,7 +80,7 @@ func testDroppedQueueOffsetPersistedFirst(t *testing.T, be *backend) {
 	kept := c1.Assigned()
 	var dropped []queue.MessageQueue
 	for qid := range 4 {
-		mq := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: qid}
+		mq := queue.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: int32(qid)}
 		if !slices.Contains(kept, mq) {
 			dropped = append(dropped, mq)
 			if off := be.brokerOffset(0, "g", "T", qid); off != perQueue {

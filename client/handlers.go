@@ -91,9 +91,5 @@ func decodeOffsetTable(body []byte) (map[queue.MessageQueue]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: reset offset body: %w", err)
 	}
-	out := make(map[queue.MessageQueue]int64, len(rb.OffsetTable))
-	for mq, off := range rb.OffsetTable {
-		out[queue.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: int(mq.QueueID)}] = off
-	}
-	return out, nil
+	return rb.OffsetTable, nil
 }

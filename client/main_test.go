@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/runnelmq/runnel/client/internal/fakebroker"
 )
 
 func TestMain(m *testing.M) {
@@ -34,16 +32,6 @@ func testClient(nameSrv string) ClientConfig {
 	c.HeartbeatInterval = time.Second
 	c.RouteRefreshInterval = time.Second
 	c.LockRenewInterval = 500 * time.Millisecond
-	return c
-}
-
-func startFake(t testing.TB, cfgs ...fakebroker.Config) *fakebroker.Cluster {
-	t.Helper()
-	c, err := fakebroker.Start(cfgs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
 	return c
 }
 

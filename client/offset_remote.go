@@ -59,7 +59,7 @@ func (s *remoteStore) query(ctx context.Context, mq queue.MessageQueue) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	h := protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: s.group, Topic: mq.Topic, QueueID: int32(mq.QueueID), BrokerName: mq.BrokerName}
+	h := protocol.QueryConsumerOffsetRequestHeader{ConsumerGroup: s.group, Topic: mq.Topic, QueueID: mq.QueueID, BrokerName: mq.BrokerName}
 	resp, err := s.inst.invoke(ctx, addr, protocol.NewRequest(protocol.ReqQueryConsumerOffset, h.Encode(), nil))
 	if err != nil {
 		return 0, transportError("query offset of "+mq.String(), mq.BrokerName, addr, err)
@@ -101,7 +101,7 @@ func (s *remoteStore) persist(ctx context.Context, mqs []queue.MessageQueue, one
 			errs = append(errs, err)
 			continue
 		}
-		h := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: s.group, Topic: mq.Topic, QueueID: int32(mq.QueueID), CommitOffset: off, BrokerName: mq.BrokerName}
+		h := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: s.group, Topic: mq.Topic, QueueID: mq.QueueID, CommitOffset: off, BrokerName: mq.BrokerName}
 		req := protocol.NewRequest(protocol.ReqUpdateConsumerOffset, h.Encode(), nil)
 		if oneway {
 			if err := s.inst.rc.InvokeOneway(ctx, addr, req); err != nil {

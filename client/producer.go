@@ -417,7 +417,7 @@ func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQ
 		Topic:                 r.topic,
 		DefaultTopic:          p.cfg.CreateTopicKey,
 		DefaultTopicQueueNums: int32(p.cfg.DefaultTopicQueueNums),
-		QueueID:               int32(mq.QueueID),
+		QueueID:               mq.QueueID,
 		SysFlag:               r.sysFlag,
 		BornTimestamp:         time.Now().UnixMilli(),
 		Flag:                  r.flag,
@@ -467,8 +467,8 @@ func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQ
 	res.OffsetMsgID = rh.MsgID
 	res.QueueOffset = rh.QueueOffset
 	res.TransactionID = rh.TransactionID
-	if int(rh.QueueID) != mq.QueueID {
-		res.Queue.QueueID = int(rh.QueueID)
+	if rh.QueueID != mq.QueueID {
+		res.Queue.QueueID = rh.QueueID
 	}
 	return res, nil, false
 }

@@ -9,27 +9,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/client/internal/fakebroker"
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func TestProducerSendPropertiesAndAutoCreate(t *testing.T) {
-	c := startFake(t)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, nil)
+	p := startProducer(t, be.ns, nil)
 	ctx := context.Background()
 	res, err := p.Send(ctx, &Message{Topic: "NewTopic", Body: []byte("hello"), Tags: "TagA",
 		Keys: []string{"k1", "k2"}, Properties: map[string]string{"color": "red"}, Flag: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := c.Brokers[0]
-	if n := b.QueueCount("NewTopic"); n != 4 {
-		t.Fatalf("auto-created topic has %d queues, want DefaultTopicQueueNums 4", n)
+	if tc, ok := be.broker(0).Core().Topic("NewTopic"); !ok || tc.WriteQueueNums != 4 || tc.ReadQueueNums != 4 {
+		t.Fatalf("auto-created topic %+v %v, want DefaultTopicQueueNums 4", tc, ok)
 	}
-	msgs := b.Messages("NewTopic", res.Queue.QueueID)
+	msgs := be.stored(t, 0, "NewTopic", res.Queue.QueueID)
 	if len(msgs) != 1 {
 		t.Fatalf("queue %d holds %d messages", res.Queue.QueueID, len(msgs))
 	}
@@ -46,9 +47,9 @@ func TestProducerSendPropertiesAndAutoCreate(t *testing.T) {
 }
 
 func TestProducerRoundRobinAndBatch(t *testing.T) {
-	c := startFake(t, fakebroker.Config{Name: "broker-a"}, fakebroker.Config{Name: "broker-b"})
-	c.CreateTopic("T", 2)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 2, nil)
+	be.createTopic(t, "T", 2)
+	p := startProducer(t, be.ns, nil)
 	ctx := context.Background()
 	seen := map[queue.MessageQueue]int{}
 	for range 8 {
@@ -75,13 +76,7 @@ func TestProducerRoundRobinAndBatch(t *testing.T) {
 	if len(ids) != 3 {
 		t.Fatalf("batch MsgID %q", res.MsgID)
 	}
-	var b *fakebroker.Broker
-	for _, x := range c.Brokers {
-		if x.Name() == res.Queue.BrokerName {
-			b = x
-		}
-	}
-	stored := b.Messages("T", res.Queue.QueueID)
+	stored := be.stored(t, be.brokerIndex(t, res.Queue.BrokerName), "T", res.Queue.QueueID)
 	tail := stored[len(stored)-3:]
 	for i, m := range tail {
 		if string(m.Body) != string(batch[i].Body) || m.Tags() != batch[i].Tags || m.UniqKey() != ids[i] {
@@ -97,43 +92,60 @@ func TestProducerRoundRobinAndBatch(t *testing.T) {
 }
 
 func TestProducerRetriesOnAnotherBroker(t *testing.T) {
-	c := startFake(t, fakebroker.Config{Name: "broker-a"}, fakebroker.Config{Name: "broker-b"})
-	c.CreateTopic("T", 1)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 2, nil)
+	be.createTopic(t, "T", 1)
+	p := startProducer(t, be.ns, nil)
 	ctx := context.Background()
-	for _, b := range c.Brokers {
-		b.FailNextSends(protocol.RespSystemError)
+	refuse := func(codes ...int16) {
+		for _, tap := range be.taps {
+			tap.Clear()
+			for _, code := range codes {
+				tap.Refuse(brokertap.Sends, 1, code, "injected failure")
+			}
+		}
 	}
-	res, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("x")})
-	if err != nil {
+	sends := func() (n int) {
+		for _, tap := range be.taps {
+			n += tap.Count(brokertap.Sends)
+		}
+		return n
+	}
+	refuse(protocol.RespSystemError)
+	if _, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatalf("send with one failure per broker: %v", err)
 	}
-	if got := c.Brokers[0].Stats.Sends.Load() + c.Brokers[1].Stats.Sends.Load(); got != 3 {
+	if got := sends(); got != 3 {
 		t.Fatalf("%d send attempts, want 3 (fail a, fail b, succeed)", got)
 	}
-	_ = res
-	// Not retryable: SYSTEM_BUSY fails at once and names the broker.
-	for _, b := range c.Brokers {
-		b.FailNextSends(protocol.RespSystemBusy)
+	if n := len(be.stored(t, 0, "T", 0)) + len(be.stored(t, 1, "T", 0)); n != 1 {
+		t.Fatalf("%d messages stored, want the one that got through", n)
 	}
-	_, err = p.Send(ctx, &Message{Topic: "T", Body: []byte("x")})
-	var be *BrokerError
-	if !errors.As(err, &be) || be.Code != protocol.RespSystemBusy || !strings.Contains(err.Error(), "client: send to broker-") || !strings.Contains(err.Error(), "CODE 2 injected failure") {
+	// Not retryable: SYSTEM_BUSY fails at once and names the broker.
+	refuse(protocol.RespSystemBusy)
+	before := sends()
+	_, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("x")})
+	var bErr *BrokerError
+	if !errors.As(err, &bErr) || bErr.Code != protocol.RespSystemBusy || !strings.Contains(err.Error(), "client: send to broker-") || !strings.Contains(err.Error(), "CODE 2 injected failure") {
 		t.Fatalf("SYSTEM_BUSY error = %v", err)
 	}
-	// Attempts are bounded: 1 + RetryTimes.
-	for _, b := range c.Brokers {
-		b.FailNextSends(protocol.RespSystemError, protocol.RespSystemError)
+	if n := sends() - before; n != 1 {
+		t.Fatalf("SYSTEM_BUSY: %d attempts, want 1", n)
 	}
+	// Attempts are bounded: 1 + RetryTimes.
+	refuse(protocol.RespSystemError, protocol.RespSystemError)
+	before = sends()
 	if _, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("x")}); err == nil {
 		t.Fatal("send succeeded although every attempt failed")
+	}
+	if n, want := sends()-before, 1+DefaultProducerConfig().RetryTimes; n != want {
+		t.Fatalf("%d attempts, want 1 + RetryTimes = %d", n, want)
 	}
 }
 
 func TestProducerCompressionAsyncOneway(t *testing.T) {
-	c := startFake(t)
-	c.CreateTopic("T", 1)
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, nil)
+	be.createTopic(t, "T", 1)
+	p := startProducer(t, be.ns, nil)
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("abcdefgh"), 1024) // 8 KiB
 	if _, err := p.Send(ctx, &Message{Topic: "T", Body: big}); err != nil {
@@ -156,9 +168,8 @@ func TestProducerCompressionAsyncOneway(t *testing.T) {
 	if err := p.SendOneway(ctx, &Message{Topic: "T", Body: []byte("oneway")}); err != nil {
 		t.Fatal(err)
 	}
-	b := c.Brokers[0]
-	testwait.For(t, testwait.Default, "oneway message stored", func() bool { return len(b.Messages("T", 0)) == 4 })
-	msgs := b.Messages("T", 0)
+	testwait.For(t, testwait.Default, "oneway message stored", func() bool { return len(be.stored(t, 0, "T", 0)) == 4 })
+	msgs := be.stored(t, 0, "T", 0)
 	if msgs[0].SysFlag&protocol.SysFlagCompressed == 0 || len(msgs[0].Body) >= len(big) {
 		t.Fatalf("8 KiB body not compressed: sysFlag %#x, %d bytes", msgs[0].SysFlag, len(msgs[0].Body))
 	}
@@ -175,8 +186,8 @@ func TestProducerCompressionAsyncOneway(t *testing.T) {
 }
 
 func TestProducerErrors(t *testing.T) {
-	c := startFake(t, fakebroker.Config{NoAutoCreate: true})
-	p := startProducer(t, c.NameServer(), nil)
+	be := startRunnel(t, 1, func(_ int, cfg *broker.Config) { cfg.AutoCreateTopicEnable = false })
+	p := startProducer(t, be.ns, nil)
 	ctx := context.Background()
 	if _, err := p.Send(ctx, &Message{Topic: "Missing", Body: []byte("x")}); !errors.Is(err, ErrTopicNotExist) {
 		t.Fatalf("send to a missing topic without TBW102: %v", err)
@@ -224,21 +235,38 @@ func TestHashSelectorKeepsKeysTogether(t *testing.T) {
 	}
 }
 
+// TestProducerDelayLevel: a message sent with delay level 3 is stored in
+// its topic when level 3's delay has passed on the broker's clock, not
+// before. The broker's clock is fake and the schedule is stepped by hand,
+// so "not yet" is a delivery pass that delivered nothing.
 func TestProducerDelayLevel(t *testing.T) {
-	c := startFake(t, fakebroker.Config{DelayUnit: 100 * time.Millisecond})
-	c.CreateTopic("T", 1)
-	p := startProducer(t, c.NameServer(), nil)
-	sent := time.Now()
+	clock := fakeclock.New(time.Now())
+	be := startRunnel(t, 1, func(_ int, cfg *broker.Config) {
+		cfg.Now = clock.Now
+		cfg.MessageDelayLevel = "1s 2s 3s 4s"
+	})
+	be.createTopic(t, "T", 1)
+	p := startProducer(t, be.ns, nil)
 	if _, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte("later"), DelayLevel: 3}); err != nil {
 		t.Fatal(err)
 	}
-	b := c.Brokers[0]
-	if n := len(b.Messages("T", 0)); n != 0 {
-		t.Fatalf("delayed message visible at once (%d)", n)
+	step := func() []*protocol.MessageExt {
+		t.Helper()
+		if _, err := be.broker(0).Core().Schedule().Step(); err != nil {
+			t.Fatal(err)
+		}
+		return be.stored(t, 0, "T", 0)
 	}
-	testwait.For(t, testwait.Default, "delayed message", func() bool { return len(b.Messages("T", 0)) == 1 })
-	if d := time.Since(sent); d < 250*time.Millisecond {
-		t.Fatalf("level 3 delivered after %v, want about 300ms", d)
+	if got := step(); len(got) != 0 {
+		t.Fatalf("delayed message visible at once (%d)", len(got))
+	}
+	clock.Advance(3*time.Second - time.Millisecond)
+	if got := step(); len(got) != 0 {
+		t.Fatal("level 3 delivered before its 3 s")
+	}
+	clock.Advance(time.Millisecond)
+	if got := step(); len(got) != 1 || string(got[0].Body) != "later" {
+		t.Fatalf("after 3 s the topic holds %v, want the delayed message", got)
 	}
 	if _, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte("x"), DelayLevel: 1}, &Message{Topic: "T", Body: []byte("y")}); !errors.Is(err, ErrBadMessage) {
 		t.Fatalf("delayed message in a batch: %v", err)

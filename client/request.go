@@ -223,7 +223,7 @@ func decodePushedReply(req *protocol.Command) (*MessageExt, error) {
 		}
 		m.Body = b
 	}
-	m.Queue = queue.MessageQueue{Topic: topic, QueueID: int(m.QueueID)}
+	m.Queue = queue.MessageQueue{Topic: topic, QueueID: m.QueueID}
 	return m, nil
 }
 

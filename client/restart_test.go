@@ -12,7 +12,7 @@ import (
 // producer and consumer; both reconnect and nothing is lost.
 func TestSurvivesBrokerRestart(t *testing.T) {
 	c := startCluster(t, cluster.Brokers(2))
-	be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0), c.BrokerAddr(1)}}
+	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0), c.BrokerAddr(1)}}
 	be.createTopic(t, "T", 2)
 	p := startProducer(t, be.ns, nil)
 	col := newCollector()
@@ -32,7 +32,7 @@ func TestSurvivesBrokerRestart(t *testing.T) {
 // 30 s heartbeat interval consumption resumes well within it.
 func TestConsumerHeartbeatsWhenTheBrokerAsks(t *testing.T) {
 	c := startCluster(t)
-	be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
+	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
 	be.createTopic(t, "HB", 1)
 	p := startProducer(t, be.ns, nil)
 	col := newCollector()
@@ -53,7 +53,7 @@ func TestConsumerHeartbeatsWhenTheBrokerAsks(t *testing.T) {
 // message sent after it being consumed (ms per restart).
 func BenchmarkConsumeResumesAfterBrokerRestart(b *testing.B) {
 	c := startCluster(b)
-	be := &backend{name: "runnel", ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
+	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
 	be.createTopic(b, "HBB", 1)
 	p := startProducer(b, be.ns, nil)
 	col := newCollector()

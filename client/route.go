@@ -116,12 +116,12 @@ func buildRoute(topic string, data *protocol.TopicRouteData, maxQueues int) *top
 			w, rd = min(w, maxQueues), min(rd, maxQueues)
 		}
 		if qd.Perm&permWrite != 0 && masters[qd.BrokerName] {
-			for i := range w {
+			for i := range int32(w) {
 				r.publish = append(r.publish, queue.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
 			}
 		}
 		if qd.Perm&permRead != 0 {
-			for i := range rd {
+			for i := range int32(rd) {
 				r.subscribe = append(r.subscribe, queue.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
 			}
 		}

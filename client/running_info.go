@@ -52,7 +52,7 @@ func (c *PushConsumer) runningInfo() []byte {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		key := toWire(qs.mq).AppendFastjsonKey(nil)
+		key := qs.mq.AppendFastjsonKey(nil)
 		s := qs.pq.Stats()
 		var commit int64 = -1
 		if store != nil {
@@ -78,7 +78,7 @@ func (c *PushConsumer) runningInfo() []byte {
 // the answer is Java's ConsumeMessageDirectlyResult with the result as its
 // ordinal (0 success, 1 later, 4 exception).
 func (c *PushConsumer) consumeDirectly(ctx context.Context, m *protocol.MessageExt, brokerName string) []byte {
-	ext := toExt(queue.MessageQueue{Topic: m.Topic, BrokerName: brokerName, QueueID: int(m.QueueID)}, []*protocol.MessageExt{m})
+	ext := toExt(queue.MessageQueue{Topic: m.Topic, BrokerName: brokerName, QueueID: m.QueueID}, []*protocol.MessageExt{m})
 	start := time.Now()
 	res := struct {
 		Order          bool   `json:"order"`
@@ -112,7 +112,7 @@ func (c *PushConsumer) consumerStatus(topic string) []byte {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = toWire(mq).AppendFastjsonKey(out)
+			out = mq.AppendFastjsonKey(out)
 			out = append(out, ':')
 			out = strconv.AppendInt(out, snap[mq], 10)
 		}

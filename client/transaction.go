@@ -470,7 +470,7 @@ func (in *instance) offerCheck(conn *remoting.Conn, req *protocol.Command) error
 		h.TransactionID = m.UniqKey()
 	}
 	ext := &MessageExt{MessageExt: *m, Queue: queue.MessageQueue{
-		Topic: m.Topic, BrokerName: in.routes.brokerNameOf(conn.RemoteAddr()), QueueID: int(m.QueueID),
+		Topic: m.Topic, BrokerName: in.routes.brokerNameOf(conn.RemoteAddr()), QueueID: m.QueueID,
 	}}
 	if !tp.offerCheck(txCheck{conn: conn, hdr: h, msg: ext}) {
 		return fmt.Errorf("client: transaction checks of group %q are queued to capacity or stopping", group)

@@ -14,8 +14,7 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// Transactions run against a Runnel cluster only: the fake broker has no
-// half queue. The broker's check loop is parked (an hour) and the tests run
+// The broker's check loop is parked (an hour) and the tests run
 // check passes themselves with CheckTransactions; with a 1ns transaction
 // timeout every unended half is due at once, so nothing waits on a clock.
 
@@ -77,7 +76,7 @@ func startTxEnv(t *testing.T) *txEnv {
 		cfg.TransactionCheckInterval = time.Hour
 		cfg.TransactionTimeout = time.Nanosecond
 	}))
-	be := &backend{name: "runnel", ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(0)}}
+	be := &backend{ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(0)}}
 	be.createTopic(t, "T", 1)
 	return &txEnv{be: be, c: c}
 }

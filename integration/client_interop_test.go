@@ -153,7 +153,7 @@ func TestClientMixedGroupSplitsQueues(t *testing.T) {
 		defer mu.Unlock()
 		byOfficial[string(m.Body)]++
 		if recording {
-			qOfficial[queue.MessageQueue{Topic: m.Topic, BrokerName: m.Queue.BrokerName, QueueID: m.Queue.QueueId}] = true
+			qOfficial[queue.MessageQueue{Topic: m.Topic, BrokerName: m.Queue.BrokerName, QueueID: int32(m.Queue.QueueId)}] = true
 		}
 	}, consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	_ = official
@@ -285,7 +285,7 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 	cfg.Orderly = func(_ context.Context, msgs []*client.MessageExt) client.OrderlyResult {
 		for _, m := range msgs {
 			k, i := parse(m.Body)
-			record("ours", m.Queue.QueueID, k, i)
+			record("ours", int(m.Queue.QueueID), k, i)
 		}
 		return client.OrderlySuccess
 	}

@@ -134,11 +134,15 @@ func TestRegistrationWithEveryNamesrv(t *testing.T) {
 }
 
 // recordingNamesrv answers REGISTER_BROKER and UNREGISTER_BROKER with
-// success and records the unregistrations.
+// success and records the unregistrations and each registration's topics.
 type recordingNamesrv struct {
-	srv *remoting.Server
-	mu  sync.Mutex
-	unr []protocol.UnregisterBrokerRequestHeader
+	srv  *remoting.Server
+	mu   sync.Mutex
+	unr  []protocol.UnregisterBrokerRequestHeader
+	regs []map[string]protocol.TopicConfig
+	// hook, when set, runs with each registration's topics before it is
+	// answered; the registration is refused when it returns true.
+	hook func(map[string]protocol.TopicConfig) (refuse bool)
 }
 
 func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
@@ -149,6 +153,17 @@ func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
 		t.Fatal(err)
 	}
 	srv.Handle(protocol.ReqRegisterBroker, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		body, err := protocol.DecodeRegisterBrokerBody(req.Body, false)
+		if err != nil {
+			return protocol.NewResponse(req, protocol.RespSystemError, err.Error())
+		}
+		r.mu.Lock()
+		r.regs = append(r.regs, body.TopicConfigSerializeWrapper.TopicConfigTable)
+		hook := r.hook
+		r.mu.Unlock()
+		if hook != nil && hook(body.TopicConfigSerializeWrapper.TopicConfigTable) {
+			return protocol.NewResponse(req, protocol.RespSystemError, "refused by the test")
+		}
 		return protocol.NewResponse(req, protocol.RespSuccess, "")
 	})
 	srv.Handle(protocol.ReqUnregisterBroker, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
@@ -167,6 +182,13 @@ func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
 	t.Cleanup(func() { _ = srv.Close() })
 	r.srv = srv
 	return r
+}
+
+// registrations returns the topic tables registered so far, in order.
+func (r *recordingNamesrv) registrations() []map[string]protocol.TopicConfig {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.regs)
 }
 
 func (r *recordingNamesrv) unregistered() []protocol.UnregisterBrokerRequestHeader {

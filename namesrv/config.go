@@ -39,7 +39,13 @@ type Config struct {
 	// remoting.TLSConfig. Default zero: plain connections only.
 	TLS remoting.TLSConfig
 	// DeleteTopicsOnRegistration drops a master's topics missing from its
-	// latest registration. Default false, as in RocketMQ.
+	// latest registration. Default false, as in RocketMQ. As there, it
+	// suits only brokers that always register their whole table: Runnel's
+	// broker, like Java's by default, registers a created topic alone
+	// (registerIncrementBrokerData), which this would take as the deletion
+	// of every other topic until the next whole-table registration (Java
+	// pairs it with the broker's enableSingleTopicRegister, which Runnel
+	// does not have).
 	DeleteTopicsOnRegistration bool
 	// Now is the clock of the route table. Default time.Now; tests inject
 	// a fake one and call Server.ExpireBrokers.

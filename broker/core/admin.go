@@ -78,6 +78,16 @@ func (c *Core) Topics() (map[string]protocol.TopicConfig, protocol.DataVersion) 
 	return c.topics.snapshot()
 }
 
+// TakeTopicChanges returns the topics created or updated since the last
+// call, whether any topic was deleted since then, and the table's version,
+// which includes exactly those changes; the changes are then forgotten.
+// The broker's registration loop is its one caller: it registers only
+// what changed (Java's registerIncrementBrokerData) and the whole table
+// after a deletion, which a partial registration cannot express.
+func (c *Core) TakeTopicChanges() (changed map[string]protocol.TopicConfig, removed bool, version protocol.DataVersion) {
+	return c.topics.takeChanges()
+}
+
 // Topic returns one topic's config.
 func (c *Core) Topic(name string) (protocol.TopicConfig, bool) { return c.topics.get(name) }
 

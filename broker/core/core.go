@@ -19,6 +19,7 @@ import (
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -356,6 +357,11 @@ func (c *Core) HeldPulls() int { return c.holds.Len() }
 
 // ConsumerIDs returns the client ids registered in a consumer group.
 func (c *Core) ConsumerIDs(group string) []string { return c.clients.ConsumerIDs(group) }
+
+// LockOwner returns the client holding a live orderly lock on mq in group.
+func (c *Core) LockOwner(group string, mq protocol.MessageQueue) (clientID string, ok bool) {
+	return c.locks.Owner(group, toLockQueues([]protocol.MessageQueue{mq})[0])
+}
 
 // ConsumerOffset returns a group's committed offset on a queue.
 func (c *Core) ConsumerOffset(group, topic string, queueID int32) (int64, bool) {

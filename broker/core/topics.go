@@ -80,19 +80,63 @@ func validNameChar(ch byte) bool {
 // TopicConfigManager): kept in memory, written through to the store, and
 // versioned so the name servers re-read it only when it changed.
 //
-// Writers are serialised by writeMu, which they hold across the store's
-// write (and its sync); mu guards the map and is held only to read or swap
-// entries, so a send looking up its topic never waits for a creation's
-// fsync.
+// Writers of one topic name are serialised by a lock of that name
+// (writers), which they hold across the store's write and its sync, so the
+// store and the map agree on the name's last config; writers of different
+// names run at once, and their syncs share the WAL's fsync. mu guards the
+// map and is held only to read or swap entries, so a send looking up its
+// topic never waits for a creation's fsync.
+//
+// journal lists the names changed (created, updated or removed) since the
+// last takeChanges, so a registration can carry only those; every change
+// enters it under mu together with its version bump, so a version read
+// with a taken journal covers exactly the changes taken so far.
 type topicTable struct {
 	st  *store.Store
 	now func() int64 // ms
 
-	writeMu sync.Mutex
+	writers nameLocks
 	mu      struct {
 		sync.RWMutex
 		topics  map[string]protocol.TopicConfig
 		version protocol.DataVersion
+		journal []string
+	}
+}
+
+// nameLocks is a mutex per name, kept only while someone holds or waits
+// for it.
+type nameLocks struct {
+	mu   sync.Mutex
+	held map[string]*nameLock
+}
+
+type nameLock struct {
+	sync.Mutex
+	refs int // holders and waiters, under nameLocks.mu
+}
+
+// lock locks name and returns its unlock.
+func (l *nameLocks) lock(name string) (unlock func()) {
+	l.mu.Lock()
+	if l.held == nil {
+		l.held = make(map[string]*nameLock)
+	}
+	nl := l.held[name]
+	if nl == nil {
+		nl = &nameLock{}
+		l.held[name] = nl
+	}
+	nl.refs++
+	l.mu.Unlock()
+	nl.Lock()
+	return func() {
+		nl.Unlock()
+		l.mu.Lock()
+		if nl.refs--; nl.refs == 0 {
+			delete(l.held, name)
+		}
+		l.mu.Unlock()
 	}
 }
 
@@ -130,8 +174,7 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 	if c.TopicFilterType == "" {
 		c.TopicFilterType = protocol.TopicFilterSingleTag
 	}
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
+	defer t.writers.lock(c.TopicName)()
 	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
 		return false, nil
 	}
@@ -140,7 +183,7 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 	}
 	t.mu.Lock()
 	t.mu.topics[c.TopicName] = c
-	t.mu.version = t.mu.version.Next(t.now())
+	t.changedLocked(c.TopicName)
 	t.mu.Unlock()
 	return true, nil
 }
@@ -151,8 +194,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	if old, ok := t.get(c.TopicName); ok {
 		return old, false, nil
 	}
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
+	defer t.writers.lock(c.TopicName)()
 	if old, ok := t.get(c.TopicName); ok {
 		return old, false, nil // created while this one waited
 	}
@@ -164,15 +206,14 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	}
 	t.mu.Lock()
 	t.mu.topics[c.TopicName] = c
-	t.mu.version = t.mu.version.Next(t.now())
+	t.changedLocked(c.TopicName)
 	t.mu.Unlock()
 	return c, true, nil
 }
 
 // remove deletes a topic and its messages. It reports whether it existed.
 func (t *topicTable) remove(name string) (bool, error) {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
+	defer t.writers.lock(name)()
 	_, existed := t.get(name)
 	if _, err := t.st.Apply(&store.Op{Kind: store.OpDeleteTopic, Topic: name}); err != nil {
 		return existed, fmt.Errorf("core: delete topic %s: %w", name, err)
@@ -180,10 +221,35 @@ func (t *topicTable) remove(name string) (bool, error) {
 	if existed {
 		t.mu.Lock()
 		delete(t.mu.topics, name)
-		t.mu.version = t.mu.version.Next(t.now())
+		t.changedLocked(name)
 		t.mu.Unlock()
 	}
 	return existed, nil
+}
+
+// changedLocked records a change of name: a new version, and name in the
+// journal.
+func (t *topicTable) changedLocked(name string) {
+	t.mu.version = t.mu.version.Next(t.now())
+	t.mu.journal = append(t.mu.journal, name)
+}
+
+// takeChanges returns the configs of the topics changed since the last
+// call that still exist, whether any changed topic no longer exists, and
+// the version that includes those changes, and empties the journal.
+func (t *topicTable) takeChanges() (changed map[string]protocol.TopicConfig, removed bool, v protocol.DataVersion) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	changed = make(map[string]protocol.TopicConfig, len(t.mu.journal))
+	for _, name := range t.mu.journal {
+		if tc, ok := t.mu.topics[name]; ok {
+			changed[name] = tc
+		} else {
+			removed = true
+		}
+	}
+	t.mu.journal = t.mu.journal[:0]
+	return changed, removed, t.mu.version
 }
 
 // snapshot returns a copy of the table and its version.

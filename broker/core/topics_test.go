@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -109,5 +110,54 @@ func TestTopicCreationSyncHoldsNoReader(t *testing.T) {
 	}
 	if _, ok := c.Topic("New"); !ok {
 		t.Fatal("New missing after its creation")
+	}
+}
+
+// Creations of different topics do not wait for one another's sync: the
+// second hands its write to the store while the first's fsync is still
+// held, so a burst of creations shares the WAL's syncs. Each change is
+// then taken once by the registration (TakeTopicChanges).
+func TestConcurrentCreationsShareTheSync(t *testing.T) {
+	fs := &heldSyncFS{FS: vfs.NewMem(), release: make(chan struct{}), entered: make(chan struct{}, 1)}
+	c := openCore(t, func(_ *Config, o *store.Options) { o.FS = fs; o.FlushMode = store.SyncFlush })
+	t.Cleanup(fs.let)
+	c.TakeTopicChanges() // the system topics of the start
+
+	fs.mu.Lock()
+	fs.armed = true
+	fs.mu.Unlock()
+	created := make(chan error, 2)
+	create := func(name string) {
+		created <- c.CreateTopic(protocol.TopicConfig{TopicName: name, ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6}, "test")
+	}
+	go create("First")
+	select {
+	case <-fs.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first creation never synced")
+	}
+	before := c.Store().Stats().Syncs
+	go create("Second")
+	testwait.For(t, testwait.Default, "the second creation's write handed to the store during the first's sync", func() bool {
+		return c.Store().Stats().Syncs > before
+	})
+	fs.let()
+	for range 2 {
+		if err := <-created; err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed, removed, v := c.TakeTopicChanges()
+	if len(changed) != 2 || changed["First"].WriteQueueNums != 2 || changed["Second"].WriteQueueNums != 2 || removed {
+		t.Fatalf("changes %v removed %v", changed, removed)
+	}
+	if _, tv := c.Topics(); tv != v {
+		t.Fatalf("version of the changes %+v, table's %+v", v, tv)
+	}
+	if err := c.DeleteTopic("First", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if changed, removed, _ = c.TakeTopicChanges(); len(changed) != 0 || !removed {
+		t.Fatalf("after a deletion: changes %v removed %v", changed, removed)
 	}
 }

@@ -54,7 +54,7 @@ type fileFormat struct {
 type fileEntry struct {
 	Topic      string `json:"topic"`
 	BrokerName string `json:"brokerName"`
-	QueueID    int    `json:"queueId"`
+	QueueID    int32  `json:"queueId"`
 	Offset     int64  `json:"offset"`
 }
 

@@ -1,50 +1,28 @@
-// Package queue owns the identity of a message queue as the client sees it:
-// the (topic, broker name, queue id) triple, its canonical text form and its
-// canonical order.
-//
-// Invariants: the order defined by Compare is the one RocketMQ clients (Java
-// and the official Go client) sort queues by before allocation — topic, then
-// broker name, then queue id — so every member of a consumer group, whatever
-// its implementation, sees the same list and computes the same split. String
-// is byte-for-byte the Java MessageQueue.toString form, because the
-// consistent-hash strategy hashes it and must agree with other clients.
+// Package queue gives the client's queue identity its names: MessageQueue
+// is remoting/protocol's (one type for the wire and the client, so a queue
+// from a lock or reset-offset body is the queue the client holds), with the
+// canonical order and text form protocol defines for it; and the retry
+// topic prefix.
 //
 // This package imports no network code and nothing from broker, namesrv or
 // store.
 package queue
 
 import (
-	"cmp"
-	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// MessageQueue names one queue of a topic on one broker.
-type MessageQueue struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int    `json:"queueId"`
-}
-
-// String returns the Java MessageQueue.toString form,
-// "MessageQueue [topic=T, brokerName=B, queueId=N]". Hash-based allocation
-// depends on it being exactly this.
-func (mq MessageQueue) String() string {
-	return fmt.Sprintf("MessageQueue [topic=%s, brokerName=%s, queueId=%d]", mq.Topic, mq.BrokerName, mq.QueueID)
-}
+// MessageQueue names one queue of a topic on one broker. Its String is
+// Java's MessageQueue.toString, which hash-based allocation depends on.
+type MessageQueue = protocol.MessageQueue
 
 // Compare orders queues by topic, then broker name, then queue id, returning
-// -1, 0 or +1.
-func Compare(a, b MessageQueue) int {
-	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.BrokerName, b.BrokerName); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.QueueID, b.QueueID)
-}
+// -1, 0 or +1: the order every RocketMQ client sorts queues in before
+// allocation.
+func Compare(a, b MessageQueue) int { return protocol.CompareQueues(a, b) }
 
 // Sort sorts mqs in place into canonical order (see Compare).
 func Sort(mqs []MessageQueue) { slices.SortFunc(mqs, Compare) }

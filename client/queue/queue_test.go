@@ -5,34 +5,29 @@ import (
 	"testing"
 )
 
-func TestStringMatchesJavaForm(t *testing.T) {
-	mq := MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 3}
-	const want = "MessageQueue [topic=T, brokerName=broker-a, queueId=3]"
-	if got := mq.String(); got != want {
-		t.Fatalf("String() = %q, want %q", got, want)
-	}
-}
-
+// TestSortOrder: the canonical order is numeric in the queue id (protocol's
+// CompareQueues; its Java form and order tests live there), and Sorted
+// leaves its input alone.
 func TestSortOrder(t *testing.T) {
 	in := []MessageQueue{
-		{"b", "x", 0},
-		{"a", "y", 1},
-		{"a", "x", 10},
-		{"a", "x", 2},
-		{"a", "y", 0},
+		{Topic: "b", BrokerName: "x", QueueID: 0},
+		{Topic: "a", BrokerName: "y", QueueID: 1},
+		{Topic: "a", BrokerName: "x", QueueID: 10},
+		{Topic: "a", BrokerName: "x", QueueID: 2},
+		{Topic: "a", BrokerName: "y", QueueID: 0},
 	}
 	want := []MessageQueue{
-		{"a", "x", 2},
-		{"a", "x", 10}, // numeric, not lexical, queue id order
-		{"a", "y", 0},
-		{"a", "y", 1},
-		{"b", "x", 0},
+		{Topic: "a", BrokerName: "x", QueueID: 2},
+		{Topic: "a", BrokerName: "x", QueueID: 10}, // numeric, not lexical, queue id order
+		{Topic: "a", BrokerName: "y", QueueID: 0},
+		{Topic: "a", BrokerName: "y", QueueID: 1},
+		{Topic: "b", BrokerName: "x", QueueID: 0},
 	}
 	got := Sorted(in)
 	if !slices.Equal(got, want) {
 		t.Fatalf("Sorted = %v, want %v", got, want)
 	}
-	if in[0] != (MessageQueue{"b", "x", 0}) {
+	if in[0] != (MessageQueue{Topic: "b", BrokerName: "x", QueueID: 0}) {
 		t.Fatalf("Sorted modified its input: %v", in)
 	}
 }

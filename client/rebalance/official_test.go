@@ -20,7 +20,7 @@ import (
 func toOfficial(all []queue.MessageQueue) []*primitive.MessageQueue {
 	out := make([]*primitive.MessageQueue, len(all))
 	for i, mq := range all {
-		out[i] = &primitive.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueId: mq.QueueID}
+		out[i] = &primitive.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueId: int(mq.QueueID)}
 	}
 	return out
 }
@@ -28,7 +28,7 @@ func toOfficial(all []queue.MessageQueue) []*primitive.MessageQueue {
 func fromOfficial(all []*primitive.MessageQueue) []queue.MessageQueue {
 	out := make([]queue.MessageQueue, 0, len(all))
 	for _, mq := range all {
-		out = append(out, queue.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: mq.QueueId})
+		out = append(out, queue.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueID: int32(mq.QueueId)})
 	}
 	return out
 }

@@ -49,7 +49,7 @@ func randomGroup(r *rand.Rand) ([]queue.MessageQueue, []string) {
 			name = fmt.Sprintf("broker-%d", b) // no room
 		}
 		for q := range 1 + r.IntN(16) {
-			all = append(all, queue.MessageQueue{Topic: "T", BrokerName: name, QueueID: q})
+			all = append(all, queue.MessageQueue{Topic: "T", BrokerName: name, QueueID: int32(q)})
 		}
 	}
 	queue.Sort(all)
@@ -117,7 +117,7 @@ func TestPropertyAveragelyBalanced(t *testing.T) {
 	for nq := 1; nq <= 40; nq++ {
 		for nc := 1; nc <= 12; nc++ {
 			all, clients := mqs(nq), cids(nc)
-			next, prevLen := 0, nq+1
+			next, prevLen := int32(0), nq+1
 			for _, c := range clients {
 				got, _ := Averagely{}.Allocate("g", c, all, clients)
 				if len(got) > prevLen {

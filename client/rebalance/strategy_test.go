@@ -13,7 +13,7 @@ import (
 func mqs(n int) []queue.MessageQueue {
 	out := make([]queue.MessageQueue, n)
 	for i := range out {
-		out[i] = queue.MessageQueue{Topic: "T", BrokerName: "b", QueueID: i}
+		out[i] = queue.MessageQueue{Topic: "T", BrokerName: "b", QueueID: int32(i)}
 	}
 	return out
 }
@@ -30,7 +30,7 @@ func cids(n int) []string {
 func ids(got []queue.MessageQueue) []int {
 	out := []int{}
 	for _, mq := range got {
-		out = append(out, mq.QueueID)
+		out = append(out, int(mq.QueueID))
 	}
 	return out
 }
@@ -143,7 +143,7 @@ func TestConsistentHashJavaRingRouting(t *testing.T) {
 		if best == "" {
 			best = lowest // wrap around the ring
 		}
-		want[best] = append(want[best], mq.QueueID)
+		want[best] = append(want[best], int(mq.QueueID))
 	}
 	for _, c := range clients {
 		got, err := ConsistentHash{VirtualNodes: vnodes}.Allocate("g", c, all, clients)
@@ -189,7 +189,7 @@ func owners(t *testing.T, s Strategy, all []queue.MessageQueue, clients []string
 func TestByMachineRoomTable(t *testing.T) {
 	var all []queue.MessageQueue
 	for _, b := range []string{"hz@b1", "sh@b2", "hz@b3", "plain", "hz@x@y", "hz@"} {
-		for q := range 3 {
+		for q := range int32(3) {
 			all = append(all, queue.MessageQueue{Topic: "T", BrokerName: b, QueueID: q})
 		}
 	}
@@ -229,7 +229,7 @@ func (roomByPrefix) ClientRoom(cid string) string            { return cid[:2] }
 func TestMachineRoomNearby(t *testing.T) {
 	var all []queue.MessageQueue
 	for _, b := range []string{"hz-b1", "sh-b1", "bj-b1"} {
-		for q := range 4 {
+		for q := range int32(4) {
 			all = append(all, queue.MessageQueue{Topic: "T", BrokerName: b, QueueID: q})
 		}
 	}

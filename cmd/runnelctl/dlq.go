@@ -282,7 +282,7 @@ type resentRow struct {
 	MsgID           string `json:"msgId"`
 	OffsetMsgID     string `json:"offsetMsgId"`
 	Broker          string `json:"brokerName"`
-	QueueID         int    `json:"queueId"`
+	QueueID         int32  `json:"queueId"`
 	QueueOffset     int64  `json:"queueOffset"`
 }
 

@@ -356,7 +356,7 @@ func (a *app) printQueues(ctx context.Context, topic, broker, tag string, queueI
 		return fmt.Errorf("topic %s: %w", topic, err)
 	}
 	mqs = slices.DeleteFunc(mqs, func(mq queue.MessageQueue) bool {
-		return (broker != "" && mq.BrokerName != broker) || (oneQueue && mq.QueueID != queueID)
+		return (broker != "" && mq.BrokerName != broker) || (oneQueue && int(mq.QueueID) != queueID)
 	})
 	if len(mqs) == 0 {
 		return fmt.Errorf("topic %s has no readable queue matching --broker/--queue", topic)

@@ -120,7 +120,7 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 	}
 
 	// printMsg / queryMsgByOffset by pull.
-	r = okRun(t, env, "", "queryMsgByOffset", "-t", "orders", "-b", sent.Broker, "-i", itoa(sent.QueueID), "--offset", itoa(int(sent.QueueOffset)), "--count", "1")
+	r = okRun(t, env, "", "queryMsgByOffset", "-t", "orders", "-b", sent.Broker, "-i", itoa(int(sent.QueueID)), "--offset", itoa(int(sent.QueueOffset)), "--count", "1")
 	if !strings.Contains(r.stdout, "hello") {
 		t.Fatalf("queryMsgByOffset:\n%s", r.stdout)
 	}

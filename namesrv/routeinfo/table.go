@@ -151,6 +151,8 @@ func (t *Table) RegisterBroker(r Registration) RegisterResult {
 		if changed || first {
 			t.updateTopicsLocked(r.BrokerName, r.Topics.TopicConfigTable)
 			res.TopicsUpdated = true
+		} else {
+			res.TopicsUpdated = t.addMissingTopicsLocked(r.BrokerName, r.Topics.TopicConfigTable)
 		}
 	}
 
@@ -181,6 +183,27 @@ func (t *Table) RegisterBroker(r Registration) RegisterResult {
 }
 
 func (t *Table) updateTopicsLocked(brokerName string, table map[string]protocol.TopicConfig) {
+	t.putQueueDataLocked(brokerName, table)
+	if !t.cfg.DeleteTopicsOnRegistration {
+		return
+	}
+	for topic, qs := range t.mu.topics {
+		if _, ok := qs[brokerName]; !ok {
+			continue
+		}
+		if _, kept := table[topic]; kept {
+			continue
+		}
+		delete(qs, brokerName)
+		if len(qs) == 0 {
+			delete(t.mu.topics, topic)
+		}
+	}
+}
+
+// putQueueDataLocked writes the group's queue data of each topic in table
+// and leaves its other topics as they are.
+func (t *Table) putQueueDataLocked(brokerName string, table map[string]protocol.TopicConfig) {
 	for name, tc := range table {
 		if tc.TopicName != "" {
 			name = tc.TopicName
@@ -198,21 +221,33 @@ func (t *Table) updateTopicsLocked(brokerName string, table map[string]protocol.
 			TopicSysFlag:   tc.TopicSysFlag,
 		}
 	}
-	if !t.cfg.DeleteTopicsOnRegistration {
-		return
-	}
-	for topic, qs := range t.mu.topics {
-		if _, ok := qs[brokerName]; !ok {
+}
+
+// addMissingTopicsLocked writes the queue data of the topics in table
+// that this group has none for, and reports whether there were any: a
+// registration whose data version the table already has still brings
+// back a topic it lacks (Java's isTopicConfigChanged), such as one whose
+// route was deleted here while the broker kept it, or one a broker
+// registering only its changed topics sent before a lost answer.
+func (t *Table) addMissingTopicsLocked(brokerName string, table map[string]protocol.TopicConfig) bool {
+	var missing map[string]protocol.TopicConfig
+	for name, tc := range table {
+		if tc.TopicName != "" {
+			name = tc.TopicName
+		}
+		if _, ok := t.mu.topics[name][brokerName]; ok {
 			continue
 		}
-		if _, kept := table[topic]; kept {
-			continue
+		if missing == nil {
+			missing = make(map[string]protocol.TopicConfig)
 		}
-		delete(qs, brokerName)
-		if len(qs) == 0 {
-			delete(t.mu.topics, topic)
-		}
+		missing[name] = tc
 	}
+	if missing == nil {
+		return false
+	}
+	t.putQueueDataLocked(brokerName, missing)
+	return true
 }
 
 // Heartbeat refreshes a registered broker's liveness. It reports whether

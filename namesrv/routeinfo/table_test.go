@@ -368,3 +368,42 @@ func TestTopicsOfCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialRegistrationKeepsOtherTopics: a registration that carries only
+// the broker's changed topics (a new data version, as Java's
+// registerIncrementBrokerData sends) writes those and keeps the group's
+// other topics; a registration whose version the table already has still
+// brings back a topic it lacks (Java's isTopicConfigChanged) without
+// rewriting the ones it has.
+func TestPartialRegistrationKeepsOtherTopics(t *testing.T) {
+	tb := newTable(newFakeClock())
+	tb.RegisterBroker(reg("c", "b", "a:1", 0, topics(1, tc("T", 4, 6), tc("U", 4, 6))))
+	if res := tb.RegisterBroker(reg("c", "b", "a:1", 0, topics(2, tc("V", 2, 6), tc("T", 8, 6)))); !res.TopicsUpdated {
+		t.Fatal("a partial registration with a new version was not applied")
+	}
+	for topic, want := range map[string]int{"T": 8, "U": 4, "V": 2} {
+		if got := mustRoute(t, tb, topic).QueueDatas[0].WriteQueueNums; got != want {
+			t.Errorf("%s: %d queues, want %d", topic, got, want)
+		}
+	}
+	if got := tb.Topics(); !reflect.DeepEqual(got, []string{"T", "U", "V"}) {
+		t.Fatalf("topics %v", got)
+	}
+
+	if !tb.DeleteTopic("U", "") {
+		t.Fatal("DeleteTopic(U) found nothing")
+	}
+	res := tb.RegisterBroker(reg("c", "b", "a:1", 0, topics(2, tc("T", 16, 6), tc("U", 4, 6), tc("V", 2, 6))))
+	if !res.TopicsUpdated {
+		t.Fatal("the same version with a missing topic reported no update")
+	}
+	if got := mustRoute(t, tb, "U").QueueDatas[0].WriteQueueNums; got != 4 {
+		t.Errorf("U came back with %d queues, want 4", got)
+	}
+	if got := mustRoute(t, tb, "T").QueueDatas[0].WriteQueueNums; got != 8 {
+		t.Errorf("T rewritten by a registration of a version the table has: %d queues, want 8", got)
+	}
+	if res := tb.RegisterBroker(reg("c", "b", "a:1", 0, topics(2, tc("T", 16, 6)))); res.TopicsUpdated {
+		t.Error("the same version with nothing missing reported an update")
+	}
+}

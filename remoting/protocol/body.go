@@ -1,10 +1,12 @@
 package protocol
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // ErrBadBody is returned (wrapped) for a command body that does not decode.
@@ -21,24 +23,37 @@ func decodeBody(name string, body []byte, v any) error {
 	return nil
 }
 
-// MessageQueue identifies one queue of a topic on one broker, as it appears
-// in lock, stats and reset-offset bodies.
+// MessageQueue identifies one queue of a topic on one broker: in lock,
+// stats and reset-offset bodies, and in the client, which has no other
+// queue type.
+//
+// Invariants: CompareQueues is the order RocketMQ clients (Java and the
+// official Go client) sort queues in before allocation (topic, then broker
+// name, then queue id), so every member of a consumer group, whatever its
+// implementation, computes the same split; String is byte for byte Java's
+// MessageQueue.toString, which the consistent-hash strategy hashes.
 type MessageQueue struct {
 	Topic      string `json:"topic"`
 	BrokerName string `json:"brokerName"`
 	QueueID    int32  `json:"queueId"`
 }
 
-// Less orders queues by topic, broker name, then queue id, the order the
-// official client sorts them in before allocation.
-func (q MessageQueue) Less(o MessageQueue) bool {
-	if q.Topic != o.Topic {
-		return q.Topic < o.Topic
+// String returns the Java MessageQueue.toString form,
+// "MessageQueue [topic=T, brokerName=B, queueId=N]".
+func (q MessageQueue) String() string {
+	return "MessageQueue [topic=" + q.Topic + ", brokerName=" + q.BrokerName + ", queueId=" + strconv.Itoa(int(q.QueueID)) + "]"
+}
+
+// CompareQueues orders queues by topic, then broker name, then queue id
+// (numerically), returning -1, 0 or +1.
+func CompareQueues(a, b MessageQueue) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
 	}
-	if q.BrokerName != o.BrokerName {
-		return q.BrokerName < o.BrokerName
+	if c := strings.Compare(a.BrokerName, b.BrokerName); c != 0 {
+		return c
 	}
-	return q.QueueID < o.QueueID
+	return cmp.Compare(a.QueueID, b.QueueID)
 }
 
 // AppendFastjsonKey writes q the way fastjson writes a MessageQueue used as

@@ -103,15 +103,7 @@ func appendQueueTable[V any](dst []byte, table map[MessageQueue]V) []byte {
 	for k := range table {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b MessageQueue) int {
-		switch {
-		case a.Less(b):
-			return -1
-		case b.Less(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(keys, CompareQueues)
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,5 +212,26 @@ func TestResetOffsetBody(t *testing.T) {
 	back, err := DecodeResetOffsetBody(body)
 	if err != nil || !reflect.DeepEqual(*back, rb) {
 		t.Errorf("round trip %+v %v", back, err)
+	}
+}
+
+// TestMessageQueueStringAndOrder: String is the official client's (and
+// Java's) MessageQueue.toString, which hash allocation hashes; the order is
+// topic, broker name, then the queue id as a number.
+func TestMessageQueueStringAndOrder(t *testing.T) {
+	for _, mq := range []MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 3}, {Topic: "%RETRY%g", BrokerName: "b", QueueID: 12}} {
+		official := &primitive.MessageQueue{Topic: mq.Topic, BrokerName: mq.BrokerName, QueueId: int(mq.QueueID)}
+		if got, want := mq.String(), official.String(); got != want {
+			t.Fatalf("String() = %q, official %q", got, want)
+		}
+	}
+	in := []MessageQueue{{"b", "x", 0}, {"a", "y", 1}, {"a", "x", 10}, {"a", "x", 2}, {"a", "y", 0}}
+	want := []MessageQueue{{"a", "x", 2}, {"a", "x", 10}, {"a", "y", 0}, {"a", "y", 1}, {"b", "x", 0}}
+	slices.SortFunc(in, CompareQueues)
+	if !slices.Equal(in, want) {
+		t.Fatalf("sorted %v, want %v", in, want)
+	}
+	if CompareQueues(want[0], want[0]) != 0 {
+		t.Fatal("a queue is not equal to itself")
 	}
 }

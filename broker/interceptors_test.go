@@ -1,0 +1,54 @@
+package broker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// TestConfigInterceptorsRunBehindACL: Config.Interceptors join the server's
+// chain after ACL's check: a request ACL refuses never reaches them; one it
+// lets through does, and their refusal is the answer.
+func TestConfigInterceptorsRunBehindACL(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain_acl.yml")
+	yml := "accounts:\n  - accessKey: adminAK\n    secretKey: adminSecret1\n    admin: true\n"
+	if err := os.WriteFile(file, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen atomic.Int32
+	b := startBrokerAt(t, t.TempDir(), func(cfg *Config) {
+		cfg.ACLEnable, cfg.ACLFile = true, file
+		cfg.Interceptors = []remoting.Interceptor{{Request: func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+			seen.Add(1)
+			return protocol.NewResponse(req, protocol.RespSystemBusy, "tapped")
+		}}}
+	})
+	ask := protocol.QueueRequestHeader{Topic: "T", QueueID: 0}.Encode()
+	unsigned := newRawClient(t, b.Addr())
+	if resp := unsigned.call(protocol.ReqGetMaxOffset, ask, nil); resp.Code == protocol.RespSystemBusy || !strings.Contains(resp.Remark, "No accessKey") {
+		t.Fatalf("unsigned request: %v, want ACL's refusal", resp)
+	}
+	if n := seen.Load(); n != 0 {
+		t.Fatalf("the interceptor saw %d requests ACL refused", n)
+	}
+	signed := remoting.NewClient(remoting.ClientConfig{Logger: testLogger(),
+		Interceptors: acl.Credentials{AccessKey: "adminAK", SecretKey: "adminSecret1"}.Interceptor()})
+	defer signed.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := signed.Invoke(ctx, b.Addr(), protocol.NewRequest(protocol.ReqGetMaxOffset, ask, nil))
+	if err != nil || resp.Code != protocol.RespSystemBusy || resp.Remark != "tapped" {
+		t.Fatalf("signed request: %v %v, want the interceptor's refusal", resp, err)
+	}
+	if n := seen.Load(); n != 1 {
+		t.Fatalf("the interceptor saw %d requests, want 1", n)
+	}
+}
