@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -380,4 +381,4 @@ func (b *Broker) DelayProgress() map[int32]int64 { return b.core.DelayProgress()
 func (b *Broker) CheckTransactions() (TxCheckResult, error) { return b.core.CheckTransactions() }
 
 // TxCheckResult says what one transaction check pass did.
-type TxCheckResult = core.TxCheckResult
+type TxCheckResult = transaction.CheckResult

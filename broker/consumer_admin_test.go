@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -170,14 +171,14 @@ func TestConsumeMessageDirectlyForwardsTheStoredMessage(t *testing.T) {
 	if req.Ext("brokerName") != "broker-a" || req.Ext("msgId") != msgID || req.Ext("clientId") != "c1" || req.Ext("topicSysFlag") != "0" {
 		t.Fatalf("ext %v", req.ExtFields)
 	}
-	msgs, err := protocol.DecodeMessages(req.Body)
+	msgs, err := message.DecodeMessages(req.Body)
 	if err != nil || len(msgs) != 1 || string(msgs[0].Body) != "hello" || msgs[0].Topic != "CA" || msgs[0].OffsetMsgID != msgID {
 		t.Fatalf("body: %v %+v", err, msgs)
 	}
 
 	// A well-formed id naming no message, a malformed id, a client offline.
 	host, _ := netip.ParseAddrPort(b.AdvertisedAddr())
-	missing := protocol.OffsetMsgID(host, 1<<40)
+	missing := message.OffsetMsgID(host, 1<<40)
 	ext["msgId"] = missing
 	expect(t, admin.call(protocol.ReqConsumeMessageDirectly, ext, nil), protocol.RespSystemError, "no message with id "+missing)
 	ext["msgId"] = "nonsense"

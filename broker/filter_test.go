@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -23,7 +24,7 @@ func bodiesOf(t *testing.T, resp *protocol.Command) []string {
 		return nil
 	}
 	expect(t, resp, protocol.RespSuccess, "")
-	msgs, err := protocol.DecodeMessages(resp.Body)
+	msgs, err := message.DecodeMessages(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func consumerList(t *testing.T, rc *rawClient, group string) []string {
 func TestHeartbeatMembershipAndNotify(t *testing.T) {
 	b := startBroker(t, nil)
 	a := newRawClient(t, b.Addr())
-	c := newRawClient(t, b.Addr())
+	c, cNetwork := newMemClient(t, b) // the second member's network is cut below
 	a.createTopic("T", 2)
 	sub := protocol.BuildSubscriptionData("T", "*")
 
@@ -49,8 +49,8 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 	// A repeated heartbeat is not a change.
 	n := len(a.notifications())
 	expect(t, c.heartbeat("client-c", "g", sub), protocol.RespSuccess, "")
-	// The second member's connection closes: the first is told again.
-	c.cl.CloseConn(b.Addr())
+	// The second member's network is cut: the first is told again.
+	cNetwork.Cut()
 	testwait.For(t, testwait.Default, "notification after close", func() bool { return len(a.notifications()) > n })
 	testwait.For(t, testwait.Default, "member removed", func() bool { return slices.Equal(consumerList(t, a, "g"), []string{"client-a"}) })
 

@@ -23,7 +23,7 @@ func lockOver(t *testing.T, rc *rawClient, group, client string, mqs []protocol.
 
 // TestLockOutlivesConnection: a queue lock belongs to the client id, not
 // to the connection it came over (Java's RebalanceLockManager knows no
-// channels): when c1's connection closes, its locks stay until they expire,
+// channels): when c1's connection is cut, its locks stay until they expire,
 // so another client cannot take a queue c1 may still be consuming; c1
 // itself renews them over a new connection; once LockMaxLiveTime passes
 // without renewal, c2 gets them.
@@ -32,12 +32,13 @@ func TestLockOutlivesConnection(t *testing.T) {
 	b := startBroker(t, func(c *Config) { c.Now = clock.Now })
 	mqs := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 1}}
 
-	a := newRawClient(t, b.Addr())
+	// c1 comes over an in-memory connection, whose network the test cuts.
+	a, network := newMemClient(t, b)
 	expect(t, a.heartbeat("c1", "g"), protocol.RespSuccess, "")
 	if got := lockOver(t, a, "g", "c1", mqs); len(got) != 2 {
 		t.Fatalf("c1 locked %v", got)
 	}
-	a.cl.CloseConn(b.Addr())
+	network.Cut()
 	// The broker has handled the close once c1 has left the group.
 	testwait.For(t, testwait.Default, "c1 dropped with its connection", func() bool { return len(b.ConsumerIDs("g")) == 0 })
 

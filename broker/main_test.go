@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -87,8 +89,21 @@ type rawClient struct {
 
 func newRawClient(t testing.TB, addr string) *rawClient {
 	t.Helper()
+	return newRawClientDial(t, addr, nil)
+}
+
+// newMemClient is a rawClient connected to b in memory (remoting.InMemory),
+// with no socket: the test cuts its network with the returned Cut.
+func newMemClient(t testing.TB, b *Broker) (*rawClient, *remoting.InMemory) {
+	t.Helper()
+	mem := remoting.NewInMemory(b.srv)
+	return newRawClientDial(t, b.Addr(), mem.Dial), mem
+}
+
+func newRawClientDial(t testing.TB, addr string, dial func(context.Context, string) (net.Conn, error)) *rawClient {
+	t.Helper()
 	rc := &rawClient{t: t, addr: addr}
-	rc.cl = remoting.NewClient(remoting.ClientConfig{Logger: testLogger()})
+	rc.cl = remoting.NewClient(remoting.ClientConfig{Logger: testLogger(), Dial: dial})
 	rc.cl.Handle(protocol.ReqNotifyConsumerIDsChanged, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		rc.mu.Lock()
 		rc.notified = append(rc.notified, req.Ext("consumerGroup"))
@@ -143,7 +158,7 @@ func expect(t testing.TB, resp *protocol.Command, code int16, remark string) {
 func sendHeader(topic string, q int32, props map[string]string) protocol.SendMessageRequestHeader {
 	return protocol.SendMessageRequestHeader{
 		ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopicKey, DefaultTopicQueueNums: 4,
-		QueueID: q, BornTimestamp: time.Now().UnixMilli(), Properties: protocol.MarshalProperties(props),
+		QueueID: q, BornTimestamp: time.Now().UnixMilli(), Properties: message.MarshalProperties(props),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -49,7 +50,7 @@ func TestPullStatuses(t *testing.T) {
 	// maxMsgNums 0 still returns one message.
 	resp = pull("P", 0, 0, 0, sub)
 	expect(t, resp, protocol.RespSuccess, "")
-	if msgs, _ := protocol.DecodeMessages(resp.Body); len(msgs) != 1 {
+	if msgs, _ := message.DecodeMessages(resp.Body); len(msgs) != 1 {
 		t.Fatalf("maxMsgNums=0 returned %d messages", len(msgs))
 	}
 	if h := decodePullHeader(t, resp); h.NextBeginOffset != 1 || h.MinOffset != 0 || h.MaxOffset != 3 || h.SuggestWhichBrokerID != 0 {
@@ -102,7 +103,7 @@ func TestPullUsesHeartbeatSubscription(t *testing.T) {
 	h := pullHeader("g1", "H", 0, 0, 32, protocol.PullFlagSuspend)
 	resp := rc.call(protocol.ReqPullMessage, h.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "")
-	msgs, _ := protocol.DecodeMessages(resp.Body)
+	msgs, _ := message.DecodeMessages(resp.Body)
 	if len(msgs) != 2 || msgs[0].Tags() != "A" || msgs[1].Tags() != "C" {
 		t.Fatalf("got %d messages", len(msgs))
 	}
@@ -127,7 +128,7 @@ func TestLongPollWakesOnArrival(t *testing.T) {
 	// the one read here, and fail the checks below.
 	resp := <-got
 	expect(t, resp, protocol.RespSuccess, "")
-	msgs, _ := protocol.DecodeMessages(resp.Body)
+	msgs, _ := message.DecodeMessages(resp.Body)
 	if len(msgs) != 1 || string(msgs[0].Body) != "wake" {
 		t.Fatalf("woken pull returned %d messages", len(msgs))
 	}
@@ -209,7 +210,7 @@ func TestLongPollHoldsOnPastFilteredArrivals(t *testing.T) {
 	// one read here, and fail the checks below.
 	resp := <-got
 	expect(t, resp, protocol.RespSuccess, "")
-	msgs, _ := protocol.DecodeMessages(resp.Body)
+	msgs, _ := message.DecodeMessages(resp.Body)
 	if len(msgs) != 1 || string(msgs[0].Body) != "for me" || decodePullHeader(t, resp).NextBeginOffset != 2 {
 		t.Fatalf("woken pull returned %d messages", len(msgs))
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -14,14 +15,14 @@ func TestViewAndQueryMessage(t *testing.T) {
 	h := sendHeader("Q", 0, map[string]string{"KEYS": "order-1 order-2", "UNIQ_KEY": "ABC123"})
 	resp := rc.call(protocol.ReqSendMessage, h.Encode(), []byte("findme"))
 	expect(t, resp, protocol.RespSuccess, "")
-	_, phys, err := protocol.ParseOffsetMsgID(resp.Ext("msgId"))
+	_, phys, err := message.ParseOffsetMsgID(resp.Ext("msgId"))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	resp = rc.call(protocol.ReqViewMessageByID, protocol.ViewMessageRequestHeader{Offset: phys}.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "")
-	if msgs, err := protocol.DecodeMessages(resp.Body); err != nil || string(msgs[0].Body) != "findme" {
+	if msgs, err := message.DecodeMessages(resp.Body); err != nil || string(msgs[0].Body) != "findme" {
 		t.Fatalf("view: %v", err)
 	}
 	expect(t, rc.call(protocol.ReqViewMessageByID, protocol.ViewMessageRequestHeader{Offset: phys + 1<<30}.Encode(), nil),
@@ -30,7 +31,7 @@ func TestViewAndQueryMessage(t *testing.T) {
 	q := protocol.QueryMessageRequestHeader{Topic: "Q", Key: "order-2", MaxNum: 10, BeginTimestamp: 0, EndTimestamp: 1 << 62}
 	resp = rc.call(protocol.ReqQueryMessage, q.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "")
-	if msgs, err := protocol.DecodeMessages(resp.Body); err != nil || len(msgs) != 1 || string(msgs[0].Body) != "findme" {
+	if msgs, err := message.DecodeMessages(resp.Body); err != nil || len(msgs) != 1 || string(msgs[0].Body) != "findme" {
 		t.Fatalf("query by key: %d %v", len(msgs), err)
 	}
 	q.Key = "ABC123"
@@ -90,7 +91,7 @@ func TestQueryMessageTimeRange(t *testing.T) {
 				t.Errorf("%s, key %s (unique %v): code %d %q", tc.name, kind.key, kind.uniq, resp.Code, resp.Remark)
 				continue
 			}
-			msgs, err := protocol.DecodeMessages(resp.Body)
+			msgs, err := message.DecodeMessages(resp.Body)
 			if err != nil || len(msgs) != 1 || string(msgs[0].Body) != "in-window" {
 				t.Errorf("%s, key %s (unique %v): %d messages (%v)", tc.name, kind.key, kind.uniq, len(msgs), err)
 			}

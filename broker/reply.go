@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -51,7 +52,7 @@ func pushReplyHeader(r core.PushedReply) map[string]string {
 		"sysFlag":               strconv.Itoa(int(r.SysFlag)),
 		"bornTimestamp":         strconv.FormatInt(r.BornTimestamp, 10),
 		"flag":                  strconv.Itoa(int(r.Flag)),
-		"properties":            protocol.MarshalProperties(r.Properties),
+		"properties":            message.MarshalProperties(r.Properties),
 		"reconsumeTimes":        strconv.Itoa(int(r.ReconsumeTimes)),
 		"unitMode":              "false",
 		"bornHost":              r.BornHost,

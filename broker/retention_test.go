@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -74,7 +75,7 @@ func TestOffsetsAfterRetention(t *testing.T) {
 	h.QueueOffset = 3
 	resp = rc.call(protocol.ReqPullMessage, h.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "")
-	if msgs, err := protocol.DecodeMessages(resp.Body); err != nil || len(msgs) != 2 || string(msgs[0].Body) != "x" {
+	if msgs, err := message.DecodeMessages(resp.Body); err != nil || len(msgs) != 2 || string(msgs[0].Body) != "x" {
 		t.Fatalf("pull from the new minimum: %d messages (%v)", len(msgs), err)
 	}
 

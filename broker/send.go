@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -73,7 +74,7 @@ func sendRequestOf(c *remoting.Conn, req *protocol.Command, h *protocol.SendMess
 		Client:                c.RemoteAddr(),
 	}
 	if !r.Batch {
-		r.Messages = []core.SendMessage{{Flag: h.Flag, Properties: protocol.UnmarshalProperties(h.Properties), Body: req.Body}}
+		r.Messages = []core.SendMessage{{Flag: h.Flag, Properties: message.UnmarshalProperties(h.Properties), Body: req.Body}}
 	}
 	return r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -79,7 +80,7 @@ func TestSendAutoCreateAndPull(t *testing.T) {
 	if err := sh.Decode(resp.ExtFields); err != nil {
 		t.Fatal(err)
 	}
-	host, phys, err := protocol.ParseOffsetMsgID(sh.MsgID)
+	host, phys, err := message.ParseOffsetMsgID(sh.MsgID)
 	if err != nil || host.String() != b.AdvertisedAddr() || phys < 0 {
 		t.Fatalf("msgId %q: %v %d %v", sh.MsgID, host, phys, err)
 	}
@@ -110,7 +111,7 @@ func TestSendAutoCreateAndPull(t *testing.T) {
 	ph.Subscription = "*"
 	resp = rc.call(protocol.ReqPullMessage, ph.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "FOUND")
-	msgs, err := protocol.DecodeMessages(resp.Body)
+	msgs, err := message.DecodeMessages(resp.Body)
 	if err != nil || len(msgs) != 4 {
 		t.Fatalf("pulled %d messages: %v", len(msgs), err)
 	}
@@ -132,7 +133,7 @@ func TestSendCompressedBodyPassesThrough(t *testing.T) {
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Z", 1)
 	plain := bytes.Repeat([]byte("compress me "), 1000)
-	z, err := protocol.Compress(plain, 5)
+	z, err := message.Compress(plain, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +143,11 @@ func TestSendCompressedBodyPassesThrough(t *testing.T) {
 	ph := pullHeader("g", "Z", 0, 0, 32, protocol.PullFlagSubscription)
 	resp := rc.call(protocol.ReqPullMessage, ph.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "")
-	raw, err := protocol.DecodeMessagesRaw(resp.Body)
+	raw, err := message.DecodeMessagesRaw(resp.Body)
 	if err != nil || len(raw) != 1 || !bytes.Equal(raw[0].Body, z) || raw[0].SysFlag&protocol.SysFlagCompressed == 0 {
 		t.Fatalf("stored body not passed through: %v", err)
 	}
-	inflated, _ := protocol.DecodeMessages(resp.Body)
+	inflated, _ := message.DecodeMessages(resp.Body)
 	if !bytes.Equal(inflated[0].Body, plain) {
 		t.Fatal("body does not inflate to the original")
 	}

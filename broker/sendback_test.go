@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -52,7 +53,7 @@ func queueMsgs(t *testing.T, b *Broker, topic string, q int32) []*protocol.Messa
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := protocol.DecodeMessages(res.Messages)
+	ms, err := message.DecodeMessages(res.Messages)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func sendProps(t *testing.T, rc *rawClient, topic string, props map[string]strin
 	t.Helper()
 	resp := rc.call(protocol.ReqSendMessage, sendHeader(topic, 0, props).Encode(), []byte(body))
 	expect(t, resp, protocol.RespSuccess, "")
-	_, phys, err := protocol.ParseOffsetMsgID(resp.Ext("msgId"))
+	_, phys, err := message.ParseOffsetMsgID(resp.Ext("msgId"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -24,7 +25,7 @@ func storedMessages(t testing.TB, b *Broker, topic string, q int32) []*protocol.
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _, err := protocol.DecodeStoredMessage(rec, false)
+		m, _, err := message.DecodeStoredMessage(rec, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func (rc *rawClient) sendHalf(topic string, q int32, group string, born time.Tim
 // a send result.
 func endHeader(t testing.TB, group string, sent protocol.SendMessageResponseHeader, state int32) protocol.EndTransactionRequestHeader {
 	t.Helper()
-	_, phys, err := protocol.ParseOffsetMsgID(sent.MsgID)
+	_, phys, err := message.ParseOffsetMsgID(sent.MsgID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
 	ph.Subscription = "TagT"
 	resp := rc.call(protocol.ReqPullMessage, ph.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "FOUND")
-	if pulled, err := protocol.DecodeMessages(resp.Body); err != nil || len(pulled) != 1 || string(pulled[0].Body) != "payload" {
+	if pulled, err := message.DecodeMessages(resp.Body); err != nil || len(pulled) != 1 || string(pulled[0].Body) != "payload" {
 		t.Fatalf("pulled %d messages: %v", len(pulled), err)
 	}
 }
@@ -182,7 +183,7 @@ func TestEndTransactionRefusals(t *testing.T) {
 	expect(t, commit(func(h *protocol.EndTransactionRequestHeader) { h.TranStateTableOffset = 5 }), protocol.RespSystemError, "state table offset wrong")
 	expect(t, commit(func(h *protocol.EndTransactionRequestHeader) { h.CommitLogOffset = 1 << 40 }), protocol.RespSystemError, "Find prepared transaction message failed")
 	expect(t, commit(func(h *protocol.EndTransactionRequestHeader) {
-		_, h.CommitLogOffset, _ = protocol.ParseOffsetMsgID(ph.MsgID) // a normal message
+		_, h.CommitLogOffset, _ = message.ParseOffsetMsgID(ph.MsgID) // a normal message
 	}), protocol.RespSystemError, "not a half message")
 	ext := endHeader(t, "pg", sent, protocol.TransactionCommit).Encode()
 	delete(ext, "commitLogOffset")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -106,7 +107,7 @@ func TestTransactionCheckAsksProducerAndCommits(t *testing.T) {
 	if err := ch.Decode(check.ExtFields); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := protocol.DecodeMessages(check.Body)
+	msgs, err := message.DecodeMessages(check.Body)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("check body: %d messages, %v", len(msgs), err)
 	}
@@ -202,7 +203,7 @@ func TestTransactionCheckImmunityDefersWithoutBlocking(t *testing.T) {
 	if res := checkPass(t, b); res.Deferred != 1 || res.Checked != 1 || res.Progress != 2 {
 		t.Fatalf("first pass: %+v", res)
 	}
-	if m, _ := protocol.DecodeMessages(p.nextCheck().Body); string(m[0].Body) != "plain" {
+	if m, _ := message.DecodeMessages(p.nextCheck().Body); string(m[0].Body) != "plain" {
 		t.Fatalf("checked %q first, want the plain half", m[0].Body)
 	}
 	clk.Advance(time.Minute)
@@ -238,7 +239,7 @@ func TestTransactionCheckSurvivesRestart(t *testing.T) {
 		t.Fatalf("after restart: %+v", res)
 	}
 	check := p.nextCheck()
-	if m, _ := protocol.DecodeMessages(check.Body); m[0].Property(protocol.PropertyTransactionCheckTimes) != "2" {
+	if m, _ := message.DecodeMessages(check.Body); m[0].Property(protocol.PropertyTransactionCheckTimes) != "2" {
 		t.Fatalf("check times %q, want 2", m[0].Property(protocol.PropertyTransactionCheckTimes))
 	}
 	p.answer("pg", check, protocol.TransactionCommit)

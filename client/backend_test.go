@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -82,7 +83,7 @@ func (be *backend) stored(t testing.TB, i int, topic string, qid int32) []*proto
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := protocol.DecodeMessagesRaw(res.Messages)
+	msgs, err := message.DecodeMessagesRaw(res.Messages)
 	if err != nil {
 		t.Fatal(err)
 	}

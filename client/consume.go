@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -328,7 +329,7 @@ func (c *PushConsumer) sendBackAsNormal(ctx context.Context, inst *instance, m *
 	h := protocol.SendMessageRequestHeader{
 		ProducerGroup: "CLIENT_INNER_PRODUCER", Topic: retry, DefaultTopic: protocol.DefaultTopicKey,
 		DefaultTopicQueueNums: 4, QueueID: mq.QueueID, SysFlag: m.SysFlag &^ protocol.SysFlagCompressed,
-		BornTimestamp: m.BornTimestamp, Flag: m.Flag, Properties: protocol.MarshalProperties(props),
+		BornTimestamp: m.BornTimestamp, Flag: m.Flag, Properties: message.MarshalProperties(props),
 		ReconsumeTimes: m.ReconsumeTimes + 1, MaxReconsumeTimes: maxTimes, BrokerName: mq.BrokerName,
 	}
 	resp, err := inst.invoke(ctx, addr, protocol.NewRequest(protocol.ReqSendMessage, h.Encode(), m.Body))

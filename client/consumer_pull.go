@@ -9,6 +9,7 @@ import (
 	"github.com/runnelmq/runnel/client/internal/processqueue"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -83,7 +84,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 	}
 	res.next, res.minOffset, res.maxOffset = rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset
 	if resp.Code == protocol.RespSuccess {
-		msgs, err := protocol.DecodeMessages(resp.Body)
+		msgs, err := message.DecodeMessages(resp.Body)
 		if err != nil {
 			return nil, fmt.Errorf("client: pull %v from %s (%s): %w", mq, mq.BrokerName, addr, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -71,7 +72,7 @@ func waitMaster(t *testing.T, c *cluster.Cluster, topic string, i int) {
 // message id carries the storing broker's address).
 func storedOn(t *testing.T, c *cluster.Cluster, res SendResult, i int) {
 	t.Helper()
-	host, _, err := protocol.ParseOffsetMsgID(res.OffsetMsgID)
+	host, _, err := message.ParseOffsetMsgID(res.OffsetMsgID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -43,7 +44,7 @@ func (in *instance) registerHandlers() {
 		if c == nil {
 			return protocol.NewResponse(req, protocol.RespSystemError, fmt.Sprintf("The Consumer Group <%s> not exist in this consumer", group))
 		}
-		msgs, err := protocol.DecodeMessages(req.Body)
+		msgs, err := message.DecodeMessages(req.Body)
 		if err != nil || len(msgs) != 1 {
 			return protocol.NewResponse(req, protocol.RespSystemError, fmt.Sprintf("client: consume directly: body holds %d messages: %v", len(msgs), err))
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -138,7 +139,7 @@ type Producer struct {
 	// uniq makes the message ids (UNIQ_KEY); they carry the client's
 	// address, as Java's do, so an operator can tell which host produced
 	// a message.
-	uniq *protocol.UniqIDGenerator
+	uniq *message.UniqIDGenerator
 
 	mu struct {
 		sync.Mutex
@@ -158,7 +159,7 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 		return nil, err
 	}
 	ip, _ := netip.ParseAddr(cfg.Client.ClientIP)
-	return &Producer{cfg: cfg, uniq: protocol.NewUniqIDGenerator(ip)}, nil
+	return &Producer{cfg: cfg, uniq: message.NewUniqIDGenerator(ip)}, nil
 }
 
 // Start joins (or starts) the client instance. It sends nothing: routes are
@@ -320,12 +321,12 @@ func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
 		id := p.uniq.Next()
 		props[protocol.PropertyUniqClientMessageIDKey] = id
 		r.ids = []string{id}
-		r.props = protocol.MarshalProperties(props)
+		r.props = message.MarshalProperties(props)
 		r.flag = m.Flag
 		r.body = m.Body
 		r.reply = props[protocol.PropertyMessageType] == replyMessageType
 		if p.cfg.CompressOver > 0 && len(m.Body) >= p.cfg.CompressOver {
-			z, err := protocol.Compress(m.Body, p.cfg.CompressLevel)
+			z, err := message.Compress(m.Body, p.cfg.CompressLevel)
 			if err != nil {
 				return nil, err
 			}

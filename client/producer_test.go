@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -172,7 +173,7 @@ func TestProducerCompressionAsyncOneway(t *testing.T) {
 	if msgs[0].SysFlag&protocol.SysFlagCompressed == 0 || len(msgs[0].Body) >= len(big) {
 		t.Fatalf("8 KiB body not compressed: sysFlag %#x, %d bytes", msgs[0].SysFlag, len(msgs[0].Body))
 	}
-	plain, err := protocol.Decompress(msgs[0].Body, 0)
+	plain, err := message.Decompress(msgs[0].Body, 0)
 	if err != nil || !bytes.Equal(plain, big) {
 		t.Fatalf("compressed body does not inflate to the original: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -108,7 +109,7 @@ func (p *Producer) startRequest(ctx context.Context, msg *Message) (string, chan
 		return "", nil, fmt.Errorf("%w: nil message", ErrBadMessage)
 	}
 	deadline, _ := ctx.Deadline()
-	cid := protocol.NewUniqID()
+	cid := message.NewUniqID()
 	req := *msg
 	req.Properties = maps.Clone(msg.Properties)
 	if req.Properties == nil {
@@ -209,14 +210,14 @@ func decodePushedReply(req *protocol.Command) (*MessageExt, error) {
 	m.ReconsumeTimes = int32(num("reconsumeTimes"))
 	m.BornHost = parseHost(req.Ext("bornHost"))
 	m.StoreHost = parseHost(req.Ext("storeHost"))
-	m.Properties = protocol.UnmarshalProperties(req.Ext("properties"))
+	m.Properties = message.UnmarshalProperties(req.Ext("properties"))
 	if m.Properties == nil {
 		m.Properties = map[string]string{}
 	}
 	m.Properties[protocol.PropertyReplyMessageArriveTime] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	m.Body = req.Body
 	if m.SysFlag&protocol.SysFlagCompressed != 0 {
-		b, err := protocol.Decompress(req.Body, maxReplyBody)
+		b, err := message.Decompress(req.Body, maxReplyBody)
 		if err != nil {
 			return nil, fmt.Errorf("client: push reply message: %w", err)
 		}

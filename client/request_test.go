@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -26,14 +27,14 @@ func TestNewReplyMessageNeedsTheCluster(t *testing.T) {
 }
 
 func TestDecodePushedReply(t *testing.T) {
-	z, err := protocol.Compress([]byte("hello"), 5)
+	z, err := message.Compress([]byte("hello"), 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := protocol.NewRequest(protocol.ReqPushReplyMessageToClient, map[string]string{
 		"topic": "C_REPLY_TOPIC", "queueId": "0", "sysFlag": "1", "flag": "7", "bornTimestamp": "11", "storeTimestamp": "12",
 		"bornHost": "/10.0.0.1:4000", "storeHost": "127.0.0.1:10911", "reconsumeTimes": "0",
-		"properties": protocol.MarshalProperties(map[string]string{protocol.PropertyCorrelationID: "c1"}),
+		"properties": message.MarshalProperties(map[string]string{protocol.PropertyCorrelationID: "c1"}),
 	}, z)
 	m, err := decodePushedReply(req)
 	if err != nil {

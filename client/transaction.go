@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -329,7 +330,7 @@ func (tp *TransactionProducer) executeLocal(ctx context.Context, msg *Message) (
 // (DefaultMQProducerImpl.endTransaction): the broker finds the half by the
 // commit log offset in its offset message id and checks the queue offset.
 func (tp *TransactionProducer) endTransaction(ctx context.Context, inst *instance, res SendResult, state LocalTransactionState, remark string) error {
-	_, clOffset, err := protocol.ParseOffsetMsgID(res.OffsetMsgID)
+	_, clOffset, err := message.ParseOffsetMsgID(res.OffsetMsgID)
 	if err != nil {
 		return fmt.Errorf("client: end transaction: offset message id %q: %w", res.OffsetMsgID, err)
 	}
@@ -450,7 +451,7 @@ func (in *instance) offerCheck(conn *remoting.Conn, req *protocol.Command) error
 	if err := h.Decode(req.ExtFields); err != nil {
 		return err
 	}
-	msgs, err := protocol.DecodeMessages(req.Body)
+	msgs, err := message.DecodeMessages(req.Body)
 	if err != nil {
 		return fmt.Errorf("client: transaction check body: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -58,7 +59,7 @@ func TestEncodeBatchLayout(t *testing.T) {
 			t.Fatalf("message %d: body mismatch", i)
 		}
 		pl := int(binary.BigEndian.Uint16(out[20+bl:]))
-		if got := protocol.UnmarshalProperties(string(out[22+bl : 22+bl+pl])); len(got) != len(m.Properties) || got["TAGS"] != m.Properties["TAGS"] {
+		if got := message.UnmarshalProperties(string(out[22+bl : 22+bl+pl])); len(got) != len(m.Properties) || got["TAGS"] != m.Properties["TAGS"] {
 			t.Fatalf("message %d: properties %v", i, got)
 		}
 		if total != 22+bl+pl {

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/internal/testwait"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // delayTestLevels: level n waits n seconds.
@@ -114,7 +114,7 @@ func TestDelayedSurviveRestart(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ms, err := protocol.DecodeMessages(res.Messages)
+				ms, err := message.DecodeMessages(res.Messages)
 				if err != nil {
 					t.Fatal(err)
 				}

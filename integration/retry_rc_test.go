@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -82,7 +83,7 @@ func TestProducerSendToRetryTopicKeepsDefaultMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := protocol.DecodeMessages(rec)
+	msgs, err := message.DecodeMessages(rec)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("stored record: %d messages, %v", len(msgs), err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -132,7 +133,7 @@ func TestDeadLetter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := protocol.DecodeMessages(res.Messages)
+	ms, err := message.DecodeMessages(res.Messages)
 	if err != nil || len(ms) != 1 {
 		t.Fatalf("DLQ: %d messages, %v", len(ms), err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -34,7 +35,7 @@ func storedByBody(t *testing.T, st *store.Store, topic string, queues int32) map
 			if err != nil {
 				t.Fatal(err)
 			}
-			ms, err := protocol.DecodeMessages(res.Messages)
+			ms, err := message.DecodeMessages(res.Messages)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 func TestMain(m *testing.M) {
@@ -112,7 +113,7 @@ func (b broker) request(t *testing.T) *protocol.Command {
 	t.Helper()
 	table := map[string]protocol.TopicConfig{}
 	for name, q := range b.topics {
-		tc := protocol.NewTopicConfig(name)
+		tc := topicconf.New(name)
 		tc.ReadQueueNums, tc.WriteQueueNums = q, q
 		table[name] = tc
 	}

@@ -132,8 +132,12 @@ func (cl *Client) dial(ctx context.Context, addr string, d *dialing) {
 	defer close(d.done)
 	dctx, cancel := context.WithTimeout(ctx, cl.cfg.DialTimeout)
 	defer cancel()
-	var dialer net.Dialer
-	nc, err := dialer.DialContext(dctx, "tcp", addr)
+	dial := cl.cfg.Dial
+	if dial == nil {
+		var dialer net.Dialer
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) }
+	}
+	nc, err := dial(dctx, addr)
 	if err != nil {
 		d.err = fmt.Errorf("remoting: connect to %s: %w", addr, err)
 		cl.forget(addr, d)

@@ -1,9 +1,11 @@
 package remoting
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -190,6 +192,9 @@ func (c *ServerConfig) ensureDefaults() error {
 type ClientConfig struct {
 	// DialTimeout bounds connecting to an address. Default 3s.
 	DialTimeout time.Duration
+	// Dial connects to an address. Default: TCP. InMemory.Dial connects to
+	// a Server in memory, for tests that cut the network without sockets.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// CallTimeout is the timeout of a call whose context has no deadline.
 	// Default 3s (the official client's default).
 	CallTimeout time.Duration

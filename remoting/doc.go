@@ -61,4 +61,9 @@
 // Opaques are owned by the transport: Invoke sends a shallow copy of the
 // request with a fresh opaque, so one Command may be sent concurrently or
 // retried; the response is matched by that opaque.
+//
+// Tests cut the network without sockets through InMemory: a Client whose
+// ClientConfig.Dial is InMemory.Dial reaches a Server over net.Pipe, with
+// the server's real handlers, interceptors and deferred answers, and Cut
+// closes every such connection as a network failure would (inmem.go).
 package remoting

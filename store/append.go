@@ -6,7 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/batchrepr"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -121,9 +121,9 @@ func (s *Store) assignAppendLocked(op *Op, plan *appendPlan) (*ApplyResult, *pen
 		phys := p.nextPhys
 		size := int32(len(sl.rec))
 		be.PutUint64(sl.logKey, uint64(phys))
-		protocol.PatchQueueOffset(sl.rec, off)
-		protocol.PatchPhysicalOffset(sl.rec, phys)
-		protocol.PatchStoreTimestamp(sl.rec, ts)
+		message.PatchQueueOffset(sl.rec, off)
+		message.PatchPhysicalOffset(sl.rec, phys)
+		message.PatchStoreTimestamp(sl.rec, ts)
 		for _, h := range sl.hashes {
 			s.openSeg.Add(h, phys, ts)
 		}

@@ -6,10 +6,11 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
 	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // OpKind says what an Op does.
@@ -57,7 +58,7 @@ type Op struct {
 	Offset int64
 
 	// OpPutTopic.
-	TopicConfig *meta.TopicConfig
+	TopicConfig *topicconf.Config
 	// OpPutGroup: a consumer group's subscription config. OpDeleteGroup
 	// deletes the config of Group (its offsets are OpDeleteGroupOffsets').
 	GroupConfig *meta.GroupConfig
@@ -393,14 +394,14 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		if op.TopicConfig == nil {
 			return nil, nil, fmt.Errorf("%w: no topic config", ErrInvalidOp)
 		}
-		if err := op.TopicConfig.Validate(); err != nil {
+		if err := meta.ValidateTopic(op.TopicConfig); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
 		}
 		v, err := meta.EncodeTopic(op.TopicConfig)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
 		}
-		_ = b.Set(meta.TopicKey(op.TopicConfig.Name), v, nil)
+		_ = b.Set(meta.TopicKey(op.TopicConfig.TopicName), v, nil)
 	case OpDeleteTopic:
 		if err := checkName("topic", op.Topic); err != nil {
 			return nil, nil, err
@@ -480,11 +481,11 @@ func checkAppend(m *AppendMessage, decoded bool) error {
 	if decoded {
 		return nil // DecodeOp read the fields from the record
 	}
-	rec, n, err := protocol.DecodeStoredMessage(m.Record, false)
+	rec, n, err := message.DecodeStoredMessage(m.Record, false)
 	if err != nil || n != len(m.Record) {
 		return fmt.Errorf("%w: record: %v (%d of %d bytes)", ErrInvalidOp, err, n, len(m.Record))
 	}
-	if rec.Topic != m.Topic || rec.QueueID != m.QueueID || protocol.TagsHashCode(rec.Tags()) != m.TagsCode ||
+	if rec.Topic != m.Topic || rec.QueueID != m.QueueID || message.TagsHashCode(rec.Tags()) != m.TagsCode ||
 		rec.UniqKey() != m.UniqKey || !slices.Equal(rec.Keys(), m.Keys) {
 		return fmt.Errorf("%w: the record says %s/%d (tags %q, keys %q, unique key %q), the op %s/%d (tags code %d, keys %q, unique key %q)",
 			ErrInvalidOp, rec.Topic, rec.QueueID, rec.Tags(), rec.Keys(), rec.UniqKey(), m.Topic, m.QueueID, m.TagsCode, m.Keys, m.UniqKey)

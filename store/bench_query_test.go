@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // BenchmarkQueryByKey looks up one key among 128k messages of 1 KiB with
@@ -14,11 +14,11 @@ func BenchmarkQueryByKey(b *testing.B) {
 	s := benchOpen(b, AsyncFlush)
 	const n, batch = 128 << 10, 64
 	for i := 0; i < n; i += batch {
-		ms := make([]*protocol.MessageExt, batch)
+		ms := make([]*message.MessageExt, batch)
 		for j := range ms {
 			k := i + j
-			ms[j] = msg("Q", int32(k%4), "", protocol.PropertyKeys, fmt.Sprint("key-", k),
-				protocol.PropertyUniqClientMessageIDKey, fmt.Sprintf("C0A80001000100000000%012X", k))
+			ms[j] = msg("Q", int32(k%4), "", message.PropertyKeys, fmt.Sprint("key-", k),
+				message.PropertyUniqClientMessageIDKey, fmt.Sprintf("C0A80001000100000000%012X", k))
 			ms[j].Body = benchBody
 		}
 		if _, err := s.Put(ms); err != nil {

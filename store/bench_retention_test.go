@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // BenchmarkAppendDuringRetention measures single-message append latency
@@ -37,7 +37,7 @@ func BenchmarkAppendDuringRetention(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					batch := make([]*protocol.MessageExt, 64)
+					batch := make([]*message.MessageExt, 64)
 					for j := range batch {
 						batch[j] = benchMsg(int32(j % 4))
 					}
@@ -56,7 +56,7 @@ func BenchmarkAppendDuringRetention(b *testing.B) {
 						wg.Add(1)
 						go func(w int) {
 							defer wg.Done()
-							m := []*protocol.MessageExt{benchMsg(int32(w))}
+							m := []*message.MessageExt{benchMsg(int32(w))}
 							var mine []time.Duration
 							for n := 0; !stop.Load() && (retain || n < 1000); n++ {
 								t := time.Now()

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/walfs"
 )
@@ -21,8 +21,8 @@ import (
 
 var benchBody = bytes.Repeat([]byte("b"), 1024)
 
-func benchMsg(q int32) *protocol.MessageExt {
-	m := msg("Bench", q, "", protocol.PropertyTags, "TagA", protocol.PropertyUniqClientMessageIDKey, "C0A80001000100000000000000000001")
+func benchMsg(q int32) *message.MessageExt {
+	m := msg("Bench", q, "", message.PropertyTags, "TagA", message.PropertyUniqClientMessageIDKey, "C0A80001000100000000000000000001")
 	m.Body = benchBody
 	return m
 }
@@ -75,7 +75,7 @@ func rawOpen(b *testing.B, wrap bool) *pebble.DB {
 }
 
 func BenchmarkAppend(b *testing.B) {
-	rec, _ := protocol.AppendStoredMessage(nil, benchMsg(0))
+	rec, _ := message.AppendStoredMessage(nil, benchMsg(0))
 	for _, mode := range []FlushMode{SyncFlush, AsyncFlush} {
 		for _, n := range []int{1, 64} {
 			name := fmt.Sprintf("%v/batch=%d", mode, n)
@@ -86,7 +86,7 @@ func BenchmarkAppend(b *testing.B) {
 				b.SetParallelism(4)
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
-					batch := make([]*protocol.MessageExt, n)
+					batch := make([]*message.MessageExt, n)
 					qid := q.Add(1) % 4
 					for i := range batch {
 						batch[i] = benchMsg(qid)
@@ -137,11 +137,11 @@ func BenchmarkAppend(b *testing.B) {
 const readPrefill = 20000
 
 func BenchmarkRead(b *testing.B) {
-	rec, _ := protocol.AppendStoredMessage(nil, benchMsg(0))
+	rec, _ := message.AppendStoredMessage(nil, benchMsg(0))
 	const perCall = 32
 	b.Run("store", func(b *testing.B) {
 		s := benchOpen(b, AsyncFlush)
-		batch := make([]*protocol.MessageExt, 100)
+		batch := make([]*message.MessageExt, 100)
 		for i := range batch {
 			batch[i] = benchMsg(0)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // TestInProcessCrash crashes the store's filesystem instead of the process:
@@ -42,7 +42,7 @@ func TestInProcessCrash(t *testing.T) {
 					signal := func() { once.Do(func() { close(reached) }) }
 					stop := runWriters(3, func(w, i int) bool {
 						body := fmt.Sprintf("%d-%d-%d-%s", cycle, w, i, strings.Repeat("x", i%300))
-						r, err := s.Put([]*protocol.MessageExt{msg("T", int32(w), body)})
+						r, err := s.Put([]*message.MessageExt{msg("T", int32(w), body)})
 						mu.Lock()
 						defer mu.Unlock()
 						if err != nil {

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
-	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // The crash test re-executes the test binary as a writer child (crashChild),
@@ -79,13 +79,13 @@ func crashChild() {
 			body := make([]byte, 0, 600)
 			for i := 0; ; i++ {
 				n := 1 + (i % 5)
-				ms := make([]*protocol.MessageExt, n)
+				ms := make([]*message.MessageExt, n)
 				for j := range ms {
 					id := fmt.Sprintf("%s-%d-%d-%d", tag, w, i, j)
 					body = append(body[:0], id...)
 					body = append(body, strings.Repeat("p", (i*7+j)%500)...)
 					ms[j] = msg(crashTopic, int32((w+j)%crashQueues), string(body),
-						protocol.PropertyKeys, id, protocol.PropertyUniqClientMessageIDKey, id)
+						message.PropertyKeys, id, message.PropertyUniqClientMessageIDKey, id)
 				}
 				rs, err := s.Put(ms)
 				if err != nil {
@@ -119,7 +119,7 @@ func crashChild() {
 		println(fmt.Sprintf("O %d %d\n", q, off))
 		if k%20 == 0 {
 			name := fmt.Sprintf("%s-T%d", tag, k)
-			if err := s.PutTopic(meta.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}); err != nil {
+			if err := s.PutTopic(topicconf.Config{TopicName: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}); err != nil {
 				fail("topic:", err, 5)
 			}
 			println("T " + name + "\n")
@@ -292,7 +292,7 @@ func checkAck(fatal func(string, ...any), s *Store, a ack, minPhys int64) {
 	if err != nil || r.Status != GetFound {
 		fatal("acked %+v missing: %v %v", a, r.Status, err)
 	}
-	m, _ := protocol.DecodeMessagesRaw(r.Messages)
+	m, _ := message.DecodeMessagesRaw(r.Messages)
 	if m[0].CommitLogOffset != a.phys || string(m[0].Body) != a.body {
 		fatal("acked %+v reads back as phys %d body %.20q", a, m[0].CommitLogOffset, m[0].Body)
 	}

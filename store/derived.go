@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
@@ -289,7 +289,7 @@ func (s *Store) recoverDerived() error {
 		if err != nil {
 			return err
 		}
-		m, _, err := protocol.DecodeStoredMessage(it.Value(), false)
+		m, _, err := message.DecodeStoredMessage(it.Value(), false)
 		if err != nil {
 			return fmt.Errorf("record at %d: %w", phys, err)
 		}
@@ -304,7 +304,7 @@ func (s *Store) recoverDerived() error {
 			// Its entry is in a chunk written after the checkpoint.
 		case m.QueueOffset == q.next:
 			e := consumequeue.Entry{PhysOffset: phys, Size: int32(len(it.Value())),
-				TagsCode: protocol.TagsHashCode(m.Tags()), StoreTimestamp: m.StoreTimestamp}
+				TagsCode: message.TagsHashCode(m.Tags()), StoreTimestamp: m.StoreTimestamp}
 			s.appendEntryLocked(id, q, q.next, e)
 			q.next++
 		default:

@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/meta"
 )
@@ -32,8 +32,8 @@ func TestReopenRebuildsDerivedFromLog(t *testing.T) {
 	want := map[int32]int{0: consumequeue.ChunkLen + 6, 1: 5, 2: 1} // queue 0 fills a chunk
 	for q, n := range want {
 		for i := 0; i < n; i++ {
-			mustPut(t, s, msg("T", q, fmt.Sprintf("%d-%d", q, i), protocol.PropertyKeys, fmt.Sprintf("k%d-%d", q, i),
-				protocol.PropertyUniqClientMessageIDKey, fmt.Sprintf("u%d-%d", q, i)))
+			mustPut(t, s, msg("T", q, fmt.Sprintf("%d-%d", q, i), message.PropertyKeys, fmt.Sprintf("k%d-%d", q, i),
+				message.PropertyUniqClientMessageIDKey, fmt.Sprintf("u%d-%d", q, i)))
 		}
 	}
 	if d, _, _ := meta.GetInt64(s.db, derivedKey); d != 0 {
@@ -83,7 +83,7 @@ func TestCheckpointWritesEveryChunkOfATail(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	opts := memOptions(fs, fakeclock.New(t0))
 	const n = 3*consumequeue.ChunkLen + 5
-	size := protocol.StoredSize(msg("T", 0, "0000"))
+	size := message.StoredSize(msg("T", 0, "0000"))
 	opts.CheckpointBytes = int64(n * size) // due with the n-th message
 	s, err := Open(opts)
 	if err != nil {
@@ -188,7 +188,7 @@ func TestQueryAcrossSegments(t *testing.T) {
 	for i := 0; i < 40 || s.openSeg.Dir.Entries == 0; i++ {
 		clock.Advance(time.Second)
 		body := strings.Repeat("b", 300)
-		r := mustPut(t, s, msg("T", int32(i%2), body, protocol.PropertyKeys, "hot", protocol.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i)))
+		r := mustPut(t, s, msg("T", int32(i%2), body, message.PropertyKeys, "hot", message.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i)))
 		phys = append(phys, r[0].CommitLogOffset)
 	}
 	if s.derivedPhys == 0 || s.openSeg.Dir.Entries == 0 {
@@ -199,14 +199,14 @@ func TestQueryAcrossSegments(t *testing.T) {
 		t.Fatalf("%d records, %v", len(recs), err)
 	}
 	for i, rec := range recs {
-		m, _, _ := protocol.DecodeStoredMessage(rec, false)
+		m, _, _ := message.DecodeStoredMessage(rec, false)
 		if m.CommitLogOffset != phys[i] {
 			t.Fatalf("record %d at %d, want %d: not oldest first", i, m.CommitLogOffset, phys[i])
 		}
 	}
 	// Store times of messages 10..19.
-	first, _, _ := protocol.DecodeStoredMessage(recs[10], false)
-	last, _, _ := protocol.DecodeStoredMessage(recs[19], false)
+	first, _, _ := message.DecodeStoredMessage(recs[10], false)
+	last, _, _ := message.DecodeStoredMessage(recs[19], false)
 	if r, err := s.QueryByKey("T", "hot", 100, first.StoreTimestamp, last.StoreTimestamp); err != nil || len(r) != 10 {
 		t.Fatalf("time range: %d records, %v", len(r), err)
 	}
@@ -245,8 +245,8 @@ func TestOlderFormatRefused(t *testing.T) {
 // would make the store after a crash differ from the store before it.
 func TestApplyRefusesFieldsTheRecordContradicts(t *testing.T) {
 	s, _, _ := openMem(t)
-	rec, _ := protocol.AppendStoredMessage(nil, msg("T", 0, "says queue 0", protocol.PropertyTags, "a", protocol.PropertyKeys, "k1 k2"))
-	good := AppendMessage{Record: rec, Topic: "T", QueueID: 0, TagsCode: protocol.TagsHashCode("a"), Keys: []string{"k1", "k2"}}
+	rec, _ := message.AppendStoredMessage(nil, msg("T", 0, "says queue 0", message.PropertyTags, "a", message.PropertyKeys, "k1 k2"))
+	good := AppendMessage{Record: rec, Topic: "T", QueueID: 0, TagsCode: message.TagsHashCode("a"), Keys: []string{"k1", "k2"}}
 	for name, mutate := range map[string]func(*AppendMessage){
 		"queue":  func(m *AppendMessage) { m.QueueID = 1 },
 		"topic":  func(m *AppendMessage) { m.Topic = "U" },

@@ -11,21 +11,21 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
-	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // appendOp builds the OpAppend that Put would build for ms at ts.
-func appendOp(t testing.TB, ts int64, ms ...*protocol.MessageExt) *Op {
+func appendOp(t testing.TB, ts int64, ms ...*message.MessageExt) *Op {
 	t.Helper()
 	op := &Op{Kind: OpAppend, Timestamp: ts}
 	for _, m := range ms {
-		rec, err := protocol.AppendStoredMessage(nil, m)
+		rec, err := message.AppendStoredMessage(nil, m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		op.Messages = append(op.Messages, AppendMessage{Record: rec, Topic: m.Topic, QueueID: m.QueueID,
-			TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()})
+			TagsCode: message.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()})
 	}
 	return op
 }
@@ -66,9 +66,9 @@ func TestApplyIsDeterministic(t *testing.T) {
 	for i := 0; i < 900; i++ {
 		ts += int64(i%7) - 2 // sometimes backwards: store time is raised
 		topic := []string{"A", "B", "C"}[i%3]
-		ms := []*protocol.MessageExt{msg(topic, int32(i%4), fmt.Sprint(i, body[:i%2000]),
-			protocol.PropertyKeys, fmt.Sprintf("k%d k%d", i, i%10), protocol.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i),
-			protocol.PropertyTags, fmt.Sprint("tag", i%3))}
+		ms := []*message.MessageExt{msg(topic, int32(i%4), fmt.Sprint(i, body[:i%2000]),
+			message.PropertyKeys, fmt.Sprintf("k%d k%d", i, i%10), message.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i),
+			message.PropertyTags, fmt.Sprint("tag", i%3))}
 		if i%9 == 0 {
 			for j := 0; j < 5; j++ {
 				ms = append(ms, msg(topic, int32(j), fmt.Sprint("batch", i, j)))
@@ -83,7 +83,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 			apply(&Op{Kind: OpCommitOffset, Offsets: []OffsetCommit{{Group: "g", Topic: topic, QueueID: int32(i % 4), Offset: int64(i)}}})
 			apply(&Op{Kind: OpCommitOffset, Offsets: []OffsetCommit{{Group: "h", Topic: "C", QueueID: 1, Offset: int64(i)}, {Group: "h", Topic: "A", QueueID: 2, Offset: int64(i + 1)}}})
 		case 20:
-			apply(&Op{Kind: OpPutTopic, TopicConfig: &meta.TopicConfig{Name: topic, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}})
+			apply(&Op{Kind: OpPutTopic, TopicConfig: &topicconf.Config{TopicName: topic, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}})
 			apply(&Op{Kind: OpSetDelayOffset, Level: int32(i % 18), Offset: int64(i)})
 		case 30:
 			apply(&Op{Kind: OpPutCheckpoint, Name: "cp", Value: []byte(fmt.Sprint(i))})

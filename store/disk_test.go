@@ -11,7 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/faultfs"
 )
 
@@ -185,8 +185,8 @@ func TestOpenFullDisk(t *testing.T) {
 	}
 }
 
-func msgsN(topic string, n int) []*protocol.MessageExt {
-	out := make([]*protocol.MessageExt, n)
+func msgsN(topic string, n int) []*message.MessageExt {
+	out := make([]*message.MessageExt, n)
 	for i := range out {
 		out[i] = msg(topic, 0, fmt.Sprint("m", i))
 	}

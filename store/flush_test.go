@@ -9,7 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // syncCountFS counts the syncs that reach WAL files and can make each one
@@ -80,7 +80,7 @@ func TestGroupCommit(t *testing.T) {
 				go func(w int) {
 					defer wg.Done()
 					<-start
-					if _, err := s.Put([]*protocol.MessageExt{msg("T", int32(w%4), fmt.Sprint(w))}); err != nil {
+					if _, err := s.Put([]*message.MessageExt{msg("T", int32(w%4), fmt.Sprint(w))}); err != nil {
 						t.Error(err)
 					}
 				}(w)

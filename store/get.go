@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 )
 
@@ -258,13 +258,13 @@ func isLogKey(k []byte, phys int64) bool {
 // claims reports whether a stored record says it is entry off of
 // (topic, queueID), reading only header fields and the topic.
 func claims(rec []byte, topic string, queueID int32, off int64) bool {
-	if len(rec) < protocol.StoredBornHostPos {
+	if len(rec) < message.StoredBornHostPos {
 		return false
 	}
 	be := binary.BigEndian
-	if int32(be.Uint32(rec[protocol.StoredQueueIDPos:])) != queueID || int64(be.Uint64(rec[protocol.StoredQueueOffsetPos:])) != off {
+	if int32(be.Uint32(rec[message.StoredQueueIDPos:])) != queueID || int64(be.Uint64(rec[message.StoredQueueOffsetPos:])) != off {
 		return false
 	}
-	t, ok := protocol.StoredTopic(rec)
+	t, ok := message.StoredTopic(rec)
 	return ok && string(t) == topic
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 )
 
@@ -102,7 +102,7 @@ func TestMetadataOpDoesNotPublishPendingAppend(t *testing.T) {
 	before := s.MaxPhysOffset()
 	gfs.armed.Store(true)
 	done := make(chan error)
-	go func() { _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "waits for its sync")}); done <- err }()
+	go func() { _, err := s.Put([]*message.MessageExt{msg("T", 0, "waits for its sync")}); done <- err }()
 	testwait.For(t, testwait.Default, "the append to wait for its sync", func() bool {
 		s.applyMu.Lock()
 		defer s.applyMu.Unlock()

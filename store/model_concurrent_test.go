@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/index"
 )
 
@@ -20,8 +20,8 @@ import (
 // queue, tag and padding, key k<id mod 11> plus a key of its own, and
 // sometimes no StoreHost (the store fills it in).
 // randomModelBatch draws k messages for the model tests, numbered by next.
-func randomModelBatch(r *rand.Rand, k int, next func() int, topics, tags []string) ([]*protocol.MessageExt, []modelRec) {
-	ms, recs := make([]*protocol.MessageExt, 0, k), make([]modelRec, 0, k)
+func randomModelBatch(r *rand.Rand, k int, next func() int, topics, tags []string) ([]*message.MessageExt, []modelRec) {
+	ms, recs := make([]*message.MessageExt, 0, k), make([]modelRec, 0, k)
 	for j := 0; j < k; j++ {
 		rec, m := randomModelMessage(r, next(), topics, tags)
 		ms, recs = append(ms, m), append(recs, rec)
@@ -29,11 +29,11 @@ func randomModelBatch(r *rand.Rand, k int, next func() int, topics, tags []strin
 	return ms, recs
 }
 
-func randomModelMessage(r *rand.Rand, id int, topics, tags []string) (modelRec, *protocol.MessageExt) {
+func randomModelMessage(r *rand.Rand, id int, topics, tags []string) (modelRec, *message.MessageExt) {
 	rec := modelRec{topic: topics[r.IntN(len(topics))], q: int32(r.IntN(3)), body: fmt.Sprintf("m%d", id),
 		key: fmt.Sprintf("k%d", id%11), uniq: fmt.Sprintf("u%d", id), tag: tags[r.IntN(len(tags))]}
-	m := msg(rec.topic, rec.q, rec.body+"|"+string(make([]byte, r.IntN(200))), protocol.PropertyKeys, rec.key+" x"+rec.uniq,
-		protocol.PropertyUniqClientMessageIDKey, rec.uniq, protocol.PropertyTags, rec.tag)
+	m := msg(rec.topic, rec.q, rec.body+"|"+string(make([]byte, r.IntN(200))), message.PropertyKeys, rec.key+" x"+rec.uniq,
+		message.PropertyUniqClientMessageIDKey, rec.uniq, message.PropertyTags, rec.tag)
 	if r.IntN(4) == 0 {
 		m.StoreHost = netip.AddrPort{}
 	}
@@ -168,7 +168,7 @@ func TestConcurrentModel(t *testing.T) {
 			var want string
 			if r.IntN(2) == 0 {
 				want = tags[r.IntN(3)]
-				f = newTagSet(protocol.TagsHashCode(want))
+				f = newTagSet(message.TagsHashCode(want))
 			}
 			maxMsgs := 1 + r.IntN(40)
 			res, err := s.Get(id.Topic, id.ID, off, maxMsgs, 1<<20, f)
@@ -176,7 +176,7 @@ func TestConcurrentModel(t *testing.T) {
 				fail("get: %v", err)
 				return
 			}
-			ms, err := protocol.DecodeMessagesRaw(res.Messages)
+			ms, err := message.DecodeMessagesRaw(res.Messages)
 			if err != nil || len(ms) != res.Count || len(res.QueueOffsets) != res.Count {
 				fail("get %v@%d: decode %v, %d/%d/%d", id, off, err, len(ms), res.Count, len(res.QueueOffsets))
 				continue
@@ -276,7 +276,7 @@ func TestConcurrentModel(t *testing.T) {
 				all := byKey[topic+"/"+key]
 				n := 0
 				for _, rec := range recs {
-					m, _, _ := protocol.DecodeStoredMessage(rec, false)
+					m, _, _ := message.DecodeStoredMessage(rec, false)
 					if m != nil && slices.ContainsFunc(all, func(x modelRec) bool { return x.phys == m.CommitLogOffset }) {
 						n++
 					}
@@ -290,7 +290,7 @@ func TestConcurrentModel(t *testing.T) {
 			mu.Lock()
 			all := byKey[topic+"/"+key]
 			for _, rec := range recs {
-				m, _, err := protocol.DecodeStoredMessage(rec, false)
+				m, _, err := message.DecodeStoredMessage(rec, false)
 				if err != nil {
 					fail("query decode: %v", err)
 					continue
@@ -313,7 +313,7 @@ func TestConcurrentModel(t *testing.T) {
 					again, _ := s.QueryByKey(topic, key, 100000, 0, 0)
 					found := false
 					for _, a := range again {
-						m, _, _ := protocol.DecodeStoredMessage(a, false)
+						m, _, _ := message.DecodeStoredMessage(a, false)
 						found = found || m.CommitLogOffset == rec.phys
 					}
 					fail("query %s/%s: missed record at %d (min %d..%d); %d results, again found=%v; %s", topic, key, rec.phys, minBefore, minAfter, len(recs), found, s.modelSegs(rec.phys))

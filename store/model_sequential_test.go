@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // A single-threaded model check over puts, retention, clean reopen and
@@ -81,7 +81,7 @@ func modelSeq(t *testing.T, seed uint64) {
 				if err != nil || res.Status != GetFound {
 					t.Fatalf("%s: get %v@%d: %+v %v", step, qid, off, res, err)
 				}
-				ms, _ := protocol.DecodeMessagesRaw(res.Messages)
+				ms, _ := message.DecodeMessagesRaw(res.Messages)
 				for i, m := range ms {
 					want := recs[off+int64(i)]
 					if m.QueueOffset != off+int64(i) || !bytes.HasPrefix(m.Body, []byte(want.body+"|")) {
@@ -97,7 +97,7 @@ func modelSeq(t *testing.T, seed uint64) {
 				tag := tags[r.IntN(3)]
 				start := lo + r.Int64N(hi-lo)
 				maxMsgs := 1 + r.IntN(40)
-				res, err := s.Get(qid.Topic, qid.ID, start, maxMsgs, 1<<20, newTagSet(protocol.TagsHashCode(tag)))
+				res, err := s.Get(qid.Topic, qid.ID, start, maxMsgs, 1<<20, newTagSet(message.TagsHashCode(tag)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -162,7 +162,7 @@ func modelSeq(t *testing.T, seed uint64) {
 				}
 				var got []int64
 				for _, rec := range recs {
-					m, _, _ := protocol.DecodeStoredMessage(rec, false)
+					m, _, _ := message.DecodeStoredMessage(rec, false)
 					got = append(got, m.CommitLogOffset)
 				}
 				if !slices.Equal(got, want) {
@@ -198,7 +198,7 @@ func modelSeq(t *testing.T, seed uint64) {
 					if len(recs) != 2 {
 						t.Fatalf("%s: maxNum 2: %d records", step, len(recs))
 					}
-					if m, _, _ := protocol.DecodeStoredMessage(recs[1], false); m.CommitLogOffset != want[1] {
+					if m, _, _ := message.DecodeStoredMessage(recs[1], false); m.CommitLogOffset != want[1] {
 						t.Fatalf("%s: maxNum 2: second record at %d, want %d", step, m.CommitLogOffset, want[1])
 					}
 				}

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // The op encoding (see the package doc, "Ops as bytes"). Version 1:
@@ -33,7 +34,7 @@ import (
 //	OpDeleteAuth        name
 //
 // A stored record is RocketMQ's stored-message encoding
-// (protocol.AppendStoredMessage), self-delimiting by its totalSize; an
+// (message.AppendStoredMessage), self-delimiting by its totalSize; an
 // append's topic, queue id, tags code, keys and unique key are read back
 // from it, so the encoding cannot disagree with the record.
 const OpVersion = 1
@@ -87,7 +88,7 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 	case OpPutTopic:
 		c := op.TopicConfig
 		if c == nil {
-			c = &meta.TopicConfig{} // refused by Apply, as the typed op is
+			c = &topicconf.Config{} // refused by Apply, as the typed op is
 		}
 		dst = meta.AppendTopicBinary(dst, c)
 	case OpDeleteTopic:
@@ -153,14 +154,14 @@ func DecodeOp(b []byte) (*Op, error) {
 		n := d.count(minStoredRecord)
 		op.Messages = make([]AppendMessage, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			m, size, err := protocol.DecodeStoredMessage(d.b, false)
+			m, size, err := message.DecodeStoredMessage(d.b, false)
 			if err != nil {
 				d.fail("record %d: %v", i, err)
 				break
 			}
 			op.Messages = append(op.Messages, AppendMessage{
 				Record: d.b[:size:size], Topic: m.Topic, QueueID: m.QueueID,
-				TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()})
+				TagsCode: message.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()})
 			d.b = d.b[size:]
 		}
 	case OpCommitOffset:

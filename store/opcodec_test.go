@@ -7,29 +7,30 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // sampleOps is one op of every kind, each as a store would accept it.
 func sampleOps(t testing.TB) []*Op {
 	ts := t0.UnixMilli()
-	rec := func(m *protocol.MessageExt) AppendMessage {
-		r, err := protocol.AppendStoredMessage(nil, m)
+	rec := func(m *message.MessageExt) AppendMessage {
+		r, err := message.AppendStoredMessage(nil, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return AppendMessage{Record: r, Topic: m.Topic, QueueID: m.QueueID, TagsCode: protocol.TagsHashCode(m.Tags()),
+		return AppendMessage{Record: r, Topic: m.Topic, QueueID: m.QueueID, TagsCode: message.TagsHashCode(m.Tags()),
 			Keys: m.Keys(), UniqKey: m.UniqKey()}
 	}
 	return []*Op{
 		{Kind: OpAppend, Timestamp: ts, Messages: []AppendMessage{
-			rec(msg("T", 1, "one", protocol.PropertyKeys, "a b", protocol.PropertyTags, "t", protocol.PropertyUniqClientMessageIDKey, "u1")),
+			rec(msg("T", 1, "one", message.PropertyKeys, "a b", message.PropertyTags, "t", message.PropertyUniqClientMessageIDKey, "u1")),
 			rec(msg("U", 0, "two")),
 		}},
 		{Kind: OpCommitOffset, Offsets: []OffsetCommit{{"g", "T", 1, 7}, {"g", "U", 0, -1}, {"h", "T", 3, 1 << 40}}},
 		{Kind: OpDeleteGroupOffsets, Group: "g"},
-		{Kind: OpPutTopic, TopicConfig: &meta.TopicConfig{Name: "T", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6,
+		{Kind: OpPutTopic, TopicConfig: &topicconf.Config{TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6,
 			TopicFilterType: "SINGLE_TAG", TopicSysFlag: 1, Order: true}},
 		{Kind: OpDeleteTopic, Topic: "U"},
 		{Kind: OpSetDelayOffset, Level: 3, Offset: 12},

@@ -11,8 +11,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // CommitOffsets writes any number of offsets with one sync; CommitOffset
@@ -72,10 +73,10 @@ func TestPutIsItsAppendOp(t *testing.T) {
 	}
 	a, b := open(), open()
 	for i := 0; i < 300; i++ {
-		var ms []*protocol.MessageExt
+		var ms []*message.MessageExt
 		for j := 0; j <= i%4; j++ {
-			m := msg(fmt.Sprint("T", j%2), int32(i%3), fmt.Sprint("body", i, j), protocol.PropertyKeys, fmt.Sprint("k", i%9),
-				protocol.PropertyTags, fmt.Sprint("t", j), protocol.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i, j))
+			m := msg(fmt.Sprint("T", j%2), int32(i%3), fmt.Sprint("body", i, j), message.PropertyKeys, fmt.Sprint("k", i%9),
+				message.PropertyTags, fmt.Sprint("t", j), message.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i, j))
 			if j == 1 {
 				m.StoreHost = netip.AddrPort{} // the store's own host goes in
 			}
@@ -171,12 +172,12 @@ func (g *opGen) next(s *Store) *Op {
 	g.ts += int64(r.IntN(5)) - 1
 	switch k := r.IntN(100); {
 	case k < 70:
-		var ms []*protocol.MessageExt
+		var ms []*message.MessageExt
 		for j := r.IntN(4); j >= 0; j-- {
 			i := r.IntN(1000)
 			ms = append(ms, msg(genTopics[r.IntN(len(genTopics))], int32(r.IntN(4)), fmt.Sprint("m", i, string(make([]byte, r.IntN(300)))),
-				protocol.PropertyKeys, fmt.Sprintf("k%d k%d", i%10, i%3), protocol.PropertyTags, fmt.Sprint("t", i%3),
-				protocol.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i)))
+				message.PropertyKeys, fmt.Sprintf("k%d k%d", i%10, i%3), message.PropertyTags, fmt.Sprint("t", i%3),
+				message.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i)))
 		}
 		return appendOp(g.t, g.ts, ms...)
 	case k < 80:
@@ -186,7 +187,7 @@ func (g *opGen) next(s *Store) *Op {
 		}
 		return &Op{Kind: OpCommitOffset, Offsets: cs}
 	case k < 84:
-		return &Op{Kind: OpPutTopic, TopicConfig: &meta.TopicConfig{Name: genTopics[r.IntN(len(genTopics))], ReadQueueNums: 4, WriteQueueNums: int32(r.IntN(8)), Perm: 6, Order: r.IntN(2) == 0}}
+		return &Op{Kind: OpPutTopic, TopicConfig: &topicconf.Config{TopicName: genTopics[r.IntN(len(genTopics))], ReadQueueNums: 4, WriteQueueNums: r.IntN(8), Perm: 6, Order: r.IntN(2) == 0}}
 	case k < 86:
 		return &Op{Kind: OpDeleteTopic, Topic: genTopics[r.IntN(len(genTopics))]}
 	case k < 88:
@@ -326,7 +327,7 @@ func TestRetentionOpReplicates(t *testing.T) {
 	}
 	a, b := open(time.Hour), open(-1)
 	for i := 0; i < 400; i++ {
-		op, err := a.AppendOp([]*protocol.MessageExt{msg(fmt.Sprint("T", i%3), int32(i%2), fmt.Sprint("m", i), protocol.PropertyKeys, fmt.Sprint("k", i%10))})
+		op, err := a.AppendOp([]*message.MessageExt{msg(fmt.Sprint("T", i%3), int32(i%2), fmt.Sprint("m", i), message.PropertyKeys, fmt.Sprint("k", i%10))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/store/commitlog"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // PutResult is where one message was stored.
@@ -25,7 +25,7 @@ type PutResult struct {
 // OffsetMsgID is the message's offsetMsgId (store host + physical offset),
 // the msgId of a SEND response. It is built on demand: an append does not
 // need it.
-func (r PutResult) OffsetMsgID() string { return protocol.OffsetMsgID(r.StoreHost, r.CommitLogOffset) }
+func (r PutResult) OffsetMsgID() string { return message.OffsetMsgID(r.StoreHost, r.CommitLogOffset) }
 
 // Put stores msgs in one atomic write and returns once they are
 // acknowledged per the flush mode. Each message goes to its own Topic and
@@ -33,7 +33,7 @@ func (r PutResult) OffsetMsgID() string { return protocol.OffsetMsgID(r.StoreHos
 // BodyCRC are assigned by the store (msgs are not modified). A message
 // without a StoreHost gets Options.StoreHost. A batch send to one queue
 // therefore gets consecutive queue offsets.
-func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
+func (s *Store) Put(msgs []*message.MessageExt) ([]PutResult, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidOp)
 	}
@@ -73,7 +73,7 @@ func (s *Store) Put(msgs []*protocol.MessageExt) ([]PutResult, error) {
 // (Marshal), given to ApplyEncoded on any store, does what Put does there
 // with the same clock: what a replicated store's leader proposes. Put is
 // the local shortcut, encoding each record straight into the batch.
-func (s *Store) AppendOp(msgs []*protocol.MessageExt) (*Op, error) {
+func (s *Store) AppendOp(msgs []*message.MessageExt) (*Op, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidOp)
 	}
@@ -86,7 +86,7 @@ func (s *Store) AppendOp(msgs []*protocol.MessageExt) (*Op, error) {
 		if m.QueueID < 0 {
 			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
 		}
-		total += protocol.StoredSize(m) + 16 // + 12 if the store host is v6
+		total += message.StoredSize(m) + 16 // + 12 if the store host is v6
 	}
 	if err := s.refuseAppend(total); err != nil {
 		return nil, err
@@ -100,14 +100,14 @@ func (s *Store) AppendOp(msgs []*protocol.MessageExt) (*Op, error) {
 		}
 		start := len(buf)
 		var err error
-		if buf, err = protocol.AppendStoredMessage(buf, m); err != nil {
+		if buf, err = message.AppendStoredMessage(buf, m); err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrInvalidOp, i, err)
 		}
 		if n := len(buf) - start; n > s.opts.MaxMessageSize {
 			return nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, n, s.opts.MaxMessageSize)
 		}
 		op.Messages[i] = AppendMessage{Record: buf[start:len(buf):len(buf)], Topic: m.Topic, QueueID: m.QueueID,
-			TagsCode: protocol.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()}
+			TagsCode: message.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()}
 	}
 	return op, nil
 }
@@ -123,14 +123,14 @@ type putScratch struct {
 	hashes []uint32
 	// props holds every message's properties in name order, message i's
 	// ending at propEnd[i]: the map is walked once per message.
-	props   []protocol.Property
+	props   []message.Property
 	propEnd []int
 	one     struct {
 		msg     [1]AppendMessage
 		size    [1]int
 		slot    [1]appendSlot
 		hashes  [4]uint32
-		props   [8]protocol.Property
+		props   [8]message.Property
 		propEnd [1]int
 	}
 	// many keeps a batch's slices for the next batch, up to
@@ -144,7 +144,7 @@ type batchScratch struct {
 	sizes    []int
 	slots    []appendSlot
 	hashes   []uint32
-	props    []protocol.Property
+	props    []message.Property
 	propEnd  []int
 	appended []Appended
 	queues   []*queue
@@ -166,8 +166,8 @@ func newPutScratch(n int) *putScratch {
 	m := &sc.many
 	if cap(m.msgs) < n {
 		m.msgs, m.sizes, m.slots, m.propEnd = make([]AppendMessage, n), make([]int, n), make([]appendSlot, n), make([]int, n)
-		m.hashes = make([]uint32, 0, 2*n)           // a unique id and perhaps a key each
-		m.props = make([]protocol.Property, 0, 4*n) // a handful each
+		m.hashes = make([]uint32, 0, 2*n)          // a unique id and perhaps a key each
+		m.props = make([]message.Property, 0, 4*n) // a handful each
 		m.appended, m.queues = make([]Appended, n), make([]*queue, n)
 	}
 	sc.plan.appendedBuf, sc.plan.queuesBuf = m.appended[:n], m.queues[:n]
@@ -205,7 +205,7 @@ func (sc *putScratch) release() {
 // buildPut is buildAppend for messages not yet encoded: it encodes each
 // straight into the batch (no intermediate copy) and fills op.Messages
 // with what assignment needs.
-func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*pebble.Batch, error) {
+func (s *Store) buildPut(op *Op, msgs []*message.MessageExt, sc *putScratch) (*pebble.Batch, error) {
 	sizes, plan := sc.sizes, &sc.plan
 	total := 0
 	for i, m := range msgs {
@@ -215,14 +215,14 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 		if m.QueueID < 0 {
 			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
 		}
-		sc.props = protocol.SortProperties(sc.props, m.Properties) // kept in sc: release clears it
+		sc.props = message.SortProperties(sc.props, m.Properties) // kept in sc: release clears it
 		sc.propEnd[i] = len(sc.props)
 		if !m.StoreHost.IsValid() {
 			c := *m
 			c.StoreHost = s.opts.StoreHost
 			m = &c
 		}
-		sizes[i] = protocol.StoredSizeOf(m, sc.props[sc.propStart(i):])
+		sizes[i] = message.StoredSizeOf(m, sc.props[sc.propStart(i):])
 		if sizes[i] > s.opts.MaxMessageSize {
 			return nil, fmt.Errorf("%w: message %d: %d bytes exceeds MaxMessageSize %d", ErrInvalidOp, i, sizes[i], s.opts.MaxMessageSize)
 		}
@@ -240,7 +240,7 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 		mp := sc.props[sc.propStart(i):sc.propEnd[i]]
 		d := b.SetDeferred(commitlog.KeyLen, sizes[i])
 		copy(d.Key, key[:])
-		rec, err := protocol.AppendStoredMessageOf(d.Value[:0:sizes[i]], m, mp)
+		rec, err := message.AppendStoredMessageOf(d.Value[:0:sizes[i]], m, mp)
 		if err == nil && (len(rec) != sizes[i] || &rec[0] != &d.Value[0]) {
 			err = fmt.Errorf("encoded %d bytes, sized %d", len(rec), sizes[i])
 		}
@@ -251,9 +251,9 @@ func (s *Store) buildPut(op *Op, msgs []*protocol.MessageExt, sc *putScratch) (*
 		_ = d.Finish()
 		am := AppendMessage{
 			Topic: m.Topic, QueueID: m.QueueID,
-			TagsCode: protocol.TagsHashCode(protocol.PropertyOf(mp, protocol.PropertyTags)),
-			Keys:     strings.Fields(protocol.PropertyOf(mp, protocol.PropertyKeys)),
-			UniqKey:  protocol.PropertyOf(mp, protocol.PropertyUniqClientMessageIDKey),
+			TagsCode: message.TagsHashCode(message.PropertyOf(mp, message.PropertyTags)),
+			Keys:     strings.Fields(message.PropertyOf(mp, message.PropertyKeys)),
+			UniqKey:  message.PropertyOf(mp, message.PropertyUniqClientMessageIDKey),
 		}
 		op.Messages[i] = am
 		n := len(sc.hashes)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // A Put's pooled scratch lets go of the messages' strings when the Put
@@ -14,9 +14,9 @@ func TestPutScratchReleasesMessageStrings(t *testing.T) {
 	s, _, _ := openMem(t)
 	defer s.Close()
 	for _, tc := range []struct{ n, props int }{{1, 2}, {1, 12}, {3, 2}, {3, 9}} {
-		msgs := make([]*protocol.MessageExt, tc.n)
+		msgs := make([]*message.MessageExt, tc.n)
 		for i := range msgs {
-			msgs[i] = msg("T", 0, "b", protocol.PropertyKeys, "secret-key")
+			msgs[i] = msg("T", 0, "b", message.PropertyKeys, "secret-key")
 			for j := 1; j < tc.props; j++ {
 				msgs[i].SetProperty(fmt.Sprintf("P%02d", j), "secret")
 			}

@@ -6,12 +6,17 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
 	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/topicconf"
 )
+
+// The store's reads: records by offset, id and key, queue positions by
+// time, and the metadata records. Nothing here writes; the writes are Ops
+// through Apply (apply.go, put.go, putmeta.go), and a test keeps it so.
 
 // ErrNotFound is returned when a message, entry or record does not exist
 // (or is not yet, or no longer, readable).
@@ -40,7 +45,7 @@ func (s *Store) readRecordLocked(phys int64) ([]byte, error) {
 // LookupMessageID returns the record an offsetMsgId names
 // (VIEW_MESSAGE_BY_ID). The id's host is not checked against this store.
 func (s *Store) LookupMessageID(offsetMsgID string) ([]byte, error) {
-	_, phys, err := protocol.ParseOffsetMsgID(offsetMsgID)
+	_, phys, err := message.ParseOffsetMsgID(offsetMsgID)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +134,7 @@ func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end, from
 		if err != nil {
 			return nil, err
 		}
-		m, _, err := protocol.DecodeStoredMessage(rec, false)
+		m, _, err := message.DecodeStoredMessage(rec, false)
 		if err != nil {
 			return nil, fmt.Errorf("store: record at %d: %w", phys, err)
 		}
@@ -141,7 +146,7 @@ func (s *Store) query(kind byte, topic, key string, maxNum int, begin, end, from
 	return out, nil
 }
 
-func hasKey(m *protocol.MessageExt, kind byte, key string) bool {
+func hasKey(m *message.MessageExt, kind byte, key string) bool {
 	if kind == index.KindUniq {
 		return m.UniqKey() == key
 	}
@@ -183,22 +188,6 @@ func (s *Store) QueueEntry(topic string, queueID int32, offset int64) (consumequ
 	return e, err
 }
 
-// CommitOffset stores a consumer group's offset for a queue.
-func (s *Store) CommitOffset(group, topic string, queueID int32, offset int64) error {
-	return s.CommitOffsets([]OffsetCommit{{Group: group, Topic: topic, QueueID: queueID, Offset: offset}})
-}
-
-// CommitOffsets stores any number of consumer offsets in one write (one
-// sync): a broker's persist tick commits every changed offset at once.
-// Committing none does nothing.
-func (s *Store) CommitOffsets(offsets []OffsetCommit) error {
-	if len(offsets) == 0 {
-		return nil
-	}
-	_, err := s.Apply(&Op{Kind: OpCommitOffset, Offsets: offsets})
-	return err
-}
-
 // ConsumerOffset reads a committed offset; ok is false if none is stored.
 func (s *Store) ConsumerOffset(group, topic string, queueID int32) (offset int64, ok bool, err error) {
 	if err := s.readLock(); err != nil {
@@ -206,12 +195,6 @@ func (s *Store) ConsumerOffset(group, topic string, queueID int32) (offset int64
 	}
 	defer s.closeMu.RUnlock()
 	return meta.GetInt64(s.db, meta.OffsetKey(group, topic, queueID))
-}
-
-// DeleteConsumerOffsets forgets every offset of a group.
-func (s *Store) DeleteConsumerOffsets(group string) error {
-	_, err := s.Apply(&Op{Kind: OpDeleteGroupOffsets, Group: group})
-	return err
 }
 
 // RangeConsumerOffsets calls fn for every stored offset, in key order
@@ -244,36 +227,22 @@ func (s *Store) RangeConsumerOffsets(fn func(group, topic string, queueID int32,
 	return it.Error()
 }
 
-// PutTopic creates or replaces a topic config.
-func (s *Store) PutTopic(c meta.TopicConfig) error {
-	_, err := s.Apply(&Op{Kind: OpPutTopic, TopicConfig: &c})
-	return err
-}
-
-// DeleteTopic removes a topic's config and its consume queues (offsets
-// restart at 0 if it is created again). Its log records stay until
-// retention removes them.
-func (s *Store) DeleteTopic(topic string) error {
-	_, err := s.Apply(&Op{Kind: OpDeleteTopic, Topic: topic})
-	return err
-}
-
 // Topic reads a topic config.
-func (s *Store) Topic(name string) (meta.TopicConfig, bool, error) {
+func (s *Store) Topic(name string) (topicconf.Config, bool, error) {
 	if err := s.readLock(); err != nil {
-		return meta.TopicConfig{}, false, err
+		return topicconf.Config{}, false, err
 	}
 	defer s.closeMu.RUnlock()
 	v, ok, err := meta.GetBytes(s.db, meta.TopicKey(name))
 	if err != nil || !ok {
-		return meta.TopicConfig{}, false, err
+		return topicconf.Config{}, false, err
 	}
 	c, err := meta.DecodeTopic(v)
 	return c, err == nil, err
 }
 
 // Topics lists every topic config, by name.
-func (s *Store) Topics() ([]meta.TopicConfig, error) {
+func (s *Store) Topics() ([]topicconf.Config, error) {
 	if err := s.readLock(); err != nil {
 		return nil, err
 	}
@@ -284,7 +253,7 @@ func (s *Store) Topics() ([]meta.TopicConfig, error) {
 		return nil, err
 	}
 	defer it.Close()
-	var out []meta.TopicConfig
+	var out []topicconf.Config
 	for ok := it.First(); ok; ok = it.Next() {
 		c, err := meta.DecodeTopic(it.Value())
 		if err != nil {
@@ -293,12 +262,6 @@ func (s *Store) Topics() ([]meta.TopicConfig, error) {
 		out = append(out, c)
 	}
 	return out, it.Error()
-}
-
-// SetDelayOffset records how far a delay level's queue has been delivered.
-func (s *Store) SetDelayOffset(level int32, offset int64) error {
-	_, err := s.Apply(&Op{Kind: OpSetDelayOffset, Level: level, Offset: offset})
-	return err
 }
 
 // DelayOffsets returns every delay level's progress.
@@ -326,12 +289,6 @@ func (s *Store) DelayOffsets() (map[int32]int64, error) {
 		out[level] = v
 	}
 	return out, it.Error()
-}
-
-// PutCheckpoint stores a named opaque value.
-func (s *Store) PutCheckpoint(name string, value []byte) error {
-	_, err := s.Apply(&Op{Kind: OpPutCheckpoint, Name: name, Value: value})
-	return err
 }
 
 // Checkpoint reads a named value.

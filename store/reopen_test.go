@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // TestReopenLarge measures Open on a large store: opt in with
@@ -27,7 +27,7 @@ func TestReopenLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch := make([]*protocol.MessageExt, 64)
+	batch := make([]*message.MessageExt, 64)
 	for i := range batch {
 		batch[i] = benchMsg(int32(i % 8))
 	}
@@ -75,7 +75,7 @@ func fillChild(mib int64) {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)
 	}
-	batch := make([]*protocol.MessageExt, 64)
+	batch := make([]*message.MessageExt, 64)
 	for i := range batch {
 		batch[i] = benchMsg(int32(i % 8))
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/index"
 )
 
@@ -25,8 +25,8 @@ func TestRetentionDeletesIndexSegments(t *testing.T) {
 			topic = "Gone" // deleted below: its records stay until retention
 		}
 		r := mustPut(t, s,
-			msg(topic, int32(i%3), fmt.Sprint(i), protocol.PropertyKeys, fmt.Sprintf("k%d shared  k%d", i, i),
-				protocol.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i)),
+			msg(topic, int32(i%3), fmt.Sprint(i), message.PropertyKeys, fmt.Sprintf("k%d shared  k%d", i, i),
+				message.PropertyUniqClientMessageIDKey, fmt.Sprint("u", i)),
 			msg(topic, 0, "no keys"))
 		rs = append(rs, r[0])
 	}

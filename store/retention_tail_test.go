@@ -8,7 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
@@ -40,7 +40,7 @@ func TestTruncationIntoTailsLeavesNothingBelowIt(t *testing.T) {
 				if int64(i) == old {
 					clock.Set(t0.Add(2 * time.Hour))
 				}
-				mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", i), protocol.PropertyKeys, fmt.Sprintf("k%d", i)))
+				mustPut(t, s, msg("T", 0, fmt.Sprintf("%04d", i), message.PropertyKeys, fmt.Sprintf("k%d", i)))
 			}
 			clock.Set(t0.Add(150 * time.Minute))
 			if all {
@@ -106,7 +106,7 @@ func TestCheckpointDuringTruncationWindow(t *testing.T) {
 	s.opts.CheckpointBytes = 1 // the next append checkpoints
 	s.applyMu.Unlock()
 	appended := make(chan error, 1)
-	go func() { _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "checkpoints")}); appended <- err }()
+	go func() { _, err := s.Put([]*message.MessageExt{msg("T", 0, "checkpoints")}); appended <- err }()
 	testwait.For(t, testwait.Default, "the append's checkpoint", func() bool { return derived() > before })
 	gfs.open()
 	if err := <-truncated; err != nil {

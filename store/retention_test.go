@@ -9,7 +9,7 @@ import (
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 func TestRetentionByAge(t *testing.T) {
@@ -26,7 +26,7 @@ func TestRetentionByAge(t *testing.T) {
 	var ids []string
 	for i := 0; i < 60; i++ {
 		clock.Set(t0.Add(time.Duration(i) * time.Minute))
-		ms := []*protocol.MessageExt{msg("T", 0, fmt.Sprint(i), protocol.PropertyKeys, fmt.Sprint("k", i))}
+		ms := []*message.MessageExt{msg("T", 0, fmt.Sprint(i), message.PropertyKeys, fmt.Sprint("k", i))}
 		if i < 10 {
 			ms = append(ms, msg("T", 1, fmt.Sprint(i)))
 		}
@@ -156,7 +156,7 @@ func TestRetentionConcurrentWithWrites(t *testing.T) {
 	s.opts.FileReservedTime = -1
 	s.opts.DiskBudget = 50_000
 	stop := runWriters(3, func(_, i int) bool {
-		if _, err := s.Put([]*protocol.MessageExt{msg("T", int32(i%3), "payload"), msg("U", 0, "x")}); err != nil {
+		if _, err := s.Put([]*message.MessageExt{msg("T", int32(i%3), "payload"), msg("U", 0, "x")}); err != nil {
 			t.Error(err)
 			return false
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/runnelmq/runnel/remoting/protocol"
-	"github.com/runnelmq/runnel/store/meta"
+	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/topicconf"
 	"go.uber.org/goleak"
 )
 
@@ -52,9 +52,9 @@ func openMem(t testing.TB) (*Store, *fakeclock.Clock, vfs.FS) {
 	return s, clock, fs
 }
 
-func msg(topic string, q int32, body string, props ...string) *protocol.MessageExt {
-	m := &protocol.MessageExt{
-		Message: protocol.Message{Topic: topic, Body: []byte(body)},
+func msg(topic string, q int32, body string, props ...string) *message.MessageExt {
+	m := &message.MessageExt{
+		Message: message.Message{Topic: topic, Body: []byte(body)},
 		QueueID: q, BornTimestamp: 1, BornHost: netip.MustParseAddrPort("10.0.0.1:5000"),
 		StoreHost: netip.MustParseAddrPort("10.0.0.2:10911"),
 	}
@@ -64,7 +64,7 @@ func msg(topic string, q int32, body string, props ...string) *protocol.MessageE
 	return m
 }
 
-func mustPut(t testing.TB, s *Store, ms ...*protocol.MessageExt) []PutResult {
+func mustPut(t testing.TB, s *Store, ms ...*message.MessageExt) []PutResult {
 	t.Helper()
 	r, err := s.Put(ms)
 	if err != nil {
@@ -99,7 +99,7 @@ func runWriters(n int, put func(w, i int) bool) (stop func()) {
 
 func bodies(t testing.TB, b []byte) []string {
 	t.Helper()
-	ms, err := protocol.DecodeMessagesRaw(b)
+	ms, err := message.DecodeMessagesRaw(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestAppendAssignsOffsets(t *testing.T) {
 		if r.StoreTimestamp != t0.Add(time.Second).UnixMilli() {
 			t.Errorf("msg %d store time %d", i, r.StoreTimestamp)
 		}
-		if r.OffsetMsgID() != protocol.OffsetMsgID(netip.MustParseAddrPort("10.0.0.2:10911"), phys) {
+		if r.OffsetMsgID() != message.OffsetMsgID(netip.MustParseAddrPort("10.0.0.2:10911"), phys) {
 			t.Errorf("msg %d id %s", i, r.OffsetMsgID())
 		}
 		phys += int64(r.Size)
@@ -142,10 +142,10 @@ func TestAppendAssignsOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, _ := protocol.DecodeMessagesRaw(res.Messages)
+	ms, _ := message.DecodeMessagesRaw(res.Messages)
 	m := ms[0]
 	if m.QueueOffset != 2 || m.CommitLogOffset != r2[2].CommitLogOffset || m.StoreTimestamp != r2[2].StoreTimestamp ||
-		string(m.Body) != "a2" || m.BodyCRC != protocol.BodyCRC([]byte("a2")) {
+		string(m.Body) != "a2" || m.BodyCRC != message.BodyCRC([]byte("a2")) {
 		t.Fatalf("stored record %+v", m)
 	}
 }
@@ -164,10 +164,10 @@ func TestStoreTimeNeverDecreases(t *testing.T) {
 func TestGetStatuses(t *testing.T) {
 	s, _, _ := openMem(t)
 	for i := 0; i < 5; i++ {
-		mustPut(t, s, msg("T", 0, fmt.Sprint("m", i), protocol.PropertyTags, []string{"red", "blue"}[i%2]))
+		mustPut(t, s, msg("T", 0, fmt.Sprint("m", i), message.PropertyTags, []string{"red", "blue"}[i%2]))
 	}
-	red := newTagSet(protocol.TagsHashCode("red"))
-	green := newTagSet(protocol.TagsHashCode("green"))
+	red := newTagSet(message.TagsHashCode("red"))
+	green := newTagSet(message.TagsHashCode("green"))
 	cases := []struct {
 		name            string
 		topic           string
@@ -240,9 +240,9 @@ func TestGetByteLimit(t *testing.T) {
 // The Go client must decode a Get result as a PULL body.
 func TestGetIsPullBody(t *testing.T) {
 	s, _, _ := openMem(t)
-	mustPut(t, s, msg("T", 0, "one", protocol.PropertyTags, "a"), msg("T", 0, "two", protocol.PropertyKeys, "k"))
+	mustPut(t, s, msg("T", 0, "one", message.PropertyTags, "a"), msg("T", 0, "two", message.PropertyKeys, "k"))
 	r, _ := s.Get("T", 0, 0, 32, 0, nil)
-	ms, err := protocol.DecodeMessages(r.Messages)
+	ms, err := message.DecodeMessages(r.Messages)
 	if err != nil || len(ms) != 2 || ms[0].QueueOffset != 0 || ms[1].QueueOffset != 1 || ms[1].Keys()[0] != "k" {
 		t.Fatalf("%v %+v", err, ms)
 	}
@@ -284,14 +284,14 @@ func TestLookups(t *testing.T) {
 	s, clock, _ := openMem(t)
 	clock.Set(t0.Add(time.Minute))
 	r := mustPut(t, s,
-		msg("T", 0, "a", protocol.PropertyKeys, "order-1 shared", protocol.PropertyUniqClientMessageIDKey, "U1"),
-		msg("T", 1, "b", protocol.PropertyKeys, "shared", protocol.PropertyUniqClientMessageIDKey, "U2"),
-		msg("Other", 0, "c", protocol.PropertyKeys, "shared"))
+		msg("T", 0, "a", message.PropertyKeys, "order-1 shared", message.PropertyUniqClientMessageIDKey, "U1"),
+		msg("T", 1, "b", message.PropertyKeys, "shared", message.PropertyUniqClientMessageIDKey, "U2"),
+		msg("Other", 0, "c", message.PropertyKeys, "shared"))
 	rec, err := s.LookupMessageID(r[1].OffsetMsgID())
 	if err != nil || bodies(t, rec)[0] != "b" {
 		t.Fatalf("by id: %v", err)
 	}
-	if _, err := s.LookupMessageID(protocol.OffsetMsgID(netip.MustParseAddrPort("1.2.3.4:1"), 3)); !errors.Is(err, ErrNotFound) {
+	if _, err := s.LookupMessageID(message.OffsetMsgID(netip.MustParseAddrPort("1.2.3.4:1"), 3)); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("mid-record id: %v", err)
 	}
 	if _, err := s.LookupMessageID("zz"); err == nil {
@@ -334,11 +334,11 @@ func TestBatchIsAtomic(t *testing.T) {
 	mustPut(t, s, msg("T", 0, "ok"))
 	bad := msg("T", 0, "bad")
 	bad.Topic = string(bytes.Repeat([]byte("t"), 300)) // cannot be encoded
-	if _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "first"), bad}); !errors.Is(err, ErrInvalidOp) {
+	if _, err := s.Put([]*message.MessageExt{msg("T", 0, "first"), bad}); !errors.Is(err, ErrInvalidOp) {
 		t.Fatalf("bad batch: %v", err)
 	}
 	// An op that fails inside apply leaves no trace either.
-	good, _ := protocol.AppendStoredMessage(nil, msg("T", 0, "g"))
+	good, _ := message.AppendStoredMessage(nil, msg("T", 0, "g"))
 	_, err := s.Apply(&Op{Kind: OpAppend, Messages: []AppendMessage{
 		{Record: good, Topic: "T"}, {Record: good[:10], Topic: "T"}}})
 	if !errors.Is(err, ErrInvalidOp) {
@@ -364,13 +364,13 @@ func TestConsumerOffsetsAndMeta(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutTopic(meta.TopicConfig{Name: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}); err != nil {
+	if err := s.PutTopic(topicconf.Config{TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutTopic(meta.TopicConfig{Name: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}); err != nil {
+	if err := s.PutTopic(topicconf.Config{TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutTopic(meta.TopicConfig{Name: ""}); !errors.Is(err, ErrInvalidOp) {
+	if err := s.PutTopic(topicconf.Config{TopicName: ""}); !errors.Is(err, ErrInvalidOp) {
 		t.Fatalf("empty topic name: %v", err)
 	}
 	_ = s.SetDelayOffset(3, 100)
@@ -401,7 +401,7 @@ func TestConsumerOffsetsAndMeta(t *testing.T) {
 		if err != nil || !ok || tc.ReadQueueNums != 4 || tc.Perm != 6 || tc.TopicFilterType != "SINGLE_TAG" {
 			t.Errorf("topic: %+v %v %v", tc, ok, err)
 		}
-		if ts, _ := s.Topics(); len(ts) != 2 || ts[0].Name != "T" || ts[1].Name != "TBW102" {
+		if ts, _ := s.Topics(); len(ts) != 2 || ts[0].TopicName != "T" || ts[1].TopicName != "TBW102" {
 			t.Errorf("topics: %+v", ts)
 		}
 		if d, _ := s.DelayOffsets(); d[3] != 100 || d[18] != 7 || len(d) != 2 {
@@ -436,7 +436,7 @@ func TestConsumerOffsetsAndMeta(t *testing.T) {
 func TestDeleteTopic(t *testing.T) {
 	s, _, _ := openMem(t)
 	mustPut(t, s, msg("T", 0, "a"), msg("T", 1, "b"), msg("K", 0, "keep"))
-	_ = s.PutTopic(meta.TopicConfig{Name: "T", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6})
+	_ = s.PutTopic(topicconf.Config{TopicName: "T", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6})
 	for _, g := range []string{"g1", "g2"} {
 		for _, topic := range []string{"T", "K", "TT"} {
 			if err := s.CommitOffset(g, topic, 1, 1); err != nil {
@@ -495,7 +495,7 @@ func TestReopen(t *testing.T) {
 	if _, err := s.Get("T", 0, 0, 1, 0, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("get after close: %v", err)
 	}
-	if _, err := s.Put([]*protocol.MessageExt{msg("T", 0, "x")}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Put([]*message.MessageExt{msg("T", 0, "x")}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("put after close: %v", err)
 	}
 	if err := s.Close(); !errors.Is(err, ErrClosed) {
@@ -579,7 +579,7 @@ func TestConcurrentWriters(t *testing.T) {
 				go func(w int) {
 					defer wg.Done()
 					for i := 0; i < 100; i++ {
-						r, err := s.Put([]*protocol.MessageExt{msg("T", int32(w%2), "x"), msg("T", int32(w%2), "y")})
+						r, err := s.Put([]*message.MessageExt{msg("T", int32(w%2), "x"), msg("T", int32(w%2), "y")})
 						if err != nil {
 							t.Error(err)
 							return

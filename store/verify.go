@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
@@ -141,7 +141,7 @@ func (s *Store) verifyLog(rep *VerifyReport, minPhys, maxPhys int64) (map[placeK
 			return nil, nil, fmt.Errorf("store: verify: hole in log: record at %d, expected %d", phys, expect)
 		}
 		rec := it.Value()
-		m, n, err := protocol.DecodeStoredMessage(rec, false)
+		m, n, err := message.DecodeStoredMessage(rec, false)
 		if err != nil || n != len(rec) {
 			return nil, nil, fmt.Errorf("store: verify: record at %d: %v (%d of %d bytes)", phys, err, n, len(rec))
 		}

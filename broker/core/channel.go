@@ -41,23 +41,6 @@ type Channel interface {
 	PushReply(ctx context.Context, r PushedReply, done func(ClientReply, error)) error
 }
 
-// ClientReply is a client's answer to a forwarded admin call, passed back
-// to the admin as it came.
-type ClientReply struct {
-	Code   int16
-	Remark string
-	Ext    map[string]string
-	Body   []byte
-}
-
-// DirectConsume names a message for a consumer to consume directly.
-type DirectConsume struct {
-	Group, ClientID, MsgID, Topic string
-	BrokerName                    string
-	// TopicSysFlag is the topic's, when Topic is known; -1 otherwise.
-	TopicSysFlag int
-}
-
 // channelOf returns the Channel a client table entry was registered with.
 // The client table is pure and keeps it as an opaque value; this is the
 // one place it is read back.

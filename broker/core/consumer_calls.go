@@ -5,49 +5,46 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"sync"
 
+	"github.com/runnelmq/runnel/broker/consumercall"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
-// Admin requests answered by asking a connected consumer (Java
-// AdminBrokerProcessor.callConsumer and Broker2Client.getConsumeStatus).
-// None holds a goroutine while the client thinks: the Channel's call takes
-// a done function, and answer runs exactly once — with the client's reply,
-// or with Java's refusal when the client is not online, fails, or does not
-// answer within ConsumerCallTimeout (bounded by the core's life too).
+// Admin requests answered by asking a connected consumer: package
+// broker/consumercall forwards them (one answer per call, within
+// ConsumerCallTimeout, bounded by the core's life, no goroutine held while
+// the client thinks); the core wires it to its consumer registry, checks
+// what it knows (the message of CONSUME_MESSAGE_DIRECTLY) and turns the
+// outcome into Java's refusals.
 
-// findConsumer returns the open channel of clientID in group.
-func (c *Core) findConsumer(group, clientID string) (Channel, bool) {
-	for _, entry := range c.clients.Channels(group) {
-		if entry.ClientID != clientID {
-			continue
-		}
-		if ch, ok := channelOf(entry); ok && !ch.Closed() {
-			return ch, true
-		}
-	}
-	return nil, false
-}
+// ClientReply is a client's answer to a forwarded call (consumercall.Reply).
+type ClientReply = consumercall.Reply
 
-// callConsumer runs call against clientID of group with the call timeout
-// and passes the outcome to answer, mapped to Java's refusals.
-func (c *Core) callConsumer(group, clientID string, answer func(ClientReply, error),
-	call func(ctx context.Context, ch Channel, done func(ClientReply, error)) error) {
-	ch, ok := c.findConsumer(group, clientID)
-	if !ok {
-		answer(ClientReply{}, errorf(protocol.RespSystemError, "The Consumer <%s> <%s> not online", group, clientID))
-		return
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConsumerCallTimeout)
-	done := func(r ClientReply, err error) {
-		cancel()
-		answer(r, consumerCallError(group, clientID, err))
-	}
-	if err := call(ctx, ch, done); err != nil {
-		done(ClientReply{}, err)
-	}
+// DirectConsume names a message for a consumer to consume directly
+// (consumercall.Direct).
+type DirectConsume = consumercall.Direct
+
+// newConsumerCalls wires the forwarding over the consumer registry; Open
+// calls it.
+func (c *Core) newConsumerCalls() *consumercall.Caller {
+	return consumercall.New(consumercall.Config{
+		Members: func(group string) []consumercall.Member {
+			entries := c.clients.Channels(group)
+			out := make([]consumercall.Member, len(entries))
+			for i, e := range entries {
+				out[i].ClientID = e.ClientID
+				if ch, ok := channelOf(e); ok {
+					out[i].Consumer = ch
+				}
+			}
+			return out
+		},
+		Timeout: c.cfg.ConsumerCallTimeout,
+		Context: c.ctx,
+		Logger:  c.log,
+	})
 }
 
 // consumerCallError maps a failed call to the refusal the admin gets.
@@ -55,6 +52,8 @@ func consumerCallError(group, clientID string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, consumercall.ErrNotOnline):
+		return errorf(protocol.RespSystemError, "The Consumer <%s> <%s> not online", group, clientID)
 	case errors.Is(err, ErrClientTimeout) || errors.Is(err, context.DeadlineExceeded):
 		return errorf(protocol.RespConsumeMsgTimeout, "consumer <%s> <%s> Timeout: %v", group, clientID, err)
 	default:
@@ -65,8 +64,8 @@ func consumerCallError(group, clientID string, err error) error {
 // ConsumerRunningInfo asks a consumer for its running info; answer gets
 // its reply as it came.
 func (c *Core) ConsumerRunningInfo(group, clientID string, jstack bool, answer func(ClientReply, error)) {
-	c.callConsumer(group, clientID, answer, func(ctx context.Context, ch Channel, done func(ClientReply, error)) error {
-		return ch.ConsumerRunningInfo(ctx, group, clientID, jstack, done)
+	c.calls.RunningInfo(group, clientID, jstack, func(r ClientReply, err error) {
+		answer(r, consumerCallError(group, clientID, err))
 	})
 }
 
@@ -81,7 +80,7 @@ func (c *Core) ConsumeMessageDirectly(r DirectConsume, answer func(ClientReply, 
 	}
 	rec, err := c.st.LookupMessageID(r.MsgID)
 	switch {
-	case errors.Is(err, protocol.ErrBadMessageID):
+	case errors.Is(err, message.ErrBadMessageID):
 		err = errorf(protocol.RespSystemError, "consume message directly: bad message id %q: %v", r.MsgID, err)
 	case errors.Is(err, store.ErrNotFound):
 		err = errorf(protocol.RespSystemError, "consume message directly: no message with id %s in broker %s", r.MsgID, c.cfg.BrokerName)
@@ -97,68 +96,26 @@ func (c *Core) ConsumeMessageDirectly(r DirectConsume, answer func(ClientReply, 
 	if tc, ok := c.topics.get(r.Topic); ok && r.Topic != "" {
 		r.TopicSysFlag = tc.TopicSysFlag
 	}
-	c.callConsumer(r.Group, r.ClientID, answer, func(ctx context.Context, ch Channel, done func(ClientReply, error)) error {
-		return ch.ConsumeMessageDirectly(ctx, r, rec, done)
+	c.calls.ConsumeDirectly(r, rec, func(reply ClientReply, err error) {
+		answer(reply, consumerCallError(r.Group, r.ClientID, err))
 	})
 }
 
 // ConsumerStatus asks every online consumer of group (or only the one
 // whose client id is only, when given) for its in-memory offsets of
-// topic, all at once (Java Broker2Client.getConsumeStatus), and answers
-// with each client's raw table by client id. A client that fails or does
-// not answer in time is left out, as in Java.
+// topic, all at once, and answers with each client's raw table by client
+// id (consumercall.Caller.Status).
 func (c *Core) ConsumerStatus(topic, group, only string, answer func(map[string][]byte, error)) {
 	if topic == "" || group == "" {
 		answer(nil, refuse(protocol.RespSystemError, "protocol: INVOKE_BROKER_TO_GET_CONSUMER_STATUS header: topic and group are required"))
 		return
 	}
-	entries := c.clients.Channels(group)
-	if len(entries) == 0 {
-		answer(nil, errorf(protocol.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group))
-		return
-	}
-	type target struct {
-		id string
-		ch Channel
-	}
-	var targets []target
-	for _, e := range entries {
-		if ch, ok := channelOf(e); ok && (only == "" || only == e.ClientID) {
-			targets = append(targets, target{e.ClientID, ch})
+	c.calls.Status(topic, group, only, func(tables map[string][]byte, err error) {
+		if errors.Is(err, consumercall.ErrNoConsumers) {
+			err = errorf(protocol.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group)
 		}
-	}
-	if len(targets) == 0 {
-		answer(map[string][]byte{}, nil)
-		return
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.ConsumerCallTimeout)
-	var mu sync.Mutex
-	finish := func(tables map[string][]byte) {
-		cancel()
-		answer(tables, nil)
-	}
-	tables := map[string][]byte{}
-	pending := len(targets)
-	for _, t := range targets {
-		done := func(table []byte, err error) {
-			if err != nil {
-				c.log.Debug("broker: consumer status not answered", "group", group, "client", t.id, "err", err)
-			}
-			mu.Lock()
-			if err == nil && table != nil {
-				tables[t.id] = table
-			}
-			pending--
-			last := pending == 0
-			mu.Unlock()
-			if last {
-				finish(tables)
-			}
-		}
-		if err := t.ch.ConsumerStatus(ctx, topic, group, done); err != nil {
-			done(nil, err)
-		}
-	}
+		answer(tables, err)
+	})
 }
 
 // SortedClientIDs returns the keys of a ConsumerStatus answer in order.

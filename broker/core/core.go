@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/clients"
+	"github.com/runnelmq/runnel/broker/consumercall"
 	"github.com/runnelmq/runnel/broker/filter"
 	"github.com/runnelmq/runnel/broker/lock"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/transaction"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -85,7 +88,8 @@ type Core struct {
 	holds   *longpoll.Table
 	sched   scheduler
 	timer   timers
-	txn     txState
+	txn     *transaction.Service
+	calls   *consumercall.Caller
 	// sqlCache holds compiled SQL92 expressions by their text.
 	sqlCache *filter.Cache
 
@@ -94,7 +98,7 @@ type Core struct {
 	storeHost atomic.Pointer[netip.AddrPort]
 	// uniq makes the UNIQ_KEY of messages sent without one, with the store
 	// host's address in it; set by Start.
-	uniq      atomic.Pointer[protocol.UniqIDGenerator]
+	uniq      atomic.Pointer[message.UniqIDGenerator]
 	pullCount atomic.Int64
 	// groupGetNums counts, per consumer group, the messages pull answers
 	// carried (RocketMQ's GROUP_GET_NUMS): group -> *atomic.Int64.
@@ -153,6 +157,8 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 		return nil, err
 	}
 	c.st = st
+	c.txn = c.newTransactions()
+	c.calls = c.newConsumerCalls()
 	if err := c.load(); err != nil {
 		_ = st.Close()
 		return nil, err
@@ -201,7 +207,7 @@ func (c *Core) Start(host netip.AddrPort) error {
 	c.mu.started = true
 	c.mu.Unlock()
 	c.storeHost.Store(&host)
-	c.uniq.Store(protocol.NewUniqIDGenerator(host.Addr()))
+	c.uniq.Store(message.NewUniqIDGenerator(host.Addr()))
 	c.holds.Start()
 	if err := c.startSchedule(); err != nil {
 		return err
@@ -356,7 +362,7 @@ func (c *Core) newUniqID() string {
 	if g := c.uniq.Load(); g != nil {
 		return g.Next()
 	}
-	return protocol.NewUniqID()
+	return message.NewUniqID()
 }
 
 // Store returns the message store (for tests and tools).

@@ -18,16 +18,22 @@
 // DELAY diversion), pull.go (Pull and its hold), filter.go (tag filters),
 // offsets.go (offsets and resets), consumers.go (heartbeats, the consumer
 // registry, locks), sendback.go (CONSUMER_SEND_MSG_BACK: %RETRY% and
-// %DLQ%), transaction.go and txcheck.go (half messages, their end and the
-// check of producers), schedule.go (delayed delivery), admin.go (topic and
-// group admin, stats, connections), consumer_calls.go (admin calls
-// answered by a consumer), query.go (messages by offset and key), reply.go (request/reply:
-// a reply pushed to its requester),
-// topics.go (the topic table), subgroups.go (the consumer groups' stored
-// configs and what the core honours of them), runtime.go (the
-// configuration that changes at run time). The pure tables it wires live in
-// broker/clients, broker/lock, broker/longpoll and broker/offsets; delayed
-// delivery in broker/schedule.
+// %DLQ%), transaction.go (wires broker/transaction), consumer_calls.go
+// (wires broker/consumercall), schedule.go and timer.go (wire delayed and
+// timer delivery), admin.go (topic and group admin, stats, connections),
+// query.go (messages by offset and key), reply.go (request/reply: a reply
+// pushed to its requester), topics.go (the topic table), subgroups.go (the
+// consumer groups' stored configs and what the core honours of them),
+// runtime.go (the configuration that changes at run time).
+//
+// Behaviour with its own room lives in packages the core wires through
+// small Configs and interfaces, each wire-free too: broker/transaction
+// (half messages, END_TRANSACTION, the check of producers),
+// broker/consumercall (admin calls answered by a consumer),
+// broker/schedule and broker/timer (delayed and timer delivery), and the
+// pure tables broker/clients, broker/lock, broker/longpoll and
+// broker/offsets. The message and its stored record are package
+// message's, the topic config package topicconf's.
 //
 // Invariants:
 //   - every call answers: a result, or an *Error with Java's code and

@@ -5,6 +5,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/filter"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -69,11 +70,11 @@ type retrySQL struct {
 func (retrySQL) MatchTagsCode(int64) bool { return true }
 
 func (f retrySQL) MatchRecord(rec []byte) bool {
-	props, ok := protocol.StoredProperties(rec)
+	props, ok := message.StoredProperties(rec)
 	if !ok {
 		return false
 	}
-	topic, ok := protocol.LookupProperty(props, protocol.PropertyRetryTopic)
+	topic, ok := message.LookupProperty(props, protocol.PropertyRetryTopic)
 	if !ok {
 		return true
 	}

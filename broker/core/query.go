@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -96,10 +97,10 @@ func storedWithin(recs [][]byte, begin, end int64, n int) [][]byte {
 // recordStoreTime reads the store timestamp of an encoded record; false
 // when the record is too short to hold one.
 func recordStoreTime(rec []byte) (int64, bool) {
-	if len(rec) < protocol.StoredSysFlagPos+4 {
+	if len(rec) < message.StoredSysFlagPos+4 {
 		return 0, false
 	}
-	pos := protocol.StoreTimestampPos(int32(binary.BigEndian.Uint32(rec[protocol.StoredSysFlagPos:])))
+	pos := message.StoreTimestampPos(int32(binary.BigEndian.Uint32(rec[message.StoredSysFlagPos:])))
 	if len(rec) < pos+8 {
 		return 0, false
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -108,7 +109,7 @@ var errNoOriginal = errors.New("core: original message not found")
 // topic).
 func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.MessageExt, error) {
 	if rec, err := c.st.ReadRecord(h.Offset); err == nil {
-		m, _, err := protocol.DecodeStoredMessage(rec, false)
+		m, _, err := message.DecodeStoredMessage(rec, false)
 		if err == nil && (h.OriginMsgID == "" || h.OriginMsgID == m.MsgID || h.OriginMsgID == m.OffsetMsgID) {
 			return m, nil
 		}
@@ -118,9 +119,9 @@ func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.
 	if h.OriginMsgID == "" {
 		return nil, errNoOriginal
 	}
-	if _, phys, err := protocol.ParseOffsetMsgID(h.OriginMsgID); err == nil {
+	if _, phys, err := message.ParseOffsetMsgID(h.OriginMsgID); err == nil {
 		if rec, err := c.st.ReadRecord(phys); err == nil {
-			if m, _, err := protocol.DecodeStoredMessage(rec, false); err == nil {
+			if m, _, err := message.DecodeStoredMessage(rec, false); err == nil {
 				return m, nil
 			}
 		}
@@ -134,7 +135,7 @@ func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.
 			return nil, err
 		}
 		for i := len(recs) - 1; i >= 0; i-- {
-			if m, _, err := protocol.DecodeStoredMessage(recs[i], false); err == nil {
+			if m, _, err := message.DecodeStoredMessage(recs[i], false); err == nil {
 				return m, nil
 			}
 		}

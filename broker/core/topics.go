@@ -7,9 +7,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
-	"github.com/runnelmq/runnel/store/meta"
 )
 
 // System topic names (RocketMQ TopicValidator).
@@ -18,10 +18,10 @@ const (
 	topicSchedule        = "SCHEDULE_TOPIC_XXXX"
 	topicScheduleV2      = "SCHEDULE_TOPIC_XXXX_V2"
 	topicBenchmark       = "BenchmarkTest"
-	topicTransHalf       = "RMQ_SYS_TRANS_HALF_TOPIC"
+	topicTransHalf       = transaction.HalfTopic
 	topicTrace           = "RMQ_SYS_TRACE_TOPIC"
-	topicTransOpHalf     = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-	topicTransCheckMax   = "TRANS_CHECK_MAX_TIME_TOPIC"
+	topicTransOpHalf     = transaction.OpHalfTopic
+	topicTransCheckMax   = transaction.CheckMaxTopic
 	topicSelfTest        = "SELF_TEST_TOPIC"
 	topicOffsetMoved     = "OFFSET_MOVED_EVENT"
 	systemTopicPrefix    = "rmq_sys_"
@@ -147,29 +147,15 @@ func newTopicTable(st *store.Store, nowMillis func() int64) *topicTable {
 }
 
 // load fills the table from configs read from the store, without writing.
-func (t *topicTable) load(cfgs []meta.TopicConfig) {
+// A config stored without a filter type has RocketMQ's default.
+func (t *topicTable) load(cfgs []protocol.TopicConfig) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range cfgs {
-		t.mu.topics[c.Name] = fromMeta(c)
-	}
-}
-
-func fromMeta(c meta.TopicConfig) protocol.TopicConfig {
-	f := c.TopicFilterType
-	if f == "" {
-		f = protocol.TopicFilterSingleTag
-	}
-	return protocol.TopicConfig{
-		TopicName: c.Name, ReadQueueNums: int(c.ReadQueueNums), WriteQueueNums: int(c.WriteQueueNums),
-		Perm: int(c.Perm), TopicFilterType: f, TopicSysFlag: int(c.TopicSysFlag), Order: c.Order,
-	}
-}
-
-func toMeta(c protocol.TopicConfig) meta.TopicConfig {
-	return meta.TopicConfig{
-		Name: c.TopicName, ReadQueueNums: int32(c.ReadQueueNums), WriteQueueNums: int32(c.WriteQueueNums),
-		Perm: int32(c.Perm), TopicFilterType: c.TopicFilterType, TopicSysFlag: int32(c.TopicSysFlag), Order: c.Order,
+		if c.TopicFilterType == "" {
+			c.TopicFilterType = protocol.TopicFilterSingleTag
+		}
+		t.mu.topics[c.TopicName] = c
 	}
 }
 
@@ -191,8 +177,7 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
 		return false, nil
 	}
-	m := toMeta(c)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
+	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
 		return false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()
@@ -215,8 +200,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	if c.TopicFilterType == "" {
 		c.TopicFilterType = protocol.TopicFilterSingleTag
 	}
-	m := toMeta(c)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
+	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
 		return protocol.TopicConfig{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()

@@ -16,6 +16,7 @@ package filter
 
 import (
 	"github.com/runnelmq/runnel/broker/filter/sql92"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -48,7 +49,7 @@ func Tags(tagSet []string, codes []int64) Filter {
 		if t == protocol.SubAll {
 			return nil
 		}
-		f.codes[protocol.TagsHashCode(t)] = struct{}{}
+		f.codes[message.TagsHashCode(t)] = struct{}{}
 	}
 	return f
 }
@@ -82,7 +83,7 @@ func (SQL) MatchTagsCode(int64) bool { return true }
 // MatchRecord evaluates the expression on the record's properties. A record
 // whose properties cannot be found does not match.
 func (f SQL) MatchRecord(rec []byte) bool {
-	props, ok := protocol.StoredProperties(rec)
+	props, ok := message.StoredProperties(rec)
 	if !ok {
 		return false
 	}
@@ -91,7 +92,7 @@ func (f SQL) MatchRecord(rec []byte) bool {
 
 // Match evaluates the expression on a raw property string.
 func (f SQL) Match(props []byte) bool {
-	return f.expr.Match(func(name string) (string, bool) { return protocol.LookupProperty(props, name) })
+	return f.expr.Match(func(name string) (string, bool) { return message.LookupProperty(props, name) })
 }
 
 // Expr returns the compiled expression.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -101,7 +102,7 @@ func (rc *rawClient) createTopic(topic string, queues int32) {
 func sendHeader(topic string, props map[string]string) protocol.SendMessageRequestHeader {
 	return protocol.SendMessageRequestHeader{
 		ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopicKey, DefaultTopicQueueNums: 4,
-		QueueID: 0, BornTimestamp: time.Now().UnixMilli(), Properties: protocol.MarshalProperties(props),
+		QueueID: 0, BornTimestamp: time.Now().UnixMilli(), Properties: message.MarshalProperties(props),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -65,7 +66,7 @@ func TestScrapeAfterKnownTraffic(t *testing.T) {
 
 	clk.Advance(10 * time.Second) // the messages are now 10 s old
 	pull := rc.ok(protocol.ReqPullMessage, pullHeader("cg", "MA", 0, 2), nil)
-	msgs, err := protocol.DecodeMessages(pull.Body)
+	msgs, err := message.DecodeMessages(pull.Body)
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("pulled %d messages (%v), want 2", len(msgs), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -15,7 +16,7 @@ func BenchmarkObserveSend(b *testing.B) {
 	m := New(Config{ExporterType: ExporterProm}, Deps{Cluster: "c", Node: "n"})
 	req := protocol.NewRequest(protocol.ReqSendMessageV2, protocol.SendMessageRequestHeader{
 		ProducerGroup: "pg", Topic: "BENCH", DefaultTopic: protocol.DefaultTopicKey, DefaultTopicQueueNums: 4,
-		Properties: protocol.MarshalProperties(map[string]string{"UNIQ_KEY": "0A0B0C0D00002A9F0000000000000001", "WAIT": "true"}),
+		Properties: message.MarshalProperties(map[string]string{"UNIQ_KEY": "0A0B0C0D00002A9F0000000000000001", "WAIT": "true"}),
 	}.EncodeV2(), make([]byte, 1024))
 	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
 	b.ReportAllocs()

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -140,12 +141,12 @@ func (t *traffic) sent(req *protocol.Command) {
 func typeOf(props string) msgType {
 	fifo, delay := false, false
 	for props != "" {
-		i := strings.IndexByte(props, protocol.NameValueSeparator)
+		i := strings.IndexByte(props, message.NameValueSeparator)
 		if i < 0 {
 			break
 		}
 		name, val := props[:i], props[i+1:]
-		if j := strings.IndexByte(val, protocol.PropertySeparator); j >= 0 {
+		if j := strings.IndexByte(val, message.PropertySeparator); j >= 0 {
 			val, props = val[:j], val[j+1:]
 		} else {
 			props = ""

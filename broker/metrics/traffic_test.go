@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -22,7 +23,7 @@ func TestTypeOf(t *testing.T) {
 		{map[string]string{"__STARTDELIVERTIME": "1700000000000"}, typeDelay},
 		{map[string]string{"XDELAY": "3"}, typeNormal},
 	} {
-		if got := typeOf(protocol.MarshalProperties(c.props)); got != c.want {
+		if got := typeOf(message.MarshalProperties(c.props)); got != c.want {
 			t.Errorf("typeOf(%v) = %s, want %s", c.props, msgTypeNames[got], msgTypeNames[c.want])
 		}
 	}

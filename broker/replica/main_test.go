@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	"go.uber.org/goleak"
 
+	msgcodec "github.com/runnelmq/runnel/message" // the test helper message() takes the name
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -250,7 +251,7 @@ func bodies(t testing.TB, s *store.Store) map[string]int {
 			if err != nil || res.Count == 0 {
 				t.Fatalf("get %s/%d@%d: %v", id.Topic, id.ID, off, err)
 			}
-			ms, err := protocol.DecodeMessages(res.Messages)
+			ms, err := msgcodec.DecodeMessages(res.Messages)
 			if err != nil {
 				t.Fatal(err)
 			}

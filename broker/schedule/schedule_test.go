@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -96,7 +97,7 @@ func (e *env) queue(topic string, q int32) []string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	ms, err := protocol.DecodeMessages(res.Messages)
+	ms, err := message.DecodeMessages(res.Messages)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestDeliverWhenDue(t *testing.T) {
 		t.Fatalf("queue 0 = %v, want [c]", got)
 	}
 	res, _ := e.st.Get("T", 1, 1, 1, 0, nil)
-	ms, _ := protocol.DecodeMessages(res.Messages)
+	ms, _ := message.DecodeMessages(res.Messages)
 	m := ms[0]
 	if m.Topic != "T" || m.QueueID != 1 || m.ReconsumeTimes != 2 || m.Properties["DELAY"] != "" ||
 		m.Properties["REAL_TOPIC"] != "T" || m.Tags() != "tagA" || m.UniqKey() != "u-a" {

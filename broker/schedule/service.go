@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/dueloop"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -232,7 +233,7 @@ func (s *Service) prepareLocked(i int, e consumequeue.Entry) (*protocol.MessageE
 	if err != nil {
 		return nil, false, fmt.Errorf("schedule: level %d read %d: %w", i+1, e.PhysOffset, err)
 	}
-	m, _, err := protocol.DecodeStoredMessage(rec, false)
+	m, _, err := message.DecodeStoredMessage(rec, false)
 	if err != nil {
 		s.cfg.Logger.Error("schedule: undecodable record in the schedule topic, skipped", "level", i+1, "offset", e.PhysOffset, "err", err)
 		return nil, true, nil
@@ -270,7 +271,7 @@ func (s *Service) deliveredLocked(i int, m, out *protocol.MessageExt) (bool, err
 		return false, fmt.Errorf("schedule: level %d resume check: %w", i+1, err)
 	}
 	for _, r := range recs {
-		d, _, err := protocol.DecodeStoredMessage(r, false)
+		d, _, err := message.DecodeStoredMessage(r, false)
 		if err != nil || d.QueueID != out.QueueID || d.CommitLogOffset <= m.CommitLogOffset || s.used[i][d.CommitLogOffset] {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/dueloop"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -207,7 +208,7 @@ func (s *Service) indexLocked() error {
 			off++
 			continue
 		}
-		ms, err := protocol.DecodeMessagesRaw(res.Messages)
+		ms, err := message.DecodeMessagesRaw(res.Messages)
 		if err != nil { // an undecodable record among them: one by one
 			for _, o := range res.QueueOffsets {
 				if err := s.indexOneLocked(o, now); err != nil {
@@ -275,7 +276,7 @@ func (s *Service) read(phys int64) (*protocol.MessageExt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timer: read %d: %w", phys, err)
 	}
-	m, _, err := protocol.DecodeStoredMessage(rec, false)
+	m, _, err := message.DecodeStoredMessage(rec, false)
 	if err != nil {
 		s.cfg.Logger.Error("timer: undecodable record in the timer topic, skipped", "offset", phys, "err", err)
 		return nil, nil
@@ -368,7 +369,7 @@ func (s *Service) deliveredLocked(m, out *protocol.MessageExt) (bool, error) {
 		return false, fmt.Errorf("timer: resume check: %w", err)
 	}
 	for _, r := range recs {
-		d, _, err := protocol.DecodeStoredMessage(r, false)
+		d, _, err := message.DecodeStoredMessage(r, false)
 		if err != nil || d.QueueID != out.QueueID || d.CommitLogOffset <= m.CommitLogOffset || s.used[d.CommitLogOffset] {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -101,7 +102,7 @@ func (e *env) delivered() []string {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		m, _, err := protocol.DecodeStoredMessage(rec, false)
+		m, _, err := message.DecodeStoredMessage(rec, false)
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -315,7 +316,7 @@ func (a *Admin) ConsumeMessageDirectly(ctx context.Context, group, clientID, off
 	if err := checkName("group", group); err != nil {
 		return nil, err
 	}
-	host, _, err := protocol.ParseOffsetMsgID(offsetMsgID)
+	host, _, err := message.ParseOffsetMsgID(offsetMsgID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: message id %q: %v", ErrBadArgument, offsetMsgID, err)
 	}

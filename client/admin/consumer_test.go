@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -152,7 +153,7 @@ func TestConsumeMessageDirectlyGoesToTheStoringBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := protocol.OffsetMsgID(host, 42)
+	id := message.OffsetMsgID(host, 42)
 	a := newAdmin(t, "127.0.0.1:1") // the name server is never asked
 	res, err := a.ConsumeMessageDirectly(context.Background(), "g", "c1", id)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -32,7 +33,7 @@ func (a *Admin) QueryMessageByID(ctx context.Context, id, topic string) (*protoc
 	if id == "" {
 		return nil, fmt.Errorf("%w: message id is empty", ErrBadArgument)
 	}
-	host, phys, perr := protocol.ParseOffsetMsgID(id)
+	host, phys, perr := message.ParseOffsetMsgID(id)
 	if perr != nil && topic == "" {
 		return nil, fmt.Errorf("admin: %s: %w (a client message id needs the topic)", op, perr)
 	}
@@ -79,7 +80,7 @@ func (a *Admin) viewMessage(ctx context.Context, op string, n Node, phys int64, 
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := protocol.DecodeStoredMessage(resp.Body, true)
+	m, _, err := message.DecodeStoredMessage(resp.Body, true)
 	if err != nil {
 		return nil, fmt.Errorf("admin: %s: %s: %w", op, n, err)
 	}
@@ -147,7 +148,7 @@ func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq b
 		if resp.Code != protocol.RespSuccess {
 			return nil, responseError(op, n.String(), resp)
 		}
-		msgs, err := protocol.DecodeMessages(resp.Body)
+		msgs, err := message.DecodeMessages(resp.Body)
 		if err != nil {
 			return nil, fmt.Errorf("admin: %s: %s: %w", op, n, err)
 		}

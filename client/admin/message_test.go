@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -27,7 +28,7 @@ func stored(t *testing.T, addr string, phys, storeTime int64, topic, keys, uniq,
 	if uniq != "" {
 		m.Properties[protocol.PropertyUniqClientMessageIDKey] = uniq
 	}
-	b, err := protocol.AppendStoredMessage(nil, m)
+	b, err := message.AppendStoredMessage(nil, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestQueryMessageByOffsetID(t *testing.T) {
 	rec := stored(t, ba.addr(), 4096, 1000, "T", "k1", "UNIQ1", "hello")
 	ba.reply(protocol.ReqViewMessageByID, protocol.RespSuccess, nil, rec)
 	a := newAdmin(t, ns.addr())
-	id := protocol.OffsetMsgID(netip.MustParseAddrPort(ba.addr()), 4096)
+	id := message.OffsetMsgID(netip.MustParseAddrPort(ba.addr()), 4096)
 	m, err := a.QueryMessageByID(context.Background(), id, "")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestQueryMessageByOffsetID(t *testing.T) {
 	if _, err := a.QueryMessageByID(context.Background(), id, ""); err == nil || !strings.Contains(err.Error(), ba.addr()) {
 		t.Fatalf("err %v", err)
 	}
-	if _, err := a.QueryMessageByID(context.Background(), "zz", ""); !errors.Is(err, protocol.ErrBadMessageID) {
+	if _, err := a.QueryMessageByID(context.Background(), "zz", ""); !errors.Is(err, message.ErrBadMessageID) {
 		t.Fatalf("bad id: %v", err)
 	}
 }
@@ -131,7 +132,7 @@ func TestQueryMessageByKey(t *testing.T) {
 		t.Fatalf("begin after end: %v", err)
 	}
 	ba.reply(protocol.ReqQueryMessage, protocol.RespSuccess, nil, []byte{0, 0, 0, 9, 1})
-	if _, err := a.QueryMessageByKey(context.Background(), KeyQuery{Topic: "T", Key: "k"}); !errors.Is(err, protocol.ErrMalformedMessage) {
+	if _, err := a.QueryMessageByKey(context.Background(), KeyQuery{Topic: "T", Key: "k"}); !errors.Is(err, message.ErrMalformedMessage) {
 		t.Fatalf("malformed body: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -66,7 +67,7 @@ func TestProcessDelayedDeliveryAcrossSIGKILL(t *testing.T) {
 		t.Helper()
 		hdr := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
 			DefaultTopicQueueNums: 4, QueueID: -1, BornTimestamp: time.Now().UnixMilli(),
-			Properties: protocol.MarshalProperties(map[string]string{protocol.PropertyDelayTimeLevel: "1"})}
+			Properties: message.MarshalProperties(map[string]string{protocol.PropertyDelayTimeLevel: "1"})}
 		resp := invoke(cl, addr, protocol.NewRequest(protocol.ReqSendMessage, hdr.Encode(), []byte(body)))
 		if resp.Code != protocol.RespSuccess {
 			t.Fatalf("send %s: code %d %s", body, resp.Code, resp.Remark)
@@ -138,7 +139,7 @@ func realTopicBodies(t *testing.T, invoke func(*protocol.Command) *protocol.Comm
 			if resp.Code != protocol.RespSuccess {
 				break
 			}
-			msgs, err := protocol.DecodeMessages(resp.Body)
+			msgs, err := message.DecodeMessages(resp.Body)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -50,7 +51,7 @@ func TestProcessTimersAcrossSIGKILL(t *testing.T) {
 		ms := strconv.FormatInt(due.UnixMilli(), 10)
 		hdr := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
 			DefaultTopicQueueNums: 4, QueueID: -1, BornTimestamp: time.Now().UnixMilli(),
-			Properties: protocol.MarshalProperties(map[string]string{protocol.PropertyTimerDeliverMS: ms})}
+			Properties: message.MarshalProperties(map[string]string{protocol.PropertyTimerDeliverMS: ms})}
 		resp := invoke(cl, addr, protocol.NewRequest(protocol.ReqSendMessage, hdr.Encode(), []byte(name+"@"+ms)))
 		if resp.Code != protocol.RespSuccess {
 			t.Fatalf("send %s: code %d %s", name, resp.Code, resp.Remark)
@@ -132,7 +133,7 @@ func realTopicMessages(t *testing.T, invoke func(*protocol.Command) *protocol.Co
 			if resp.Code != protocol.RespSuccess {
 				break
 			}
-			msgs, err := protocol.DecodeMessages(resp.Body)
+			msgs, err := message.DecodeMessages(resp.Body)
 			if err != nil {
 				t.Fatal(err)
 			}

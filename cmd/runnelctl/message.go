@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -130,7 +131,7 @@ non-system topic of the cluster (up to 200 of them).`,
 // isOffsetMsgID reports whether id decodes to the address of a broker the
 // name server lists.
 func (a *app) isOffsetMsgID(ctx context.Context, id string) bool {
-	host, _, err := protocol.ParseOffsetMsgID(id)
+	host, _, err := message.ParseOffsetMsgID(id)
 	if err != nil {
 		return false
 	}

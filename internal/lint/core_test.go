@@ -12,10 +12,11 @@ import (
 
 // wireFree are the broker packages below the wire: the core every front
 // door calls, and the tables it wires. They may use RocketMQ's types
-// (remoting/protocol: codes, headers, bodies, the stored-message codec) but
+// (remoting/protocol: codes, headers, bodies; package message: the stored
+// record) but
 // never the transport, and never a remoting command: a gRPC front door or
 // raft's apply must be able to call them without building one.
-var wireFree = []string{"broker/core", "broker/clients", "broker/lock", "broker/longpoll", "broker/offsets", "broker/schedule", "broker/filter", "broker/timer", "broker/dueloop"}
+var wireFree = []string{"broker/core", "broker/clients", "broker/lock", "broker/longpoll", "broker/offsets", "broker/schedule", "broker/filter", "broker/timer", "broker/dueloop", "broker/transaction", "broker/consumercall"}
 
 // wireNames are the remoting/protocol identifiers that are the wire itself.
 var wireNames = map[string]bool{"Command": true, "NewRequest": true, "NewResponse": true}

@@ -18,23 +18,27 @@ const module = "github.com/runnelmq/runnel"
 // packages it must never import. The direction is
 // cmd -> broker/namesrv/client -> remoting -> remoting/protocol, and
 // broker -> store; acl (signatures, plain_acl.yml) sits beside remoting,
-// used by broker, namesrv and client alike.
+// used by broker, namesrv and client alike; message (the message and its
+// stored record) and topicconf (the topic config) sit below both
+// remoting/protocol and store, which never import each other.
 var rules = []struct {
 	pkg       string
 	forbidden []string
 	why       string
 }{
+	{"message", []string{"acl", "remoting", "broker", "namesrv", "client", "store", "cmd", "integration", "internal", "topicconf"}, "the stored record is shared by the wire and the store, so it imports neither"},
+	{"topicconf", []string{"acl", "remoting", "broker", "namesrv", "client", "store", "cmd", "integration", "internal"}, "the topic config is shared by the wire and the store, so it imports neither"},
 	{"acl", []string{"broker", "namesrv", "client", "store", "cmd", "integration"}, "access control is shared by every role"},
 	{"remoting/protocol", []string{"remoting", "broker", "namesrv", "client", "store", "cmd", "integration"}, "wire types only"},
 	{"remoting", []string{"broker", "namesrv", "client", "store", "cmd", "integration"}, "transport knows no roles"},
-	{"store", []string{"broker", "namesrv", "client", "cmd", "integration"}, "the store is below the broker"},
+	{"store", []string{"remoting", "broker", "namesrv", "client", "cmd", "integration"}, "the store is below the broker and knows no wire"},
 	{"client", []string{"broker", "namesrv", "store", "cmd", "integration"}, "the client must work against any RocketMQ broker"},
 	{"namesrv", []string{"broker", "client", "store", "cmd", "integration"}, "the name server stands alone"},
 	{"broker", []string{"namesrv", "client", "cmd", "integration"}, "the broker does not embed a client or name server"},
 }
 
 // pure packages hold logic tested without sockets.
-var pure = []string{"acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
+var pure = []string{"message", "topicconf", "acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
 
 var networkImports = []string{"net", "net/http", "github.com/cloudwego/netpoll"}
 
@@ -159,14 +163,20 @@ func TestRulesCatchViolations(t *testing.T) {
 		"remoting/protocol": {module + "/remoting"},
 		"store":             {module + "/broker/lock"},
 		"namesrv":           {module + "/client"},
+		"topicconf":         {module + "/store/meta"},
+		"message":           {module + "/remoting/protocol"},
+		"store/commitlog":   {module + "/remoting/protocol"},
 	}
 	if got := violations(bad); len(got) != len(bad) {
 		t.Fatalf("caught %d of %d violations: %v", len(got), len(bad), got)
 	}
 	good := map[string][]string{
-		"broker":           {module + "/store", module + "/remoting/protocol"},
-		"remoting":         {module + "/remoting/protocol"},
-		"client/rebalance": {module + "/client/queue"},
+		"broker":            {module + "/store", module + "/remoting/protocol"},
+		"remoting":          {module + "/remoting/protocol"},
+		"client/rebalance":  {module + "/client/queue"},
+		"store/meta":        {module + "/topicconf"},
+		"store":             {module + "/message"},
+		"remoting/protocol": {module + "/message", module + "/topicconf"},
 	}
 	if got := violations(good); len(got) != 0 {
 		t.Fatalf("allowed imports reported: %v", got)

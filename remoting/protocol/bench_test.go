@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/netip"
 	"testing"
+
+	"github.com/runnelmq/runnel/message"
 )
 
 // benchCommands are typical hot-path requests: a push consumer's pull and a
@@ -127,13 +129,13 @@ func BenchmarkMessageIDs(b *testing.B) {
 	b.Run("OffsetMsgID", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := range b.N {
-			_ = OffsetMsgID(host, int64(i))
+			_ = message.OffsetMsgID(host, int64(i))
 		}
 	})
 	b.Run("NewUniqID", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			_ = NewUniqID()
+			_ = message.NewUniqID()
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/runnelmq/runnel/message"
 )
 
 // ErrBadBatch is wrapped by batch body decoding errors.
@@ -26,7 +28,7 @@ const maxBatchPropertiesLen = 32767
 func AppendBatch(dst []byte, msgs []*Message) ([]byte, error) {
 	be := binary.BigEndian
 	for i, m := range msgs {
-		props := MarshalProperties(m.Properties)
+		props := message.MarshalProperties(m.Properties)
 		if len(props) > maxBatchPropertiesLen {
 			return nil, fmt.Errorf("%w: message %d: properties of %d bytes exceed %d", ErrBadBatch, i, len(props), maxBatchPropertiesLen)
 		}
@@ -68,7 +70,7 @@ func DecodeBatch(b []byte) ([]*Message, error) {
 		if p+propsLen > len(b) {
 			return nil, fmt.Errorf("%w: message %d: properties length %d with %d bytes left", ErrBadBatch, i, propsLen, len(b)-p)
 		}
-		props := UnmarshalProperties(string(b[p : p+propsLen]))
+		props := message.UnmarshalProperties(string(b[p : p+propsLen]))
 		p += propsLen
 		if total != p {
 			return nil, fmt.Errorf("%w: message %d: totalSize %d, fields take %d", ErrBadBatch, i, total, p)

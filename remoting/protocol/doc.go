@@ -1,7 +1,8 @@
 // Package protocol owns RocketMQ's remoting wire format: the frame, the
 // JSON and binary (ROCKETMQ) command headers, request and response codes,
-// typed extFields headers, and the stored-message codec shared by the broker
-// and the client.
+// typed extFields headers and bodies. The messages a PULL body carries are
+// stored records, whose codec is package message's (the store writes the
+// same bytes); protocol names its types under their wire names.
 //
 // Frame layout (all integers big-endian):
 //

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 func TestRegisterBrokerRequestHeaderRoundTrip(t *testing.T) {
@@ -178,7 +180,7 @@ func TestDecodeRegisterBrokerBody(t *testing.T) {
 
 func TestRegisterBrokerBodyEncodeRoundTrip(t *testing.T) {
 	body := RegisterBrokerBody{TopicConfigSerializeWrapper: TopicConfigSerializeWrapper{
-		TopicConfigTable: map[string]TopicConfig{"t": NewTopicConfig("t")},
+		TopicConfigTable: map[string]TopicConfig{"t": topicconf.New("t")},
 		DataVersion:      DataVersion{}.Next(42),
 	}}
 	enc, err := body.Encode()

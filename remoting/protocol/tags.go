@@ -3,39 +3,12 @@ package protocol
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/runnelmq/runnel/message"
 )
 
 // SubAll is the subscription expression that matches every message.
 const SubAll = "*"
-
-// TagsHashCode is the tag code RocketMQ stores in consume-queue entries and
-// subscriptions: Java's String.hashCode of the tag, computed over UTF-16 code
-// units (a code point above U+FFFF counts as its two surrogates), widened to
-// int64. Invalid UTF-8 counts as U+FFFD per bad byte. For ASCII tags it
-// equals the official Go client's byte hash; for other tags the two differ,
-// and Java's is the one brokers use.
-func TagsHashCode(tag string) int64 {
-	var h int32
-	for i := 0; i < len(tag); {
-		c := tag[i]
-		if c < utf8.RuneSelf {
-			h = 31*h + int32(c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(tag[i:])
-		i += n
-		if r > 0xFFFF {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return int64(h)
-}
 
 // IsSubAll reports whether a tag expression matches everything: "*" or
 // empty (after trimming), as in Java's FilterAPI.
@@ -46,7 +19,7 @@ func IsSubAll(expr string) bool {
 
 // ParseSubExpression splits a tag expression such as "TagA || TagB" into
 // its tags (trimmed, empties dropped, duplicates removed, in order) and their
-// TagsHashCode codes. An expression that matches everything (see IsSubAll)
+// message.TagsHashCode codes. An expression that matches everything (see IsSubAll)
 // yields no tags and no codes.
 func ParseSubExpression(expr string) (tags []string, codes []int64) {
 	if IsSubAll(expr) {
@@ -58,7 +31,7 @@ func ParseSubExpression(expr string) (tags []string, codes []int64) {
 			continue
 		}
 		tags = append(tags, t)
-		codes = append(codes, TagsHashCode(t))
+		codes = append(codes, message.TagsHashCode(t))
 	}
 	return tags, codes
 }
@@ -88,7 +61,7 @@ func (s *SubscriptionData) MatchesTag(tag string) bool {
 	if len(s.TagsSet) > 0 {
 		return tag != "" && slices.Contains(s.TagsSet, tag)
 	}
-	return tag != "" && slices.Contains(s.CodeSet, TagsHashCode(tag))
+	return tag != "" && slices.Contains(s.CodeSet, message.TagsHashCode(tag))
 }
 
 // MatchesTagsCode reports whether a consume-queue entry with this tag code
@@ -102,7 +75,7 @@ func (s *SubscriptionData) MatchesTagsCode(code int64) bool {
 		return true
 	}
 	for _, t := range s.TagsSet {
-		if TagsHashCode(t) == code {
+		if message.TagsHashCode(t) == code {
 			return true
 		}
 	}

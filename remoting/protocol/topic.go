@@ -1,14 +1,18 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// Permission bits of a topic or queue (RocketMQ PermName). Normal topics use
-// PermRead|PermWrite (6); the auto-create template TBW102 adds PermInherit (7).
+	"github.com/runnelmq/runnel/topicconf"
+)
+
+// Permission bits of a topic or queue (RocketMQ PermName); package
+// topicconf owns them with the topic config.
 const (
-	PermPriority = 8
-	PermRead     = 4
-	PermWrite    = 2
-	PermInherit  = 1
+	PermPriority = topicconf.PermPriority
+	PermRead     = topicconf.PermRead
+	PermWrite    = topicconf.PermWrite
+	PermInherit  = topicconf.PermInherit
 )
 
 // IsReadable reports whether perm allows consuming.
@@ -38,34 +42,14 @@ func PermString(perm int) string {
 
 // Topic filter types (RocketMQ TopicFilterType).
 const (
-	TopicFilterSingleTag = "SINGLE_TAG"
-	TopicFilterMultiTag  = "MULTI_TAG"
+	TopicFilterSingleTag = topicconf.FilterSingleTag
+	TopicFilterMultiTag  = topicconf.FilterMultiTag
 )
 
 // TopicConfig is a broker's definition of one topic, as it travels in
-// REGISTER_BROKER bodies (RocketMQ TopicConfig).
-type TopicConfig struct {
-	TopicName       string            `json:"topicName"`
-	ReadQueueNums   int               `json:"readQueueNums"`
-	WriteQueueNums  int               `json:"writeQueueNums"`
-	Perm            int               `json:"perm"`
-	TopicFilterType string            `json:"topicFilterType,omitempty"`
-	TopicSysFlag    int               `json:"topicSysFlag"`
-	Order           bool              `json:"order"`
-	Attributes      map[string]string `json:"attributes,omitempty"`
-}
-
-// NewTopicConfig returns the default configuration RocketMQ gives a topic:
-// 16 read and write queues, perm RW, single-tag filtering.
-func NewTopicConfig(name string) TopicConfig {
-	return TopicConfig{
-		TopicName:       name,
-		ReadQueueNums:   16,
-		WriteQueueNums:  16,
-		Perm:            PermRead | PermWrite,
-		TopicFilterType: TopicFilterSingleTag,
-	}
-}
+// REGISTER_BROKER bodies: the one topic config type, topicconf.Config,
+// under its wire name.
+type TopicConfig = topicconf.Config
 
 // DataVersion versions a broker's topic table; the name server re-reads the
 // table only when the version changes (RocketMQ DataVersion). Equality is

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // Prefix is the first byte of every commit-log key.
@@ -108,11 +108,11 @@ func tailOf(it *pebble.Iterator) (Tail, bool, error) {
 
 // StoreTimestamp reads the storeTimestamp of an encoded record.
 func StoreTimestamp(rec []byte) (int64, error) {
-	if _, err := protocol.StoredRecordSize(rec); err != nil {
+	if _, err := message.StoredRecordSize(rec); err != nil {
 		return 0, err
 	}
-	sysFlag := int32(binary.BigEndian.Uint32(rec[protocol.StoredSysFlagPos:]))
-	pos := protocol.StoreTimestampPos(sysFlag)
+	sysFlag := int32(binary.BigEndian.Uint32(rec[message.StoredSysFlagPos:]))
+	pos := message.StoreTimestampPos(sysFlag)
 	return int64(binary.BigEndian.Uint64(rec[pos:])), nil
 }
 

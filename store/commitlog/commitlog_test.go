@@ -6,7 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // writeLog stores records with the given store times, densely, and returns
@@ -22,8 +22,8 @@ func writeLog(t *testing.T, times []int64) (*pebble.DB, []int64, int64) {
 	phys := int64(100) // a log that does not start at 0, as after retention
 	for i, ts := range times {
 		body := make([]byte, i*3) // records of different sizes
-		rec, err := protocol.AppendStoredMessage(nil, &protocol.MessageExt{
-			Message: protocol.Message{Topic: "T", Body: body}, CommitLogOffset: phys, StoreTimestamp: ts,
+		rec, err := message.AppendStoredMessage(nil, &message.MessageExt{
+			Message: message.Message{Topic: "T", Body: body}, CommitLogOffset: phys, StoreTimestamp: ts,
 			StoreHost: netip.MustParseAddrPort("[::1]:1"), // IPv6 moves nothing before storeTimestamp
 			BornHost:  netip.MustParseAddrPort("[::1]:2"), // but this does
 		})

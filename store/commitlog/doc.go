@@ -1,6 +1,7 @@
 // Package commitlog owns the commit log's place in the store's Pebble key
 // space: every message is stored once, as RocketMQ's stored-message record
-// (remoting/protocol, fact sheet section 3), keyed by its physical offset.
+// (package message draws its layout and owns its codec; fact sheet
+// section 3), keyed by its physical offset.
 //
 // Key and value:
 //

@@ -109,9 +109,9 @@ func DecodeGroupBinary(b []byte) (GroupConfig, int, error) {
 	c.ConsumeFromMinEnable = flags&groupConsumeFromMin != 0
 	c.ConsumeBroadcastEnable = flags&groupConsumeBroadcast != 0
 	c.NotifyConsumerIdsChangedEnable = flags&groupNotifyConsumerIDsChanged != 0
-	c.RetryQueueNums, c.RetryMaxTimes = r.int32(), r.int32()
+	c.RetryQueueNums, c.RetryMaxTimes = int32(r.int()), int32(r.int())
 	c.BrokerID, c.WhichBrokerWhenConsumeSlowly = r.int64(), r.int64()
-	c.GroupSysFlag, c.ConsumeTimeoutMinute = r.int32(), r.int32()
+	c.GroupSysFlag, c.ConsumeTimeoutMinute = int32(r.int()), int32(r.int())
 	if r.bad {
 		return GroupConfig{}, 0, fmt.Errorf("%w: binary group config", ErrInvalid)
 	}

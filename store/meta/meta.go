@@ -1,4 +1,5 @@
-// Package meta owns the store's metadata records: topic configs, consumer
+// Package meta owns the store's metadata records: topic configs (the type is
+// package topicconf's; meta keys and encodes it), consumer
 // offsets per group/topic/queue, delay-level progress and named checkpoints.
 // They live in the store's Pebble key space beside the log, so a metadata
 // change is as durable and as atomic as a message write and goes through the
@@ -6,7 +7,7 @@
 //
 // Keys (all integers big-endian):
 //
-//	'M' 'T' | topic                                          -> TopicConfig (JSON)
+//	'M' 'T' | topic                                          -> topicconf.Config (JSON)
 //	'M' 'G' | group                                          -> GroupConfig (JSON, group.go)
 //
 // (A store op carries a topic config in a compact binary form instead:
@@ -31,6 +32,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // Second key bytes.
@@ -44,30 +46,31 @@ const (
 	prefix         = 'M'
 )
 
-// TopicConfig is a topic's configuration as the store keeps it. The field
-// names follow RocketMQ's TopicConfig JSON.
-type TopicConfig struct {
-	Name            string `json:"topicName"`
-	ReadQueueNums   int32  `json:"readQueueNums"`
-	WriteQueueNums  int32  `json:"writeQueueNums"`
-	Perm            int32  `json:"perm"` // protocol.Perm* bits
-	TopicFilterType string `json:"topicFilterType"`
-	TopicSysFlag    int32  `json:"topicSysFlag"`
-	Order           bool   `json:"order"`
-}
-
 // ErrInvalid is returned (wrapped) for a metadata value the store refuses.
 var ErrInvalid = errors.New("meta: invalid")
 
-// Validate checks the limits the key layout and RocketMQ impose.
-func (c *TopicConfig) Validate() error {
+// ValidateTopic checks the limits the key layout and RocketMQ impose on a
+// topic config the store keeps.
+func ValidateTopic(c *topicconf.Config) error {
 	switch {
-	case c.Name == "" || len(c.Name) > 255:
-		return fmt.Errorf("%w: topic name %q", ErrInvalid, c.Name)
+	case c.TopicName == "" || len(c.TopicName) > 255:
+		return fmt.Errorf("%w: topic name %q", ErrInvalid, c.TopicName)
 	case c.ReadQueueNums < 0 || c.WriteQueueNums < 0:
-		return fmt.Errorf("%w: topic %q queue numbers %d/%d", ErrInvalid, c.Name, c.ReadQueueNums, c.WriteQueueNums)
+		return fmt.Errorf("%w: topic %q queue numbers %d/%d", ErrInvalid, c.TopicName, c.ReadQueueNums, c.WriteQueueNums)
+	case !fitsInt32(c.ReadQueueNums, c.WriteQueueNums, c.Perm, c.TopicSysFlag):
+		// The binary form (and RocketMQ's Java ints) hold 32 bits.
+		return fmt.Errorf("%w: topic %q has a number beyond 32 bits", ErrInvalid, c.TopicName)
 	}
 	return nil
+}
+
+func fitsInt32(vs ...int) bool {
+	for _, v := range vs {
+		if int(int32(v)) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // TopicKey is the key of a topic's config.
@@ -78,12 +81,18 @@ func TopicBounds() (lower, upper []byte) {
 	return []byte{prefix, kindTopic}, []byte{prefix, kindTopic + 1}
 }
 
-// EncodeTopic encodes a topic config.
-func EncodeTopic(c *TopicConfig) ([]byte, error) { return json.Marshal(c) }
+// EncodeTopic encodes a topic config as the store keeps it. Attributes are
+// not kept (nor carried by the binary form): a restarted broker's topics
+// have none, as before there was one type.
+func EncodeTopic(c *topicconf.Config) ([]byte, error) {
+	kept := *c
+	kept.Attributes = nil
+	return json.Marshal(&kept)
+}
 
 // DecodeTopic decodes a topic config.
-func DecodeTopic(v []byte) (TopicConfig, error) {
-	var c TopicConfig
+func DecodeTopic(v []byte) (topicconf.Config, error) {
+	var c topicconf.Config
 	if err := json.Unmarshal(v, &c); err != nil {
 		return c, fmt.Errorf("meta: topic config: %w", err)
 	}
@@ -94,8 +103,9 @@ func DecodeTopic(v []byte) (TopicConfig, error) {
 // (the store's op encoding, whose version covers this layout): name |
 // readQueueNums | writeQueueNums | perm | topicFilterType | topicSysFlag |
 // order u8, strings as uvarint length + bytes, integers as varints.
-func AppendTopicBinary(dst []byte, c *TopicConfig) []byte {
-	dst = appendString(dst, c.Name)
+// Attributes are not carried (EncodeTopic does not keep them either).
+func AppendTopicBinary(dst []byte, c *topicconf.Config) []byte {
+	dst = appendString(dst, c.TopicName)
 	dst = binary.AppendVarint(dst, int64(c.ReadQueueNums))
 	dst = binary.AppendVarint(dst, int64(c.WriteQueueNums))
 	dst = binary.AppendVarint(dst, int64(c.Perm))
@@ -115,10 +125,10 @@ func appendString(dst []byte, s string) []byte {
 // DecodeTopicBinary decodes what AppendTopicBinary wrote at the start of b
 // and returns the bytes it read. It never panics; a truncated or
 // malformed config is an ErrInvalid.
-func DecodeTopicBinary(b []byte) (TopicConfig, int, error) {
+func DecodeTopicBinary(b []byte) (topicconf.Config, int, error) {
 	r := binReader{b: b}
-	c := TopicConfig{Name: r.string(), ReadQueueNums: r.int32(), WriteQueueNums: r.int32(), Perm: r.int32(),
-		TopicFilterType: r.string(), TopicSysFlag: r.int32()}
+	c := topicconf.Config{TopicName: r.string(), ReadQueueNums: r.int(), WriteQueueNums: r.int(), Perm: r.int(),
+		TopicFilterType: r.string(), TopicSysFlag: r.int()}
 	switch r.byte() {
 	case 0:
 	case 1:
@@ -127,7 +137,7 @@ func DecodeTopicBinary(b []byte) (TopicConfig, int, error) {
 		r.fail()
 	}
 	if r.bad {
-		return TopicConfig{}, 0, fmt.Errorf("%w: binary topic config", ErrInvalid)
+		return topicconf.Config{}, 0, fmt.Errorf("%w: binary topic config", ErrInvalid)
 	}
 	return c, len(b) - len(r.b), nil
 }
@@ -151,14 +161,15 @@ func (r *binReader) byte() byte {
 	return v
 }
 
-func (r *binReader) int32() int32 {
+// int reads a varint that must fit 32 bits, as the config's fields do.
+func (r *binReader) int() int {
 	v, n := binary.Varint(r.b)
 	if n <= 0 || int64(int32(v)) != v {
 		r.fail()
 		return 0
 	}
 	r.b = r.b[n:]
-	return int32(v)
+	return int(v)
 }
 
 func (r *binReader) string() string {

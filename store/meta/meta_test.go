@@ -3,9 +3,10 @@ package meta
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 func TestOffsetKeys(t *testing.T) {
@@ -25,8 +26,10 @@ func TestOffsetKeys(t *testing.T) {
 }
 
 func TestTopicConfig(t *testing.T) {
-	c := TopicConfig{Name: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: protocol.PermRead | protocol.PermWrite, TopicFilterType: "SINGLE_TAG", Order: true}
-	b, err := EncodeTopic(&c)
+	c := topicconf.Config{TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 4, Perm: topicconf.PermRead | topicconf.PermWrite, TopicFilterType: "SINGLE_TAG", Order: true}
+	withAttrs := c
+	withAttrs.Attributes = map[string]string{"+message.type": "NORMAL"}
+	b, err := EncodeTopic(&withAttrs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +37,14 @@ func TestTopicConfig(t *testing.T) {
 		t.Fatalf("json %s", b)
 	}
 	got, err := DecodeTopic(b)
-	if err != nil || got != c {
-		t.Fatal(got, err)
+	if err != nil || !reflect.DeepEqual(got, c) {
+		t.Fatal(got, err) // attributes are not kept
 	}
-	for _, bad := range []TopicConfig{{}, {Name: "x", ReadQueueNums: -1}} {
-		if err := bad.Validate(); !errors.Is(err, ErrInvalid) {
+	if withAttrs.Attributes == nil {
+		t.Fatal("EncodeTopic dropped the caller's attributes")
+	}
+	for _, bad := range []topicconf.Config{{}, {TopicName: "x", ReadQueueNums: -1}, {TopicName: "x", WriteQueueNums: 1 << 40}} {
+		if err := ValidateTopic(&bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}

@@ -2,17 +2,20 @@ package meta
 
 import (
 	"errors"
+	"reflect"
 	"testing"
+
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 func TestTopicBinaryRoundTrips(t *testing.T) {
-	for _, c := range []TopicConfig{
+	for _, c := range []topicconf.Config{
 		{},
-		{Name: "T", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG", TopicSysFlag: -1, Order: true},
+		{TopicName: "T", ReadQueueNums: 4, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG", TopicSysFlag: -1, Order: true},
 	} {
 		b := AppendTopicBinary([]byte{9}, &c)[1:]
 		got, n, err := DecodeTopicBinary(append(b, 7))
-		if err != nil || n != len(b) || got != c {
+		if err != nil || n != len(b) || !reflect.DeepEqual(got, c) {
 			t.Fatalf("%+v: decoded %+v, %d of %d bytes, %v", c, got, n, len(b), err)
 		}
 		for i := 0; i < len(b); i++ {

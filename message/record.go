@@ -1,4 +1,4 @@
-package protocol
+package message
 
 import (
 	"encoding/binary"
@@ -33,12 +33,12 @@ const (
 
 // ErrMalformedMessage is returned (wrapped) for stored-message bytes that do
 // not decode: truncated, with an impossible length, or with a bad magic.
-var ErrMalformedMessage = errors.New("protocol: malformed stored message")
+var ErrMalformedMessage = errors.New("message: malformed stored message")
 
 // ErrMessageTooLarge is returned by AppendStoredMessage for a topic longer
 // than 255 bytes or properties longer than 32767 bytes, which the layout
 // cannot express.
-var ErrMessageTooLarge = errors.New("protocol: message field too large")
+var ErrMessageTooLarge = errors.New("message: message field too large")
 
 // BodyCRC is Java's UtilAll.crc32: CRC-32 (IEEE) masked to a non-negative int32.
 func BodyCRC(body []byte) int32 {

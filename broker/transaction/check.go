@@ -1,4 +1,4 @@
-package core
+package transaction
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -37,8 +38,8 @@ import (
 // renew the half again; the copies share their origin, so the transaction
 // still ends once.
 
-// TxCheckResult says what one check pass did.
-type TxCheckResult struct {
+// CheckResult says what one check pass did.
+type CheckResult struct {
 	// Checked halves were renewed and their producer asked (Sent of them
 	// reached a live producer connection).
 	Checked, Sent int
@@ -50,49 +51,38 @@ type TxCheckResult struct {
 	Progress int64
 }
 
-// txCheckTick runs a check pass (every TransactionCheckInterval).
-func (c *Core) txCheckTick() {
-	res, err := c.CheckTransactions()
-	if err != nil {
-		c.log.Error("broker: transaction check", "err", err)
-	}
-	if res.Checked+res.Discarded > 0 {
-		c.log.Info("broker: transaction check", "checked", res.Checked, "sent", res.Sent,
-			"discarded", res.Discarded, "progress", res.Progress)
-	}
-}
-
 // txProgressKey is where the check pass keeps its progress.
-var txProgressKey = offsets.Key{Group: txCheckGroup, Topic: topicTransHalf, QueueID: 0}
+var txProgressKey = offsets.Key{Group: txCheckGroup, Topic: HalfTopic, QueueID: 0}
 
-// CheckTransactions runs one check pass now, with the broker's clock. The
+// Check runs one check pass now, with the configured clock. The broker's
 // loop calls it every TransactionCheckInterval; tests call it after moving
-// their clock. A store error ends the pass early; the halves not yet done
-// are taken again by the next pass.
-func (c *Core) CheckTransactions() (TxCheckResult, error) {
-	c.txn.checkMu.Lock()
-	defer c.txn.checkMu.Unlock()
-	var res TxCheckResult
-	if _, ok := c.topics.get(topicTransHalf); !ok {
+// their clock. A store error ends the pass early, and so does stop closing;
+// the halves not yet done are taken again by the next pass.
+func (s *Service) Check(stop <-chan struct{}) (CheckResult, error) {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	var res CheckResult
+	if !s.cfg.HasTopic(HalfTopic) {
 		return res, nil // no half message was ever sent
 	}
-	start, _ := c.offsets.Get(txProgressKey)
-	off := max(start, c.st.MinOffset(topicTransHalf, 0))
-	end := c.st.MaxOffset(topicTransHalf, 0) // renewed copies land past it
-	now := c.cfg.Now()
+	st := s.cfg.Store
+	start, _ := s.cfg.Offsets.Get(txProgressKey)
+	off := max(start, st.MinOffset(HalfTopic, 0))
+	end := st.MaxOffset(HalfTopic, 0) // renewed copies land past it
+	now := s.cfg.Now()
 	var err error
 scan:
 	for ; off < end; off++ {
 		select {
-		case <-c.stop:
+		case <-stop:
 			break scan
 		default:
 		}
 		var m *protocol.MessageExt
-		m, err = c.readHalf(off)
+		m, err = s.readHalf(off)
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
-			if mo := c.st.MinOffset(topicTransHalf, 0); mo > off+1 {
+			if mo := st.MinOffset(HalfTopic, 0); mo > off+1 {
 				off = mo - 1 // removed by retention meanwhile
 			}
 			continue
@@ -103,16 +93,16 @@ scan:
 		if m == nil {
 			continue // undecodable, logged
 		}
-		var stop bool
-		if stop, err = c.checkHalf(m, now, &res); err != nil || stop {
+		var done bool
+		if done, err = s.checkHalf(m, now, &res); err != nil || done {
 			break
 		}
 	}
 	res.Progress = off
 	if off != start {
-		c.offsets.Commit(txProgressKey, off)
-		if perr := c.st.CommitOffset(txProgressKey.Group, txProgressKey.Topic, 0, off); perr != nil && err == nil {
-			err = fmt.Errorf("core: write transaction check progress: %w", perr)
+		s.cfg.Offsets.Commit(txProgressKey, off)
+		if perr := st.CommitOffset(txProgressKey.Group, txProgressKey.Topic, 0, off); perr != nil && err == nil {
+			err = fmt.Errorf("transaction: write check progress: %w", perr)
 		}
 	}
 	return res, err
@@ -120,30 +110,30 @@ scan:
 
 // readHalf reads the half at a queue offset; nil (logged) when the record
 // does not decode.
-func (c *Core) readHalf(off int64) (*protocol.MessageExt, error) {
-	e, err := c.st.QueueEntry(topicTransHalf, 0, off)
+func (s *Service) readHalf(off int64) (*protocol.MessageExt, error) {
+	e, err := s.cfg.Store.QueueEntry(HalfTopic, 0, off)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := c.st.ReadRecord(e.PhysOffset)
+	rec, err := s.cfg.Store.ReadRecord(e.PhysOffset)
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := protocol.DecodeStoredMessage(rec, false)
+	m, _, err := message.DecodeStoredMessage(rec, false)
 	if err != nil {
-		c.log.Error("broker: undecodable half message skipped", "queueOffset", off, "err", err)
+		s.log.Error("broker: undecodable half message skipped", "queueOffset", off, "err", err)
 		return nil, nil
 	}
 	return m, nil
 }
 
 // checkHalf handles one half of a pass; stop ends the pass before it.
-func (c *Core) checkHalf(m *protocol.MessageExt, now time.Time, res *TxCheckResult) (stop bool, err error) {
+func (s *Service) checkHalf(m *protocol.MessageExt, now time.Time, res *CheckResult) (stop bool, err error) {
 	origin := txOrigin(m)
-	mu := c.txn.lock(origin)
+	mu := s.lock(origin)
 	mu.Lock()
 	defer mu.Unlock()
-	ended, err := c.txEnded(origin)
+	ended, err := s.ended(origin)
 	if err != nil {
 		return false, err
 	}
@@ -153,41 +143,41 @@ func (c *Core) checkHalf(m *protocol.MessageExt, now time.Time, res *TxCheckResu
 	}
 	times, _ := strconv.Atoi(m.Property(protocol.PropertyTransactionCheckTimes))
 	age := now.UnixMilli() - m.BornTimestamp
-	if times >= c.cfg.TransactionCheckMax || age > c.cfg.FileReservedTime.Milliseconds() {
+	if times >= s.cfg.CheckMax || age > s.cfg.FileReservedTime.Milliseconds() {
 		res.Discarded++
-		return false, c.discardHalf(m, origin)
+		return false, s.discardHalf(m, origin)
 	}
-	immunity, own := c.txImmunity(m)
+	immunity, own := s.immunity(m)
 	if age >= 0 && age < immunity.Milliseconds() {
 		if !own {
 			return true, nil
 		}
 		res.Deferred++
-		_, err := c.renewHalf(m, origin, times)
+		_, err := s.renewHalf(m, origin, times)
 		return false, err
 	}
-	renewed, err := c.renewHalf(m, origin, times+1)
+	renewed, err := s.renewHalf(m, origin, times+1)
 	if err != nil {
 		return false, err
 	}
 	res.Checked++
-	if c.sendCheck(renewed) {
+	if s.sendCheck(renewed) {
 		res.Sent++
 	}
 	return false, nil
 }
 
-// txImmunity returns how long after its birth a half is left alone, and
+// immunity returns how long after its birth a half is left alone, and
 // whether the half set it itself (Java getImmunityTime: seconds, -1 or
-// unparsable meaning the broker's TransactionTimeout).
-func (c *Core) txImmunity(m *protocol.MessageExt) (time.Duration, bool) {
+// unparsable meaning Config.Timeout).
+func (s *Service) immunity(m *protocol.MessageExt) (time.Duration, bool) {
 	v := m.Property(protocol.PropertyCheckImmunityTimeInSecs)
 	if v == "" {
-		return c.cfg.TransactionTimeout, false
+		return s.cfg.Timeout, false
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n == -1 {
-		return c.cfg.TransactionTimeout, true
+		return s.cfg.Timeout, true
 	}
 	return time.Duration(n) * time.Second, true
 }
@@ -195,17 +185,17 @@ func (c *Core) txImmunity(m *protocol.MessageExt) (time.Duration, bool) {
 // renewHalf re-puts a half at the end of the half queue, naming its origin
 // and with TRANSACTION_CHECK_TIMES set to times (when > 0), and returns the
 // copy as stored.
-func (c *Core) renewHalf(m *protocol.MessageExt, origin int64, times int) (*protocol.MessageExt, error) {
+func (s *Service) renewHalf(m *protocol.MessageExt, origin int64, times int) (*protocol.MessageExt, error) {
 	cp := *m
 	cp.Properties = maps.Clone(m.Properties)
 	cp.SetProperty(propTxOrigin, strconv.FormatInt(origin, 10))
 	if times > 0 {
 		cp.SetProperty(protocol.PropertyTransactionCheckTimes, strconv.Itoa(times))
 	}
-	cp.StoreHost = c.host()
-	put, err := c.st.Put([]*protocol.MessageExt{&cp})
+	cp.StoreHost = s.cfg.Host()
+	put, err := s.cfg.Store.Put([]*protocol.MessageExt{&cp})
 	if err != nil {
-		return nil, fmt.Errorf("core: renew half message: %w", err)
+		return nil, fmt.Errorf("transaction: renew half message: %w", err)
 	}
 	cp.QueueOffset, cp.CommitLogOffset = put[0].QueueOffset, put[0].CommitLogOffset
 	cp.StoreTimestamp, cp.OffsetMsgID = put[0].StoreTimestamp, put[0].OffsetMsgID()
@@ -215,23 +205,19 @@ func (c *Core) renewHalf(m *protocol.MessageExt, origin int64, times int) (*prot
 // discardHalf ends a half's transaction without an answer: a copy goes to
 // TRANS_CHECK_MAX_TIME_TOPIC (Java DefaultTransactionalMessageCheckListener
 // resolveDiscardMsg) with a "discard" op, in one write.
-func (c *Core) discardHalf(m *protocol.MessageExt, origin int64) error {
-	for _, topic := range []string{topicTransCheckMax, topicTransOpHalf} {
-		_, created, err := c.topics.createIfAbsent(newTopic(topic, 1, defaultTopicPerm))
-		if err != nil {
+func (s *Service) discardHalf(m *protocol.MessageExt, origin int64) error {
+	for _, topic := range []string{CheckMaxTopic, OpHalfTopic} {
+		if err := s.cfg.EnsureTopic(topic); err != nil {
 			return err
-		}
-		if created {
-			c.cfg.TopicsChanged(false)
 		}
 	}
 	cp := *m
-	cp.Topic, cp.QueueID = topicTransCheckMax, 0
-	cp.StoreHost = c.host()
-	if _, err := c.st.Put([]*protocol.MessageExt{&cp, c.txOp(m, origin, txEndDiscard)}); err != nil {
-		return fmt.Errorf("core: discard half message: %w", err)
+	cp.Topic, cp.QueueID = CheckMaxTopic, 0
+	cp.StoreHost = s.cfg.Host()
+	if _, err := s.cfg.Store.Put([]*protocol.MessageExt{&cp, s.op(m, origin, txEndDiscard)}); err != nil {
+		return fmt.Errorf("transaction: discard half message: %w", err)
 	}
-	c.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(protocol.PropertyProducerGroup),
+	s.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(protocol.PropertyProducerGroup),
 		"topic", m.Property(protocol.PropertyRealTopic), "uniqKey", m.UniqKey(), "checks", m.Property(protocol.PropertyTransactionCheckTimes))
 	return nil
 }
@@ -241,23 +227,23 @@ func (c *Core) discardHalf(m *protocol.MessageExt, origin int64) error {
 // (AbstractTransactionalMessageCheckListener.sendCheckMessage): the header
 // names the copy, the body is the copy in the stored-message encoding with
 // its real topic and queue. It reports whether a connection was found.
-func (c *Core) sendCheck(m *protocol.MessageExt) bool {
+func (s *Service) sendCheck(m *protocol.MessageExt) bool {
 	group := m.Property(protocol.PropertyProducerGroup)
-	live := liveChannels(c.clients.ProducerChannels(group))
+	live := s.cfg.Producers(group)
 	if len(live) == 0 {
-		c.log.Debug("broker: no producer online to check a transaction", "group", group, "uniqKey", m.UniqKey())
+		s.log.Debug("broker: no producer online to check a transaction", "group", group, "uniqKey", m.UniqKey())
 		return false
 	}
-	ch := live[c.txn.rr%uint64(len(live))]
-	c.txn.rr++
+	ch := live[s.rr%uint64(len(live))]
+	s.rr++
 	real := *m
 	real.Topic = m.Property(protocol.PropertyRealTopic)
 	if q, err := strconv.ParseInt(m.Property(protocol.PropertyRealQueueID), 10, 32); err == nil {
 		real.QueueID = int32(q)
 	}
-	body, err := protocol.AppendStoredMessage(nil, &real)
+	body, err := message.AppendStoredMessage(nil, &real)
 	if err != nil {
-		c.log.Error("broker: encode transaction check", "err", err)
+		s.log.Error("broker: encode transaction check", "err", err)
 		return false
 	}
 	uniq := m.UniqKey()

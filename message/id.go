@@ -1,4 +1,4 @@
-package protocol
+package message
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 )
 
 // ErrBadMessageID is returned (wrapped) for an offsetMsgId that does not parse.
-var ErrBadMessageID = errors.New("protocol: bad message id")
+var ErrBadMessageID = errors.New("message: bad message id")
 
 // OffsetMsgID encodes a store host and a commit-log offset as RocketMQ's
 // offsetMsgId: uppercase hex of IP (4 or 16 bytes), port (int32) and offset
@@ -127,20 +127,20 @@ func (g *UniqIDGenerator) next(now time.Time) string {
 }
 
 // ErrDecompress is returned (wrapped) by Decompress for bad or oversized input.
-var ErrDecompress = errors.New("protocol: decompress")
+var ErrDecompress = errors.New("message: decompress")
 
 // Compress zlib-compresses b at the given level (the Go client uses 5).
 func Compress(b []byte, level int) ([]byte, error) {
 	var buf bytes.Buffer
 	w, err := zlib.NewWriterLevel(&buf, level)
 	if err != nil {
-		return nil, fmt.Errorf("protocol: compress: %w", err)
+		return nil, fmt.Errorf("message: compress: %w", err)
 	}
 	if _, err := w.Write(b); err != nil {
-		return nil, fmt.Errorf("protocol: compress: %w", err)
+		return nil, fmt.Errorf("message: compress: %w", err)
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("protocol: compress: %w", err)
+		return nil, fmt.Errorf("message: compress: %w", err)
 	}
 	return buf.Bytes(), nil
 }
