@@ -12,6 +12,7 @@ import (
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/store"
@@ -33,6 +34,12 @@ type Broker struct {
 	// metrics is the Prometheus exporter (exporter.go).
 	metrics *metrics.Metrics
 	acl     *acl.Checker // nil without ACLEnable
+	// node is the raft node of a replicated group (nil on a single
+	// broker); master says it is announced leader (replicated.go), term
+	// the raft term of its last role change.
+	node   *replica.Node
+	master atomic.Bool
+	term   atomic.Uint64
 
 	// storeHost is the advertised address, registered with name servers;
 	// set once by Start.
@@ -104,7 +111,12 @@ func New(cfg Config) (*Broker, error) {
 		}
 		b.kickRegister()
 	}
-	c, err := core.Open(b.coreConfig(levels), sopts)
+	var c *core.Core
+	if cfg.Replication.Enable {
+		c, err = b.openReplicated(b.coreConfig(levels), sopts)
+	} else {
+		c, err = core.Open(b.coreConfig(levels), sopts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -156,6 +168,8 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		DelayLevels:              levels,
 		TimerMaxDelay:            c.TimerMaxDelay,
 		EnablePropertyFilter:     c.EnablePropertyFilter,
+		SlaveReadEnable:          c.SlaveReadEnable,
+		ConsumeSlowlyBytes:       consumeSlowlyBytes(),
 		FilterSupportRetry:       c.FilterSupportRetry,
 		Now:                      c.Now,
 		Logger:                   b.log,
@@ -209,6 +223,13 @@ func (b *Broker) Start() error {
 		defer b.bg.Done()
 		b.registerLoop()
 	}()
+	if b.node != nil {
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			b.watchLeadership()
+		}()
+	}
 	b.log.Info("broker: serving", "addr", b.srv.Addr(), "advertise", host.String(),
 		"cluster", b.cfg.ClusterName, "namesrv", b.cfg.NamesrvAddrs, "store", b.cfg.StoreDir)
 	return nil

@@ -95,7 +95,7 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 		BrokerAddr:             host.String(),
 		ClusterName:            b.cfg.ClusterName,
 		HAServerAddr:           "",
-		BrokerID:               b.cfg.BrokerID,
+		BrokerID:               b.registrationID(),
 		HeartbeatTimeoutMillis: protocol.DefaultBrokerHeartbeatTimeoutMillis,
 		BodyCRC32:              protocol.BodyCRC32(payload),
 	}
@@ -149,7 +149,7 @@ func (b *Broker) unregisterAll() {
 		return
 	}
 	hdr := protocol.UnregisterBrokerRequestHeader{
-		BrokerName: b.cfg.BrokerName, BrokerAddr: host.String(), ClusterName: b.cfg.ClusterName, BrokerID: b.cfg.BrokerID,
+		BrokerName: b.cfg.BrokerName, BrokerAddr: host.String(), ClusterName: b.cfg.ClusterName, BrokerID: b.registrationID(),
 	}
 	var wg sync.WaitGroup
 	for _, addr := range b.cfg.NamesrvAddrs {
@@ -162,6 +162,19 @@ func (b *Broker) unregisterAll() {
 		}()
 	}
 	wg.Wait()
+}
+
+// registrationID is the brokerId this broker registers with: its own on a
+// single broker; in a replicated group 0 while it is the announced master,
+// else its slave id (1 + its index in dLegerPeers).
+func (b *Broker) registrationID() int64 {
+	if b.node == nil {
+		return b.cfg.BrokerID
+	}
+	if b.master.Load() {
+		return protocol.MasterID
+	}
+	return b.cfg.Replication.slaveID()
 }
 
 func (b *Broker) callNamesrv(ctx context.Context, addr string, req *protocol.Command) error {

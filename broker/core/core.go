@@ -53,6 +53,13 @@ type Config struct {
 	// EnablePropertyFilter allows SQL92 subscriptions; FilterSupportRetry
 	// filters a group's %RETRY% queue with its SQL92 subscriptions too.
 	EnablePropertyFilter, FilterSupportRetry bool
+	// SlaveReadEnable (slaveReadEnable) lets a replicated group's slaves
+	// serve pulls; without it they answer PULL_RETRY_IMMEDIATELY with the
+	// master suggested. ConsumeSlowlyBytes is the backlog past which the
+	// master suggests slave WhichBrokerWhenConsumeSlowly (Java: 40% of the
+	// machine's memory); 0 never suggests one.
+	SlaveReadEnable    bool
+	ConsumeSlowlyBytes int64
 	// Now is the clock of everything that expires.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -71,7 +78,7 @@ type Core struct {
 	cfg Config
 	log *slog.Logger
 
-	st      *store.Store
+	be      Backend
 	topics  *topicTable
 	offsets *offsets.Table
 	clients *clients.Manager
@@ -99,8 +106,13 @@ type Core struct {
 	mu struct {
 		sync.Mutex
 		started, draining bool
+		// services: delay and timer delivery run (a master's, role.go).
+		services bool
 	}
-	stop chan struct{}
+	// lockFence is when a new master grants orderly locks again (unix ns;
+	// role.go).
+	lockFence atomic.Int64
+	stop      chan struct{}
 	// ctx is cancelled by Drain; it bounds calls to clients.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -109,10 +121,8 @@ type Core struct {
 	bg sync.WaitGroup
 }
 
-// Open opens the store with sopts (its arrival hook is the core's), loads
-// topics and consumer offsets, and creates the system topics that are
-// missing. Nothing runs until Start.
-func Open(cfg Config, sopts store.Options) (*Core, error) {
+// newCore makes a core with defaults filled, before its backend.
+func newCore(cfg Config) *Core {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -134,12 +144,20 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 		stop:     make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// Open opens the store with sopts (its arrival hook is the core's), loads
+// topics and consumer offsets, and creates the system topics that are
+// missing. Nothing runs until Start.
+func Open(cfg Config, sopts store.Options) (*Core, error) {
+	c := newCore(cfg)
 	sopts.OnArrival = c.onArrival
 	st, err := store.Open(sopts)
 	if err != nil {
 		return nil, err
 	}
-	c.st = st
+	c.be = LocalBackend{S: st}
 	if err := c.load(); err != nil {
 		_ = st.Close()
 		return nil, err
@@ -147,29 +165,53 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 	return c, nil
 }
 
-// load reads topics and offsets from the store and creates the system
-// topics that are missing.
+// OpenBackend is Open over a backend the caller opened (a replica). Its
+// stores' arrival hook must call the core's OnArrival. The core takes
+// the backend: Close closes it. A backend that is not the leader yet
+// loads what its store holds now; Promote reloads once it leads.
+func OpenBackend(cfg Config, be Backend) (*Core, error) {
+	c := newCore(cfg)
+	c.be = be
+	if err := c.load(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// load reads topics and offsets from the store and, on a master, creates
+// the system topics that are missing (a follower gets them from its
+// leader's log).
 func (c *Core) load() error {
-	c.topics = newTopicTable(c.st, func() int64 { return c.cfg.Now().UnixMilli() })
-	cfgs, err := c.st.Topics()
+	c.topics = newTopicTable(c.apply, func() int64 { return c.cfg.Now().UnixMilli() })
+	return c.reload()
+}
+
+// reload replaces the topic table and the consumer offsets with what the
+// store holds: at Open, and when a replica becomes master (its store was
+// written by the log while the in-memory tables were not).
+func (c *Core) reload() error {
+	st := c.store()
+	cfgs, err := st.Topics()
 	if err != nil {
 		return fmt.Errorf("core: load topics: %w", err)
 	}
 	c.topics.load(cfgs)
-	for _, tc := range systemTopicConfigs(&c.cfg) {
-		if _, _, err := c.topics.createIfAbsent(tc); err != nil {
-			return err
+	if c.be.IsLeader() {
+		for _, tc := range systemTopicConfigs(&c.cfg) {
+			if _, _, err := c.topics.createIfAbsent(tc); err != nil {
+				return err
+			}
 		}
 	}
 	var entries []offsets.Entry
-	err = c.st.RangeConsumerOffsets(func(group, topic string, queueID int32, offset int64) bool {
+	err = st.RangeConsumerOffsets(func(group, topic string, queueID int32, offset int64) bool {
 		entries = append(entries, offsets.Entry{Key: offsets.Key{Group: group, Topic: topic, QueueID: queueID}, Offset: offset})
 		return true
 	})
 	if err != nil {
 		return fmt.Errorf("core: load consumer offsets: %w", err)
 	}
-	c.offsets.Load(entries)
+	c.offsets.Replace(entries)
 	return nil
 }
 
@@ -182,17 +224,17 @@ func (c *Core) Start(host netip.AddrPort) error {
 		c.mu.Unlock()
 		return ErrClosed
 	}
-	c.mu.started = true
-	c.mu.Unlock()
 	c.storeHost.Store(&host)
 	c.uniq.Store(protocol.NewUniqIDGenerator(host.Addr()))
 	c.holds.Start()
-	if err := c.startSchedule(); err != nil {
-		return err
+	c.mu.started = true
+	if c.be.IsLeader() { // a replica that leads later starts them in Promote
+		if err := c.startServicesLocked(); err != nil {
+			c.mu.Unlock()
+			return err
+		}
 	}
-	if err := c.startTimer(); err != nil {
-		return err
-	}
+	c.mu.Unlock()
 	c.spawn(func() { c.every(c.cfg.OffsetPersistInterval, c.persistTick) })
 	c.spawn(func() { c.every(clientScanInterval, c.scanTick) })
 	c.spawn(func() { c.every(c.cfg.TransactionCheckInterval, c.txCheckTick) })
@@ -217,8 +259,9 @@ func (c *Core) Drain() {
 	close(c.stop)
 	c.cancel()
 	c.bg.Wait()
-	c.closeSchedule()
-	c.closeTimer()
+	c.mu.Lock()
+	c.stopServicesLocked()
+	c.mu.Unlock()
 }
 
 // Close drains the core if that was not done, writes the consumer offsets
@@ -232,7 +275,7 @@ func (c *Core) Close(persist bool) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := c.st.Close(); err != nil {
+	if err := c.be.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("core: close store: %w", err))
 	}
 	return errors.Join(errs...)
@@ -271,6 +314,9 @@ func (c *Core) every(d time.Duration, fn func()) {
 }
 
 func (c *Core) persistTick() {
+	if !c.be.IsLeader() {
+		return // a slave's offsets are its master's (Promote reloads them)
+	}
 	if err := c.PersistOffsets(); err != nil {
 		c.log.Error("broker: persist consumer offsets", "err", err)
 	}
@@ -284,7 +330,7 @@ func (c *Core) PersistOffsets() error {
 		for i, e := range es {
 			commits[i] = store.OffsetCommit{Group: e.Group, Topic: e.Topic, QueueID: e.QueueID, Offset: e.Offset}
 		}
-		if err := c.st.CommitOffsets(commits); err != nil {
+		if err := c.commitOffsets(commits); err != nil {
 			return 0, fmt.Errorf("core: persist %d consumer offsets: %w", len(es), err)
 		}
 		return len(es), nil
@@ -304,6 +350,12 @@ func (c *Core) ExpireClients() {
 	for _, g := range c.clients.ExpireIdle() {
 		c.notifyGroup(g)
 	}
+}
+
+// OnArrival is the store's arrival hook, for a backend's stores
+// (OpenBackend): it wakes the pulls held on the queue.
+func (c *Core) OnArrival(topic string, queueID int32, maxOffset int64) {
+	c.onArrival(topic, queueID, maxOffset)
 }
 
 // onArrival is the store's arrival hook: wake the pulls held on the queue.
@@ -344,7 +396,7 @@ func (c *Core) newUniqID() string {
 }
 
 // Store returns the message store (for tests and tools).
-func (c *Core) Store() *store.Store { return c.st }
+func (c *Core) Store() *store.Store { return c.store() }
 
 // HeldPulls returns how many pulls are held now.
 func (c *Core) HeldPulls() int { return c.holds.Len() }

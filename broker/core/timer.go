@@ -28,7 +28,7 @@ func (c *Core) timerMaxDelay() time.Duration {
 // startTimer starts delivering due timer messages; Start calls it.
 func (c *Core) startTimer() error {
 	svc, err := timer.New(timer.Config{
-		Store:   c.st,
+		Store:   scheduleStore{c},
 		Deliver: c.deliverScheduled,
 		Now:     c.cfg.Now,
 		Logger:  c.log,

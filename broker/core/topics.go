@@ -85,8 +85,9 @@ func validNameChar(ch byte) bool {
 // entries, so a send looking up its topic never waits for a creation's
 // fsync.
 type topicTable struct {
-	st  *store.Store
-	now func() int64 // ms
+	// apply writes an op through the core's backend.
+	apply func(*store.Op) error
+	now   func() int64 // ms
 
 	writeMu sync.Mutex
 	mu      struct {
@@ -96,17 +97,20 @@ type topicTable struct {
 	}
 }
 
-func newTopicTable(st *store.Store, nowMillis func() int64) *topicTable {
-	t := &topicTable{st: st, now: nowMillis}
+func newTopicTable(apply func(*store.Op) error, nowMillis func() int64) *topicTable {
+	t := &topicTable{apply: apply, now: nowMillis}
 	t.mu.topics = make(map[string]protocol.TopicConfig)
 	t.mu.version = protocol.DataVersion{Timestamp: nowMillis()}
 	return t
 }
 
-// load fills the table from configs read from the store, without writing.
+// load makes the table hold exactly configs read from the store, without
+// writing; the version moves on, so name servers take the table again.
 func (t *topicTable) load(cfgs []meta.TopicConfig) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	clear(t.mu.topics)
+	t.mu.version = t.mu.version.Next(t.now())
 	for _, c := range cfgs {
 		t.mu.topics[c.Name] = fromMeta(c)
 	}
@@ -150,7 +154,7 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 		return false, nil
 	}
 	m := toMeta(c)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
+	if err := t.apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
 		return false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()
@@ -175,7 +179,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 		c.TopicFilterType = protocol.TopicFilterSingleTag
 	}
 	m := toMeta(c)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
+	if err := t.apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &m}); err != nil {
 		return protocol.TopicConfig{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()
@@ -190,7 +194,7 @@ func (t *topicTable) remove(name string) (bool, error) {
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
 	_, existed := t.get(name)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpDeleteTopic, Topic: name}); err != nil {
+	if err := t.apply(&store.Op{Kind: store.OpDeleteTopic, Topic: name}); err != nil {
 		return existed, fmt.Errorf("core: delete topic %s: %w", name, err)
 	}
 	if existed {

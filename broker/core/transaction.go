@@ -173,7 +173,7 @@ func (c *Core) EndTransaction(h protocol.EndTransactionRequestHeader, client, re
 	if err := c.ensureTxTopic(topicTransOpHalf); err != nil {
 		return true, err
 	}
-	if _, err := c.st.Put(msgs); err != nil {
+	if _, err := c.put(msgs); err != nil {
 		return true, c.putError(err)
 	}
 	return true, nil
@@ -186,7 +186,7 @@ func (c *Core) lookupHalf(h *protocol.EndTransactionRequestHeader) (*protocol.Me
 		return errorf(protocol.RespSystemError,
 			"Find prepared transaction message failed: commitLogOffset %d: %s", h.CommitLogOffset, why)
 	}
-	rec, err := c.st.ReadRecord(h.CommitLogOffset)
+	rec, err := c.store().ReadRecord(h.CommitLogOffset)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound("no message there")
 	}
@@ -226,7 +226,7 @@ func txOpKey(origin int64) string { return "origin:" + strconv.FormatInt(origin,
 // it has not.
 func (c *Core) txEnded(origin int64) (string, error) {
 	// Ops are written after their origin: the lookup starts there.
-	recs, err := c.st.QueryByKeyFrom(topicTransOpHalf, txOpKey(origin), 1, origin)
+	recs, err := c.store().QueryByKeyFrom(topicTransOpHalf, txOpKey(origin), 1, origin)
 	if err != nil || len(recs) == 0 {
 		return "", err
 	}

@@ -52,6 +52,9 @@ type TxCheckResult struct {
 
 // txCheckTick runs a check pass (every TransactionCheckInterval).
 func (c *Core) txCheckTick() {
+	if !c.be.IsLeader() {
+		return
+	}
 	res, err := c.CheckTransactions()
 	if err != nil {
 		c.log.Error("broker: transaction check", "err", err)
@@ -77,8 +80,8 @@ func (c *Core) CheckTransactions() (TxCheckResult, error) {
 		return res, nil // no half message was ever sent
 	}
 	start, _ := c.offsets.Get(txProgressKey)
-	off := max(start, c.st.MinOffset(topicTransHalf, 0))
-	end := c.st.MaxOffset(topicTransHalf, 0) // renewed copies land past it
+	off := max(start, c.store().MinOffset(topicTransHalf, 0))
+	end := c.store().MaxOffset(topicTransHalf, 0) // renewed copies land past it
 	now := c.cfg.Now()
 	var err error
 scan:
@@ -92,7 +95,7 @@ scan:
 		m, err = c.readHalf(off)
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
-			if mo := c.st.MinOffset(topicTransHalf, 0); mo > off+1 {
+			if mo := c.store().MinOffset(topicTransHalf, 0); mo > off+1 {
 				off = mo - 1 // removed by retention meanwhile
 			}
 			continue
@@ -111,7 +114,7 @@ scan:
 	res.Progress = off
 	if off != start {
 		c.offsets.Commit(txProgressKey, off)
-		if perr := c.st.CommitOffset(txProgressKey.Group, txProgressKey.Topic, 0, off); perr != nil && err == nil {
+		if perr := c.commitOffsets([]store.OffsetCommit{{Group: txProgressKey.Group, Topic: txProgressKey.Topic, QueueID: 0, Offset: off}}); perr != nil && err == nil {
 			err = fmt.Errorf("core: write transaction check progress: %w", perr)
 		}
 	}
@@ -121,11 +124,11 @@ scan:
 // readHalf reads the half at a queue offset; nil (logged) when the record
 // does not decode.
 func (c *Core) readHalf(off int64) (*protocol.MessageExt, error) {
-	e, err := c.st.QueueEntry(topicTransHalf, 0, off)
+	e, err := c.store().QueueEntry(topicTransHalf, 0, off)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := c.st.ReadRecord(e.PhysOffset)
+	rec, err := c.store().ReadRecord(e.PhysOffset)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +206,7 @@ func (c *Core) renewHalf(m *protocol.MessageExt, origin int64, times int) (*prot
 		cp.SetProperty(protocol.PropertyTransactionCheckTimes, strconv.Itoa(times))
 	}
 	cp.StoreHost = c.host()
-	put, err := c.st.Put([]*protocol.MessageExt{&cp})
+	put, err := c.put([]*protocol.MessageExt{&cp})
 	if err != nil {
 		return nil, fmt.Errorf("core: renew half message: %w", err)
 	}
@@ -228,7 +231,7 @@ func (c *Core) discardHalf(m *protocol.MessageExt, origin int64) error {
 	cp := *m
 	cp.Topic, cp.QueueID = topicTransCheckMax, 0
 	cp.StoreHost = c.host()
-	if _, err := c.st.Put([]*protocol.MessageExt{&cp, c.txOp(m, origin, txEndDiscard)}); err != nil {
+	if _, err := c.put([]*protocol.MessageExt{&cp, c.txOp(m, origin, txEndDiscard)}); err != nil {
 		return fmt.Errorf("core: discard half message: %w", err)
 	}
 	c.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(protocol.PropertyProducerGroup),
