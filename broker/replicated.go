@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/replica"
@@ -87,7 +92,16 @@ func (b *Broker) replicaConfig(sopts store.Options) replica.Config {
 	rc.HeartbeatTimeout, rc.ElectionTimeout = r.HeartbeatTimeout, r.ElectionTimeout
 	rc.LeaderLeaseTimeout = r.HeartbeatTimeout * 5 / 6
 	rc.LogNoSync = r.LogNoSync
+	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: raftLog{b.log}})
 	return rc
+}
+
+// raftLog writes raft's log lines to the broker's logger.
+type raftLog struct{ log *slog.Logger }
+
+func (l raftLog) Write(p []byte) (int, error) {
+	l.log.Warn(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // openReplicated opens the raft node and the core over it.
@@ -144,6 +158,36 @@ func (b *Broker) watchLeadership() {
 			}
 		}
 	}
+}
+
+// Runtime info keys of a group node (GET_BROKER_RUNTIME_INFO): its role
+// as registered, and its raft state. Java's DLedger broker shows its role
+// through brokerId only; the raft figures are Runnel's.
+const (
+	InfoBrokerRole   = "brokerRole"       // MASTER or SLAVE
+	InfoRaftState    = "raftState"        // Leader, Follower, Candidate, Shutdown
+	InfoRaftTerm     = "raftTerm"         // current term
+	InfoRaftApplied  = "raftAppliedIndex" // last log index applied to the store
+	InfoRaftCommit   = "raftCommitIndex"  // last log index known committed
+	InfoRaftLeaderID = "raftLeaderId"     // dLegerSelfId of the leader it knows
+)
+
+// replicaRuntimeInfo adds the group node's figures to table.
+func (b *Broker) replicaRuntimeInfo(table map[string]string) {
+	role := "SLAVE"
+	if b.IsMaster() {
+		role = "MASTER"
+	}
+	table[InfoBrokerRole] = role
+	st, ok := b.ReplicaStatus()
+	if !ok {
+		return
+	}
+	table[InfoRaftState] = st.State
+	table[InfoRaftTerm] = strconv.FormatUint(st.Term, 10)
+	table[InfoRaftApplied] = strconv.FormatUint(st.AppliedIndex, 10)
+	table[InfoRaftCommit] = strconv.FormatUint(st.CommitIndex, 10)
+	table[InfoRaftLeaderID] = st.LeaderID
 }
 
 // ReplicaStatus is the node's raft state (ok false on a single broker).

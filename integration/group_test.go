@@ -2,9 +2,11 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +122,38 @@ func TestGroupFailover(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// `runnelctl cluster list` shows each group node's role, raft term and
+// applied index, as the nodes report them in GET_BROKER_RUNTIME_INFO.
+func TestGroupClusterList(t *testing.T) {
+	c := rcCluster(t, cluster.Group(3))
+	l := c.Leader()
+	waitListed(t, c, l, 10*time.Second)
+	ctl := mustRunnelctl(t, c.NamesrvAddr())
+	var rows []struct {
+		Nodes []struct {
+			ID      int64  `json:"brokerId"`
+			Addr    string `json:"addr"`
+			Role    string `json:"role"`
+			Term    string `json:"raftTerm"`
+			Applied string `json:"raftAppliedIndex"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(ctl("cluster", "list", "-o", "json")), &rows); err != nil || len(rows) != 1 || len(rows[0].Nodes) != 3 {
+		t.Fatalf("cluster list: %+v %v", rows, err)
+	}
+	ls, _ := c.Broker(l).ReplicaStatus()
+	for _, n := range rows[0].Nodes {
+		wantRole := "SLAVE"
+		if n.Addr == c.BrokerAddr(l) {
+			wantRole = "MASTER"
+		}
+		if n.Role != wantRole || n.Term != strconv.FormatUint(ls.Term, 10) || n.Applied == "" || n.Applied == "0" {
+			t.Errorf("node %+v, want role %s term %d and an applied index", n, wantRole, ls.Term)
+		}
+	}
+	if out := ctl("cluster", "list"); !strings.Contains(out, "TERM") || !strings.Contains(out, "APPLIED") || !strings.Contains(out, "MASTER") {
+		t.Errorf("cluster list text:\n%s", out)
+	}
 }

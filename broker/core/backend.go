@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -87,7 +88,7 @@ func (c *Core) notMaster(err error) error {
 	if err == nil || !errors.Is(err, ErrNotMaster) {
 		return err
 	}
-	return c.serviceNotAvailable()
+	return fmt.Errorf("%w (%w)", c.serviceNotAvailable(), err)
 }
 
 // serviceNotAvailable is Java's answer to a write on a slave or on a full

@@ -270,8 +270,10 @@ func (c *Core) Drain() {
 func (c *Core) Close(persist bool) error {
 	c.Drain()
 	var errs []error
-	if persist {
-		if err := c.PersistOffsets(); err != nil {
+	if persist && c.be.IsLeader() {
+		// A replica that lost its majority meanwhile cannot persist: what
+		// the group committed before stands, as after a crash.
+		if err := c.PersistOffsets(); err != nil && !errors.Is(err, ErrNotMaster) {
 			errs = append(errs, err)
 		}
 	}
