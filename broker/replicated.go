@@ -26,6 +26,7 @@ import (
 type replicated struct {
 	n       *replica.Node
 	timeout time.Duration
+	appends *appendBatcher // concurrent sends share an entry (appendbatch.go)
 }
 
 func (r replicated) Store() *store.Store { return r.n.Store() }
@@ -42,12 +43,12 @@ func (r replicated) Put(msgs []*protocol.MessageExt) ([]store.PutResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.propose(op)
+	appended, err := r.appends.append(op)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.PutResult, len(res.Appended))
-	for i, a := range res.Appended {
+	out := make([]store.PutResult, len(appended))
+	for i, a := range appended {
 		out[i] = store.PutResult{QueueOffset: a.QueueOffset, CommitLogOffset: a.PhysOffset, Size: a.Size,
 			StoreTimestamp: a.StoreTimestamp, StoreHost: msgs[i].StoreHost}
 	}
@@ -118,7 +119,9 @@ func (b *Broker) openReplicated(ccfg core.Config, sopts store.Options) (*core.Co
 	if err != nil {
 		return nil, err
 	}
-	c, err := core.OpenBackend(ccfg, replicated{n: n, timeout: b.cfg.Replication.ProposeTimeout})
+	be := replicated{n: n, timeout: b.cfg.Replication.ProposeTimeout}
+	be.appends = &appendBatcher{propose: be.propose}
+	c, err := core.OpenBackend(ccfg, be)
 	if err != nil {
 		_ = n.Shutdown()
 		return nil, err

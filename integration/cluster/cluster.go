@@ -25,7 +25,8 @@ type options struct {
 	configure func(i int, cfg *broker.Config)
 	nsConfig  func(cfg *namesrv.Config)
 	logger    *slog.Logger
-	group     int // a replicated group of this many nodes (group.go)
+	group     int  // a replicated group of this many nodes (group.go)
+	raftTCP   bool // its raft over loopback TCP
 }
 
 // Brokers sets the number of brokers (default 1). Broker i is named
@@ -96,7 +97,10 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	}
 	t.Cleanup(c.close)
 	if o.group > 0 {
-		c.links = newLinks(o.group)
+		var err error
+		if c.links, err = newLinks(o.group, o.raftTCP); err != nil {
+			t.Fatalf("cluster: raft ports: %v", err)
+		}
 	}
 	for i := range o.namesrvs {
 		ns, err := c.startNamesrv("127.0.0.1:0")
@@ -140,7 +144,7 @@ func (c *Cluster) startNode(n *node) error {
 	if n.addr != "" {
 		cfg.ListenAddr = n.addr
 	}
-	if c.links != nil {
+	if c.links != nil && !c.links.tcp {
 		cfg.Replication.Transport = c.links.transport(n.idx)
 	}
 	b, err := broker.New(cfg)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -20,19 +21,34 @@ func Group(n int) Option {
 	return func(o *options) { o.brokers, o.group = n, n }
 }
 
+// RaftOverTCP makes a Group's raft run over TCP on loopback (each node's
+// raft transport on a free 127.0.0.1 port) instead of the in-memory
+// transport: what benchmarks measure. Cut and Heal do nothing then.
+func RaftOverTCP() Option { return func(o *options) { o.raftTCP = true } }
+
 // links is a replicated group's in-memory raft network.
 type links struct {
+	tcp   bool // raft over TCP: addrs are 127.0.0.1 ports, no transports here
 	addrs []raft.ServerAddress
 	trans []*raft.InmemTransport // the running node's, nil while down
 	cut   []bool
 }
 
-func newLinks(n int) *links {
-	l := &links{trans: make([]*raft.InmemTransport, n), cut: make([]bool, n)}
+func newLinks(n int, tcp bool) (*links, error) {
+	l := &links{tcp: tcp, trans: make([]*raft.InmemTransport, n), cut: make([]bool, n)}
 	for i := range n {
-		l.addrs = append(l.addrs, raft.ServerAddress(fmt.Sprintf("raft-n%d", i)))
+		addr := fmt.Sprintf("raft-n%d", i)
+		if tcp {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, err
+			}
+			addr = ln.Addr().String()
+			_ = ln.Close()
+		}
+		l.addrs = append(l.addrs, raft.ServerAddress(addr))
 	}
-	return l
+	return l, nil
 }
 
 func (l *links) peers() []replica.Peer {
@@ -60,6 +76,9 @@ func (l *links) transport(i int) *raft.InmemTransport {
 // set cuts node i off from every other node, or heals it. Called with the
 // cluster's mu held.
 func (l *links) set(i int, cut bool) {
+	if l.tcp {
+		return
+	}
 	l.cut[i] = cut
 	for j, o := range l.trans {
 		if j == i || o == nil || l.trans[i] == nil {
