@@ -38,6 +38,7 @@ type Broker struct {
 	// broker); master says it is announced leader (replicated.go), term
 	// the raft term of its last role change.
 	node   *replica.Node
+	repl   replicated
 	master atomic.Bool
 	term   atomic.Uint64
 
@@ -228,6 +229,11 @@ func (b *Broker) Start() error {
 		go func() {
 			defer b.bg.Done()
 			b.watchLeadership()
+		}()
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			b.retainLoop()
 		}()
 	}
 	b.log.Info("broker: serving", "addr", b.srv.Addr(), "advertise", host.String(),

@@ -127,8 +127,38 @@ func (b *Broker) openReplicated(ccfg core.Config, sopts store.Options) (*core.Co
 		return nil, err
 	}
 	hook.Store(c)
-	b.node = n
+	b.node, b.repl = n, be
 	return c, nil
+}
+
+// groupRetentionInterval is how often a group's master proposes
+// retention (the store's own background retention is off on a replica:
+// each truncation must be one op in the log, the same on every node).
+const groupRetentionInterval = 10 * time.Second
+
+// retainLoop has the master propose the truncations retention calls for.
+func (b *Broker) retainLoop() {
+	t := time.NewTicker(groupRetentionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+		for b.master.Load() {
+			op, more, err := b.node.Store().RetentionOp(b.cfg.Now())
+			if err == nil && op != nil {
+				_, err = b.repl.propose(op)
+			}
+			if err != nil {
+				b.log.Warn("broker: retention", "err", err)
+			}
+			if err != nil || op == nil || !more {
+				break
+			}
+		}
+	}
 }
 
 // watchLeadership follows the node's role: a leader (announced once its
