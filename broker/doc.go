@@ -15,7 +15,9 @@
 // (with locks), admin.go, consumer_admin.go, query.go, transaction.go
 // (with send-back), register.go
 // (name server registration), config.go and conf.go (Config and RocketMQ
-// broker.conf keys).
+// broker.conf keys), replicated.go and appendbatch.go (a replicated
+// group's node: the raft node as the core's backend, roles, sends sharing
+// raft entries).
 //
 // Invariants:
 //   - every request gets an answer (or none for oneway requests);
