@@ -157,3 +157,35 @@ func TestGroupClusterList(t *testing.T) {
 		t.Errorf("cluster list text:\n%s", out)
 	}
 }
+
+// Delayed messages move with leadership: sent to one master, due after it
+// is killed, delivered by the next one (its delay service starts on
+// promotion, from the progress in the log).
+func TestGroupDelayedAcrossFailover(t *testing.T) {
+	c := rcCluster(t, cluster.Group(3))
+	l := c.Leader()
+	waitListed(t, c, l, 10*time.Second)
+	p := rcProducer(t, c)
+	sendUntilOK(t, p, "GroupDelay", "now")
+	const n = 10
+	for i := range n {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err := p.Send(ctx, &client.Message{Topic: "GroupDelay", Body: []byte(body(i)), DelayLevel: 2}) // 5 s
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.KillBroker(l)
+	c.Leader(l)
+	got := newRCCollector()
+	rcConsumer(t, c, "g-group-delay", "GroupDelay", "*", got.add)
+	testwait.Until(t, 30*time.Second, "every delayed message delivered by the new master", func() error {
+		for i := range n {
+			if got.get(body(i)) == nil {
+				return fmt.Errorf("%s not consumed", body(i))
+			}
+		}
+		return nil
+	})
+}

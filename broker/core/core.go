@@ -228,7 +228,10 @@ func (c *Core) Start(host netip.AddrPort) error {
 	c.uniq.Store(protocol.NewUniqIDGenerator(host.Addr()))
 	c.holds.Start()
 	c.mu.started = true
-	if c.be.IsLeader() { // a replica that leads later starts them in Promote
+	// A replica starts them in Promote, once its leadership is announced
+	// (its store then holds every committed entry, and so the progress the
+	// services resume from).
+	if _, local := c.be.(LocalBackend); local {
 		if err := c.startServicesLocked(); err != nil {
 			c.mu.Unlock()
 			return err
