@@ -45,6 +45,10 @@ type Broker struct {
 	// storeHost is the advertised address, registered with name servers;
 	// set once by Start.
 	storeHost atomic.Pointer[netip.AddrPort]
+	// regMu serialises registrations, so the last one a name server
+	// applies carries the current brokerId (a role change and a kicked
+	// registration race otherwise).
+	regMu sync.Mutex
 	// regKick asks the registration loop to register now.
 	regKick chan struct{}
 	// nsDown holds the name servers whose last registration failed

@@ -71,6 +71,8 @@ func (b *Broker) kickRegister() {
 // name server in parallel and returns how many failed. A failure is logged
 // once until that name server answers again; the loop retries.
 func (b *Broker) registerAll(ctx context.Context) (failed int) {
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
 	if len(b.cfg.NamesrvAddrs) == 0 {
 		return 0
 	}
