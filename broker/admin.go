@@ -49,7 +49,9 @@ func (b *Broker) handleConsumeStats(ctx context.Context, _ *remoting.Conn, req *
 
 // handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28): a KVTable.
 func (b *Broker) handleRuntimeInfo(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	return jsonResponse(req, map[string]any{"table": b.core.RuntimeInfo()})
+	table := b.core.RuntimeInfo()
+	b.replicaRuntimeInfo(table)
+	return jsonResponse(req, map[string]any{"table": table})
 }
 
 // handleGetAllConsumerOffsets serves GET_ALL_CONSUMER_OFFSET (43) (Java

@@ -5,8 +5,10 @@ import (
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/acl/auth"
+	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
 )
 
 // The ACL 2.0 admin requests (AUTH_CREATE_USER .. AUTH_LIST_ACL), adapted
@@ -117,3 +119,22 @@ func (b *Broker) handleListACLs(_ context.Context, _ *remoting.Conn, req *protoc
 	}
 	return success(req, nil, body)
 }
+
+// authStore is the store as ACL 2.0 keeps its users and rules: read from
+// the store the core holds now, written through the core's backend, so a
+// replicated group's nodes share them (and a slave refuses the write).
+type authStore struct{ c *core.Core }
+
+func (s authStore) PutAuth(name string, value []byte) error {
+	return s.c.Apply(&store.Op{Kind: store.OpPutAuth, Name: name, Value: value})
+}
+
+func (s authStore) DeleteAuth(name string) error {
+	return s.c.Apply(&store.Op{Kind: store.OpDeleteAuth, Name: name})
+}
+
+func (s authStore) RangeAuth(prefix string, fn func(name string, value []byte) bool) error {
+	return s.c.Store().RangeAuth(prefix, fn)
+}
+
+func (s authStore) AuthVersion() uint64 { return s.c.Store().AuthVersion() }

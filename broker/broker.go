@@ -13,6 +13,7 @@ import (
 	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting"
@@ -37,10 +38,21 @@ type Broker struct {
 	metrics *metrics.Metrics
 	acl     *acl.Checker  // nil without ACLEnable
 	auth    *auth.Manager // ACL 2.0's users and ACLs; always there (admin requests)
+	// node is the raft node of a replicated group (nil on a single
+	// broker); master says it is announced leader (replicated.go), term
+	// the raft term of its last role change.
+	node   *replica.Node
+	repl   replicated
+	master atomic.Bool
+	term   atomic.Uint64
 
 	// storeHost is the advertised address, registered with name servers;
 	// set once by Start.
 	storeHost atomic.Pointer[netip.AddrPort]
+	// regMu serialises registrations, so the last one a name server
+	// applies carries the current brokerId (a role change and a kicked
+	// registration race otherwise).
+	regMu sync.Mutex
 	// regKick asks the registration loop to register now.
 	regKick chan struct{}
 	// rtMu serialises runtime config updates (runtime_config.go); rtSaved
@@ -126,7 +138,12 @@ func New(cfg Config) (*Broker, error) {
 		}
 		b.kickRegister()
 	}
-	c, err := core.Open(b.coreConfig(levels), sopts)
+	var c *core.Core
+	if cfg.Replication.Enable {
+		c, err = b.openReplicated(b.coreConfig(levels), sopts)
+	} else {
+		c, err = core.Open(b.coreConfig(levels), sopts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -139,7 +156,8 @@ func New(cfg Config) (*Broker, error) {
 	}
 	authCfg := cfg.Auth
 	authCfg.Cluster, authCfg.Logger = cfg.ClusterName, b.log
-	if b.auth, err = auth.Open(authCfg, c.Store()); err != nil {
+	authCfg.InitLater = b.node != nil // a group's master creates them (watchLeadership)
+	if b.auth, err = auth.Open(authCfg, authStore{c}); err != nil {
 		b.closeACL()
 		_ = c.Close(false)
 		return nil, fmt.Errorf("broker: %w", err)
@@ -188,6 +206,8 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		TimerMaxDelay:            c.TimerMaxDelay,
 		BrokerPermission:         c.BrokerPermission,
 		EnablePropertyFilter:     c.EnablePropertyFilter,
+		SlaveReadEnable:          c.SlaveReadEnable,
+		ConsumeSlowlyBytes:       consumeSlowlyBytes(),
 		FilterSupportRetry:       c.FilterSupportRetry,
 		Now:                      c.Now,
 		Logger:                   b.log,
@@ -239,6 +259,18 @@ func (b *Broker) Start() error {
 		defer b.bg.Done()
 		b.registerLoop()
 	}()
+	if b.node != nil {
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			b.watchLeadership()
+		}()
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			b.retainLoop()
+		}()
+	}
 	b.log.Info("broker: serving", "addr", b.srv.Addr(), "advertise", host.String(),
 		"cluster", b.cfg.ClusterName, "namesrv", b.cfg.NamesrvAddrs, "store", b.cfg.StoreDir)
 	return nil

@@ -46,6 +46,11 @@ import (
 //	accessKey, secretKey      Credentials
 //	authenticationEnabled, authorizationEnabled, initAuthenticationUser,
 //	innerClientAuthenticationCredentials, ...  Auth (auth.Config.ApplyKey)
+//	enableDLegerCommitLog, dLegerGroup, dLegerPeers, dLegerSelfId
+//	                          Replication (DLedger's keys)
+//	raftHeartbeatTimeoutMs, raftElectionTimeoutMs
+//	                          Replication's timeouts (Runnel's keys, ms)
+//	slaveReadEnable           SlaveReadEnable
 //	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
 //	                          TLS (remoting.TLSConfig.Set lists them)
 //
@@ -101,6 +106,36 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 			c.Credentials.AccessKey = val
 		case "secretKey":
 			c.Credentials.SecretKey = val
+		case "dLegerGroup":
+			c.Replication.Group = val
+		case "dLegerSelfId":
+			c.Replication.SelfID = val
+		case "dLegerPeers":
+			peers, err := ParsePeers(val)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			c.Replication.Peers = peers
+		case "raftHeartbeatTimeoutMs", "raftElectionTimeoutMs":
+			v, err := strconv.ParseInt(val, 10, 64)
+			if err != nil || v <= 0 {
+				return ignored, bad(fmt.Errorf("not a positive number of milliseconds"))
+			}
+			if key == "raftHeartbeatTimeoutMs" {
+				c.Replication.HeartbeatTimeout = time.Duration(v) * time.Millisecond
+			} else {
+				c.Replication.ElectionTimeout = time.Duration(v) * time.Millisecond
+			}
+		case "enableDLegerCommitLog", "slaveReadEnable":
+			v, err := strconv.ParseBool(val)
+			if err != nil {
+				return ignored, bad(err)
+			}
+			if key == "slaveReadEnable" {
+				c.SlaveReadEnable = v
+			} else {
+				c.Replication.Enable = v
+			}
 		case "autoCreateTopicEnable", "enablePropertyFilter", "filterSupportRetry", "aclEnable":
 			v, err := strconv.ParseBool(val)
 			if err != nil {

@@ -8,12 +8,16 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/timer"
 	"github.com/runnelmq/runnel/remoting"
@@ -165,6 +169,15 @@ type Config struct {
 	// ExporterType is PROM.
 	Metrics metrics.Config
 
+	// Replication makes this broker one node of a replicated group
+	// (RocketMQ's DLedger keys); see ReplicationConfig. Default off: a
+	// single broker, with no raft on any path.
+	Replication ReplicationConfig
+	// SlaveReadEnable (slaveReadEnable) lets a replicated group's slaves
+	// serve pulls, and its master suggest a slave to a consumer far behind
+	// (suggestWhichBrokerId). Default false, as Java.
+	SlaveReadEnable bool
+
 	// ACLEnable checks every request against ACLFile, a RocketMQ 4.x
 	// plain_acl.yml reloaded when it changes (RocketMQ aclEnable; see
 	// package acl). Default false.
@@ -181,6 +194,42 @@ type Config struct {
 	// plain ACL. Its users and ACLs live in the store. Cluster is set from
 	// ClusterName. Default off.
 	Auth auth.Config
+}
+
+// ReplicationConfig configures a replicated broker group: every store
+// mutation goes through a raft log (broker/replica) and is acknowledged
+// once a majority holds it. The leader registers as the master (brokerId
+// 0) of BrokerName, the others as its slaves.
+type ReplicationConfig struct {
+	// Enable (enableDLegerCommitLog). Default false.
+	Enable bool
+	// Group (dLegerGroup) names the raft group; it is only checked to be a
+	// valid name. Default BrokerName.
+	Group string
+	// Peers (dLegerPeers, "n0-host:port;n1-host:port;n2-host:port") is the
+	// whole group: 1, 3 or 5 raft ids with the address of each one's raft
+	// transport (not the client port). Every node is given the same list;
+	// a slave registers brokerId 1 + its index in it.
+	Peers []replica.Peer
+	// SelfID (dLegerSelfId) is this node's id among Peers. Required.
+	SelfID string
+	// HeartbeatTimeout (raftHeartbeatTimeoutMs, Runnel's key) is how long a
+	// follower waits for its leader before it stands for election;
+	// ElectionTimeout (raftElectionTimeoutMs) how long a candidate waits
+	// for votes. Defaults 300 ms each, for a LAN: a dead leader is replaced
+	// in about a second. The leader's lease is 5/6 of HeartbeatTimeout, so
+	// a leader cut off from its majority steps down before another is
+	// elected.
+	HeartbeatTimeout, ElectionTimeout time.Duration
+	// Transport, if set, carries raft instead of TCP on Peers' addresses
+	// (tests: raft's in-memory transport, which can cut links).
+	Transport raft.Transport
+	// LogNoSync writes the raft log without fsync: acknowledged writes are
+	// lost if a majority's machines crash. Tests and benchmarks only.
+	LogNoSync bool
+	// ProposeTimeout bounds how long a write waits for its commit. Default
+	// 5 s.
+	ProposeTimeout time.Duration
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left
@@ -242,6 +291,13 @@ func (c *Config) ensureDefaults() {
 	c.TransactionCheckMax = cmp.Or(c.TransactionCheckMax, d.TransactionCheckMax)
 	c.TransactionCheckInterval = cmp.Or(c.TransactionCheckInterval, d.TransactionCheckInterval)
 	c.Metrics.EnsureDefaults()
+	if c.Replication.Enable {
+		r := &c.Replication
+		r.Group = cmp.Or(r.Group, c.BrokerName)
+		r.HeartbeatTimeout = cmp.Or(r.HeartbeatTimeout, 300*time.Millisecond)
+		r.ElectionTimeout = cmp.Or(r.ElectionTimeout, 300*time.Millisecond)
+		r.ProposeTimeout = cmp.Or(r.ProposeTimeout, 5*time.Second)
+	}
 	if c.Now == nil { // a func is not comparable, so not cmp.Or
 		c.Now = d.Now
 	}
@@ -296,6 +352,9 @@ func (c *Config) Validate() error {
 	case c.TransactionCheckInterval <= 0:
 		return fmt.Errorf("%w: TransactionCheckInterval %v", ErrBadConfig, c.TransactionCheckInterval)
 	}
+	if err := c.Replication.validate(); err != nil {
+		return err
+	}
 	if err := c.Metrics.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
@@ -310,6 +369,57 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+func (r *ReplicationConfig) validate() error {
+	if !r.Enable {
+		return nil
+	}
+	switch {
+	case !validName(r.Group):
+		return fmt.Errorf("%w: dLegerGroup %q", ErrBadConfig, r.Group)
+	case r.SelfID == "":
+		return fmt.Errorf("%w: dLegerSelfId is empty", ErrBadConfig)
+	case r.HeartbeatTimeout < 0 || r.ElectionTimeout < 0:
+		return fmt.Errorf("%w: raft timeouts %v, %v", ErrBadConfig, r.HeartbeatTimeout, r.ElectionTimeout)
+	}
+	if r.slaveID() < 0 {
+		return fmt.Errorf("%w: dLegerSelfId %q is not among dLegerPeers", ErrBadConfig, r.SelfID)
+	}
+	switch len(r.Peers) {
+	case 1, 3, 5:
+	default:
+		return fmt.Errorf("%w: dLegerPeers: a group has 1, 3 or 5 members, not %d", ErrBadConfig, len(r.Peers))
+	}
+	return nil
+}
+
+// slaveID is the brokerId this node registers as a slave: 1 + its index
+// in Peers (-1 if it is not there).
+func (r *ReplicationConfig) slaveID() int64 {
+	for i, p := range r.Peers {
+		if p.ID == r.SelfID {
+			return int64(i) + 1
+		}
+	}
+	return -1
+}
+
+// ParsePeers reads dLegerPeers: "n0-host:port;n1-host:port" (each id, a
+// dash, the raft address).
+func ParsePeers(s string) ([]replica.Peer, error) {
+	var out []replica.Peer
+	for _, p := range splitAddrs(s) {
+		id, addr, ok := strings.Cut(p, "-")
+		if !ok || id == "" {
+			return nil, fmt.Errorf("%w: dLegerPeers entry %q: want id-host:port", ErrBadConfig, p)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("%w: dLegerPeers entry %q: %v", ErrBadConfig, p, err)
+		}
+		out = append(out, replica.Peer{ID: id, Addr: addr})
+	}
+	return out, nil
 }
 
 // validName accepts RocketMQ's broker and cluster name characters.

@@ -17,7 +17,9 @@
 // (name server registration) and register_incr.go (registering only the
 // changed topics), config.go and conf.go (Config and RocketMQ
 // broker.conf keys), runtime_config.go (UPDATE_BROKER_CONFIG and the
-// broker-runtime.conf it keeps).
+// broker-runtime.conf it keeps), replicated.go and appendbatch.go (a
+// replicated group's node: the raft node as the core's backend, roles,
+// sends sharing raft entries).
 //
 // Invariants:
 //   - every request gets an answer (or none for oneway requests);

@@ -103,6 +103,11 @@ func (b *Broker) registerTopicsWith(ctx context.Context, addrs []string, table m
 	if host == nil || len(addrs) == 0 {
 		return nil
 	}
+	// One registration at a time, so the last one a name server applies
+	// carries the current brokerId (a role change and a round race
+	// otherwise).
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
 	// Whole or partial, a table says the broker's own permission
 	// (updateBrokerConfig's brokerPermission) in every topic's.
 	table, version = withBrokerPermission(table, version, b.core.Runtime().BrokerPermission)
@@ -119,7 +124,7 @@ func (b *Broker) registerTopicsWith(ctx context.Context, addrs []string, table m
 		BrokerAddr:             host.String(),
 		ClusterName:            b.cfg.ClusterName,
 		HAServerAddr:           "",
-		BrokerID:               b.cfg.BrokerID,
+		BrokerID:               b.registrationID(),
 		HeartbeatTimeoutMillis: protocol.DefaultBrokerHeartbeatTimeoutMillis,
 		BodyCRC32:              protocol.BodyCRC32(payload),
 	}
@@ -175,7 +180,7 @@ func (b *Broker) unregisterAll() {
 		return
 	}
 	hdr := protocol.UnregisterBrokerRequestHeader{
-		BrokerName: b.cfg.BrokerName, BrokerAddr: host.String(), ClusterName: b.cfg.ClusterName, BrokerID: b.cfg.BrokerID,
+		BrokerName: b.cfg.BrokerName, BrokerAddr: host.String(), ClusterName: b.cfg.ClusterName, BrokerID: b.registrationID(),
 	}
 	var wg sync.WaitGroup
 	for _, addr := range b.cfg.NamesrvAddrs {
@@ -188,6 +193,19 @@ func (b *Broker) unregisterAll() {
 		}()
 	}
 	wg.Wait()
+}
+
+// registrationID is the brokerId this broker registers with: its own on a
+// single broker; in a replicated group 0 while it is the announced master,
+// else its slave id (1 + its index in dLegerPeers).
+func (b *Broker) registrationID() int64 {
+	if b.node == nil {
+		return b.cfg.BrokerID
+	}
+	if b.master.Load() {
+		return protocol.MasterID
+	}
+	return b.cfg.Replication.slaveID()
 }
 
 func (b *Broker) callNamesrv(ctx context.Context, addr string, req *protocol.Command) error {

@@ -29,6 +29,10 @@ type Store interface {
 
 // Config configures a Manager: RocketMQ 5.3's auth keys of broker.conf.
 type Config struct {
+	// InitLater leaves the initial users to a later EnsureInitUsers (a
+	// replicated group's node, which writes only once it is master).
+	// Default false: Open creates them.
+	InitLater bool
 	// AuthenticationEnabled needs every request signed by an enabled user
 	// (authenticationEnabled). Default false.
 	AuthenticationEnabled bool
@@ -82,15 +86,29 @@ const (
 	aclPrefix  = "acl/"
 )
 
-// Open loads the records of st and creates cfg.InitUsers.
+// Open loads the records of st and, unless cfg.InitLater, creates
+// cfg.InitUsers (EnsureInitUsers).
 func Open(cfg Config, st Store) (*Manager, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	m := &Manager{cfg: cfg, st: st, authnWhite: codeSet(cfg.AuthenticationWhitelist), authzWhite: codeSet(cfg.AuthorizationWhitelist)}
 	if _, err := m.reload(); err != nil {
 		return nil, err
 	}
-	inits := cfg.InitUsers
-	if c := cfg.InnerCredentials; !c.Empty() {
+	if !cfg.InitLater {
+		if err := m.EnsureInitUsers(); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// EnsureInitUsers creates the initial users (cfg.InitUsers and the inner
+// client's credentials, as super users) that st does not hold, as Java
+// does at every start. A replicated group's master calls it once it
+// leads: only a master's writes reach every replica.
+func (m *Manager) EnsureInitUsers() error {
+	inits := m.cfg.InitUsers
+	if c := m.cfg.InnerCredentials; !c.Empty() {
 		inits = append(slices.Clip(inits), protocol.UserInfo{Username: c.AccessKey, Password: c.SecretKey})
 	}
 	for _, u := range inits {
@@ -99,10 +117,10 @@ func Open(cfg Config, st Store) (*Manager, error) {
 		}
 		u.UserType = string(Super)
 		if err := m.CreateUser(u, ""); err != nil {
-			return nil, fmt.Errorf("auth: initial user %q: %w", u.Username, err)
+			return fmt.Errorf("auth: initial user %q: %w", u.Username, err)
 		}
 	}
-	return m, nil
+	return nil
 }
 
 func codeSet(codes []int16) map[int16]bool {

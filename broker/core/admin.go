@@ -100,10 +100,10 @@ func (c *Core) TopicStats(topic string) (protocol.TopicStatsTable, error) {
 	}
 	stats := protocol.TopicStatsTable{OffsetTable: map[protocol.MessageQueue]protocol.TopicOffset{}}
 	for q := range int32(tc.WriteQueueNums) {
-		lo, hi := c.st.MinOffset(topic, q), c.st.MaxOffset(topic, q)
+		lo, hi := c.store().MinOffset(topic, q), c.store().MaxOffset(topic, q)
 		var last int64
 		if hi > 0 {
-			if e, err := c.st.QueueEntry(topic, q, hi-1); err == nil {
+			if e, err := c.store().QueueEntry(topic, q, hi-1); err == nil {
 				last = e.StoreTimestamp
 			}
 		}
@@ -129,13 +129,13 @@ func (c *Core) ConsumeStats(group, topic string) protocol.ConsumeStats {
 			continue
 		}
 		for q := range int32(tc.WriteQueueNums) {
-			w := protocol.OffsetWrapper{BrokerOffset: c.st.MaxOffset(t, q)}
+			w := protocol.OffsetWrapper{BrokerOffset: c.store().MaxOffset(t, q)}
 			if off, ok := c.offsets.Get(offsets.Key{Group: group, Topic: t, QueueID: q}); ok {
 				w.ConsumerOffset = off
 				w.PullOffset = off
 			}
 			if w.ConsumerOffset > 0 {
-				if e, err := c.st.QueueEntry(t, q, w.ConsumerOffset-1); err == nil {
+				if e, err := c.store().QueueEntry(t, q, w.ConsumerOffset-1); err == nil {
 					w.LastTimestamp = e.StoreTimestamp
 				}
 			}
@@ -167,8 +167,8 @@ func (c *Core) RuntimeInfo() map[string]string {
 		"brokerVersion":      strconv.Itoa(int(protocol.Version)),
 		"bootTimestamp":      strconv.FormatInt(bootTime.UnixMilli(), 10),
 		"runtime":            time.Since(bootTime).Round(time.Second).String(),
-		"commitLogMinOffset": strconv.FormatInt(c.st.MinPhysOffset(), 10),
-		"commitLogMaxOffset": strconv.FormatInt(c.st.MaxPhysOffset(), 10),
+		"commitLogMinOffset": strconv.FormatInt(c.store().MinPhysOffset(), 10),
+		"commitLogMaxOffset": strconv.FormatInt(c.store().MaxPhysOffset(), 10),
 		"brokerName":         c.cfg.BrokerName,
 		"clusterName":        c.cfg.ClusterName,
 		"topicCount":         strconv.Itoa(len(c.topics.names())),

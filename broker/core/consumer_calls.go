@@ -78,7 +78,7 @@ func (c *Core) ConsumeMessageDirectly(r DirectConsume, answer func(ClientReply, 
 		answer(ClientReply{}, refuse(protocol.RespSystemError, "protocol: CONSUME_MESSAGE_DIRECTLY header: consumerGroup: missing"))
 		return
 	}
-	rec, err := c.st.LookupMessageID(r.MsgID)
+	rec, err := c.store().LookupMessageID(r.MsgID)
 	switch {
 	case errors.Is(err, message.ErrBadMessageID):
 		err = errorf(protocol.RespSystemError, "consume message directly: bad message id %q: %v", r.MsgID, err)

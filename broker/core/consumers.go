@@ -124,8 +124,12 @@ func (c *Core) ConsumerList(group string) ([]string, error) {
 }
 
 // LockBatch locks queues for an orderly consumer and returns the queues
-// the client now holds.
+// the client now holds: none on a slave, nor on a new master within its
+// lock fence (role.go).
 func (c *Core) LockBatch(group, clientID string, mqs []protocol.MessageQueue) []protocol.MessageQueue {
+	if !c.be.IsLeader() || c.locksFenced() {
+		return nil
+	}
 	return fromLockQueues(c.locks.TryLockBatch(group, toLockQueues(mqs), clientID))
 }
 

@@ -61,6 +61,13 @@ type Config struct {
 	// EnablePropertyFilter allows SQL92 subscriptions; FilterSupportRetry
 	// filters a group's %RETRY% queue with its SQL92 subscriptions too.
 	EnablePropertyFilter, FilterSupportRetry bool
+	// SlaveReadEnable (slaveReadEnable) lets a replicated group's slaves
+	// serve pulls; without it they answer PULL_RETRY_IMMEDIATELY with the
+	// master suggested. ConsumeSlowlyBytes is the backlog past which the
+	// master suggests slave WhichBrokerWhenConsumeSlowly (Java: 40% of the
+	// machine's memory); 0 never suggests one.
+	SlaveReadEnable    bool
+	ConsumeSlowlyBytes int64
 	// Now is the clock of everything that expires.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -79,7 +86,7 @@ type Core struct {
 	cfg Config
 	log *slog.Logger
 
-	st      *store.Store
+	be      Backend
 	topics  *topicTable
 	groups  *groupTable
 	offsets *offsets.Table
@@ -111,8 +118,13 @@ type Core struct {
 	mu struct {
 		sync.Mutex
 		started, draining bool
+		// services: delay and timer delivery run (a master's, role.go).
+		services bool
 	}
-	stop chan struct{}
+	// lockFence is when a new master grants orderly locks again (unix ns;
+	// role.go).
+	lockFence atomic.Int64
+	stop      chan struct{}
 	// ctx is cancelled by Drain; it bounds calls to clients.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -121,10 +133,8 @@ type Core struct {
 	bg sync.WaitGroup
 }
 
-// Open opens the store with sopts (its arrival hook is the core's), loads
-// topics and consumer offsets, and creates the system topics that are
-// missing. Nothing runs until Start.
-func Open(cfg Config, sopts store.Options) (*Core, error) {
+// newCore makes a core with defaults filled, before its backend.
+func newCore(cfg Config) *Core {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -151,14 +161,22 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 		MaxMessageSize:   cfg.MaxMessageSize,
 		TimerMaxDelay:    cfg.TimerMaxDelay,
 	})
+	c.txn = c.newTransactions()
+	c.calls = c.newConsumerCalls()
+	return c
+}
+
+// Open opens the store with sopts (its arrival hook is the core's), loads
+// topics and consumer offsets, and creates the system topics that are
+// missing. Nothing runs until Start.
+func Open(cfg Config, sopts store.Options) (*Core, error) {
+	c := newCore(cfg)
 	sopts.OnArrival = c.onArrival
 	st, err := store.Open(sopts)
 	if err != nil {
 		return nil, err
 	}
-	c.st = st
-	c.txn = c.newTransactions()
-	c.calls = c.newConsumerCalls()
+	c.be = LocalBackend{S: st}
 	if err := c.load(); err != nil {
 		_ = st.Close()
 		return nil, err
@@ -166,32 +184,57 @@ func Open(cfg Config, sopts store.Options) (*Core, error) {
 	return c, nil
 }
 
-// load reads topics and offsets from the store and creates the system
-// topics that are missing.
+// OpenBackend is Open over a backend the caller opened (a replica). Its
+// stores' arrival hook must call the core's OnArrival. The core takes
+// the backend: Close closes it. A backend that is not the leader yet
+// loads what its store holds now; Promote reloads once it leads.
+func OpenBackend(cfg Config, be Backend) (*Core, error) {
+	c := newCore(cfg)
+	c.be = be
+	if err := c.load(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// load reads topics and offsets from the store and, on a master, creates
+// the system topics that are missing (a follower gets them from its
+// leader's log).
 func (c *Core) load() error {
-	c.topics = newTopicTable(c.st, func() int64 { return c.cfg.Now().UnixMilli() })
-	cfgs, err := c.st.Topics()
+	c.topics = newTopicTable(c.apply, func() int64 { return c.cfg.Now().UnixMilli() })
+	c.groups = newGroupTable(c.apply, func() int64 { return c.cfg.Now().UnixMilli() })
+	return c.reload()
+}
+
+// reload replaces the topic table and the consumer offsets with what the
+// store holds: at Open, and when a replica becomes master (its store was
+// written by the log while the in-memory tables were not).
+func (c *Core) reload() error {
+	st := c.store()
+	cfgs, err := st.Topics()
 	if err != nil {
 		return fmt.Errorf("core: load topics: %w", err)
 	}
 	c.topics.load(cfgs)
-	if c.groups, err = newGroupTable(c.st, func() int64 { return c.cfg.Now().UnixMilli() }); err != nil {
+	if err := c.groups.load(st); err != nil {
 		return err
 	}
-	for _, tc := range systemTopicConfigs(&c.cfg) {
-		if _, _, err := c.topics.createIfAbsent(tc); err != nil {
-			return err
+	if c.be.IsLeader() {
+		for _, tc := range systemTopicConfigs(&c.cfg) {
+			if _, _, err := c.topics.createIfAbsent(tc); err != nil {
+				return err
+			}
 		}
 	}
 	var entries []offsets.Entry
-	err = c.st.RangeConsumerOffsets(func(group, topic string, queueID int32, offset int64) bool {
+	err = st.RangeConsumerOffsets(func(group, topic string, queueID int32, offset int64) bool {
 		entries = append(entries, offsets.Entry{Key: offsets.Key{Group: group, Topic: topic, QueueID: queueID}, Offset: offset})
 		return true
 	})
 	if err != nil {
 		return fmt.Errorf("core: load consumer offsets: %w", err)
 	}
-	c.offsets.Load(entries)
+	c.offsets.Replace(entries)
 	return nil
 }
 
@@ -204,17 +247,20 @@ func (c *Core) Start(host netip.AddrPort) error {
 		c.mu.Unlock()
 		return ErrClosed
 	}
-	c.mu.started = true
-	c.mu.Unlock()
 	c.storeHost.Store(&host)
 	c.uniq.Store(message.NewUniqIDGenerator(host.Addr()))
 	c.holds.Start()
-	if err := c.startSchedule(); err != nil {
-		return err
+	c.mu.started = true
+	// A replica starts them in Promote, once its leadership is announced
+	// (its store then holds every committed entry, and so the progress the
+	// services resume from).
+	if _, local := c.be.(LocalBackend); local {
+		if err := c.startServicesLocked(); err != nil {
+			c.mu.Unlock()
+			return err
+		}
 	}
-	if err := c.startTimer(); err != nil {
-		return err
-	}
+	c.mu.Unlock()
 	c.spawn(func() { c.every(c.cfg.OffsetPersistInterval, c.persistTick) })
 	c.spawn(func() { c.every(clientScanInterval, c.scanTick) })
 	c.spawn(func() { c.every(c.cfg.TransactionCheckInterval, c.txCheckTick) })
@@ -239,8 +285,9 @@ func (c *Core) Drain() {
 	close(c.stop)
 	c.cancel()
 	c.bg.Wait()
-	c.closeSchedule()
-	c.closeTimer()
+	c.mu.Lock()
+	c.stopServicesLocked()
+	c.mu.Unlock()
 }
 
 // Close drains the core if that was not done, writes the consumer offsets
@@ -249,12 +296,14 @@ func (c *Core) Drain() {
 func (c *Core) Close(persist bool) error {
 	c.Drain()
 	var errs []error
-	if persist {
-		if err := c.PersistOffsets(); err != nil {
+	if persist && c.be.IsLeader() {
+		// A replica that lost its majority meanwhile cannot persist: what
+		// the group committed before stands, as after a crash.
+		if err := c.PersistOffsets(); err != nil && !errors.Is(err, ErrNotMaster) {
 			errs = append(errs, err)
 		}
 	}
-	if err := c.st.Close(); err != nil {
+	if err := c.be.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("core: close store: %w", err))
 	}
 	return errors.Join(errs...)
@@ -293,6 +342,9 @@ func (c *Core) every(d time.Duration, fn func()) {
 }
 
 func (c *Core) persistTick() {
+	if !c.be.IsLeader() {
+		return // a slave's offsets are its master's (Promote reloads them)
+	}
 	if err := c.PersistOffsets(); err != nil {
 		c.log.Error("broker: persist consumer offsets", "err", err)
 	}
@@ -306,7 +358,7 @@ func (c *Core) PersistOffsets() error {
 		for i, e := range es {
 			commits[i] = store.OffsetCommit{Group: e.Group, Topic: e.Topic, QueueID: e.QueueID, Offset: e.Offset}
 		}
-		if err := c.st.CommitOffsets(commits); err != nil {
+		if err := c.commitOffsets(commits); err != nil {
 			return 0, fmt.Errorf("core: persist %d consumer offsets: %w", len(es), err)
 		}
 		return len(es), nil
@@ -326,6 +378,12 @@ func (c *Core) ExpireClients() {
 	for _, g := range c.clients.ExpireIdle() {
 		c.notifyGroup(g)
 	}
+}
+
+// OnArrival is the store's arrival hook, for a backend's stores
+// (OpenBackend): it wakes the pulls held on the queue.
+func (c *Core) OnArrival(topic string, queueID int32, maxOffset int64) {
+	c.onArrival(topic, queueID, maxOffset)
 }
 
 // onArrival is the store's arrival hook: wake the pulls held on the queue.
@@ -366,7 +424,7 @@ func (c *Core) newUniqID() string {
 }
 
 // Store returns the message store (for tests and tools).
-func (c *Core) Store() *store.Store { return c.st }
+func (c *Core) Store() *store.Store { return c.store() }
 
 // HeldPulls returns how many pulls are held now.
 func (c *Core) HeldPulls() int { return c.holds.Len() }

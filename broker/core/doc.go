@@ -14,7 +14,15 @@
 // door implements. A call that waits for a client takes a done function
 // and holds no goroutine while the client thinks.
 //
-// Files: send.go (Send), retry.go (the send path's %RETRY% bookkeeping and
+// The core runs on a Backend (backend.go): the store it reads and the one
+// path every mutation takes. A single broker's backend is its store; a
+// replicated group's is its raft node, whose writes return once a majority
+// holds them. A replicated core is master or slave (role.go): a slave
+// refuses writes as a Java slave does and runs none of the loops that
+// write.
+//
+// Files: backend.go (the Backend and the slave's refusal), role.go
+// (Promote, Demote, the orderly-lock fence), send.go (Send), retry.go (the send path's %RETRY% bookkeeping and
 // DELAY diversion), pull.go (Pull and its hold), filter.go (tag filters),
 // offsets.go (offsets and resets), consumers.go (heartbeats, the consumer
 // registry, locks), sendback.go (CONSUMER_SEND_MSG_BACK: %RETRY% and
@@ -43,8 +51,12 @@
 //     is then answered by running it again, exactly once; it is never
 //     answered SUCCESS without messages;
 //   - a call forwarded to a client is answered within ConsumerCallTimeout;
+//   - the core writes the store only through its Backend (put, apply,
+//     commitOffsets), never a store method that mutates, so a group's
+//     replicas apply the same ops in the same order;
 //   - consumer offsets are applied in memory as they arrive and written to
-//     the store every OffsetPersistInterval and on a clean Close;
+//     the store every OffsetPersistInterval and on a clean Close (by a
+//     master; a new master reloads them from its store);
 //   - the topic table is written through to the store before it changes in
 //     memory, and every change is reported through Config.TopicsChanged;
 //     a creation's store sync never holds up a reader of the table.

@@ -7,6 +7,7 @@ import (
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
 )
 
 // A consumer group exists here once it sent a heartbeat or committed an
@@ -30,7 +31,7 @@ func (c *Core) DeleteGroup(group string, cleanOffset bool) error {
 		return nil
 	}
 	c.offsets.DropGroup(group)
-	if err := c.st.DeleteConsumerOffsets(group); err != nil {
+	if err := c.apply(&store.Op{Kind: store.OpDeleteGroupOffsets, Group: group}); err != nil {
 		return fmt.Errorf("core: delete offsets of group %s: %w", group, err)
 	}
 	c.log.Info("broker: consumer group deleted", "group", group)

@@ -15,7 +15,7 @@ func (c *Core) QueryConsumerOffset(group, topic string, queueID int32) (int64, e
 	if ok {
 		return off, nil
 	}
-	if c.st.MinOffset(topic, queueID) > 0 || c.st.MaxOffset(topic, queueID) == 0 {
+	if c.store().MinOffset(topic, queueID) > 0 || c.store().MaxOffset(topic, queueID) == 0 {
 		return 0, refuse(protocol.RespQueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 	}
 	return 0, nil
@@ -30,15 +30,19 @@ func (c *Core) CommitConsumerOffset(group, topic string, queueID int32, offset i
 
 // MaxOffset is the offset the next message of a queue will get (0 for an
 // unknown queue, as Java).
-func (c *Core) MaxOffset(topic string, queueID int32) int64 { return c.st.MaxOffset(topic, queueID) }
+func (c *Core) MaxOffset(topic string, queueID int32) int64 {
+	return c.store().MaxOffset(topic, queueID)
+}
 
 // MinOffset is the offset of a queue's oldest message.
-func (c *Core) MinOffset(topic string, queueID int32) int64 { return c.st.MinOffset(topic, queueID) }
+func (c *Core) MinOffset(topic string, queueID int32) int64 {
+	return c.store().MinOffset(topic, queueID)
+}
 
 // SearchOffset returns the first offset of a queue stored at or after ts
 // (ms).
 func (c *Core) SearchOffset(topic string, queueID int32, ts int64) (int64, error) {
-	off, err := c.st.OffsetByTime(topic, queueID, ts)
+	off, err := c.store().OffsetByTime(topic, queueID, ts)
 	if err != nil {
 		return 0, errorf(protocol.RespSystemError, "search offset: %v", err)
 	}
@@ -50,7 +54,7 @@ func (c *Core) SearchOffset(topic string, queueID int32, ts int64) (int64, error
 // MessageStore.getEarliestMessageTime (callers compare the value, they do
 // not expect an error).
 func (c *Core) EarliestStoreTime(topic string, queueID int32) int64 {
-	if e, err := c.st.QueueEntry(topic, queueID, c.st.MinOffset(topic, queueID)); err == nil {
+	if e, err := c.store().QueueEntry(topic, queueID, c.store().MinOffset(topic, queueID)); err == nil {
 		return e.StoreTimestamp
 	}
 	return -1
@@ -90,9 +94,9 @@ func (c *Core) ResetOffset(r ResetRequest) (map[protocol.MessageQueue]int64, err
 		case r.QueueID >= 0 && r.Offset >= 0:
 			target = r.Offset
 		case r.Timestamp == -1:
-			target = c.st.MaxOffset(r.Topic, q)
+			target = c.store().MaxOffset(r.Topic, q)
 		default:
-			off, err := c.st.OffsetByTime(r.Topic, q, r.Timestamp)
+			off, err := c.store().OffsetByTime(r.Topic, q, r.Timestamp)
 			if err != nil {
 				return nil, errorf(protocol.RespSystemError, "search offset of %s queue %d: %v", r.Topic, q, err)
 			}

@@ -72,7 +72,8 @@ func (c *Core) Pull(r PullRequest, answer func(PullResult, error)) (res PullResu
 // false for a re-run after a held pull wakes: only the first run commits
 // the piggy-backed offset and may be held.
 func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) (PullResult, bool, error) {
-	tc, ok := c.topics.get(r.Topic)
+	master := c.be.IsLeader()
+	tc, ok := c.readTopic(r.Topic, master)
 	if !ok {
 		return PullResult{}, false, errorf(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", r.Topic)
 	}
@@ -87,17 +88,28 @@ func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) 
 	if err != nil {
 		return PullResult{}, false, err
 	}
+	if !master && !c.cfg.SlaveReadEnable {
+		// Java's slave without slaveReadEnable: pull from the master.
+		return PullResult{Code: protocol.RespPullRetryImmediately, Remark: "the slave does not serve reads (slaveReadEnable=false)",
+			NextBeginOffset: r.QueueOffset, MinOffset: c.store().MinOffset(r.Topic, r.QueueID),
+			MaxOffset: c.store().MaxOffset(r.Topic, r.QueueID), SuggestWhichBrokerID: protocol.MasterID}, false, nil
+	}
 	if first && r.HasCommitOffset {
 		c.offsets.CommitForward(offsets.Key{Group: r.Group, Topic: r.Topic, QueueID: r.QueueID}, r.CommitOffset)
 	}
-	got, err := c.st.Get(r.Topic, r.QueueID, r.QueueOffset, int(max(r.MaxMsgNums, 1)), int(r.MaxMsgBytes), filter)
+	got, err := c.store().Get(r.Topic, r.QueueID, r.QueueOffset, int(max(r.MaxMsgNums, 1)), int(r.MaxMsgBytes), filter)
 	if err != nil {
 		return PullResult{}, false, errorf(protocol.RespSystemError, "store read failed: %v", err)
 	}
 	code := pullCode(got.Status, r.QueueOffset)
+	if !master && code != protocol.RespSuccess {
+		// A slave serves what it has and sends the rest to the master
+		// (Java: "slave redirect pullRequest to master"); it holds none.
+		code = protocol.RespPullRetryImmediately
+	}
 	// A suspend time of 0 or less asks for no wait: answered now, where
 	// Java holds it until its next hold check (about 5 s).
-	if code == protocol.RespPullNotFound && first && r.Suspend && r.SuspendTimeout > 0 && answer != nil && !c.closing.Load() {
+	if master && code == protocol.RespPullNotFound && first && r.Suspend && r.SuspendTimeout > 0 && answer != nil && !c.closing.Load() {
 		if c.hold(r, answer) {
 			return PullResult{}, true, nil
 		}
@@ -112,11 +124,48 @@ func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) 
 		MaxOffset:            got.MaxOffset,
 		SuggestWhichBrokerID: protocol.MasterID,
 	}
+	if master && c.cfg.SlaveReadEnable && c.consumeSlowly(r) {
+		res.SuggestWhichBrokerID = WhichBrokerWhenConsumeSlowly
+	}
 	if code == protocol.RespSuccess {
 		res.Messages, res.Count = got.Messages, got.Count
 		c.countPulled(r.Group, got.Count)
 	}
 	return res, false, nil
+}
+
+// WhichBrokerWhenConsumeSlowly is the slave a master suggests to a
+// consumer far behind (Java SubscriptionGroupConfig
+// whichBrokerWhenConsumeSlowly, default 1).
+const WhichBrokerWhenConsumeSlowly = 1
+
+// consumeSlowly is Java's isSuggestPullingFromSlave: the log behind the
+// pulled offset is larger than the share of memory it may be read from
+// (accessMessageInMemoryMaxRatio), so the pull is served from disk.
+func (c *Core) consumeSlowly(r *PullRequest) bool {
+	if c.cfg.ConsumeSlowlyBytes <= 0 {
+		return false
+	}
+	st := c.store()
+	e, err := st.QueueEntry(r.Topic, r.QueueID, r.QueueOffset)
+	return err == nil && st.MaxPhysOffset()-e.PhysOffset > c.cfg.ConsumeSlowlyBytes
+}
+
+// readTopic is a topic's config for a read. A slave's table is the one
+// it loaded when it last was master (or opened); topics created since are
+// in its store, written by the log.
+func (c *Core) readTopic(name string, master bool) (protocol.TopicConfig, bool) {
+	if tc, ok := c.topics.get(name); ok || master {
+		return tc, ok
+	}
+	m, ok, err := c.store().Topic(name)
+	if err != nil || !ok {
+		return protocol.TopicConfig{}, false
+	}
+	if m.TopicFilterType == "" {
+		m.TopicFilterType = protocol.TopicFilterSingleTag
+	}
+	return m, true
 }
 
 // pullCode maps a store status to the pull answer's code, as Java's

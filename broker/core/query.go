@@ -16,7 +16,7 @@ const maxQueryNum = 32
 // ViewMessage returns the stored record at a commit log offset (the tools
 // decode the offset from an offsetMsgId).
 func (c *Core) ViewMessage(offset int64) ([]byte, error) {
-	rec, err := c.st.ReadRecord(offset)
+	rec, err := c.store().ReadRecord(offset)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errorf(protocol.RespSystemError, "can not find message by the offset, %d", offset)
 	}
@@ -59,10 +59,10 @@ func (c *Core) QueryMessage(q MessageQuery) (QueryResult, error) {
 		// The store's unique-key index takes no time range, but Java applies
 		// the request's range to both kinds of query; the range is applied
 		// here, to every copy, before the cap (a key has one or two copies).
-		recs, err = c.st.QueryByUniqKey(q.Topic, q.Key, maxQueryNum)
+		recs, err = c.store().QueryByUniqKey(q.Topic, q.Key, maxQueryNum)
 		recs = storedWithin(recs, q.Begin, q.End, n)
 	} else {
-		recs, err = c.st.QueryByKey(q.Topic, q.Key, n, q.Begin, q.End)
+		recs, err = c.store().QueryByKey(q.Topic, q.Key, n, q.Begin, q.End)
 	}
 	if err != nil {
 		return QueryResult{}, errorf(protocol.RespSystemError, "query %s by key %q: %v", q.Topic, q.Key, err)
@@ -73,7 +73,7 @@ func (c *Core) QueryMessage(q MessageQuery) (QueryResult, error) {
 	return QueryResult{
 		Records:                  recs,
 		IndexLastUpdateTimestamp: c.cfg.Now().UnixMilli(),
-		IndexLastUpdatePhyoffset: c.st.MaxPhysOffset(),
+		IndexLastUpdatePhyoffset: c.store().MaxPhysOffset(),
 	}, nil
 }
 

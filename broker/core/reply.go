@@ -100,7 +100,7 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 	// A push that succeeds is answered SUCCESS even when the store failed
 	// (Java: msgId "0", offset 0).
 	stored := SendResult{MsgIDs: []string{"0"}, QueueID: queueID, Region: defaultRegion}
-	if res, err := c.st.Put([]*protocol.MessageExt{ext}); err != nil {
+	if res, err := c.put([]*protocol.MessageExt{ext}); err != nil {
 		c.log.Warn("broker: reply message not stored", "topic", r.Topic, "err", c.putError(err))
 	} else {
 		stored.MsgIDs[0], stored.QueueOffset = res[0].OffsetMsgID(), res[0].QueueOffset

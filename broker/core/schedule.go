@@ -23,7 +23,7 @@ func (c *Core) delayLevels() schedule.Levels { return c.sched.levels }
 func (c *Core) startSchedule() error {
 	svc, err := schedule.New(schedule.Config{
 		Levels:  c.delayLevels(),
-		Store:   c.st,
+		Store:   scheduleStore{c},
 		Deliver: c.deliverScheduled,
 		Now:     c.cfg.Now,
 		Logger:  c.log,
@@ -65,7 +65,7 @@ func (c *Core) deliverScheduled(msgs []*protocol.MessageExt) error {
 			m.StoreHost = *h
 		}
 	}
-	_, err := c.st.Put(msgs)
+	_, err := c.put(msgs)
 	return err
 }
 

@@ -60,6 +60,9 @@ type SendResult struct {
 // messages, apply the retry/DLQ, delay and transaction rewrites, store,
 // and say where they went.
 func (c *Core) Send(r SendRequest) (SendResult, error) {
+	if !c.be.IsLeader() {
+		return SendResult{}, c.serviceNotAvailable() // a slave's answer (backend.go)
+	}
 	tc, err := c.checkSendTopic(&r)
 	if err != nil {
 		return SendResult{}, err
@@ -136,7 +139,7 @@ func (c *Core) Send(r SendRequest) (SendResult, error) {
 			return SendResult{}, err
 		}
 	}
-	res, err := c.st.Put(msgs)
+	res, err := c.put(msgs)
 	if err != nil {
 		return SendResult{}, c.putError(err)
 	}
@@ -229,19 +232,17 @@ func (c *Core) autoCreateTopic(r *SendRequest) (protocol.TopicConfig, bool, erro
 // putError maps a store failure to Java's answer (SendMessageProcessor
 // handlePutMessageResult).
 func (c *Core) putError(err error) error {
+	var refused *Error
 	switch {
+	case errors.As(err, &refused): // a slave's refusal (backend.go)
+		return err
 	case errors.Is(err, store.ErrInvalidOp) || errors.Is(err, protocol.ErrMessageTooLarge):
 		return errorf(protocol.RespMessageIllegal,
 			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB. (%v)", c.runtime().MaxMessageSize, err)
 	case errors.Is(err, store.ErrClosed):
 		return refuse(protocol.RespServiceNotAvailable, "service not available now, the broker is shutting down")
 	case errors.Is(err, store.ErrDiskFull):
-		// Java's remark, with its diskUtil(): one store on one filesystem
-		// here, so the commit log, queues and index share one ratio.
-		pct, _ := c.st.DiskUsage()
-		r := pct / 100
-		return errorf(protocol.RespServiceNotAvailable,
-			"service not available now. It may be caused by one of the following reasons: the broker's disk is full [CL: %5.2f CQ: %5.2f INDEX: %5.2f], messages are put to the slave, message store has been shut down, etc.", r, r, r)
+		return c.serviceNotAvailable()
 	case errors.Is(err, store.ErrFailed):
 		// Java's runningFlags make the store not writeable after a write
 		// error, answered SERVICE_NOT_AVAILABLE; the cause says what to do.

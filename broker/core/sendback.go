@@ -93,7 +93,7 @@ func (c *Core) SendBack(h SendBackRequest) error {
 		m.SetProperty(protocol.PropertyDelayTimeLevel, strconv.Itoa(int(level)))
 		c.delayLevels().Transform(m)
 	}
-	if _, err := c.st.Put([]*protocol.MessageExt{m}); err != nil {
+	if _, err := c.put([]*protocol.MessageExt{m}); err != nil {
 		return c.putError(err)
 	}
 	return nil
@@ -108,7 +108,7 @@ var errNoOriginal = errors.New("core: original message not found")
 // an offsetMsgId or as a UNIQ_KEY (latest copy in the real or the retry
 // topic).
 func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.MessageExt, error) {
-	if rec, err := c.st.ReadRecord(h.Offset); err == nil {
+	if rec, err := c.store().ReadRecord(h.Offset); err == nil {
 		m, _, err := message.DecodeStoredMessage(rec, false)
 		if err == nil && (h.OriginMsgID == "" || h.OriginMsgID == m.MsgID || h.OriginMsgID == m.OffsetMsgID) {
 			return m, nil
@@ -120,7 +120,7 @@ func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.
 		return nil, errNoOriginal
 	}
 	if _, phys, err := message.ParseOffsetMsgID(h.OriginMsgID); err == nil {
-		if rec, err := c.st.ReadRecord(phys); err == nil {
+		if rec, err := c.store().ReadRecord(phys); err == nil {
 			if m, _, err := message.DecodeStoredMessage(rec, false); err == nil {
 				return m, nil
 			}
@@ -130,7 +130,7 @@ func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.
 		if topic == "" {
 			continue
 		}
-		recs, err := c.st.QueryByUniqKey(topic, h.OriginMsgID, maxQueryNum)
+		recs, err := c.store().QueryByUniqKey(topic, h.OriginMsgID, maxQueryNum)
 		if err != nil {
 			return nil, err
 		}

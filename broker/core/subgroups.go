@@ -24,8 +24,9 @@ import (
 // guards the map and is held only to read or swap entries, so a pull
 // looking up its group never waits for an fsync.
 type groupTable struct {
-	st  *store.Store
-	now func() int64 // ms
+	// write applies an op through the core's backend.
+	write func(*store.Op) error
+	now   func() int64 // ms
 
 	writeMu sync.Mutex
 	mu      struct {
@@ -35,18 +36,28 @@ type groupTable struct {
 	}
 }
 
-func newGroupTable(st *store.Store, nowMillis func() int64) (*groupTable, error) {
-	t := &groupTable{st: st, now: nowMillis}
+func newGroupTable(write func(*store.Op) error, nowMillis func() int64) *groupTable {
+	t := &groupTable{write: write, now: nowMillis}
 	t.mu.groups = map[string]protocol.SubscriptionGroupConfig{}
 	t.mu.version = protocol.DataVersion{Timestamp: nowMillis()}
+	return t
+}
+
+// load makes the table hold exactly the configs st holds (at Open, and
+// when a replica becomes master: its log wrote the store, not the table).
+func (t *groupTable) load(st *store.Store) error {
 	cfgs, err := st.Groups()
 	if err != nil {
-		return nil, fmt.Errorf("core: load subscription groups: %w", err)
+		return fmt.Errorf("core: load subscription groups: %w", err)
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.mu.groups)
 	for _, c := range cfgs {
 		t.mu.groups[c.Name] = groupFromMeta(c)
 	}
-	return t, nil
+	t.mu.version = t.mu.version.Next(t.now())
+	return nil
 }
 
 // get returns a group's config and whether it is configured.
@@ -58,7 +69,7 @@ func (t *groupTable) get(group string) (protocol.SubscriptionGroupConfig, bool) 
 }
 
 func (t *groupTable) apply(op *store.Op, commit func()) error {
-	if _, err := t.st.Apply(op); err != nil {
+	if err := t.write(op); err != nil {
 		return err
 	}
 	t.mu.Lock()

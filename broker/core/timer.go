@@ -18,7 +18,7 @@ type timers struct {
 // startTimer starts delivering due timer messages; Start calls it.
 func (c *Core) startTimer() error {
 	svc, err := timer.New(timer.Config{
-		Store:   c.st,
+		Store:   scheduleStore{c},
 		Deliver: c.deliverScheduled,
 		Now:     c.cfg.Now,
 		Logger:  c.log,

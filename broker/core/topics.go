@@ -91,8 +91,9 @@ func validNameChar(ch byte) bool {
 // enters it under mu together with its version bump, so a version read
 // with a taken journal covers exactly the changes taken so far.
 type topicTable struct {
-	st  *store.Store
-	now func() int64 // ms
+	// apply writes an op through the core's backend.
+	apply func(*store.Op) error
+	now   func() int64 // ms
 
 	writers nameLocks
 	mu      struct {
@@ -139,18 +140,21 @@ func (l *nameLocks) lock(name string) (unlock func()) {
 	}
 }
 
-func newTopicTable(st *store.Store, nowMillis func() int64) *topicTable {
-	t := &topicTable{st: st, now: nowMillis}
+func newTopicTable(apply func(*store.Op) error, nowMillis func() int64) *topicTable {
+	t := &topicTable{apply: apply, now: nowMillis}
 	t.mu.topics = make(map[string]protocol.TopicConfig)
 	t.mu.version = protocol.DataVersion{Timestamp: nowMillis()}
 	return t
 }
 
-// load fills the table from configs read from the store, without writing.
-// A config stored without a filter type has RocketMQ's default.
+// load makes the table hold exactly configs read from the store, without
+// writing; the version moves on, so name servers take the table again. A
+// config stored without a filter type has RocketMQ's default.
 func (t *topicTable) load(cfgs []protocol.TopicConfig) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	clear(t.mu.topics)
+	t.mu.version = t.mu.version.Next(t.now())
 	for _, c := range cfgs {
 		if c.TopicFilterType == "" {
 			c.TopicFilterType = protocol.TopicFilterSingleTag
@@ -177,7 +181,7 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
 		return false, nil
 	}
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
+	if err := t.apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
 		return false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()
@@ -200,7 +204,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	if c.TopicFilterType == "" {
 		c.TopicFilterType = protocol.TopicFilterSingleTag
 	}
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
+	if err := t.apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
 		return protocol.TopicConfig{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()
@@ -214,7 +218,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 func (t *topicTable) remove(name string) (bool, error) {
 	defer t.writers.lock(name)()
 	_, existed := t.get(name)
-	if _, err := t.st.Apply(&store.Op{Kind: store.OpDeleteTopic, Topic: name}); err != nil {
+	if err := t.apply(&store.Op{Kind: store.OpDeleteTopic, Topic: name}); err != nil {
 		return existed, fmt.Errorf("core: delete topic %s: %w", name, err)
 	}
 	if existed {

@@ -6,6 +6,7 @@ import (
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/store/consumequeue"
 )
 
 // The core's side of transactional messages: package broker/transaction
@@ -18,7 +19,7 @@ import (
 // tables; Open calls it once the store is open.
 func (c *Core) newTransactions() *transaction.Service {
 	return transaction.New(transaction.Config{
-		Store:   txStore{Store: c.st, c: c},
+		Store:   txStore{c: c},
 		Offsets: c.offsets,
 		HasTopic: func(name string) bool {
 			_, ok := c.topics.get(name)
@@ -48,15 +49,32 @@ func (c *Core) newTransactions() *transaction.Service {
 	})
 }
 
-// txStore is the store as transactions write it: a failed Put is the
-// refusal a send gets for the same failure.
-type txStore struct {
-	*store.Store
-	c *Core
+// txStore is the store as transactions use it: reads from the store the
+// backend holds now (a replica replaces its store when it installs a
+// snapshot), writes through the backend, so a replicated group's new
+// master sees every half and op; a failed Put is the refusal a send gets
+// for the same failure.
+type txStore struct{ c *Core }
+
+func (s txStore) ReadRecord(phys int64) ([]byte, error) { return s.c.store().ReadRecord(phys) }
+func (s txStore) QueryByKeyFrom(topic, key string, maxNum int, from int64) ([][]byte, error) {
+	return s.c.store().QueryByKeyFrom(topic, key, maxNum, from)
+}
+func (s txStore) QueueEntry(topic string, queueID int32, offset int64) (consumequeue.Entry, error) {
+	return s.c.store().QueueEntry(topic, queueID, offset)
+}
+func (s txStore) MinOffset(topic string, queueID int32) int64 {
+	return s.c.store().MinOffset(topic, queueID)
+}
+func (s txStore) MaxOffset(topic string, queueID int32) int64 {
+	return s.c.store().MaxOffset(topic, queueID)
+}
+func (s txStore) CommitOffset(group, topic string, queueID int32, offset int64) error {
+	return s.c.commitOffsets([]store.OffsetCommit{{Group: group, Topic: topic, QueueID: queueID, Offset: offset}})
 }
 
 func (s txStore) Put(msgs []*protocol.MessageExt) ([]store.PutResult, error) {
-	res, err := s.Store.Put(msgs)
+	res, err := s.c.put(msgs)
 	if err != nil {
 		return nil, s.c.putError(err)
 	}
@@ -118,6 +136,9 @@ func (c *Core) CheckTransactions() (transaction.CheckResult, error) { return c.t
 
 // txCheckTick runs a check pass (every TransactionCheckInterval).
 func (c *Core) txCheckTick() {
+	if !c.be.IsLeader() {
+		return // a slave's halves are its master's to check
+	}
 	res, err := c.CheckTransactions()
 	if err != nil {
 		c.log.Error("broker: transaction check", "err", err)

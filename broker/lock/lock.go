@@ -151,6 +151,13 @@ func (m *Manager) IsLockAllExpired(group string) bool {
 	return true
 }
 
+// Clear drops every lock (a new master's table starts empty).
+func (m *Manager) Clear() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.mu.groups)
+}
+
 // Sweep drops expired entries so an abandoned group does not hold memory
 // forever. It changes no answer the table gives: an expired entry already
 // counts as free.

@@ -210,6 +210,20 @@ func (t *Table) run() {
 	}
 }
 
+// WakeAll answers every parked request now, as expired, and goes on
+// taking new ones: a node that stopped being master sends its held pulls
+// back to their consumers.
+func (t *Table) WakeAll() {
+	t.mu.Lock()
+	all := []*Request(t.mu.byTime)
+	t.mu.byTime = nil
+	t.mu.byKey = make(map[Key][]*Request)
+	t.mu.Unlock()
+	for _, r := range all {
+		r.Wake(true)
+	}
+}
+
 // Close stops the timer and answers every parked request as expired. Later
 // Park calls return false.
 func (t *Table) Close() {

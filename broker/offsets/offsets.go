@@ -61,6 +61,21 @@ func (t *Table) Load(entries []Entry) {
 	}
 }
 
+// Replace makes the table hold exactly entries, none dirty: what a new
+// master does with the offsets its store holds (commits it took in memory
+// as a follower are dropped; the consumers commit again).
+func (t *Table) Replace(entries []Entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.mu.offsets)
+	clear(t.mu.dirty)
+	for _, e := range entries {
+		if e.Offset >= 0 {
+			t.mu.offsets[e.Key] = e.Offset
+		}
+	}
+}
+
 // Commit records offset for k. Negative offsets are ignored (the official
 // client sends -1 for a queue it never consumed); it reports whether the
 // offset was recorded.

@@ -78,6 +78,14 @@
 // and a round trip without entries of our own that hold several ops; see
 // BenchmarkPropose for what that gives.
 //
+// # In the broker
+//
+// package broker wires a Node under the broker core as its Backend
+// (broker/replicated.go): sends and every other mutation are proposed, the
+// Leadership channel drives the core's Promote and Demote and the
+// registration as master or slave, and concurrent sends are combined into
+// one OpAppend per entry there.
+//
 // # Lifecycle
 //
 // New opens (or bootstraps, from Config.Peers) the member and starts raft;

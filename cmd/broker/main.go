@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -85,6 +86,13 @@ func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
 	fs.StringVar(&f.flush, "flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
 	fs.StringVar(&f.aclFile, "acl-file", "", "check requests against this plain_acl.yml (turns aclEnable on; default with aclEnable=true: plain_acl.yml beside broker.conf)")
 	fs.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&f.dleger, "dleger", false, "replicate the store over raft with the group in --dleger-peers (enableDLegerCommitLog)")
+	fs.StringVar(&f.dlegerGroup, "dleger-group", "", "raft group name (dLegerGroup; default the broker name)")
+	fs.StringVar(&f.dlegerPeers, "dleger-peers", "", "the group's raft members, \"n0-host:port;n1-host:port;n2-host:port\" (dLegerPeers)")
+	fs.StringVar(&f.dlegerSelf, "dleger-self-id", "", "this node's id among --dleger-peers (dLegerSelfId)")
+	fs.DurationVar(&f.raftHeartbeat, "raft-heartbeat-timeout", 300*time.Millisecond, "how long a follower waits for its leader before an election (raftHeartbeatTimeoutMs)")
+	fs.DurationVar(&f.raftElection, "raft-election-timeout", 300*time.Millisecond, "how long a candidate waits for votes (raftElectionTimeoutMs)")
+	fs.BoolVar(&f.slaveRead, "slave-read", false, "let slaves serve pulls (slaveReadEnable)")
 	fs.StringVar(&f.metrics, "metrics", "", "host:port to serve Prometheus /metrics on (metricsExporterType=PROM; default off, or as broker.conf says)")
 }
 
@@ -95,6 +103,9 @@ type flagValues struct {
 	aclFile                                                              string
 	autoCreate                                                           bool
 	brokerID                                                             int64
+	dleger, slaveRead                                                    bool
+	dlegerGroup, dlegerPeers, dlegerSelf                                 string
+	raftHeartbeat, raftElection                                          time.Duration
 }
 
 // buildConfig layers the configuration: defaults, then broker.conf, then
@@ -151,6 +162,9 @@ func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, 
 		}
 		cfg.FlushMode = m
 	}
+	if err := replicationFlags(fl, f, &cfg); err != nil {
+		return cfg, err
+	}
 	if fl.Changed("metrics") {
 		if err := cfg.Metrics.SetAddr(f.metrics); err != nil {
 			return cfg, fmt.Errorf("--metrics: %w", err)
@@ -166,6 +180,37 @@ func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, 
 		log.Warn("no name server: clients will not find this broker (set --namesrv or NAMESRV_ADDR)")
 	}
 	return cfg, cfg.Validate()
+}
+
+// replicationFlags applies the DLedger flags over broker.conf's keys.
+func replicationFlags(fl *pflag.FlagSet, f *flagValues, cfg *broker.Config) error {
+	r := &cfg.Replication
+	if fl.Changed("dleger") {
+		r.Enable = f.dleger
+	}
+	if fl.Changed("dleger-group") {
+		r.Group = f.dlegerGroup
+	}
+	if fl.Changed("dleger-peers") {
+		peers, err := broker.ParsePeers(f.dlegerPeers)
+		if err != nil {
+			return fmt.Errorf("--dleger-peers: %w", err)
+		}
+		r.Peers = peers
+	}
+	if fl.Changed("dleger-self-id") {
+		r.SelfID = f.dlegerSelf
+	}
+	if fl.Changed("raft-heartbeat-timeout") {
+		r.HeartbeatTimeout = f.raftHeartbeat
+	}
+	if fl.Changed("raft-election-timeout") {
+		r.ElectionTimeout = f.raftElection
+	}
+	if fl.Changed("slave-read") {
+		cfg.SlaveReadEnable = f.slaveRead
+	}
+	return nil
 }
 
 // serve runs the broker until ctx is done.

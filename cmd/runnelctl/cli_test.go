@@ -115,12 +115,17 @@ func TestJSONOutput(t *testing.T) {
 		t.Fatalf("broker list json %q: %v", r.stdout, err)
 	}
 
-	r = runCLI(t, env, "", "cluster", "list", "-o", "json")
+	// The listed nodes do not exist: their state is left blank.
+	r = runCLI(t, env, "", "cluster", "list", "-o", "json", "--timeout", "300ms")
 	var clusters []clusterRow
 	if err := json.Unmarshal([]byte(r.stdout), &clusters); err != nil {
 		t.Fatal(err)
 	}
-	if want := []clusterRow{{Cluster: "DefaultCluster", Brokers: []string{"broker-a"}, Masters: 1, Slaves: 1}}; !reflect.DeepEqual(clusters, want) {
+	nodes := []clusterNode{
+		{Broker: admin.Broker{Cluster: "DefaultCluster", Name: "broker-a", ID: 0, Addr: "10.0.0.1:10911"}, Role: "MASTER"},
+		{Broker: admin.Broker{Cluster: "DefaultCluster", Name: "broker-a", ID: 1, Addr: "10.0.0.2:10911"}, Role: "SLAVE"},
+	}
+	if want := []clusterRow{{Cluster: "DefaultCluster", Brokers: []string{"broker-a"}, Masters: 1, Slaves: 1, Nodes: nodes}}; !reflect.DeepEqual(clusters, want) {
 		t.Fatalf("clusters %+v", clusters)
 	}
 

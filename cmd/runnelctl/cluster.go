@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +21,9 @@ func newClusterCmd(a *app) *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List clusters with their broker groups",
-		Long:  "List every cluster the name server knows, with its broker groups and how many masters and slaves they have.",
+		Long: "List every cluster the name server knows, with its broker groups and how many masters and slaves they have, " +
+			"then every broker node with its role and, for a replicated group's node, its raft term and applied log index " +
+			"(asked of each node; \"-\" when it does not answer).",
 		Example: `  runnelctl cluster list
   runnelctl cluster list --namesrv 10.0.0.5:9876 -o json`,
 		Args: noArgs,
@@ -31,7 +36,7 @@ func newClusterCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printClusters(a, brokers)
+			return printClusters(a, brokers, nodeStates(cmd.Context(), adm, brokers))
 		},
 	})
 	return cmd
@@ -39,13 +44,46 @@ func newClusterCmd(a *app) *cobra.Command {
 
 // clusterRow is one cluster in `cluster list`.
 type clusterRow struct {
-	Cluster string   `json:"cluster"`
-	Brokers []string `json:"brokerNames"`
-	Masters int      `json:"masters"`
-	Slaves  int      `json:"slaves"`
+	Cluster string        `json:"cluster"`
+	Brokers []string      `json:"brokerNames"`
+	Masters int           `json:"masters"`
+	Slaves  int           `json:"slaves"`
+	Nodes   []clusterNode `json:"nodes"`
 }
 
-func printClusters(a *app, brokers []admin.Broker) error {
+// clusterNode is one broker node in `cluster list`: as the name server
+// lists it, with what it says of itself (empty when it did not answer, or
+// is not replicated).
+type clusterNode struct {
+	admin.Broker
+	Role    string `json:"role"`
+	Term    string `json:"raftTerm,omitempty"`
+	Applied string `json:"raftAppliedIndex,omitempty"`
+}
+
+// nodeStates asks every node its runtime info, all at once, each within
+// the call timeout; a node that fails is left out.
+func nodeStates(ctx context.Context, adm *admin.Admin, brokers []admin.Broker) map[string]map[string]string {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]map[string]string{}
+	for _, b := range brokers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kv, err := adm.BrokerRuntimeInfo(ctx, admin.Node{Name: b.Name, Addr: b.Addr})
+			if err == nil {
+				mu.Lock()
+				out[b.Addr] = kv
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func printClusters(a *app, brokers []admin.Broker, states map[string]map[string]string) error {
 	var rows []clusterRow
 	for _, b := range brokers { // sorted by cluster, name, id
 		if len(rows) == 0 || rows[len(rows)-1].Cluster != b.Cluster {
@@ -60,6 +98,14 @@ func printClusters(a *app, brokers []admin.Broker) error {
 		} else {
 			r.Slaves++
 		}
+		n := clusterNode{Broker: b, Role: "SLAVE"}
+		if b.IsMaster() {
+			n.Role = "MASTER"
+		}
+		if kv := states[b.Addr]; kv != nil {
+			n.Term, n.Applied = kv["raftTerm"], kv["raftAppliedIndex"]
+		}
+		r.Nodes = append(r.Nodes, n)
 	}
 	if a.output == "json" {
 		if rows == nil {
@@ -70,6 +116,16 @@ func printClusters(a *app, brokers []admin.Broker) error {
 	t := newTable(a.stdout, "CLUSTER", "BROKER GROUPS", "MASTERS", "SLAVES")
 	for _, r := range rows {
 		t.row(r.Cluster, strings.Join(r.Brokers, ","), r.Masters, r.Slaves)
+	}
+	if err := t.flush(); err != nil || len(rows) == 0 {
+		return err
+	}
+	fmt.Fprintln(a.stdout)
+	t = newTable(a.stdout, "CLUSTER", "BROKER", "ID", "ROLE", "ADDRESS", "TERM", "APPLIED")
+	for _, r := range rows {
+		for _, n := range r.Nodes {
+			t.row(n.Cluster, n.Name, n.ID, n.Role, n.Addr, dash(n.Term), dash(n.Applied))
+		}
 	}
 	return t.flush()
 }

@@ -25,6 +25,8 @@ type options struct {
 	configure func(i int, cfg *broker.Config)
 	nsConfig  func(cfg *namesrv.Config)
 	logger    *slog.Logger
+	group     int  // a replicated group of this many nodes (group.go)
+	raftTCP   bool // its raft over loopback TCP
 }
 
 // Brokers sets the number of brokers (default 1). Broker i is named
@@ -60,9 +62,11 @@ type Cluster struct {
 	ns      []*namesrv.Server // nil while stopped; addresses fixed after the first start
 	nsAddrs []string
 	brokers []*node
+	links   *links // a replicated group's raft network (group.go)
 }
 
 type node struct {
+	idx     int
 	cfg     broker.Config
 	b       *broker.Broker // nil while stopped
 	addr    string         // fixed after the first start, reused on restart
@@ -92,6 +96,12 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		dirs[i] = t.TempDir()
 	}
 	t.Cleanup(c.close)
+	if o.group > 0 {
+		var err error
+		if c.links, err = newLinks(o.group, o.raftTCP); err != nil {
+			t.Fatalf("cluster: raft ports: %v", err)
+		}
+	}
 	for i := range o.namesrvs {
 		ns, err := c.startNamesrv("127.0.0.1:0")
 		if err != nil {
@@ -107,10 +117,13 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		cfg.NamesrvAddrs = append([]string(nil), c.nsAddrs...)
 		cfg.StoreDir = dirs[i]
 		cfg.Logger = o.logger
+		if c.links != nil {
+			c.groupConfig(i, &cfg)
+		}
 		if o.configure != nil {
 			o.configure(i, &cfg)
 		}
-		n := &node{cfg: cfg}
+		n := &node{idx: i, cfg: cfg}
 		c.brokers = append(c.brokers, n)
 		if err := c.startNode(n); err != nil {
 			t.Fatalf("cluster: broker %d: %v", i, err)
@@ -130,6 +143,9 @@ func (c *Cluster) startNode(n *node) error {
 	cfg := n.cfg
 	if n.addr != "" {
 		cfg.ListenAddr = n.addr
+	}
+	if c.links != nil && !c.links.tcp {
+		cfg.Replication.Transport = c.links.transport(n.idx)
 	}
 	b, err := broker.New(cfg)
 	if err != nil {

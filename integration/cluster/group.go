@@ -1,0 +1,176 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/replica"
+	"github.com/runnelmq/runnel/internal/testwait"
+)
+
+// Group makes the cluster's brokers one replicated group of n nodes
+// (n = 1, 3 or 5): all named "broker-a", each a raft member "n<i>" over
+// raft's in-memory transport, which Cut and Heal break and mend. The
+// nodes' raft logs are written without fsync (a test's crash is a
+// process's, not a machine's). Brokers(n) is implied.
+func Group(n int) Option {
+	return func(o *options) { o.brokers, o.group = n, n }
+}
+
+// RaftOverTCP makes a Group's raft run over TCP on loopback (each node's
+// raft transport on a free 127.0.0.1 port) instead of the in-memory
+// transport: what benchmarks measure. Cut and Heal do nothing then.
+func RaftOverTCP() Option { return func(o *options) { o.raftTCP = true } }
+
+// links is a replicated group's in-memory raft network.
+type links struct {
+	tcp   bool // raft over TCP: addrs are 127.0.0.1 ports, no transports here
+	addrs []raft.ServerAddress
+	trans []*raft.InmemTransport // the running node's, nil while down
+	cut   []bool
+}
+
+func newLinks(n int, tcp bool) (*links, error) {
+	l := &links{tcp: tcp, trans: make([]*raft.InmemTransport, n), cut: make([]bool, n)}
+	for i := range n {
+		addr := fmt.Sprintf("raft-n%d", i)
+		if tcp {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, err
+			}
+			addr = ln.Addr().String()
+			_ = ln.Close()
+		}
+		l.addrs = append(l.addrs, raft.ServerAddress(addr))
+	}
+	return l, nil
+}
+
+func (l *links) peers() []replica.Peer {
+	var out []replica.Peer
+	for i, a := range l.addrs {
+		out = append(out, replica.Peer{ID: fmt.Sprintf("n%d", i), Addr: string(a)})
+	}
+	return out
+}
+
+// transport makes node i a fresh transport linked with every running
+// node not cut off. Called with the cluster's mu held.
+func (l *links) transport(i int) *raft.InmemTransport {
+	_, tr := raft.NewInmemTransport(l.addrs[i])
+	l.trans[i] = tr
+	for j, o := range l.trans {
+		if j != i && o != nil && !l.cut[i] && !l.cut[j] {
+			tr.Connect(l.addrs[j], o)
+			o.Connect(l.addrs[i], tr)
+		}
+	}
+	return tr
+}
+
+// set cuts node i off from every other node, or heals it. Called with the
+// cluster's mu held.
+func (l *links) set(i int, cut bool) {
+	if l.tcp {
+		return
+	}
+	l.cut[i] = cut
+	for j, o := range l.trans {
+		if j == i || o == nil || l.trans[i] == nil {
+			continue
+		}
+		if cut {
+			l.trans[i].Disconnect(l.addrs[j])
+			o.Disconnect(l.addrs[i])
+		} else if !l.cut[j] {
+			l.trans[i].Connect(l.addrs[j], o)
+			o.Connect(l.addrs[i], l.trans[i])
+		}
+	}
+}
+
+// groupConfig makes broker i's config a group member's.
+func (c *Cluster) groupConfig(i int, cfg *broker.Config) {
+	cfg.BrokerName = "broker-a"
+	cfg.Replication.Enable = true
+	cfg.Replication.SelfID = fmt.Sprintf("n%d", i)
+	cfg.Replication.Peers = c.links.peers()
+	cfg.Replication.LogNoSync = true
+}
+
+// Cut cuts group node i's raft links to every other node (its client and
+// name server connections stay up): a leader cut off steps down within
+// its lease, and the majority elects another.
+func (c *Cluster) Cut(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.links.set(i, true)
+}
+
+// Heal mends node i's raft links.
+func (c *Cluster) Heal(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.links.set(i, false)
+}
+
+// Leader waits until exactly one running group node, not among except,
+// is announced master, and returns it.
+func (c *Cluster) Leader(except ...int) int {
+	c.t.Helper()
+	found := -1
+	testwait.For(c.t, 30*time.Second, "one master in the group", func() bool {
+		found = -1
+		for i := range c.Brokers() {
+			b := c.Broker(i)
+			if b == nil || !b.IsMaster() || contains(except, i) {
+				continue
+			}
+			if found >= 0 {
+				return false
+			}
+			found = i
+		}
+		return found >= 0
+	})
+	return found
+}
+
+// Masters returns the running nodes announced master now.
+func (c *Cluster) Masters() []int {
+	var out []int
+	for i := range c.Brokers() {
+		if b := c.Broker(i); b != nil && b.IsMaster() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// StartBroker starts broker i again after KillBroker or StopBroker, on its
+// address and store (a group node rejoins from its raft log).
+func (c *Cluster) StartBroker(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.brokers[i].b != nil {
+		return
+	}
+	if err := c.startNode(c.brokers[i]); err != nil {
+		c.t.Fatalf("cluster: start broker %d: %v", i, err)
+	}
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
