@@ -1,0 +1,99 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/client"
+	ouradmin "github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// ACL 2.0 in a replicated group: the initial user is created by the
+// group's master once it leads (a slave's own write would not reach the
+// others), and users and rules written on the master reach every slave
+// through the log, so after the master is killed the new one
+// authenticates and authorizes as the old one did.
+func TestAuthGroupSharesUsersAndRules(t *testing.T) {
+	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) {
+		for _, kv := range [][2]string{
+			{"authenticationEnabled", "true"}, {"authorizationEnabled", "true"},
+			{"initAuthenticationUser", `{"username":"` + authRootAK + `","password":"` + authRootSK + `"}`},
+		} {
+			if _, err := cfg.Auth.ApplyKey(kv[0], kv[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}))
+	l := c.Leader()
+	waitListed(t, c, l, 10*time.Second)
+	root := aclAdmin(t, c, authRootAK, authRootSK)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// onEvery waits until every running node answers that it holds user.
+	onEvery := func(user string) {
+		t.Helper()
+		for i := range c.Brokers() {
+			if c.Broker(i) == nil {
+				continue
+			}
+			at := ouradmin.Where{Broker: c.BrokerAddr(i)}
+			testwait.Until(t, 10*time.Second, fmt.Sprintf("node %d holds user %s", i, user), func() error {
+				u, found, err := root.GetUser(ctx, at, user)
+				if err != nil || !found || u.Username != user {
+					return fmt.Errorf("user %+v found %v err %v", u, found, err)
+				}
+				return nil
+			})
+		}
+	}
+	onEvery(authRootAK)
+
+	testwait.Until(t, 10*time.Second, "the topic created by root", func() error {
+		_, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "GroupAuth", ReadQueueNums: 2, WriteQueueNums: 2})
+		return err
+	})
+	if _, err := root.CreateUser(ctx, ouradmin.Where{}, protocol.UserInfo{Username: "carol", Password: "carolSecret1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.CreateACL(ctx, ouradmin.Where{}, protocol.ACLInfo{Subject: "User:carol", Policies: []protocol.PolicyInfo{{
+		Entries: []protocol.PolicyEntryInfo{{Resource: "Topic:GroupAuth", Actions: []string{"Pub"}, Decision: "Allow"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	onEvery("carol")
+
+	c.KillBroker(l)
+	nl := c.Leader(l)
+	waitListed(t, c, nl, 5*time.Second)
+	acl, found, err := root.GetACL(ctx, ouradmin.Where{Broker: c.BrokerAddr(nl)}, "User:carol")
+	if err != nil || !found || len(acl.Policies) != 1 || acl.Policies[0].Entries[0].Resource != "Topic:GroupAuth" {
+		t.Fatalf("carol's ACL on the new master: %+v found %v err %v", acl, found, err)
+	}
+
+	cfg := client.DefaultProducerConfig()
+	cfg.Client = rcClientConfig(c)
+	cfg.Client.Credentials = credentials("carol", "carolSecret1")
+	cfg.Group = "rc-auth-pg"
+	p, err := client.NewProducer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	res := sendUntilOK(t, p, "GroupAuth", "after failover")
+	if host, _, err := message.ParseOffsetMsgID(res.OffsetMsgID); err != nil || host.String() != c.BrokerAddr(nl) {
+		t.Fatalf("stored by %v (%v), want the new master %s", host, err, c.BrokerAddr(nl))
+	}
+}
+
+func credentials(ak, sk string) acl.Credentials { return acl.Credentials{AccessKey: ak, SecretKey: sk} }
