@@ -73,27 +73,17 @@ func TestAuthGroupSharesUsersAndRules(t *testing.T) {
 	c.KillBroker(l)
 	nl := c.Leader(l)
 	waitListed(t, c, nl, 5*time.Second)
-	acl, found, err := root.GetACL(ctx, ouradmin.Where{Broker: c.BrokerAddr(nl)}, "User:carol")
-	if err != nil || !found || len(acl.Policies) != 1 || acl.Policies[0].Entries[0].Resource != "Topic:GroupAuth" {
-		t.Fatalf("carol's ACL on the new master: %+v found %v err %v", acl, found, err)
+	rules, found, err := root.GetACL(ctx, ouradmin.Where{Broker: c.BrokerAddr(nl)}, "User:carol")
+	if err != nil || !found || len(rules.Policies) != 1 || rules.Policies[0].Entries[0].Resource != "Topic:GroupAuth" {
+		t.Fatalf("carol's ACL on the new master: %+v found %v err %v", rules, found, err)
 	}
 
-	cfg := client.DefaultProducerConfig()
-	cfg.Client = rcClientConfig(c)
-	cfg.Client.Credentials = credentials("carol", "carolSecret1")
-	cfg.Group = "rc-auth-pg"
-	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	p := rcProducerWith(t, c, func(cfg *client.ProducerConfig) {
+		cfg.Client.Credentials = acl.Credentials{AccessKey: "carol", SecretKey: "carolSecret1"}
+		cfg.Group = "rc-auth-pg"
+	})
 	res := sendUntilOK(t, p, "GroupAuth", "after failover")
 	if host, _, err := message.ParseOffsetMsgID(res.OffsetMsgID); err != nil || host.String() != c.BrokerAddr(nl) {
 		t.Fatalf("stored by %v (%v), want the new master %s", host, err, c.BrokerAddr(nl))
 	}
 }
-
-func credentials(ak, sk string) acl.Credentials { return acl.Credentials{AccessKey: ak, SecretKey: sk} }

@@ -31,9 +31,18 @@ func rcClientConfig(c *cluster.Cluster) client.ClientConfig {
 
 func rcProducer(t testing.TB, c *cluster.Cluster) *client.Producer {
 	t.Helper()
+	return rcProducerWith(t, c, nil)
+}
+
+// rcProducerWith is rcProducer with its config changed by mod first.
+func rcProducerWith(t testing.TB, c *cluster.Cluster, mod func(*client.ProducerConfig)) *client.Producer {
+	t.Helper()
 	cfg := client.DefaultProducerConfig()
 	cfg.Client = rcClientConfig(c)
 	cfg.Group = "rc-pg"
+	if mod != nil {
+		mod(&cfg)
+	}
 	p, err := client.NewProducer(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -350,10 +350,9 @@ func userStatus(s string) (string, error) {
 	return "", refuse("The user status %s is illegal.", s)
 }
 
-// CreateUser creates u (AUTH_CREATE_USER) for the caller signing as
-// callerAK: Normal and enabled unless u says otherwise; a super user only
-// by a super user.
-func (m *Manager) CreateUser(u protocol.UserInfo, callerAK string) error {
+// normalizeUser checks what a create or update request says of a user
+// and puts its type and status in their canonical spelling.
+func normalizeUser(u *protocol.UserInfo) error {
 	if strings.TrimSpace(u.Username) == "" {
 		return errBlankUsername
 	}
@@ -361,7 +360,15 @@ func (m *Manager) CreateUser(u protocol.UserInfo, callerAK string) error {
 	if u.UserType, err = userType(u.UserType); err != nil {
 		return err
 	}
-	if u.UserStatus, err = userStatus(u.UserStatus); err != nil {
+	u.UserStatus, err = userStatus(u.UserStatus)
+	return err
+}
+
+// CreateUser creates u (AUTH_CREATE_USER) for the caller signing as
+// callerAK: Normal and enabled unless u says otherwise; a super user only
+// by a super user.
+func (m *Manager) CreateUser(u protocol.UserInfo, callerAK string) error {
+	if err := normalizeUser(&u); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -388,14 +395,7 @@ func (m *Manager) CreateUser(u protocol.UserInfo, callerAK string) error {
 // (AUTH_UPDATE_USER); a super user, or one to become super, only by a
 // super user.
 func (m *Manager) UpdateUser(u protocol.UserInfo, callerAK string) error {
-	if strings.TrimSpace(u.Username) == "" {
-		return errBlankUsername
-	}
-	var err error
-	if u.UserType, err = userType(u.UserType); err != nil {
-		return err
-	}
-	if u.UserStatus, err = userStatus(u.UserStatus); err != nil {
+	if err := normalizeUser(&u); err != nil {
 		return err
 	}
 	m.mu.Lock()
