@@ -3,13 +3,13 @@ package client
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // Message is what a producer sends.
@@ -50,9 +50,6 @@ type MessageExt struct {
 	Queue queue.MessageQueue
 }
 
-// topicPattern is RocketMQ's topic and group character rule.
-var topicPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
-
 // validateTopic applies RocketMQ's topic rules.
 func validateTopic(topic string) error {
 	switch {
@@ -60,14 +57,14 @@ func validateTopic(topic string) error {
 		return fmt.Errorf("%w: topic is empty", ErrBadMessage)
 	case len(topic) > 127:
 		return fmt.Errorf("%w: topic %q is longer than 127 characters", ErrBadMessage, topic)
-	case !topicPattern.MatchString(topic):
+	case !topicconf.ValidName(topic):
 		return fmt.Errorf("%w: topic %q may only contain letters, digits, %%, |, _ and -", ErrBadMessage, topic)
 	}
 	return nil
 }
 
 func validateGroup(field, group string) error {
-	if group == "" || len(group) > 255 || !topicPattern.MatchString(group) {
+	if group == "" || len(group) > 255 || !topicconf.ValidName(group) {
 		return fmt.Errorf("%w: %s %q must be 1..255 of letters, digits, %%, |, _ and -", ErrBadConfig, field, group)
 	}
 	return nil

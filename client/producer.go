@@ -435,15 +435,20 @@ func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQ
 		// topic gets the group's default rather than 0.
 		MaxReconsumeTimes: -1,
 	}
-	var req *protocol.Command
+	// Every send goes in the short-key (V2) header, as Java's client sends
+	// them (sendSmartMsg), and in RocketMQ's binary header encoding rather
+	// than JSON: both sides then skip JSON's quoting and scanning and the
+	// long key names (Java brokers read either; the answer comes back in
+	// the request's encoding). See docs/performance.md, "The send path".
+	code := protocol.ReqSendMessageV2
 	switch {
 	case r.batch:
-		req = protocol.NewRequest(protocol.ReqSendBatchMessage, h.EncodeV2(), r.body)
+		code = protocol.ReqSendBatchMessage
 	case r.reply:
-		req = protocol.NewRequest(protocol.ReqSendReplyMessage, h.Encode(), r.body)
-	default:
-		req = protocol.NewRequest(protocol.ReqSendMessage, h.Encode(), r.body)
+		code = protocol.ReqSendReplyMessageV2
 	}
+	req := protocol.NewRequest(code, h.EncodeV2(), r.body)
+	req.SerializeType = protocol.SerializeRocketMQ
 	if oneway {
 		if err := inst.rc.InvokeOneway(ctx, addr, req); err != nil {
 			return SendResult{}, transportError("send", mq.BrokerName, addr, err), true

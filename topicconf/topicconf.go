@@ -6,7 +6,8 @@
 // import the wire to keep a topic, nor the wire the store to send one.
 //
 // The JSON field names are RocketMQ's, which both the wire and the stored
-// record use.
+// record use. It also owns the alphabet of topic and group names
+// (ValidName), which the client, its admin API and the broker check alike.
 package topicconf
 
 // Permission bits of a topic or queue (RocketMQ PermName). Normal topics use

@@ -6,6 +6,7 @@ import (
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/lock"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // maxGroupLen is RocketMQ's group name limit.
@@ -85,10 +86,8 @@ func checkGroupName(g string) (remark string, ok bool) {
 	if len(g) > maxGroupLen {
 		return "consumer group name is longer than 255 characters", false
 	}
-	for i := 0; i < len(g); i++ {
-		if !validNameChar(g[i]) {
-			return "consumer group " + g + " contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", false
-		}
+	if !topicconf.ValidName(g) {
+		return "consumer group " + g + " contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", false
 	}
 	return "", true
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // System topic names (RocketMQ TopicValidator).
@@ -59,20 +60,13 @@ func checkTopicName(t string) (remark string, ok bool) {
 	if strings.TrimSpace(t) == "" {
 		return "The specified topic is blank.", false
 	}
-	for i := 0; i < len(t); i++ {
-		if !validNameChar(t[i]) {
-			return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", false
-		}
+	if !topicconf.ValidName(t) {
+		return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$", false
 	}
 	if len(t) > maxTopicLen {
 		return fmt.Sprintf("The specified topic is longer than topic max length %d.", maxTopicLen), false
 	}
 	return "", true
-}
-
-func validNameChar(ch byte) bool {
-	return ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' ||
-		ch == '%' || ch == '|' || ch == '_' || ch == '-'
 }
 
 // topicTable is the broker's topic configuration (RocketMQ

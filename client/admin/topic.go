@@ -5,15 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
-// topicPattern and maxTopicLen are RocketMQ's topic and group name rules
-// (TopicValidator).
-var topicPattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
+// maxTopicLen is RocketMQ's topic length rule (TopicValidator); the
+// alphabet is topicconf.ValidName.
 
 const maxTopicLen = 127
 
@@ -23,7 +22,7 @@ func checkName(what, name string) error {
 		return fmt.Errorf("%w: %s is empty", ErrBadArgument, what)
 	case len(name) > maxTopicLen:
 		return fmt.Errorf("%w: %s %q is longer than %d characters", ErrBadArgument, what, name, maxTopicLen)
-	case !topicPattern.MatchString(name):
+	case !topicconf.ValidName(name):
 		return fmt.Errorf("%w: %s %q has characters outside [%%|a-zA-Z0-9_-]", ErrBadArgument, what, name)
 	}
 	return nil
