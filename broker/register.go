@@ -87,8 +87,9 @@ func (b *Broker) registerAll(ctx context.Context) (failed int) {
 	}
 	b.core.TakeTopicChanges() // the whole table below includes them
 	table, version := b.core.Topics()
-	b.inc.writable = b.core.Store().Writable() == nil
-	if !b.inc.writable {
+	writable := b.core.Store().Writable() == nil
+	b.inc.writable.Store(writable)
+	if !writable {
 		table, version = notWritable(table, version)
 	}
 	return b.registerFullWith(ctx, b.cfg.NamesrvAddrs, table, version)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -24,15 +25,15 @@ import (
 // the next round, and the round takes every change made before it started.
 
 // incrementalReg is the registration loop's state for partial
-// registrations. needFull and waiters are shared with other goroutines;
-// writable is the loop's own (and Start's, before the loop runs).
+// registrations, shared with other goroutines (a group node's leadership
+// watcher registers the whole table too).
 type incrementalReg struct {
 	// needFull holds the name servers (address -> true) that must get the
 	// whole table next.
 	needFull sync.Map
 	// writable is what the last whole-table registration said of the
 	// store: a change of it means every topic's perm changed.
-	writable bool
+	writable atomic.Bool
 
 	mu      sync.Mutex
 	waiters []chan struct{} // creations waiting for the next round
@@ -75,7 +76,7 @@ func (b *Broker) registerChanges(ctx context.Context) (failed int) {
 	// Taken after the waiters: every change a waiter made is in it.
 	changed, removed, version := b.core.TakeTopicChanges()
 	writable := b.core.Store().Writable() == nil
-	if removed || writable != b.inc.writable {
+	if removed || writable != b.inc.writable.Load() {
 		return b.registerAll(ctx)
 	}
 	var full, partial []string
