@@ -3,9 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -17,12 +15,7 @@ import (
 
 // benchKills is how many leader kills BenchmarkGroupFailover makes per
 // iteration: RUNNEL_BENCH_KILLS, default 20 (the figure).
-func benchKills() int {
-	if v, err := strconv.Atoi(os.Getenv("RUNNEL_BENCH_KILLS")); err == nil && v > 0 {
-		return v
-	}
-	return 20
-}
+func benchKills() int { return envCount("RUNNEL_BENCH_KILLS", 20) }
 
 // BenchmarkGroupFailover kills the master of a 3-node group (raft over
 // loopback TCP, the LAN timeouts of replica.DefaultConfig) benchKills()

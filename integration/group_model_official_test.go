@@ -9,8 +9,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,12 +26,7 @@ import (
 // only at its fixed 30 s name-server poll (internal/client.go,
 // _PullNameServerInterval), so after a leader moves its sends go to the
 // old master's address (refused, or no connection) until that poll.
-func officialGroupCycles() int {
-	if v, err := strconv.Atoi(os.Getenv("RUNNEL_GROUP_OFFICIAL_CYCLES")); err == nil && v > 0 {
-		return v
-	}
-	return 2
-}
+func officialGroupCycles() int { return envCount("RUNNEL_GROUP_OFFICIAL_CYCLES", 2) }
 
 // TestGroupModel's model with the official client as producer and push
 // consumer: a 3-node group under a steady official producer (no retries of

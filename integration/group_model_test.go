@@ -20,11 +20,15 @@ import (
 // groupCycles is how many fault cycles TestGroupModel runs:
 // RUNNEL_GROUP_CYCLES, default 6 (about 3 s each); the check is
 // RUNNEL_GROUP_CYCLES=50.
-func groupCycles() int {
-	if v, err := strconv.Atoi(os.Getenv("RUNNEL_GROUP_CYCLES")); err == nil && v > 0 {
+func groupCycles() int { return envCount("RUNNEL_GROUP_CYCLES", 6) }
+
+// envCount is the positive integer in the environment variable name, or
+// def if it is unset or not one.
+func envCount(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
 	}
-	return 6
+	return def
 }
 
 // sendModel is what the producer was told: every acknowledged body with
