@@ -230,6 +230,14 @@ type ReplicationConfig struct {
 	// ProposeTimeout bounds how long a write waits for its commit. Default
 	// 5 s.
 	ProposeTimeout time.Duration
+	// SnapshotInterval, SnapshotThreshold and TrailingLogs are the raft
+	// node's (replica.Config): how often it checks, and how many entries
+	// past the last snapshot make it snapshot the store and drop its log
+	// but the last TrailingLogs entries (a follower further behind then
+	// catches up from the snapshot). Zero: replica.DefaultConfig's (2 min,
+	// 65536, 65536). Runnel's own knobs, with no broker.conf key.
+	SnapshotInterval                time.Duration
+	SnapshotThreshold, TrailingLogs uint64
 }
 
 // DefaultConfig returns the defaults for every field (StoreDir is left

@@ -93,6 +93,8 @@ func (b *Broker) replicaConfig(sopts store.Options) replica.Config {
 	rc.HeartbeatTimeout, rc.ElectionTimeout = r.HeartbeatTimeout, r.ElectionTimeout
 	rc.LeaderLeaseTimeout = r.HeartbeatTimeout * 5 / 6
 	rc.LogNoSync = r.LogNoSync
+	// Zero keeps replica's default (its ensureDefaults fills them in).
+	rc.SnapshotInterval, rc.SnapshotThreshold, rc.TrailingLogs = r.SnapshotInterval, r.SnapshotThreshold, r.TrailingLogs
 	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: raftLog{b.log}})
 	return rc
 }

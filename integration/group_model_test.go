@@ -20,11 +20,15 @@ import (
 // groupCycles is how many fault cycles TestGroupModel runs:
 // RUNNEL_GROUP_CYCLES, default 6 (about 3 s each); the check is
 // RUNNEL_GROUP_CYCLES=50.
-func groupCycles() int {
-	if v, err := strconv.Atoi(os.Getenv("RUNNEL_GROUP_CYCLES")); err == nil && v > 0 {
+func groupCycles() int { return envCount("RUNNEL_GROUP_CYCLES", 6) }
+
+// envCount is the positive integer in the environment variable name, or
+// def if it is unset or not one.
+func envCount(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
 	}
-	return 6
+	return def
 }
 
 // sendModel is what the producer was told: every acknowledged body with
@@ -43,10 +47,10 @@ func (m *sendModel) ackedN() int {
 	return len(m.acked)
 }
 
-// produce sends p-000000, p-000001, ... until stop, each until it is
-// acknowledged (our client with no retries of its own, so every re-send is
-// the model's and is recorded).
-func (m *sendModel) produce(p *client.Producer, topic string, stop <-chan struct{}) {
+// produce sends p-000000, p-000001, ... through send until stop, each
+// until it is acknowledged (send is a client with no retries of its own,
+// so every re-send is the model's and is recorded).
+func (m *sendModel) produce(send func(body string) (client.SendResult, error), stop <-chan struct{}) {
 	for i := 0; ; i++ {
 		body := fmt.Sprintf("p-%06d", i)
 		for attempt := 0; ; attempt++ {
@@ -60,9 +64,7 @@ func (m *sendModel) produce(p *client.Producer, topic string, stop <-chan struct
 				m.resent[body] = true
 				m.mu.Unlock()
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			res, err := p.Send(ctx, &client.Message{Topic: topic, Body: []byte(body)})
-			cancel()
+			res, err := send(body)
 			if err == nil && res.Status == client.SendOK {
 				m.mu.Lock()
 				m.acked[body] = res
@@ -75,10 +77,10 @@ func (m *sendModel) produce(p *client.Producer, topic string, stop <-chan struct
 }
 
 // waitMoreAcked waits until the group acknowledged n more sends.
-func (m *sendModel) waitMoreAcked(t *testing.T, n int) {
+func (m *sendModel) waitMoreAcked(t *testing.T, n int, within time.Duration) {
 	t.Helper()
 	want := m.ackedN() + n
-	testwait.For(t, 30*time.Second, fmt.Sprintf("%d sends acknowledged", want), func() bool { return m.ackedN() >= want })
+	testwait.For(t, within, fmt.Sprintf("%d sends acknowledged", want), func() bool { return m.ackedN() >= want })
 }
 
 // A 3-node group under a steady producer and consumer (our client), through
@@ -114,20 +116,36 @@ func TestGroupModel(t *testing.T) {
 	got := newRCCollector()
 	rcConsumer(t, c, "model-cg", topic, "*", got.add)
 
+	send := func(body string) (client.SendResult, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		return p.Send(ctx, &client.Message{Topic: topic, Body: []byte(body)})
+	}
+	runModel(t, c, m, topic, send, groupCycles(), 30*time.Second, func(b string) bool { return got.get(b) != nil })
+}
+
+// runModel runs the model check on group c: m.produce through send until
+// the end, cycles fault cycles (kill and restart the leader, or cut it off
+// and heal it), each waiting up to within for more acknowledged sends
+// after the fault; then the checks of TestGroupModel, consumed telling
+// whether a body reached the consumer.
+func runModel(t *testing.T, c *cluster.Cluster, m *sendModel, topic string,
+	send func(string) (client.SendResult, error), cycles int, within time.Duration, consumed func(string) bool) {
+	t.Helper()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); m.produce(p, topic, stop) }()
+	go func() { defer wg.Done(); m.produce(send, stop) }()
 	halt := sync.OnceFunc(func() { close(stop); wg.Wait() })
 	defer halt()
 
-	for cyc := range groupCycles() {
+	for cyc := range cycles {
 		old := c.Leader()
-		m.waitMoreAcked(t, 5)
+		m.waitMoreAcked(t, 5, within)
 		if cyc%2 == 0 {
 			c.KillBroker(old)
 			c.Leader(old)
-			m.waitMoreAcked(t, 5)
+			m.waitMoreAcked(t, 5, within)
 			c.StartBroker(old)
 		} else {
 			c.Cut(old)
@@ -143,7 +161,7 @@ func TestGroupModel(t *testing.T) {
 				}
 			}
 			c.Leader(old)
-			m.waitMoreAcked(t, 5)
+			m.waitMoreAcked(t, 5, within)
 			c.Heal(old)
 		}
 		testwait.Until(t, 30*time.Second, "the old leader a caught-up slave", func() error {
@@ -160,7 +178,7 @@ func TestGroupModel(t *testing.T) {
 			return nil
 		})
 	}
-	m.waitMoreAcked(t, 5)
+	m.waitMoreAcked(t, 5, within)
 	halt()
 
 	m.mu.Lock()
@@ -169,7 +187,7 @@ func TestGroupModel(t *testing.T) {
 		missing := 0
 		first := ""
 		for b := range m.acked {
-			if got.get(b) == nil {
+			if !consumed(b) {
 				if missing++; first == "" {
 					first = b
 				}
@@ -229,5 +247,5 @@ func TestGroupModel(t *testing.T) {
 			t.Errorf("%s, sent to the cut-off leader, was stored", b)
 		}
 	}
-	t.Logf("%d cycles: %d acknowledged, %d re-sent, %d stored bodies", groupCycles(), len(m.acked), len(m.resent), len(stored))
+	t.Logf("%d cycles: %d acknowledged, %d re-sent, %d stored bodies", cycles, len(m.acked), len(m.resent), len(stored))
 }

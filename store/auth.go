@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/store/meta"
@@ -27,7 +28,18 @@ func (s *Store) DeleteAuth(name string) error {
 // it was opened, whichever path they came by (Apply or ApplyEncoded, so a
 // replica's too): a cache of the records reloads when it changes. It is
 // raised once an op is durable, before Apply returns.
+//
+// The count starts at this store handle's epoch (authEpochs) times 2^32,
+// so two handles of one process never give the same version: a replica
+// that installs a snapshot opens a new store whose records may differ,
+// and a cache that compared bare counts could see the old number again
+// and keep stale users and ACLs. (A handle applying 2^32 auth ops would
+// reach the next epoch; no broker comes near.)
 func (s *Store) AuthVersion() uint64 { return s.authVersion.Load() }
+
+// authEpochs numbers the store handles opened in this process (Open and
+// Restore), for AuthVersion.
+var authEpochs atomic.Uint64
 
 // RangeAuth calls fn for every access-control record whose name starts
 // with prefix, in name order, until fn returns false. value is only valid

@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/meta"
 	"github.com/runnelmq/runnel/topicconf"
@@ -167,5 +170,32 @@ func TestAuthOps(t *testing.T) {
 	}
 	if _, err := s.Apply(&Op{Kind: OpPutAuth}); !errors.Is(err, ErrInvalidOp) {
 		t.Fatalf("nameless record: %v", err)
+	}
+}
+
+// A store restored from a snapshot (what a replica far behind installs)
+// never reports an AuthVersion the store it replaces reported, though both
+// applied as many access-control ops since they were opened: a cache keyed
+// on the version reloads after the swap.
+func TestAuthVersionAcrossStores(t *testing.T) {
+	a, _, _ := openMem(t)
+	if err := a.PutAuth("user/alice", []byte(`{"username":"alice"}`)); err != nil {
+		t.Fatal(err)
+	}
+	cached := a.AuthVersion()
+	var snap bytes.Buffer
+	if err := a.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Restore(memOptions(vfs.NewMem(), fakeclock.New(t0)), &snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	if err := b.DeleteAuth("user/alice"); err != nil {
+		t.Fatal(err)
+	}
+	if b.AuthVersion() == cached {
+		t.Fatalf("the restored store reports version %d after one op, as the old one did", cached)
 	}
 }

@@ -128,6 +128,7 @@ func open(opts Options, restored bool) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{}), restored: restored}
+	s.authVersion.Store(authEpochs.Add(1) << 32)
 	if names, err := opts.FS.List(opts.Dir); err == nil {
 		for _, n := range names {
 			if strings.HasPrefix(n, "MANIFEST") || strings.HasPrefix(n, "MARKER") {

@@ -19,7 +19,9 @@ import (
 )
 
 // Store holds the records; *store.Store is one. Writes go through its one
-// apply path, and AuthVersion moves whenever one is applied, by any path.
+// apply path, and AuthVersion moves whenever one is applied, by any path,
+// and differs between two store handles (a replica's store swapped for
+// one restored from a snapshot never repeats the old one's version).
 type Store interface {
 	PutAuth(name string, value []byte) error
 	DeleteAuth(name string) error
