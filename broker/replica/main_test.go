@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"net/netip"
@@ -195,6 +196,16 @@ func appendOp(t testing.TB, n *Node, m *protocol.MessageExt) []byte {
 // offsets, topics and its log range, as comparable text.
 func dump(t testing.TB, s *store.Store) string {
 	t.Helper()
+	d, err := dumpStore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// dumpStore is dump's reading; it fails with store.ErrClosed when the
+// store is closed under it (a node installing a snapshot replaces it).
+func dumpStore(s *store.Store) (string, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "phys %d..%d\n", s.MinPhysOffset(), s.MaxPhysOffset())
 	qs := s.Queues()
@@ -209,10 +220,10 @@ func dump(t testing.TB, s *store.Store) string {
 		for off := r.Min; off < r.Max; {
 			res, err := s.Get(id.Topic, id.ID, off, 32, 1<<20, nil)
 			if err != nil {
-				t.Fatalf("get %s/%d@%d: %v", id.Topic, id.ID, off, err)
+				return "", fmt.Errorf("get %s/%d@%d: %w", id.Topic, id.ID, off, err)
 			}
 			if res.Count == 0 {
-				t.Fatalf("get %s/%d@%d: nothing (status %v)", id.Topic, id.ID, off, res.Status)
+				return "", fmt.Errorf("get %s/%d@%d: nothing (status %v)", id.Topic, id.ID, off, res.Status)
 			}
 			fmt.Fprintf(&b, "%x\n", res.Messages)
 			off = res.NextBeginOffset
@@ -223,14 +234,14 @@ func dump(t testing.TB, s *store.Store) string {
 		return true
 	})
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	topics, err := s.Topics()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	fmt.Fprintf(&b, "topics %+v\n", topics)
-	return b.String()
+	return b.String(), nil
 }
 
 func sortQueues(ids []store.QueueID) {
@@ -274,10 +285,27 @@ func (g *group) converged() string {
 		if l == nil {
 			return false
 		}
-		want = dump(g.t, l.Store())
+		// A node installing a snapshot closes the store it replaces: a
+		// read of it fails with ErrClosed, and the next poll reads the new.
+		read := func(n *Node) (string, bool) {
+			d, err := dumpStore(n.Store())
+			if errors.Is(err, store.ErrClosed) {
+				return "", false
+			}
+			if err != nil {
+				g.t.Fatal(err)
+			}
+			return d, true
+		}
+		var ok bool
+		if want, ok = read(l); !ok {
+			return false
+		}
 		for i := range g.nodes {
-			if n := g.node(i); n != nil && dump(g.t, n.Store()) != want {
-				return false
+			if n := g.node(i); n != nil {
+				if d, ok := read(n); !ok || d != want {
+					return false
+				}
 			}
 		}
 		return true

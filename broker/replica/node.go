@@ -77,9 +77,13 @@ type Node struct {
 
 	obsCh    chan raft.Observation
 	observer *raft.Observer
-	leaderCh chan Leadership
-	lastSeen atomic.Pointer[Leadership]
-	wg       sync.WaitGroup
+	// watchStop stops the leadership watcher, watchDone says it has
+	// stopped: Shutdown stops it before raft, because a barrier queued
+	// to a raft that then shuts down is never answered.
+	watchStop, watchDone chan struct{}
+	leaderCh             chan Leadership
+	lastSeen             atomic.Pointer[Leadership]
+	wg                   sync.WaitGroup
 
 	// propMu and inflight let Shutdown stop proposals and wait for raft
 	// to answer the ones under way before it stops raft: hashicorp/raft
@@ -166,8 +170,9 @@ func New(cfg Config) (*Node, error) {
 		return false
 	})
 	n.raft.RegisterObserver(n.observer)
-	n.wg.Add(1)
-	go n.watch()
+	n.watchStop, n.watchDone = make(chan struct{}), make(chan struct{})
+	go n.watch() // owned by watchStop/watchDone (stopWatcher), not wg
+
 	ok = true
 	return n, nil
 }
@@ -308,13 +313,20 @@ func (n *Node) Snapshot() error {
 
 // watch turns raft's observations into Leadership values.
 func (n *Node) watch() {
-	defer n.wg.Done()
-	for range n.obsCh {
+	defer close(n.watchDone)
+	for {
+		select {
+		case <-n.watchStop:
+			return
+		case <-n.obsCh:
+		}
 		l := n.current()
 		if l.IsLeader {
 			// Announce leadership only once the store has caught up with
 			// the log; if the barrier fails we lost it again, and the
-			// observation that says so is queued.
+			// observation that says so is queued. While raft runs a
+			// barrier is always answered: a leader commits it or, losing
+			// its lease, fails it; a follower or candidate refuses it.
 			if err := n.raft.Barrier(0).Error(); err != nil {
 				continue
 			}
@@ -367,15 +379,29 @@ func (n *Node) Shutdown() error {
 		n.closed.Store(true)
 		n.propMu.Unlock()
 		n.awaitProposals()
+		n.stopWatcher()
 		n.shutErr = n.raft.Shutdown().Error()
 		n.raft.DeregisterObserver(n.observer)
-		close(n.obsCh)
 		n.wg.Wait()
 		if err := n.closeResources(); n.shutErr == nil {
 			n.shutErr = err
 		}
 	})
 	return n.shutErr
+}
+
+// stopWatcher stops the leadership watcher while raft still answers its
+// barrier. The bound is for a raft already stopped under it (a failed
+// store, see fail); the watcher then stays blocked in its barrier.
+func (n *Node) stopWatcher() {
+	close(n.watchStop)
+	t := time.NewTimer(10 * (n.cfg.HeartbeatTimeout + n.cfg.ElectionTimeout))
+	defer t.Stop()
+	select {
+	case <-n.watchDone:
+	case <-t.C:
+		n.cfg.Logger.Warn("replica: shutting down with the leadership watcher in a barrier")
+	}
 }
 
 // awaitProposals waits until raft has answered every proposal under way:
