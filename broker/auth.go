@@ -17,8 +17,8 @@ import (
 
 func (b *Broker) registerAuthHandlers() {
 	h := b.srv.Handle
-	h(protocol.ReqAuthCreateUser, withHeader(b.handleCreateUser))
-	h(protocol.ReqAuthUpdateUser, withHeader(b.handleUpdateUser))
+	h(protocol.ReqAuthCreateUser, withHeader(handleUserWrite(b.auth.CreateUser)))
+	h(protocol.ReqAuthUpdateUser, withHeader(handleUserWrite(b.auth.UpdateUser)))
 	h(protocol.ReqAuthDeleteUser, withHeader(b.handleDeleteUser))
 	h(protocol.ReqAuthGetUser, withHeader(b.handleGetUser))
 	h(protocol.ReqAuthListUser, withHeader(b.handleListUsers))
@@ -51,20 +51,16 @@ func userBody(req *protocol.Command, h *protocol.AuthUserRequestHeader) (protoco
 	return u, nil
 }
 
-func (b *Broker) handleCreateUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
-	u, err := userBody(req, h)
-	if err == nil {
-		err = b.auth.CreateUser(u, req.ExtFields[acl.FieldAccessKey])
+// handleUserWrite answers AUTH_CREATE_USER or AUTH_UPDATE_USER with
+// write, the Manager's create or update, for the caller's access key.
+func handleUserWrite(write func(u protocol.UserInfo, callerAK string) error) func(context.Context, *remoting.Conn, *protocol.Command, *protocol.AuthUserRequestHeader) *protocol.Command {
+	return func(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
+		u, err := userBody(req, h)
+		if err == nil {
+			err = write(u, req.ExtFields[acl.FieldAccessKey])
+		}
+		return authOutcome(req, nil, err)
 	}
-	return authOutcome(req, nil, err)
-}
-
-func (b *Broker) handleUpdateUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
-	u, err := userBody(req, h)
-	if err == nil {
-		err = b.auth.UpdateUser(u, req.ExtFields[acl.FieldAccessKey])
-	}
-	return authOutcome(req, nil, err)
 }
 
 func (b *Broker) handleDeleteUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {

@@ -31,9 +31,7 @@ func (c *Core) CreateTopic(tc protocol.TopicConfig, by string) error {
 	if tc.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 {
 		return errorf(protocol.RespInvalidParameter, "perm %d has unknown bits", tc.Perm)
 	}
-	if tc.TopicFilterType == "" {
-		tc.TopicFilterType = protocol.TopicFilterSingleTag
-	}
+	withDefaultFilter(&tc)
 	changed, err := c.topics.put(tc)
 	if err != nil {
 		return err

@@ -162,9 +162,7 @@ func (c *Core) readTopic(name string, master bool) (protocol.TopicConfig, bool) 
 	if err != nil || !ok {
 		return protocol.TopicConfig{}, false
 	}
-	if m.TopicFilterType == "" {
-		m.TopicFilterType = protocol.TopicFilterSingleTag
-	}
+	withDefaultFilter(&m)
 	return m, true
 }
 

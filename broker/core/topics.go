@@ -141,6 +141,14 @@ func newTopicTable(apply func(*store.Op) error, nowMillis func() int64) *topicTa
 	return t
 }
 
+// withDefaultFilter gives a config stored or sent without a filter type
+// RocketMQ's default, SINGLE_TAG.
+func withDefaultFilter(tc *protocol.TopicConfig) {
+	if tc.TopicFilterType == "" {
+		tc.TopicFilterType = protocol.TopicFilterSingleTag
+	}
+}
+
 // load makes the table hold exactly configs read from the store, without
 // writing; the version moves on, so name servers take the table again. A
 // config stored without a filter type has RocketMQ's default.
@@ -150,9 +158,7 @@ func (t *topicTable) load(cfgs []protocol.TopicConfig) {
 	clear(t.mu.topics)
 	t.mu.version = t.mu.version.Next(t.now())
 	for _, c := range cfgs {
-		if c.TopicFilterType == "" {
-			c.TopicFilterType = protocol.TopicFilterSingleTag
-		}
+		withDefaultFilter(&c)
 		t.mu.topics[c.TopicName] = c
 	}
 }
@@ -168,9 +174,7 @@ func (t *topicTable) get(name string) (protocol.TopicConfig, bool) {
 // put creates or replaces a topic, persisting it first. It reports whether
 // anything changed (an identical config is not rewritten).
 func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
-	if c.TopicFilterType == "" {
-		c.TopicFilterType = protocol.TopicFilterSingleTag
-	}
+	withDefaultFilter(&c)
 	defer t.writers.lock(c.TopicName)()
 	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
 		return false, nil
@@ -195,9 +199,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	if old, ok := t.get(c.TopicName); ok {
 		return old, false, nil // created while this one waited
 	}
-	if c.TopicFilterType == "" {
-		c.TopicFilterType = protocol.TopicFilterSingleTag
-	}
+	withDefaultFilter(&c)
 	if err := t.apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
 		return protocol.TopicConfig{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
