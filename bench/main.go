@@ -35,9 +35,11 @@ func main() {
 	flag.IntVar(&w.Producers, "producers", 16, "goroutines sending synchronously")
 	flag.DurationVar(&w.Timeout, "timeout", 5*time.Minute, "longest produce or consume phase")
 	runs := flag.Int("runs", 3, "rounds; each runs every system once")
-	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official")
+	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official, runnel-batch, runnel-topics")
+	batch := flag.Int("batch", 32, "messages per send of the runnel-batch system")
+	topics := flag.Int("topics", 1000, "topics (8 queues each) the runnel-topics system spreads its sends over; it does not consume")
 	flag.Parse()
-	systems, err := pickSystems(*only)
+	systems, err := pickSystems(*only, *batch, *topics)
 	if err == nil && (w.Msgs < 1 || w.Size < 1 || w.Producers < 1 || *runs < 1) {
 		err = fmt.Errorf("-msgs, -size, -producers and -runs must be at least 1")
 	}
@@ -59,18 +61,28 @@ func main() {
 	}
 }
 
-func pickSystems(list string) ([]System, error) {
+func pickSystems(list string, batch, topics int) ([]System, error) {
 	var out []System
 	for _, name := range strings.Split(list, ",") {
 		switch strings.TrimSpace(name) {
 		case "runnel":
 			out = append(out, &runnelSystem{})
+		case "runnel-batch":
+			if batch < 2 {
+				return nil, fmt.Errorf("-batch must be at least 2 for runnel-batch")
+			}
+			out = append(out, &runnelSystem{Batch: batch})
+		case "runnel-topics":
+			if topics < 2 {
+				return nil, fmt.Errorf("-topics must be at least 2 for runnel-topics")
+			}
+			out = append(out, &runnelSystem{Topics: topics})
 		case "nats":
 			out = append(out, natsSystem{})
 		case "official":
 			out = append(out, &officialSystem{})
 		default:
-			return nil, fmt.Errorf("-systems: unknown system %q (want runnel, nats, official)", name)
+			return nil, fmt.Errorf("-systems: unknown system %q (want runnel, nats, official, runnel-batch, runnel-topics)", name)
 		}
 	}
 	return out, nil
@@ -92,7 +104,11 @@ func compare(ctx context.Context, out io.Writer, w Workload, systems []System, r
 			if err != nil {
 				return rounds, fmt.Errorf("round %d, %s: %w", k+1, s.Name(), err)
 			}
-			fmt.Fprintf(out, "round %d  %-9s produce %8.0f msg/s  consume %8.0f msg/s\n", k+1, res.System, res.ProduceRate(), res.ConsumeRate())
+			consumed := "       -"
+			if res.Consume > 0 {
+				consumed = fmt.Sprintf("%8.0f", res.ConsumeRate())
+			}
+			fmt.Fprintf(out, "round %d  %-17s produce %8.0f msg/s  consume %s msg/s\n", k+1, res.System, res.ProduceRate(), consumed)
 			round = append(round, res)
 		}
 		rounds = append(rounds, round)
@@ -100,22 +116,32 @@ func compare(ctx context.Context, out io.Writer, w Workload, systems []System, r
 	return rounds, nil
 }
 
-// summarize prints each system's median rates and its median ratio to
-// NATS in the same round (when NATS ran).
+// summarize prints each system's median rates and its median ratios to
+// NATS and to plain runnel in the same round (when they ran; the
+// runnel-batch and runnel-topics goals are ratios to plain runnel).
 func summarize(out io.Writer, rounds [][]Result) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\n", len(rounds))
+	fmt.Fprintf(tw, "median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\tproduce vs runnel\n", len(rounds))
 	for i, first := range rounds[0] {
-		var prod, cons, prodRatio, consRatio []float64
+		var prod, cons, prodRatio, consRatio, runnelRatio []float64
 		for _, round := range rounds {
 			r := round[i]
 			prod, cons = append(prod, r.ProduceRate()), append(cons, r.ConsumeRate())
 			if n, ok := find(round, "nats"); ok {
 				prodRatio = append(prodRatio, r.ProduceRate()/n.ProduceRate())
-				consRatio = append(consRatio, r.ConsumeRate()/n.ConsumeRate())
+				if r.Consume > 0 {
+					consRatio = append(consRatio, r.ConsumeRate()/n.ConsumeRate())
+				}
+			}
+			if n, ok := find(round, "runnel"); ok {
+				runnelRatio = append(runnelRatio, r.ProduceRate()/n.ProduceRate())
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%s\n", first.System, median(prod), median(cons), ratio(prodRatio), ratio(consRatio))
+		consumed := "-"
+		if m := median(cons); m > 0 {
+			consumed = fmt.Sprintf("%.0f", m)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\n", first.System, median(prod), consumed, ratio(prodRatio), ratio(consRatio), ratio(runnelRatio))
 	}
 	_ = tw.Flush()
 }

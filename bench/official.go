@@ -24,7 +24,7 @@ func (s *officialSystem) Run(ctx context.Context, dir string, w Workload) (res R
 	rlog.SetLogLevel("fatal")
 	s.seq++
 	res.System, res.Msgs = s.Name(), w.Msgs
-	cl, err := startRunnel(ctx, dir)
+	cl, err := startRunnel(ctx, dir, []string{benchTopic})
 	if err != nil {
 		return res, err
 	}

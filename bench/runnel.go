@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/runnelmq/runnel/broker"
@@ -28,7 +30,7 @@ type runnelCluster struct {
 	b  *broker.Broker
 }
 
-func startRunnel(ctx context.Context, dir string) (*runnelCluster, error) {
+func startRunnel(ctx context.Context, dir string, topics []string) (*runnelCluster, error) {
 	nsCfg := namesrv.DefaultConfig()
 	nsCfg.ListenAddr = "127.0.0.1:0"
 	nsCfg.Logger = quietLogger()
@@ -56,16 +58,17 @@ func startRunnel(ctx context.Context, dir string) (*runnelCluster, error) {
 		c.close()
 		return nil, err
 	}
-	if err := c.createTopic(ctx); err != nil {
+	if err := c.createTopics(ctx, topics); err != nil {
 		c.close()
 		return nil, err
 	}
 	return c, nil
 }
 
-// createTopic creates the bench topic with benchQueues queues and waits
-// for its route, as both RocketMQ clients need one.
-func (c *runnelCluster) createTopic(ctx context.Context) error {
+// createTopics creates the topics with benchQueues queues each (16 at a
+// time, as a test suite's setup would) and waits for the last one's
+// route, as both RocketMQ clients need one.
+func (c *runnelCluster) createTopics(ctx context.Context, topics []string) error {
 	cfg := admin.DefaultConfig()
 	cfg.NamesrvAddrs = []string{c.ns.Addr()}
 	adm, err := admin.New(cfg)
@@ -73,20 +76,55 @@ func (c *runnelCluster) createTopic(ctx context.Context) error {
 		return err
 	}
 	defer adm.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, err = adm.CreateTopic(ctx, admin.TopicSpec{Topic: benchTopic, Brokers: []string{c.b.Addr()}, ReadQueueNums: benchQueues, WriteQueueNums: benchQueues})
-		if err == nil {
-			_, err = adm.TopicRoute(ctx, benchTopic)
+	create := func(topic string) error {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			_, err := adm.CreateTopic(ctx, admin.TopicSpec{Topic: topic, Brokers: []string{c.b.Addr()}, ReadQueueNums: benchQueues, WriteQueueNums: benchQueues})
+			if err == nil {
+				return nil
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("runnel: topic %s: %w", topic, err)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("runnel: topic %s: %w", benchTopic, err)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for range min(16, len(topics)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(topics)); i = next.Add(1) - 1 {
+				if err := create(topics[i]); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, t := range topics {
+		for {
+			_, err := adm.TopicRoute(ctx, t)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("runnel: route of %s: %w", t, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 func (c *runnelCluster) addr() string { return c.ns.Addr() }
@@ -98,15 +136,42 @@ func (c *runnelCluster) close() {
 	_ = c.ns.Close()
 }
 
-// runnelSystem is Runnel driven by Runnel's own client.
-type runnelSystem struct{ seq int }
+// runnelSystem is Runnel driven by Runnel's own client. Batch > 1 sends
+// batches of that many messages (one SEND_BATCH_MESSAGE each) in place of
+// single sends; Topics > 1 spreads the sends round-robin over that many
+// topics of benchQueues queues each, and the consumer subscribes to all.
+type runnelSystem struct {
+	Batch, Topics int
+	seq           int
+}
 
-func (*runnelSystem) Name() string { return "runnel" }
+func (s *runnelSystem) Name() string {
+	switch {
+	case s.Batch > 1:
+		return fmt.Sprintf("runnel-batch%d", s.Batch)
+	case s.Topics > 1:
+		return fmt.Sprintf("runnel-topics%d", s.Topics)
+	}
+	return "runnel"
+}
+
+// topics names the topics a run sends to.
+func (s *runnelSystem) topics() []string {
+	if s.Topics <= 1 {
+		return []string{benchTopic}
+	}
+	out := make([]string, s.Topics)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", benchTopic, i)
+	}
+	return out
+}
 
 func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Result, err error) {
 	s.seq++
 	res.System, res.Msgs = s.Name(), w.Msgs
-	cl, err := startRunnel(ctx, dir)
+	topics := s.topics()
+	cl, err := startRunnel(ctx, dir, topics)
 	if err != nil {
 		return res, err
 	}
@@ -131,13 +196,25 @@ func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Res
 		return res, err
 	}
 	body := w.body()
-	res.Produce, err = w.produce(ctx, func(ctx context.Context) error {
-		_, err := p.Send(ctx, &client.Message{Topic: benchTopic, Body: body})
+	batch := max(s.Batch, 1)
+	var seq atomic.Uint64
+	res.Produce, err = w.produceBatches(ctx, batch, func(ctx context.Context, n int) error {
+		topic := topics[int(seq.Add(1)%uint64(len(topics)))]
+		msgs := make([]*client.Message, n)
+		for i := range msgs {
+			msgs[i] = &client.Message{Topic: topic, Body: body}
+		}
+		_, err := p.Send(ctx, msgs...)
 		return err
 	})
 	_ = p.Shutdown(context.Background())
 	if err != nil {
 		return res, fmt.Errorf("produce: %w", err)
+	}
+	if len(topics) > 1 {
+		// Only the send path is measured over many topics: a push consumer
+		// of thousands of topics would measure its rebalance, not delivery.
+		return res, nil
 	}
 
 	count := newCounter(w.Msgs)

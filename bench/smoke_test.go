@@ -43,6 +43,20 @@ func TestSmokeRunnelAndNATS(t *testing.T) {
 	runSmoke(t, &runnelSystem{}, natsSystem{})
 }
 
+// The batch and topic-spread variants move every message too (the spread
+// one only produces, so its consume time is 0 and runSmoke's check is
+// done here by hand).
+func TestSmokeRunnelBatchAndTopics(t *testing.T) {
+	runSmoke(t, &runnelSystem{Batch: 32})
+	res, err := (&runnelSystem{Topics: 20}).Run(context.Background(), t.TempDir(), smoke)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.System != "runnel-topics20" || res.Msgs != smoke.Msgs || res.Produce <= 0 || res.Consume != 0 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
 func TestSummaryRatios(t *testing.T) {
 	rounds := [][]Result{
 		{{System: "runnel", Msgs: 100, Produce: time.Second, Consume: time.Second}, {System: "nats", Msgs: 100, Produce: 2 * time.Second, Consume: time.Second / 2}},
@@ -51,9 +65,9 @@ func TestSummaryRatios(t *testing.T) {
 	}
 	var out bytes.Buffer
 	summarize(&out, rounds)
-	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats\n" +
-		"runnel       100            100            3.00x            0.50x\n" +
-		"nats         33             200            1.00x            1.00x\n"
+	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel\n" +
+		"runnel       100            100            3.00x            0.50x            1.00x\n" +
+		"nats         33             200            1.00x            1.00x            0.33x\n"
 	if out.String() != want {
 		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
 	}

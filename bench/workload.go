@@ -28,9 +28,15 @@ type Result struct {
 	Msgs             int
 }
 
-// ProduceRate and ConsumeRate are msg/s.
+// ProduceRate and ConsumeRate are msg/s; ConsumeRate is 0 for a run that
+// did not consume (Consume 0).
 func (r Result) ProduceRate() float64 { return float64(r.Msgs) / r.Produce.Seconds() }
-func (r Result) ConsumeRate() float64 { return float64(r.Msgs) / r.Consume.Seconds() }
+func (r Result) ConsumeRate() float64 {
+	if r.Consume <= 0 {
+		return 0
+	}
+	return float64(r.Msgs) / r.Consume.Seconds()
+}
 
 // System is a broker and its client, started fresh for each run.
 type System interface {
@@ -50,6 +56,12 @@ func (w Workload) body() []byte {
 // the time from the first call to the last answer. It stops at the first
 // error.
 func (w Workload) produce(ctx context.Context, send func(ctx context.Context) error) (time.Duration, error) {
+	return w.produceBatches(ctx, 1, func(ctx context.Context, _ int) error { return send(ctx) })
+}
+
+// produceBatches is produce for sends of up to batch messages each: send
+// is told how many messages to send, so that w.Msgs are sent in all.
+func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx context.Context, n int) error) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
 	var (
@@ -62,8 +74,13 @@ func (w Workload) produce(ctx context.Context, send func(ctx context.Context) er
 	start := time.Now()
 	for range w.Producers {
 		wg.Go(func() {
-			for left.Add(-1) >= 0 && ctx.Err() == nil {
-				if e := send(ctx); e != nil {
+			for ctx.Err() == nil {
+				after := left.Add(-int64(batch))
+				n := batch + int(min(after, 0))
+				if n <= 0 {
+					return
+				}
+				if e := send(ctx, n); e != nil {
 					errOnce.Do(func() { err = e; cancel() })
 					return
 				}

@@ -8,7 +8,12 @@
 # The comparison is its own module (bench/), so the main module does not
 # depend on nats-server.
 #
+# Two more Runnel rows measure #18's goals that are ratios to plain Runnel:
+# runnel-batch (sends of -batch messages, default 32) and runnel-topics
+# (sends spread over -topics topics, default 1000; produce only).
+#
 #   scripts/bench-compare.sh [N (default 100000)] [K (default 3)] [extra flags of bench/, e.g. -systems runnel,nats]
+#   scripts/bench-compare.sh 100000 5 -systems runnel,runnel-batch,runnel-topics,nats,official -topics 10000
 set -euo pipefail
 cd "$(dirname "$0")/../bench"
 msgs=${1:-100000} runs=${2:-3}

@@ -31,6 +31,13 @@ if ((${#race[@]})); then
 	go test -count=1 -timeout 15m "${norace[@]}"
 fi
 
+# bench/ (the side-by-side comparison with NATS JetStream) is a module of
+# its own so that this one does not depend on nats-server; its go.sum must
+# follow this module's dependencies, and only its own build and tests say
+# when it does not.
+echo "== bench/ module: vet and smoke tests"
+(cd bench && go vet ./... && go test -count=1 -timeout 5m ./...)
+
 echo "== README quick start against runnel dev"
 ./scripts/quickstart.sh
 
