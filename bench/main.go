@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -38,6 +39,7 @@ func main() {
 	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official, runnel-batch, runnel-topics")
 	batch := flag.Int("batch", 32, "messages per send of the runnel-batch system")
 	topics := flag.Int("topics", 1000, "topics (8 queues each) the runnel-topics system spreads its sends over; it does not consume")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (every system, server and client: they share this process) to this file")
 	flag.Parse()
 	systems, err := pickSystems(*only, *batch, *topics)
 	if err == nil && (w.Msgs < 1 || w.Size < 1 || w.Producers < 1 || *runs < 1) {
@@ -46,6 +48,17 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
