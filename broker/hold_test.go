@@ -25,6 +25,10 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	const n = 10_000
 	h := pullHeader("g", "Many", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagSubscription)
 	h.Subscription = "*"
+	// Held far longer than the test needs: the first pull must still be
+	// held when the last is, however slowly a loaded machine (-race)
+	// sends 10,000 of them.
+	h.SuspendTimeoutMillis = 120_000
 	ext := h.Encode()
 
 	runtime.GC()
@@ -33,7 +37,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	goroutines := runtime.NumGoroutine()
 
 	var answered, found atomic.Int64
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	for range n {
 		err := rc.cl.InvokeAsync(ctx, b.Addr(), protocol.NewRequest(protocol.ReqPullMessage, ext, nil), func(r *protocol.Command, err error) {
@@ -46,7 +50,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testwait.For(t, testwait.Default, "all pulls held", func() bool { return b.core.HeldPulls() == n })
+	testwait.For(t, 60*time.Second, "all pulls held", func() bool { return b.core.HeldPulls() == n })
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
