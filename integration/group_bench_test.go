@@ -41,8 +41,17 @@ func BenchmarkGroupSend(b *testing.B) {
 					opts = append(opts, cluster.Group(nodes), cluster.RaftOverTCP())
 				}
 				c := rcCluster(b, opts...)
+				leader := -1
 				if nodes > 1 {
-					c.Leader()
+					leader = c.Leader()
+				}
+				// raftIndex is the leader's last raft index: the entries a
+				// run proposed (a leader change mid-run makes it moot).
+				raftIndex := func() uint64 {
+					if leader < 0 {
+						return 0
+					}
+					return c.Broker(leader).Node().Status().LastIndex
 				}
 				p := rcProducer(b, c)
 				body := make([]byte, 1024)
@@ -62,7 +71,7 @@ func BenchmarkGroupSend(b *testing.B) {
 				lats := make([][]time.Duration, senders)
 				b.SetBytes(int64(len(body)))
 				b.ResetTimer()
-				cpu0 := processCPU(b)
+				cpu0, index0 := processCPU(b), raftIndex()
 				start := time.Now()
 				var wg sync.WaitGroup
 				for s := range senders {
@@ -84,7 +93,7 @@ func BenchmarkGroupSend(b *testing.B) {
 				}
 				wg.Wait()
 				elapsed := time.Since(start)
-				cpu := processCPU(b) - cpu0
+				cpu, entries := processCPU(b)-cpu0, raftIndex()-index0
 				b.StopTimer()
 				all := slices.Concat(lats...)
 				slices.Sort(all)
@@ -97,6 +106,9 @@ func BenchmarkGroupSend(b *testing.B) {
 					// throughput follows the CPU share the process gets,
 					// this does not.
 					b.ReportMetric(float64(cpu.Microseconds())/float64(len(all)), "cpu-µs/msg")
+					if entries > 0 {
+						b.ReportMetric(float64(len(all))/float64(entries), "msgs/entry")
+					}
 				}
 			})
 		}
