@@ -82,3 +82,93 @@ func TestAppendBatcherSharesProposals(t *testing.T) {
 		t.Errorf("%d proposals for %d concurrent appends, want 2", proposals, callers)
 	}
 }
+
+// The sender that led a proposal returns as soon as its entry is answered
+// (the next batch goes under another sender's lead), and the next batch
+// waits until as many calls are pending as there were senders at work
+// when the previous entry was answered, so closed-loop senders share one
+// entry per round instead of splitting into cohorts that take turns.
+func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
+	started := make(chan int, 8) // the size of each proposal, as it starts
+	release := make(chan struct{})
+	var clock time.Time
+	var clockMu sync.Mutex
+	a := &appendBatcher{
+		maxLinger: time.Hour,
+		// Each reading is an hour later: every proposal took an hour,
+		// so the fill wait is bounded by maxLinger, not by this test's
+		// pace.
+		now: func() time.Time {
+			clockMu.Lock()
+			defer clockMu.Unlock()
+			clock = clock.Add(time.Hour)
+			return clock
+		},
+		propose: func(op *store.Op) (*store.ApplyResult, error) {
+			started <- len(op.Messages)
+			<-release
+			res := &store.ApplyResult{}
+			for range op.Messages {
+				res.Appended = append(res.Appended, store.Appended{})
+			}
+			return res, nil
+		},
+	}
+	send := func() chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.append(&store.Op{Kind: store.OpAppend, Messages: []store.AppendMessage{{Record: []byte("m")}}})
+			done <- err
+		}()
+		return done
+	}
+	pending := func(n int) func() bool {
+		return func() bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return len(a.pending) == n
+		}
+	}
+	first := send()
+	if n := <-started; n != 1 {
+		t.Fatalf("first proposal carries %d messages, want 1", n)
+	}
+	others := []chan error{send(), send(), send()}
+	testwait.For(t, 10*time.Second, "three sends queued behind the first", pending(3))
+	release <- struct{}{}
+	select { // its lead ends with its own entry
+	case err := <-first:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first sender is held behind the next round")
+	}
+	// Four senders were at work (one answered, three queued): the next
+	// batch waits for a fourth.
+	testwait.For(t, 10*time.Second, "the next lead waiting for its batch to fill", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.fill != nil
+	})
+	select {
+	case n := <-started:
+		t.Fatalf("a proposal of %d went before the batch filled", n)
+	default:
+	}
+	others = append(others, send()) // the first sender sends again
+	if n := <-started; n != 4 {
+		t.Fatalf("second proposal carries %d messages, want 4", n)
+	}
+	release <- struct{}{}
+	for _, c := range others {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case n := <-started:
+		t.Fatalf("an extra proposal of %d", n)
+	default:
+	}
+}

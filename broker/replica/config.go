@@ -75,6 +75,12 @@ type Config struct {
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
 	SnapshotRetain    int
+	// LogCacheEntries is how many of the latest raft log entries are kept
+	// in memory for raft's reads (replication to followers, applying on a
+	// follower). Default 64; negative turns the cache off. An entry holds
+	// up to 4 MiB of combined sends, so the cache holds at most
+	// LogCacheEntries times that.
+	LogCacheEntries int
 	// LogNoSync writes the raft log without fsync. It loses acknowledged
 	// writes on an OS crash or power loss: tests and benchmarks only.
 	LogNoSync bool
@@ -93,6 +99,7 @@ func DefaultConfig() Config {
 		LeaderLeaseTimeout: 250 * time.Millisecond,
 		CommitTimeout:      20 * time.Millisecond,
 		MaxAppendEntries:   256,
+		LogCacheEntries:    64,
 		SnapshotInterval:   2 * time.Minute,
 		SnapshotThreshold:  65536,
 		TrailingLogs:       65536,
@@ -117,6 +124,9 @@ func (c *Config) ensureDefaults() {
 	set(&c.SnapshotInterval, d.SnapshotInterval)
 	if c.MaxAppendEntries == 0 {
 		c.MaxAppendEntries = d.MaxAppendEntries
+	}
+	if c.LogCacheEntries == 0 {
+		c.LogCacheEntries = d.LogCacheEntries
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = d.SnapshotThreshold

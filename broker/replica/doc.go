@@ -68,6 +68,10 @@
 // fsync however many entries raft groups, and compaction after a snapshot
 // (DeleteRange) is one range tombstone, where bbolt deletes key by key and
 // its file never shrinks. It also runs on Pebble's in-memory filesystem.
+// Raft reads back the entries it just wrote (the leader to send them, a
+// follower to apply them): a cache of the latest LogCacheEntries serves
+// those from memory. Its sstables are uncompressed: an entry is written
+// once and deleted after a snapshot, and rarely read from an sstable.
 //
 // # Batching
 //
@@ -76,7 +80,9 @@
 // AppendEntries round, and the state machine applies committed entries a
 // batch at a time (ApplyBatch). So concurrent proposals share a disk write
 // and a round trip without entries of our own that hold several ops; see
-// BenchmarkPropose for what that gives.
+// BenchmarkPropose for what that gives. Each entry still costs every node
+// an apply, a log record and an AppendEntries, so the broker fills entries
+// with many sends (broker/appendbatch.go).
 //
 // # In the broker
 //

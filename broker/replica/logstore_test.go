@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -108,4 +109,35 @@ func FuzzDecodeLog(f *testing.F) {
 			t.Fatalf("%+v re-decoded as %+v", l, again)
 		}
 	})
+}
+
+// Raft's reads of recent entries (the leader replicating to followers, a
+// follower applying what it received) come from the log cache: after a
+// run of writes the group's raft logs were read only to start up, not
+// once per entry per follower.
+func TestLogCacheServesReplication(t *testing.T) {
+	g := newGroup(t, 3, nil)
+	l := g.node(g.leader())
+	reads := func() (n int64) {
+		for i := range 3 {
+			n += g.node(i).logs.reads.Load()
+		}
+		return n
+	}
+	before := reads()
+	const writes = 40
+	for i := range writes {
+		ctx, cancel := proposeCtx()
+		_, err := l.Propose(ctx, appendOp(t, l, message("C", 0, fmt.Sprint(i))))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.converged()
+	// Uncached, each entry is read at least three times (the leader
+	// reads it for each follower, each follower to apply it).
+	if got := reads() - before; got >= writes {
+		t.Fatalf("%d raft log reads from Pebble for %d entries, want fewer than %d", got, writes, writes)
+	}
 }

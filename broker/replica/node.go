@@ -156,7 +156,17 @@ func New(cfg Config) (*Node, error) {
 	}
 	// Observe before raft runs, so the first election is seen.
 	n.obsCh = make(chan raft.Observation, 64)
-	if n.raft, err = raft.NewRaft(rc, &fsm{n: n}, n.logs, n.logs, snaps, n.trans); err != nil {
+	// Raft reads back what it just wrote: the leader each entry it sends
+	// a follower, a follower each entry it applies. A cache of the latest
+	// entries serves those reads from memory instead of a Pebble lookup
+	// and a copy per read.
+	var logs raft.LogStore = n.logs
+	if cfg.LogCacheEntries > 0 {
+		if logs, err = raft.NewLogCache(cfg.LogCacheEntries, n.logs); err != nil {
+			return nil, fmt.Errorf("replica: %w", err)
+		}
+	}
+	if n.raft, err = raft.NewRaft(rc, &fsm{n: n}, logs, n.logs, snaps, n.trans); err != nil {
 		return nil, fmt.Errorf("replica: %w", err)
 	}
 	// Observations are only wake-ups (the state is read afresh from raft),
