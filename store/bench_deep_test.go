@@ -52,7 +52,7 @@ func BenchmarkHeadPull(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64((processCPU(b) - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 		b.Run(fmt.Sprintf("live/depth=%d", depth), func(b *testing.B) {
 			batch := make([]*message.MessageExt, perPull)

@@ -45,6 +45,9 @@ type queue struct {
 	readable atomic.Int64
 	// hint remembers where the last Get of this queue ended.
 	hint atomic.Pointer[readHint]
+	// chunk is the last queue chunk a Get read from Pebble, decoded (see
+	// entryCursor.at).
+	chunk atomic.Pointer[readChunk]
 
 	// mu guards tail: the entries [tailStart, tailStart+len(tail)) not yet
 	// known to be in Pebble (see derived.go). The apply path appends,
@@ -57,6 +60,13 @@ type queue struct {
 
 // readHint: queue offset `offset` is probably the record at phys.
 type readHint struct{ offset, phys int64 }
+
+// readChunk is a decoded queue chunk: entries from queue offset first, of
+// the chunk starting at start. Never changed once published.
+type readChunk struct {
+	start, first int64
+	entries      []consumequeue.Entry
+}
 
 // Store is the message store. All methods are safe for concurrent use.
 type Store struct {
@@ -92,7 +102,9 @@ type Store struct {
 	disk       diskState
 	forceClean atomic.Bool
 	syncs      atomic.Int64 // see Stats
-	restored   bool         // opened by Restore
+	// chunkReads counts queue chunks read from Pebble by Gets (tests).
+	chunkReads atomic.Int64
+	restored   bool // opened by Restore
 
 	queuesMu sync.RWMutex
 	queues   map[QueueID]*queue
