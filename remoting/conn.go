@@ -88,15 +88,15 @@ type Conn struct {
 
 	wmu struct {
 		sync.Mutex
-		buf      []byte // frames waiting for the writer
-		spare    []byte // the buffer being written, reused next round
+		buf   []byte // frames waiting for the writer
+		spare []byte // the buffer being written, reused next round
 		// bodies are large response bodies to be written from where they
 		// lie, each after its frame's head in buf; sparebodies and vec
 		// are reused by the writer.
 		bodies, sparebodies []borrowedBody
 		vec                 [][]byte
-		flushing bool   // a goroutine is writing; others only append
-		err      error  // set once the connection is closed
+		flushing            bool  // a goroutine is writing; others only append
+		err                 error // set once the connection is closed
 	}
 
 	pmu struct {
