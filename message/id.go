@@ -22,11 +22,16 @@ var ErrBadMessageID = errors.New("message: bad message id")
 // offsetMsgId: uppercase hex of IP (4 or 16 bytes), port (int32) and offset
 // (int64); 32 characters for IPv4, 56 for IPv6.
 func OffsetMsgID(storeHost netip.AddrPort, physOffset int64) string {
+	var out [56]byte
+	return string(appendOffsetMsgID(out[:0], storeHost, physOffset))
+}
+
+// appendOffsetMsgID appends OffsetMsgID's text to dst.
+func appendOffsetMsgID(dst []byte, storeHost netip.AddrPort, physOffset int64) []byte {
 	var raw [28]byte
 	b := appendHost(raw[:0], storeHost)
 	b = binary.BigEndian.AppendUint64(b, uint64(physOffset))
-	var out [56]byte
-	return string(appendUpperHex(out[:0], b))
+	return appendUpperHex(dst, b)
 }
 
 // appendUpperHex appends src as uppercase hex, the form of RocketMQ's ids.

@@ -215,15 +215,38 @@ func DecodeMessagesRaw(b []byte) ([]*MessageExt, error) {
 	return decodeMessages(b, false)
 }
 
+// decodeMessages decodes a run of records with a few allocations per
+// pull besides each record's own (one string for its strings, its
+// properties map): the
+// MessageExt values share one array, and a record whose topic is the
+// previous one's shares its string. A consumer keeps a pull's messages
+// together (its process queue), so one message held keeps the array alive
+// as its body keeps the pull body.
 func decodeMessages(b []byte, inflate bool) ([]*MessageExt, error) {
-	var out []*MessageExt
+	n := 0
+	for rest := b; len(rest) > 0; n++ {
+		size, err := StoredRecordSize(rest)
+		if err != nil {
+			break // reported by the decode below
+		}
+		rest = rest[size:]
+	}
+	exts := make([]MessageExt, n)
+	out := make([]*MessageExt, 0, n)
+	var d recordDecoder
 	for len(b) > 0 {
-		m, n, err := DecodeStoredMessage(b, inflate)
+		var m *MessageExt
+		if len(out) < n {
+			m = &exts[len(out)]
+		} else {
+			m = new(MessageExt)
+		}
+		size, err := d.decode(m, b, inflate)
 		if err != nil {
 			return out, fmt.Errorf("message %d: %w", len(out), err)
 		}
 		out = append(out, m)
-		b = b[n:]
+		b = b[size:]
 	}
 	return out, nil
 }
@@ -231,15 +254,35 @@ func decodeMessages(b []byte, inflate bool) ([]*MessageExt, error) {
 // DecodeStoredMessage decodes the record at the start of b and returns it
 // with its size. The body aliases b unless it was inflated.
 func DecodeStoredMessage(b []byte, inflate bool) (*MessageExt, int, error) {
-	size, err := StoredRecordSize(b)
+	m := new(MessageExt)
+	var d recordDecoder
+	size, err := d.decode(m, b, inflate)
 	if err != nil {
 		return nil, 0, err
 	}
+	return m, size, nil
+}
+
+// recordDecoder decodes records one after another, remembering the last
+// topic so that records of one topic share its string.
+type recordDecoder struct {
+	topic string
+	strs  []byte
+}
+
+// decode fills m from the record at the start of b and returns its size.
+// The record's topic (unless it repeats), properties and offset message id
+// are made into one string, of which m's strings are substrings.
+func (d *recordDecoder) decode(m *MessageExt, b []byte, inflate bool) (int, error) {
+	size, err := StoredRecordSize(b)
+	if err != nil {
+		return 0, err
+	}
 	r := reader{b: b[:size]}
-	m := &MessageExt{StoreSize: int32(size)}
+	*m = MessageExt{StoreSize: int32(size)}
 	r.skip(4)
 	if magic := r.i32(); magic != MagicV1 && r.err == nil {
-		return nil, 0, fmt.Errorf("%w: magic %#x", ErrMalformedMessage, uint32(magic))
+		return 0, fmt.Errorf("%w: magic %#x", ErrMalformedMessage, uint32(magic))
 	}
 	m.BodyCRC = r.i32()
 	m.QueueID = r.i32()
@@ -257,10 +300,10 @@ func DecodeStoredMessage(b []byte, inflate bool) (*MessageExt, int, error) {
 	topic := r.bytes(int(r.u8()))
 	props := r.bytes(int(r.u16()))
 	if r.err != nil {
-		return nil, 0, r.err
+		return 0, r.err
 	}
 	if r.off != size {
-		return nil, 0, fmt.Errorf("%w: fields end at %d, totalSize is %d", ErrMalformedMessage, r.off, size)
+		return 0, fmt.Errorf("%w: fields end at %d, totalSize is %d", ErrMalformedMessage, r.off, size)
 	}
 	m.Body = body
 	if inflate && m.SysFlag&SysFlagCompressed != 0 {
@@ -268,14 +311,26 @@ func DecodeStoredMessage(b []byte, inflate bool) (*MessageExt, int, error) {
 			m.Body = plain
 		}
 	}
-	m.Topic = string(topic)
-	m.Properties = UnmarshalProperties(string(props))
-	m.OffsetMsgID = OffsetMsgID(m.StoreHost, m.CommitLogOffset)
+	newTopic := string(topic) != d.topic
+	strs := d.strs[:0]
+	if newTopic {
+		strs = append(strs, topic...)
+	}
+	strs = append(strs, props...)
+	strs = appendOffsetMsgID(strs, m.StoreHost, m.CommitLogOffset)
+	all := string(strs)
+	d.strs = strs
+	if newTopic {
+		d.topic, all = all[:len(topic)], all[len(topic):]
+	}
+	m.Topic = d.topic
+	m.Properties = UnmarshalProperties(all[:len(props)])
+	m.OffsetMsgID = all[len(props):]
 	m.MsgID = m.UniqKey()
 	if m.MsgID == "" {
 		m.MsgID = m.OffsetMsgID
 	}
-	return m, size, nil
+	return size, nil
 }
 
 // maxInflatedBody bounds zlib output so a small hostile body cannot

@@ -16,9 +16,10 @@ import (
 // transport is the byte pipe under a Conn: a netpoll connection or a
 // net.Conn.
 type transport interface {
-	// write sends all of b or fails. Conn calls it from one goroutine at a
-	// time and does not touch b until it returns.
-	write(b []byte) error
+	// write sends all of bufs, in order, or fails. Conn calls it from one
+	// goroutine at a time and does not touch bufs until it returns; write
+	// may change the slice bufs (not the bytes it refers to).
+	write(bufs [][]byte) error
 	// close closes the pipe; it may be called more than once.
 	close() error
 }
@@ -42,6 +43,19 @@ type connOwner interface {
 // maxKeptWriteBuf is the largest write buffer a Conn keeps between writes, so
 // one large response does not pin megabytes per idle connection.
 const maxKeptWriteBuf = 256 << 10
+
+// minBorrowedBody is the smallest response body a Conn writes from where it
+// lies instead of copying it into the write buffer (a pull's answer: 32
+// stored messages, tens of KiB). Smaller ones are cheaper to copy than to
+// give a vector entry of their own, and netpoll copies writes up to 4 KiB
+// anyway.
+const minBorrowedBody = 4 << 10
+
+// borrowedBody is a response body that follows buf[:at] of a write buffer.
+type borrowedBody struct {
+	at   int
+	body []byte
+}
 
 var connIDs atomic.Uint64
 
@@ -74,10 +88,15 @@ type Conn struct {
 
 	wmu struct {
 		sync.Mutex
-		buf      []byte // frames waiting for the writer
-		spare    []byte // the buffer being written, reused next round
-		flushing bool   // a goroutine is writing; others only append
-		err      error  // set once the connection is closed
+		buf   []byte // frames waiting for the writer
+		spare []byte // the buffer being written, reused next round
+		// bodies are large response bodies to be written from where they
+		// lie, each after its frame's head in buf; sparebodies and vec
+		// are reused by the writer.
+		bodies, sparebodies []borrowedBody
+		vec                 [][]byte
+		flushing            bool  // a goroutine is writing; others only append
+		err                 error // set once the connection is closed
 	}
 
 	pmu struct {
@@ -237,7 +256,9 @@ func (c *Conn) closeWith(reason error) {
 // answers at most once and runs the interceptors.
 //
 // A nil error means the frame was written or queued behind a write in
-// progress; a write that fails later closes the connection.
+// progress; a write that fails later closes the connection. A body of
+// minBorrowedBody or more is written from resp.Body itself, not copied, so
+// it must not change after Reply (a pull's answer is a fresh buffer).
 func (c *Conn) Reply(resp *protocol.Command) error {
 	if resp == nil {
 		return errors.New("remoting: Reply of a nil command")
@@ -264,13 +285,23 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		return err
 	}
 	n := len(c.wmu.buf)
-	buf, err := protocol.AppendFrame(c.wmu.buf, cmd)
+	borrow := cmd.IsResponse() && len(cmd.Body) >= minBorrowedBody
+	var buf []byte
+	var err error
+	if borrow {
+		buf, err = protocol.AppendFrameHead(c.wmu.buf, cmd)
+	} else {
+		buf, err = protocol.AppendFrame(c.wmu.buf, cmd)
+	}
 	if err != nil {
 		c.wmu.buf = buf[:n]
 		c.wmu.Unlock()
 		return fmt.Errorf("remoting: encode %v for %s: %w", cmd, c.remote, err)
 	}
 	c.wmu.buf = buf
+	if borrow {
+		c.wmu.bodies = append(c.wmu.bodies, borrowedBody{at: len(buf), body: cmd.Body})
+	}
 	if c.wmu.flushing {
 		c.wmu.Unlock()
 		return nil
@@ -284,17 +315,21 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		c.wmu.Lock()
 	}
 	for len(c.wmu.buf) > 0 && c.wmu.err == nil {
-		out := c.wmu.buf
-		c.wmu.buf = c.wmu.spare[:0]
-		c.wmu.spare = nil
+		out, bodies, vec := c.wmu.buf, c.wmu.bodies, c.wmu.vec
+		c.wmu.buf, c.wmu.bodies = c.wmu.spare[:0], c.wmu.sparebodies[:0]
+		c.wmu.spare, c.wmu.sparebodies, c.wmu.vec = nil, nil, nil
 		c.wmu.Unlock()
 
-		err = c.write(out)
+		vec = writeVector(vec[:0], out, bodies)
+		err = c.write(vec)
+		clear(vec)
+		clear(bodies) // the bodies are their senders' again
 
 		c.wmu.Lock()
 		if cap(out) <= maxKeptWriteBuf {
 			c.wmu.spare = out[:0]
 		}
+		c.wmu.sparebodies, c.wmu.vec = bodies[:0], vec[:0]
 		if err != nil {
 			c.wmu.flushing = false
 			c.wmu.Unlock()
@@ -311,11 +346,28 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	return nil
 }
 
+// writeVector appends to vec the pieces of one write: out, with each
+// borrowed body inserted after the bytes its frame head ends at.
+func writeVector(vec [][]byte, out []byte, bodies []borrowedBody) [][]byte {
+	prev := 0
+	for _, b := range bodies {
+		if b.at > prev {
+			vec = append(vec, out[prev:b.at])
+		}
+		vec = append(vec, b.body)
+		prev = b.at
+	}
+	if prev < len(out) {
+		vec = append(vec, out[prev:])
+	}
+	return vec
+}
+
 // write hands out to the transport. It is the one place a transport's panic
 // is contained: netpoll v0.7.2 can panic when a write races the peer's
 // close (the output buffer is released under the writer), which is a
 // closed connection, not a crash of the process.
-func (c *Conn) write(out []byte) (err error) {
+func (c *Conn) write(out [][]byte) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Warn("remoting: write to a closing connection panicked", "panic", p)

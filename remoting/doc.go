@@ -13,7 +13,10 @@
 //     none is parked, so their stacks stay grown between requests.
 //   - Writes to one connection are serialised by Conn and coalesced: while
 //     one goroutine is in the write syscall, others append their frames to a
-//     buffer that the writing goroutine sends next, in one syscall.
+//     buffer that the writing goroutine sends next, in one syscall. A
+//     response body of 4 KiB or more (a pull's answer) is not copied into
+//     that buffer: it follows its frame's head as a piece of its own in a
+//     vectored write, so it must not change after Reply.
 //   - Every complete frame already received is dispatched, even when the peer
 //     has closed the connection (the official client sends its last offset
 //     updates and closes without reading the replies).

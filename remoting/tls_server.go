@@ -214,9 +214,15 @@ func (netpollNetConn) SetWriteDeadline(time.Time) error { return nil }
 // event loop's WriteTimeout bounds.
 type tlsTransport struct{ tc *tls.Conn }
 
-func (t tlsTransport) write(b []byte) error {
-	_, err := t.tc.Write(b)
-	return err
+// write encrypts each piece as records of its own: TLS copies what it
+// encrypts anyway.
+func (t tlsTransport) write(bufs [][]byte) error {
+	for _, b := range bufs {
+		if _, err := t.tc.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t tlsTransport) close() error { return t.tc.Close() }

@@ -51,13 +51,17 @@ func (l netpollLog) Write(p []byte) (int, error) {
 type netpollTransport struct{ nc netpoll.Connection }
 
 // write may panic when it races the peer's close; Conn.write contains it.
-func (t netpollTransport) write(b []byte) error {
+// netpoll links a piece larger than 4 KiB into its output buffer without
+// copying it, and Flush sends all pieces with one sendmsg.
+func (t netpollTransport) write(bufs [][]byte) error {
 	if !t.nc.IsActive() {
 		return netpoll.ErrConnClosed
 	}
 	w := t.nc.Writer()
-	if _, err := w.WriteBinary(b); err != nil {
-		return err
+	for _, b := range bufs {
+		if _, err := w.WriteBinary(b); err != nil {
+			return err
+		}
 	}
 	return w.Flush()
 }

@@ -13,13 +13,19 @@ type stdTransport struct {
 	writeTimeout time.Duration
 }
 
-func (t stdTransport) write(b []byte) error {
+// write sends bufs with writev where the connection has it (TCP).
+func (t stdTransport) write(bufs [][]byte) error {
 	if t.writeTimeout > 0 {
 		if err := t.nc.SetWriteDeadline(time.Now().Add(t.writeTimeout)); err != nil {
 			return err
 		}
 	}
-	_, err := t.nc.Write(b)
+	if len(bufs) == 1 {
+		_, err := t.nc.Write(bufs[0])
+		return err
+	}
+	nb := net.Buffers(bufs)
+	_, err := nb.WriteTo(t.nc)
 	return err
 }
 

@@ -158,6 +158,13 @@ func (q *queue) tailEntry(off int64) (consumequeue.Entry, bool) {
 	return consumequeue.Entry{}, false
 }
 
+func (q *queue) loadChunk() *readChunk {
+	if q == nil {
+		return nil
+	}
+	return q.chunk.Load()
+}
+
 // entryFunc adapts entry for consumequeue.Search.
 func (s *Store) entryFunc(id QueueID) consumequeue.EntryFunc {
 	q := s.queue(id.Topic, id.ID)
@@ -182,11 +189,31 @@ func (c *entryCursor) at(off int64) (consumequeue.Entry, bool, error) {
 	}
 	if start := consumequeue.ChunkStart(off); start != c.start {
 		c.start = -1
-		first, entries, found, err := consumequeue.ReadChunk(c.s.db, c.topic, c.queueID, off, c.entries[:0])
-		if !found || err != nil {
-			return consumequeue.Entry{}, false, err
+		// A pull of 32 usually ends inside the chunk of 64 the previous
+		// pull of the queue read (after the first Get of a chunk the
+		// hint serves only a consumer whose records are adjacent in
+		// the log), so the last chunk read stays decoded in the queue:
+		// one Pebble Get per chunk of the queue instead of one per
+		// pull. A chunk's entries never change once written (a
+		// checkpoint rewrites a chunk only with more entries after
+		// them), and retention raises the queue's minimum before it
+		// deletes a chunk, so an entry at or above the minimum is still
+		// there.
+		if rc := c.q.loadChunk(); rc != nil && rc.start == start && off-rc.first < int64(len(rc.entries)) && off >= c.q.min.Load() {
+			c.start, c.first, c.entries = rc.start, rc.first, rc.entries
+		} else {
+			// The entries are published in q.chunk, so never decoded
+			// into a slice another cursor may hold.
+			first, entries, found, err := consumequeue.ReadChunk(c.s.db, c.topic, c.queueID, off, nil)
+			if !found || err != nil {
+				return consumequeue.Entry{}, false, err
+			}
+			c.s.chunkReads.Add(1)
+			c.start, c.first, c.entries = start, first, entries
+			if c.q != nil {
+				c.q.chunk.Store(&readChunk{start: start, first: first, entries: entries})
+			}
 		}
-		c.start, c.first, c.entries = start, first, entries
 	}
 	if i := off - c.first; i >= 0 && i < int64(len(c.entries)) {
 		return c.entries[i], true, nil

@@ -10,7 +10,10 @@
 // consumequeue). Keys and unique client ids are indexed in hash segments
 // over stretches of the log (package index). Topic configs, consumer
 // offsets, delay-level progress and checkpoints live beside them (package
-// meta). A Get returns stored records back to back, ready to be a PULL body.
+// meta). A Get returns stored records back to back, ready to be a PULL body;
+// it reads them with one log iterator, stepping from record to record
+// while the queue's records are adjacent, and keeps the last queue chunk
+// it read from Pebble decoded in the queue for the next Get.
 //
 // Two Pebble databases: <Dir>/log holds only the commit log ('L' keys),
 // <Dir>/meta everything else (first byte of the key):

@@ -104,6 +104,18 @@ func tooManyExtFields(c *Command, limit int) *RequestError {
 
 // AppendFrame appends c's whole frame, length prefix included, to dst.
 func AppendFrame(dst []byte, c *Command) ([]byte, error) {
+	dst, err := AppendFrameHead(dst, c)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, c.Body...), nil
+}
+
+// AppendFrameHead appends c's frame without its body to dst: the length
+// prefix (which counts the body) and the header. The frame is whole once
+// c.Body follows it, so a writer can send a large body from where it lies
+// (a vectored write) instead of copying it after the head.
+func AppendFrameHead(dst []byte, c *Command) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	var err error
@@ -122,8 +134,7 @@ func AppendFrame(dst []byte, c *Command) ([]byte, error) {
 	if headerLen > 0xFFFFFF {
 		return dst[:start], fmt.Errorf("protocol: header of %d bytes too large", headerLen)
 	}
-	dst = append(dst, c.Body...)
-	total := len(dst) - start - 4
+	total := len(dst) - start - 4 + len(c.Body)
 	if int64(total) > int64(^uint32(0)>>1) {
 		return dst[:start], ErrFrameTooLarge
 	}

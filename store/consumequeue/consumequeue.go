@@ -30,6 +30,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -109,10 +110,11 @@ func AppendChunk(dst []byte, first int64, entries []Entry) []byte {
 // DecodeChunk decodes the value of the chunk starting at start: the offset
 // of its first entry and the entries, appended to dst.
 func DecodeChunk(dst []Entry, start int64, v []byte) (first int64, entries []Entry, err error) {
-	skip, _, err := chunkSpan(v)
+	skip, n, err := chunkSpan(v)
 	if err != nil {
 		return 0, nil, err
 	}
+	dst = slices.Grow(dst, n)
 	for p := v[1:]; len(p) > 0; p = p[EntrySize:] {
 		e, _ := DecodeEntry(p[:EntrySize])
 		dst = append(dst, e)
