@@ -1,7 +1,7 @@
 package broker
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,12 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
-// ApplyProperties reads a RocketMQ broker.conf (Java properties: key=value
-// or key: value lines, # and ! comments) and sets the fields whose keys
-// mean the same here:
+// ApplyProperties reads a RocketMQ broker.conf (Java properties:
+// key=value or key: value lines, # and ! comments, as
+// protocol.ScanProperties reads them) and sets the fields whose keys mean
+// the same here, line by line, a later line of a key winning:
 //
 //	namesrvAddr            NamesrvAddrs (";"-separated)
 //	listenPort             ListenAddr's port (":<port>", host kept if set)
@@ -57,18 +59,8 @@ import (
 // It returns the keys it does not know, which callers report and ignore
 // (RocketMQ has hundreds). A malformed value is an error naming its line.
 func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
-	sc := bufio.NewScanner(r)
 	var ip1, port string
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(line, "=:")
-		if i < 0 {
-			return ignored, fmt.Errorf("%w: line %d: %q is not key=value", ErrBadConfig, n, line)
-		}
-		key, val := strings.TrimSpace(line[:i]), strings.TrimSpace(line[i+1:])
+	err = protocol.ScanProperties(r, func(n int, key, val string) error {
 		bad := func(err error) error {
 			return fmt.Errorf("%w: line %d: %s=%q: %v", ErrBadConfig, n, key, val, err)
 		}
@@ -77,7 +69,7 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 			c.NamesrvAddrs = splitAddrs(val)
 		case "listenPort":
 			if _, err := strconv.ParseUint(val, 10, 16); err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			port = val
 		case "brokerIP1":
@@ -89,7 +81,7 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "brokerId":
 			v, err := strconv.ParseInt(val, 10, 64)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			c.BrokerID = v
 		case "storePathRootDir":
@@ -97,7 +89,7 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "flushDiskType":
 			m, err := store.ParseFlushMode(val)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			c.FlushMode = m
 		case "rocketmq.acl.plain.file":
@@ -113,13 +105,13 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "dLegerPeers":
 			peers, err := ParsePeers(val)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			c.Replication.Peers = peers
 		case "raftHeartbeatTimeoutMs", "raftElectionTimeoutMs":
 			v, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || v <= 0 {
-				return ignored, bad(fmt.Errorf("not a positive number of milliseconds"))
+				return bad(fmt.Errorf("not a positive number of milliseconds"))
 			}
 			if key == "raftHeartbeatTimeoutMs" {
 				c.Replication.HeartbeatTimeout = time.Duration(v) * time.Millisecond
@@ -129,7 +121,7 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "enableDLegerCommitLog", "slaveReadEnable":
 			v, err := strconv.ParseBool(val)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			if key == "slaveReadEnable" {
 				c.SlaveReadEnable = v
@@ -139,7 +131,7 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "autoCreateTopicEnable", "enablePropertyFilter", "filterSupportRetry", "aclEnable":
 			v, err := strconv.ParseBool(val)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			switch key {
 			case "autoCreateTopicEnable":
@@ -154,48 +146,48 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "fileReservedTime":
 			v, err := strconv.Atoi(val)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			c.FileReservedTime = time.Duration(v) * time.Hour
 		case "defaultTopicQueueNums":
 			v, err := strconv.Atoi(val)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			c.DefaultTopicQueueNums = v
 		case "maxMessageSize":
 			v, err := strconv.Atoi(val)
 			if err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			c.MaxMessageSize = v
 		case "brokerPermission":
 			v, err := strconv.Atoi(val)
 			if err != nil || v <= 0 || v > 7 {
-				return ignored, bad(fmt.Errorf("not RocketMQ perm bits (6 read and write, 4 read, 2 write)"))
+				return bad(fmt.Errorf("not RocketMQ perm bits (6 read and write, 4 read, 2 write)"))
 			}
 			c.BrokerPermission = v
 		case "messageDelayLevel":
 			if err := validDelayLevels(val); err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			}
 			c.MessageDelayLevel = val
 		case "timerMaxDelaySec":
 			v, err := strconv.ParseInt(val, 10, 32)
 			if err != nil || v <= 0 {
-				return ignored, bad(fmt.Errorf("not a positive number of seconds"))
+				return bad(fmt.Errorf("not a positive number of seconds"))
 			}
 			c.TimerMaxDelay = time.Duration(v) * time.Second
 		case "rocketmq.broker.rebalance.lockMaxLiveTime":
 			v, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || v <= 0 {
-				return ignored, bad(fmt.Errorf("not a positive number of milliseconds"))
+				return bad(fmt.Errorf("not a positive number of milliseconds"))
 			}
 			c.LockMaxLiveTime = time.Duration(v) * time.Millisecond
 		case "transactionTimeOut", "transactionCheckInterval":
 			v, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || v <= 0 {
-				return ignored, bad(fmt.Errorf("not a positive number of milliseconds"))
+				return bad(fmt.Errorf("not a positive number of milliseconds"))
 			}
 			if key == "transactionTimeOut" {
 				c.TransactionTimeout = time.Duration(v) * time.Millisecond
@@ -205,7 +197,7 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio", "diskSpaceWarningLevelRatio":
 			v, err := strconv.Atoi(val)
 			if err != nil || v < 10 || v > 95 {
-				return ignored, bad(fmt.Errorf("not a percentage from 10 to 95"))
+				return bad(fmt.Errorf("not a percentage from 10 to 95"))
 			}
 			switch key {
 			case "diskMaxUsedSpaceRatio":
@@ -218,31 +210,37 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 		case "transactionCheckMax":
 			v, err := strconv.Atoi(val)
 			if err != nil || v <= 0 {
-				return ignored, bad(fmt.Errorf("not a positive number"))
+				return bad(fmt.Errorf("not a positive number"))
 			}
 			c.TransactionCheckMax = v
 		default:
 			if ok, err := c.Metrics.ApplyKey(key, val); ok {
 				if err != nil {
-					return ignored, bad(err)
+					return bad(err)
 				}
-				continue
+				return nil
 			}
 			if ok, err := c.Auth.ApplyKey(key, val); ok {
 				if err != nil {
-					return ignored, bad(err)
+					return bad(err)
 				}
-				continue
+				return nil
 			}
 			if known, err := c.TLS.Set(key, val); err != nil {
-				return ignored, bad(err)
+				return bad(err)
 			} else if !known {
 				ignored = append(ignored, key)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	switch {
+	case errors.Is(err, protocol.ErrPropertiesSyntax):
+		return ignored, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	case err != nil && !errors.Is(err, ErrBadConfig):
 		return ignored, fmt.Errorf("broker: read properties: %w", err)
+	case err != nil:
+		return ignored, err
 	}
 	if port != "" {
 		host, _, err := net.SplitHostPort(c.ListenAddr)

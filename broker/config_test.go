@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -126,6 +127,46 @@ func TestApplyDiskRatios(t *testing.T) {
 	for _, bad := range []string{"diskSpaceWarningLevelRatio=99", "diskMaxUsedSpaceRatio=x", "diskSpaceCleanForciblyRatio=5"} {
 		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// TestApplyPropertiesReadsProtocolSyntax: broker.conf and the properties
+// bodies (UPDATE_BROKER_CONFIG, the runtime file) are one syntax, so
+// every spelling of a line means the same key and value to
+// ApplyProperties as to protocol.ParseProperties.
+func TestApplyPropertiesReadsProtocolSyntax(t *testing.T) {
+	long := strings.Repeat("b", 100<<10) // beyond bufio's default 64 KiB line
+	for _, text := range []string{
+		"brokerName=a",
+		"  brokerName \t=\t a b \t",
+		"brokerName: a",
+		"brokerName:a=b",
+		"brokerName=a:b",
+		"brokerName=",
+		`brokerName=a\nb\\`, // no escapes: the backslashes stay
+		"# brokerName=no\n! brokerName=no\n\n\r\nbrokerName=yes\r\n",
+		"brokerName=first\nbrokerName=last",
+		"brokerName=" + long,
+	} {
+		props, err := protocol.ParseProperties(text)
+		if err != nil {
+			t.Fatalf("%.40q: ParseProperties: %v", text, err)
+		}
+		c := DefaultConfig()
+		if ignored, err := c.ApplyProperties(strings.NewReader(text)); err != nil || len(ignored) != 0 {
+			t.Fatalf("%.40q: ApplyProperties: %v, ignored %v", text, err, ignored)
+		}
+		if c.BrokerName != props["brokerName"] {
+			t.Errorf("%.40q: ApplyProperties read %.40q, ParseProperties %.40q", text, c.BrokerName, props["brokerName"])
+		}
+	}
+	for _, bad := range []string{"brokerName", "brokerName=a\n  no separator\n"} {
+		_, perr := protocol.ParseProperties(bad)
+		c := DefaultConfig()
+		_, aerr := c.ApplyProperties(strings.NewReader(bad))
+		if !errors.Is(perr, protocol.ErrPropertiesSyntax) || !errors.Is(aerr, protocol.ErrPropertiesSyntax) || !errors.Is(aerr, ErrBadConfig) {
+			t.Errorf("%q: ParseProperties %v, ApplyProperties %v", bad, perr, aerr)
 		}
 	}
 }
