@@ -170,3 +170,32 @@ func TestApplyPropertiesReadsProtocolSyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigSet: Set is one line of broker.conf; listenAddr and
+// advertiseAddr are Runnel's keys, which listenPort and brokerIP1 refine
+// when a file holds both.
+func TestConfigSet(t *testing.T) {
+	c := DefaultConfig()
+	if known, err := c.Set("listenAddr", "127.0.0.1:1"); !known || err != nil || c.ListenAddr != "127.0.0.1:1" {
+		t.Fatalf("listenAddr: %v %v %q", known, err, c.ListenAddr)
+	}
+	if known, err := c.Set("listenPort", "2"); !known || err != nil || c.ListenAddr != "127.0.0.1:2" {
+		t.Fatalf("listenPort: %v %v %q", known, err, c.ListenAddr)
+	}
+	if known, err := c.Set("brokerIP1", "192.0.2.1"); !known || err != nil || c.AdvertiseAddr != "192.0.2.1:2" {
+		t.Fatalf("brokerIP1: %v %v %q", known, err, c.AdvertiseAddr)
+	}
+	if known, err := c.Set("deleteWhen", "04"); known || err != nil {
+		t.Fatalf("an unknown key: %v %v", known, err)
+	}
+	if known, err := c.Set("brokerId", "one"); !known || !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), `brokerId="one"`) {
+		t.Fatalf("a bad value: %v %v", known, err)
+	}
+	f := DefaultConfig()
+	if _, err := f.ApplyProperties(strings.NewReader("listenPort=20911\nlistenAddr=10.0.0.1:1\nadvertiseAddr=h:1\nbrokerIP1=192.0.2.9\n")); err != nil {
+		t.Fatal(err)
+	}
+	if f.ListenAddr != "10.0.0.1:20911" || f.AdvertiseAddr != "192.0.2.9:20911" {
+		t.Fatalf("listen %q, advertise %q", f.ListenAddr, f.AdvertiseAddr)
+	}
+}
