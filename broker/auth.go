@@ -29,12 +29,28 @@ func (b *Broker) registerAuthHandlers() {
 	h(protocol.ReqAuthListACL, withHeader(b.handleListACLs))
 }
 
-// authOutcome answers SUCCESS with body, or err's code and remark.
+// ACL 2.0's refusals answer through failure, the broker's one mapping.
+var _ core.Refusal = (*auth.Error)(nil)
+
+// authOutcome answers SUCCESS with body, or err's code and remark
+// (failure: an *auth.Error is a core.Refusal; so is a slave's refusal of
+// the write).
 func authOutcome(req *protocol.Command, body []byte, err error) *protocol.Command {
 	if err != nil {
-		return auth.AsError(err).Response(req)
+		return failure(req, err)
 	}
 	return success(req, nil, body)
+}
+
+// authInterceptor refuses what ACL 2.0's Check refuses, with its code
+// and remark.
+func (b *Broker) authInterceptor() remoting.Interceptor {
+	return remoting.Interceptor{Request: func(_ context.Context, conn *remoting.Conn, req *protocol.Command) *protocol.Command {
+		if err := b.auth.Check(conn.RemoteAddr(), req); err != nil {
+			return failure(req, err)
+		}
+		return nil
+	}}
 }
 
 // userBody reads a UserInfo body named by the header's username; an

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -127,5 +128,74 @@ func TestApplyDiskRatios(t *testing.T) {
 		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: %v", bad, err)
 		}
+	}
+}
+
+// TestApplyPropertiesReadsProtocolSyntax: broker.conf and the properties
+// bodies (UPDATE_BROKER_CONFIG, the runtime file) are one syntax, so
+// every spelling of a line means the same key and value to
+// ApplyProperties as to protocol.ParseProperties.
+func TestApplyPropertiesReadsProtocolSyntax(t *testing.T) {
+	long := strings.Repeat("b", 100<<10) // beyond bufio's default 64 KiB line
+	for _, text := range []string{
+		"brokerName=a",
+		"  brokerName \t=\t a b \t",
+		"brokerName: a",
+		"brokerName:a=b",
+		"brokerName=a:b",
+		"brokerName=",
+		`brokerName=a\nb\\`, // no escapes: the backslashes stay
+		"# brokerName=no\n! brokerName=no\n\n\r\nbrokerName=yes\r\n",
+		"brokerName=first\nbrokerName=last",
+		"brokerName=" + long,
+	} {
+		props, err := protocol.ParseProperties(text)
+		if err != nil {
+			t.Fatalf("%.40q: ParseProperties: %v", text, err)
+		}
+		c := DefaultConfig()
+		if ignored, err := c.ApplyProperties(strings.NewReader(text)); err != nil || len(ignored) != 0 {
+			t.Fatalf("%.40q: ApplyProperties: %v, ignored %v", text, err, ignored)
+		}
+		if c.BrokerName != props["brokerName"] {
+			t.Errorf("%.40q: ApplyProperties read %.40q, ParseProperties %.40q", text, c.BrokerName, props["brokerName"])
+		}
+	}
+	for _, bad := range []string{"brokerName", "brokerName=a\n  no separator\n"} {
+		_, perr := protocol.ParseProperties(bad)
+		c := DefaultConfig()
+		_, aerr := c.ApplyProperties(strings.NewReader(bad))
+		if !errors.Is(perr, protocol.ErrPropertiesSyntax) || !errors.Is(aerr, protocol.ErrPropertiesSyntax) || !errors.Is(aerr, ErrBadConfig) {
+			t.Errorf("%q: ParseProperties %v, ApplyProperties %v", bad, perr, aerr)
+		}
+	}
+}
+
+// TestConfigSet: Set is one line of broker.conf; listenAddr and
+// advertiseAddr are Runnel's keys, which listenPort and brokerIP1 refine
+// when a file holds both.
+func TestConfigSet(t *testing.T) {
+	c := DefaultConfig()
+	if known, err := c.Set("listenAddr", "127.0.0.1:1"); !known || err != nil || c.ListenAddr != "127.0.0.1:1" {
+		t.Fatalf("listenAddr: %v %v %q", known, err, c.ListenAddr)
+	}
+	if known, err := c.Set("listenPort", "2"); !known || err != nil || c.ListenAddr != "127.0.0.1:2" {
+		t.Fatalf("listenPort: %v %v %q", known, err, c.ListenAddr)
+	}
+	if known, err := c.Set("brokerIP1", "192.0.2.1"); !known || err != nil || c.AdvertiseAddr != "192.0.2.1:2" {
+		t.Fatalf("brokerIP1: %v %v %q", known, err, c.AdvertiseAddr)
+	}
+	if known, err := c.Set("deleteWhen", "04"); known || err != nil {
+		t.Fatalf("an unknown key: %v %v", known, err)
+	}
+	if known, err := c.Set("brokerId", "one"); !known || !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), `brokerId="one"`) {
+		t.Fatalf("a bad value: %v %v", known, err)
+	}
+	f := DefaultConfig()
+	if _, err := f.ApplyProperties(strings.NewReader("listenPort=20911\nlistenAddr=10.0.0.1:1\nadvertiseAddr=h:1\nbrokerIP1=192.0.2.9\n")); err != nil {
+		t.Fatal(err)
+	}
+	if f.ListenAddr != "10.0.0.1:20911" || f.AdvertiseAddr != "192.0.2.9:20911" {
+		t.Fatalf("listen %q, advertise %q", f.ListenAddr, f.AdvertiseAddr)
 	}
 }

@@ -28,7 +28,7 @@ func (b *Broker) interceptors() []remoting.Interceptor {
 		ics = append(ics, b.acl.Interceptor())
 	}
 	if b.auth.Enabled() {
-		ics = append(ics, b.auth.Interceptor())
+		ics = append(ics, b.authInterceptor())
 	}
 	return append(ics, b.cfg.Interceptors...)
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -16,7 +17,7 @@ func (b *Broker) handleUpdateGroup(_ context.Context, c *remoting.Conn, req *pro
 	if len(req.Body) == 0 {
 		return errResponse(req, protocol.RespInvalidParameter, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: no SubscriptionGroupConfig in the body")
 	}
-	g := protocol.DefaultSubscriptionGroupConfig("")
+	g := groupconf.New("")
 	if err := protocol.UnmarshalLenient(req.Body, &g); err != nil {
 		return errResponse(req, protocol.RespInvalidParameter, "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: the body is not a SubscriptionGroupConfig: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -44,7 +45,7 @@ func TestSubscriptionGroupConfig(t *testing.T) {
 
 	expect(t, updateGroup(rc, `{"groupName":"off","consumeEnable":false,"retryMaxTimes":3}`), protocol.RespSuccess, "")
 	g := allGroups(t, rc)["off"]
-	want := protocol.DefaultSubscriptionGroupConfig("off")
+	want := groupconf.New("off")
 	want.ConsumeEnable, want.RetryMaxTimes = false, 3
 	if g != want {
 		t.Fatalf("stored config %+v, want %+v", g, want)
@@ -68,6 +69,9 @@ func TestSubscriptionGroupConfig(t *testing.T) {
 
 	expect(t, updateGroup(rc, `{"groupName":"bad group"}`), protocol.RespInvalidParameter, "illegal characters")
 	expect(t, updateGroup(rc, `{"groupName":"g","retryQueueNums":-1}`), protocol.RespInvalidParameter, "retryQueueNums -1")
+	// Java's ints: the stored record once cut these to 32 bits.
+	expect(t, updateGroup(rc, `{"groupName":"g","consumeTimeoutMinute":4294967311}`), protocol.RespInvalidParameter, "consumeTimeoutMinute 4294967311")
+	expect(t, updateGroup(rc, `{"groupName":"g","groupSysFlag":-4294967296}`), protocol.RespInvalidParameter, "groupSysFlag -4294967296")
 	expect(t, updateGroup(rc, `not json`), protocol.RespInvalidParameter, "not a SubscriptionGroupConfig")
 	expect(t, updateGroup(rc, ``), protocol.RespInvalidParameter, "no SubscriptionGroupConfig")
 

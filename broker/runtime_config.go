@@ -63,7 +63,7 @@ func checkRuntimeKeys(props map[string]string) error {
 			continue
 		}
 		var probe Config
-		if ignored, _ := probe.ApplyProperties(strings.NewReader(k + "=" + props[k])); len(ignored) > 0 {
+		if known, _ := probe.Set(k, props[k]); !known {
 			return fmt.Errorf("%w %q (the keys that change at run time: %s)", errUnknownKey, k, runtimeKeyList())
 		}
 		return fmt.Errorf("broker config key %q cannot change at run time: set it in broker.conf and restart (the keys that can: %s)", k, runtimeKeyList())

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -16,13 +17,11 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// ACL 2.0 in a replicated group: the initial user is created by the
-// group's master once it leads (a slave's own write would not reach the
-// others), and users and rules written on the master reach every slave
-// through the log, so after the master is killed the new one
-// authenticates and authorizes as the old one did.
-func TestAuthGroupSharesUsersAndRules(t *testing.T) {
-	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) {
+// authGroup is a replicated group of 3 with ACL 2.0 on, root its initial
+// (super) user.
+func authGroup(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	return rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) {
 		for _, kv := range [][2]string{
 			{"authenticationEnabled", "true"}, {"authorizationEnabled", "true"},
 			{"initAuthenticationUser", `{"username":"` + authRootAK + `","password":"` + authRootSK + `"}`},
@@ -32,6 +31,15 @@ func TestAuthGroupSharesUsersAndRules(t *testing.T) {
 			}
 		}
 	}))
+}
+
+// ACL 2.0 in a replicated group: the initial user is created by the
+// group's master once it leads (a slave's own write would not reach the
+// others), and users and rules written on the master reach every slave
+// through the log, so after the master is killed the new one
+// authenticates and authorizes as the old one did.
+func TestAuthGroupSharesUsersAndRules(t *testing.T) {
+	c := authGroup(t)
 	l := c.Leader()
 	waitListed(t, c, l, 10*time.Second)
 	root := aclAdmin(t, c, authRootAK, authRootSK)
@@ -85,5 +93,43 @@ func TestAuthGroupSharesUsersAndRules(t *testing.T) {
 	res := sendUntilOK(t, p, "GroupAuth", "after failover")
 	if host, _, err := message.ParseOffsetMsgID(res.OffsetMsgID); err != nil || host.String() != c.BrokerAddr(nl) {
 		t.Fatalf("stored by %v (%v), want the new master %s", host, err, c.BrokerAddr(nl))
+	}
+}
+
+// A slave refuses ACL 2.0 writes as it refuses every write, with
+// SERVICE_NOT_AVAILABLE (Java's answer to a write on a slave) and not
+// SYSTEM_ERROR: the refusal comes from the core and goes through the
+// broker's one error-to-response mapping, like an auth refusal.
+func TestAuthGroupSlaveRefusesWrites(t *testing.T) {
+	c := authGroup(t)
+	l := c.Leader()
+	waitListed(t, c, l, 10*time.Second)
+	slave := (l + 1) % 3
+	root := aclAdmin(t, c, authRootAK, authRootSK)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	at := ouradmin.Where{Broker: c.BrokerAddr(slave)}
+	testwait.Until(t, 10*time.Second, "the slave holds the root user", func() error {
+		_, found, err := root.GetUser(ctx, at, authRootAK)
+		if err != nil || !found {
+			return fmt.Errorf("found %v err %v", found, err)
+		}
+		return nil
+	})
+	for name, write := range map[string]func() error{
+		"create user": func() error {
+			_, err := root.CreateUser(ctx, at, protocol.UserInfo{Username: "dave", Password: "daveSecret1"})
+			return err
+		},
+		"create acl": func() error {
+			_, err := root.CreateACL(ctx, at, protocol.ACLInfo{Subject: "User:" + authRootAK, Policies: []protocol.PolicyInfo{{
+				Entries: []protocol.PolicyEntryInfo{{Resource: "Topic:T", Actions: []string{"Pub"}, Decision: "Allow"}}}}})
+			return err
+		},
+	} {
+		var re *ouradmin.ResponseError
+		if err := write(); !errors.As(err, &re) || re.Code != protocol.RespServiceNotAvailable {
+			t.Errorf("%s on the slave: %v, want SERVICE_NOT_AVAILABLE (%d)", name, err, protocol.RespServiceNotAvailable)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
@@ -61,7 +62,7 @@ type Op struct {
 	TopicConfig *topicconf.Config
 	// OpPutGroup: a consumer group's subscription config. OpDeleteGroup
 	// deletes the config of Group (its offsets are OpDeleteGroupOffsets').
-	GroupConfig *meta.GroupConfig
+	GroupConfig *groupconf.Config
 
 	Level int32
 
@@ -434,14 +435,14 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		if op.GroupConfig == nil {
 			return nil, nil, fmt.Errorf("%w: no group config", ErrInvalidOp)
 		}
-		if err := op.GroupConfig.Validate(); err != nil {
+		if err := meta.ValidateGroup(op.GroupConfig); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
 		}
 		v, err := meta.EncodeGroup(op.GroupConfig)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
 		}
-		_ = b.Set(meta.GroupKey(op.GroupConfig.Name), v, nil)
+		_ = b.Set(meta.GroupKey(op.GroupConfig.GroupName), v, nil)
 	case OpDeleteGroup:
 		if err := checkName("group", op.Group); err != nil {
 			return nil, nil, err

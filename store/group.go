@@ -3,11 +3,12 @@ package store
 import (
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/store/meta"
 )
 
 // Groups lists every stored subscription config, by group name.
-func (s *Store) Groups() ([]meta.GroupConfig, error) {
+func (s *Store) Groups() ([]groupconf.Config, error) {
 	if err := s.readLock(); err != nil {
 		return nil, err
 	}
@@ -18,7 +19,7 @@ func (s *Store) Groups() ([]meta.GroupConfig, error) {
 		return nil, err
 	}
 	defer it.Close()
-	var out []meta.GroupConfig
+	var out []groupconf.Config
 	for ok := it.First(); ok; ok = it.Next() {
 		c, err := meta.DecodeGroup(it.Value())
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/meta"
 	"github.com/runnelmq/runnel/topicconf"
@@ -96,7 +97,7 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 	case OpPutGroup:
 		c := op.GroupConfig
 		if c == nil {
-			c = &meta.GroupConfig{} // refused by Apply, as the typed op is
+			c = &groupconf.Config{} // refused by Apply, as the typed op is
 		}
 		dst = meta.AppendGroupBinary(dst, c)
 	case OpDeleteGroup:

@@ -9,9 +9,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/store/meta"
 	"github.com/runnelmq/runnel/topicconf"
 )
 
@@ -39,7 +39,7 @@ func sampleOps(t testing.TB) []*Op {
 		{Kind: OpSetDelayOffset, Level: 3, Offset: 12},
 		{Kind: OpPutCheckpoint, Name: "cp", Value: []byte{0, 1, 2}},
 		{Kind: OpTruncate, Cutoff: 1234, QueueMins: map[QueueID]int64{{Topic: "T", ID: 1}: 5, {Topic: "A", ID: 0}: 2}},
-		{Kind: OpPutGroup, GroupConfig: &meta.GroupConfig{Name: "g", ConsumeEnable: false, ConsumeFromMinEnable: true,
+		{Kind: OpPutGroup, GroupConfig: &groupconf.Config{GroupName: "g", ConsumeEnable: false, ConsumeFromMinEnable: true,
 			NotifyConsumerIdsChangedEnable: true, RetryQueueNums: 2, RetryMaxTimes: 3, BrokerID: 1,
 			WhichBrokerWhenConsumeSlowly: -1, GroupSysFlag: 4, ConsumeTimeoutMinute: 15}},
 		{Kind: OpDeleteGroup, Group: "g"},

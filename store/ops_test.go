@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/store/meta"
 	"github.com/runnelmq/runnel/topicconf"
 )
 
@@ -197,7 +197,7 @@ func (g *opGen) next(s *Store) *Op {
 	case k < 94:
 		return &Op{Kind: OpPutCheckpoint, Name: fmt.Sprint("cp", r.IntN(3)), Value: []byte(fmt.Sprint(r.Int()))}
 	case k < 95:
-		return &Op{Kind: OpPutGroup, GroupConfig: &meta.GroupConfig{Name: fmt.Sprint("g", r.IntN(3)), ConsumeEnable: r.IntN(2) == 0, RetryMaxTimes: int32(r.IntN(17))}}
+		return &Op{Kind: OpPutGroup, GroupConfig: &groupconf.Config{GroupName: fmt.Sprint("g", r.IntN(3)), ConsumeEnable: r.IntN(2) == 0, RetryMaxTimes: r.IntN(17)}}
 	case k < 96:
 		return &Op{Kind: OpDeleteGroup, Group: fmt.Sprint("g", r.IntN(3))}
 	default:

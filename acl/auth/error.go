@@ -9,6 +9,10 @@ import (
 // Error is a refusal with the response code and remark Java gives it:
 // NO_PERMISSION for its AuthenticationException and AuthorizationException,
 // INVALID_PARAMETER or SYSTEM_ERROR where its admin processor answers so.
+// The broker answers it as it answers its core's refusals, in one place
+// (ResponseCode). A Manager's other errors are the store's: a slave's
+// refusal of the write carries its own code (SERVICE_NOT_AVAILABLE), and
+// a failure is SYSTEM_ERROR.
 type Error struct {
 	Code int16
 	Msg  string
@@ -16,10 +20,8 @@ type Error struct {
 
 func (e *Error) Error() string { return "auth: " + e.Msg }
 
-// Response is the refusal's answer to req.
-func (e *Error) Response(req *protocol.Command) *protocol.Command {
-	return protocol.NewResponse(req, e.Code, e.Msg)
-}
+// ResponseCode is the code and remark a client gets for the refusal.
+func (e *Error) ResponseCode() (int16, string) { return e.Code, e.Msg }
 
 func refuse(format string, args ...any) *Error {
 	return &Error{Code: protocol.RespNoPermission, Msg: fmt.Sprintf(format, args...)}

@@ -2,9 +2,7 @@ package auth
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -14,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -637,23 +634,4 @@ func (m *Manager) putLocked(name string, v any) error {
 	}
 	_, err = m.reloadLocked()
 	return err
-}
-
-// AsError returns err as an *Error, a store failure as Java's SYSTEM_ERROR.
-func AsError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &Error{Code: protocol.RespSystemError, Msg: "An system error occurred, please try again later."}
-}
-
-// Interceptor is the server interceptor that refuses what Check refuses.
-func (m *Manager) Interceptor() remoting.Interceptor {
-	return remoting.Interceptor{Request: func(_ context.Context, conn *remoting.Conn, req *protocol.Command) *protocol.Command {
-		if err := m.Check(conn.RemoteAddr(), req); err != nil {
-			return AsError(err).Response(req)
-		}
-		return nil
-	}}
 }

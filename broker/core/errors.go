@@ -27,12 +27,25 @@ func errorf(code int16, format string, args ...any) *Error {
 // refuse returns a refusal with code and a remark taken as it is.
 func refuse(code int16, remark string) *Error { return &Error{Code: code, Remark: remark} }
 
-// CodeOf returns the response code and remark for err: its own for an
-// *Error, SYSTEM_ERROR with the error's text for anything else.
+// ResponseCode is the code and remark a client gets for the refusal.
+func (e *Error) ResponseCode() (int16, string) { return e.Code, e.Remark }
+
+// Refusal is an error that carries the response code and remark a client
+// gets for it: an *Error, or a refusal of a package the broker wires
+// beside the core (acl/auth's *Error, ACL 2.0's), which answer as Java
+// does.
+type Refusal interface {
+	error
+	ResponseCode() (code int16, remark string)
+}
+
+// CodeOf returns the response code and remark for err: its own for a
+// Refusal (the first in err's chain), SYSTEM_ERROR with the error's text
+// for anything else. It is the one mapping of an error to an answer.
 func CodeOf(err error) (int16, string) {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code, e.Remark
+	var r Refusal
+	if errors.As(err, &r) {
+		return r.ResponseCode()
 	}
 	return protocol.RespSystemError, err.Error()
 }

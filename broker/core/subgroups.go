@@ -3,12 +3,13 @@ package core
 import (
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"sync"
 
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
-	"github.com/runnelmq/runnel/store/meta"
 )
 
 // groupTable holds the consumer groups an admin configured
@@ -18,7 +19,7 @@ import (
 //
 // Unlike Java, a group is not given a stored config when it first
 // heartbeats or pulls: a group without one behaves as
-// protocol.DefaultSubscriptionGroupConfig says.
+// groupconf.New says.
 //
 // Writers are serialised by writeMu, held across the store's write; mu
 // guards the map and is held only to read or swap entries, so a pull
@@ -31,14 +32,14 @@ type groupTable struct {
 	writeMu sync.Mutex
 	mu      struct {
 		sync.RWMutex
-		groups  map[string]protocol.SubscriptionGroupConfig
+		groups  map[string]groupconf.Config
 		version protocol.DataVersion
 	}
 }
 
 func newGroupTable(write func(*store.Op) error, nowMillis func() int64) *groupTable {
 	t := &groupTable{write: write, now: nowMillis}
-	t.mu.groups = map[string]protocol.SubscriptionGroupConfig{}
+	t.mu.groups = map[string]groupconf.Config{}
 	t.mu.version = protocol.DataVersion{Timestamp: nowMillis()}
 	return t
 }
@@ -54,14 +55,14 @@ func (t *groupTable) load(st *store.Store) error {
 	defer t.mu.Unlock()
 	clear(t.mu.groups)
 	for _, c := range cfgs {
-		t.mu.groups[c.Name] = groupFromMeta(c)
+		t.mu.groups[c.GroupName] = c
 	}
 	t.mu.version = t.mu.version.Next(t.now())
 	return nil
 }
 
 // get returns a group's config and whether it is configured.
-func (t *groupTable) get(group string) (protocol.SubscriptionGroupConfig, bool) {
+func (t *groupTable) get(group string) (groupconf.Config, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	c, ok := t.mu.groups[group]
@@ -79,11 +80,10 @@ func (t *groupTable) apply(op *store.Op, commit func()) error {
 	return nil
 }
 
-func (t *groupTable) put(c protocol.SubscriptionGroupConfig) error {
+func (t *groupTable) put(c groupconf.Config) error {
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
-	m := groupToMeta(c)
-	return t.apply(&store.Op{Kind: store.OpPutGroup, GroupConfig: &m}, func() { t.mu.groups[c.GroupName] = c })
+	return t.apply(&store.Op{Kind: store.OpPutGroup, GroupConfig: &c}, func() { t.mu.groups[c.GroupName] = c })
 }
 
 // remove deletes a group's config; it reports whether there was one.
@@ -96,30 +96,10 @@ func (t *groupTable) remove(group string) (bool, error) {
 	return true, t.apply(&store.Op{Kind: store.OpDeleteGroup, Group: group}, func() { delete(t.mu.groups, group) })
 }
 
-func (t *groupTable) snapshot() (map[string]protocol.SubscriptionGroupConfig, protocol.DataVersion) {
+func (t *groupTable) snapshot() (map[string]groupconf.Config, protocol.DataVersion) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return maps.Clone(t.mu.groups), t.mu.version
-}
-
-func groupToMeta(c protocol.SubscriptionGroupConfig) meta.GroupConfig {
-	return meta.GroupConfig{
-		Name: c.GroupName, ConsumeEnable: c.ConsumeEnable, ConsumeFromMinEnable: c.ConsumeFromMinEnable,
-		ConsumeBroadcastEnable: c.ConsumeBroadcastEnable, NotifyConsumerIdsChangedEnable: c.NotifyConsumerIdsChangedEnable,
-		RetryQueueNums: int32(c.RetryQueueNums), RetryMaxTimes: int32(c.RetryMaxTimes), BrokerID: c.BrokerID,
-		WhichBrokerWhenConsumeSlowly: c.WhichBrokerWhenConsumeSlowly, GroupSysFlag: int32(c.GroupSysFlag),
-		ConsumeTimeoutMinute: int32(c.ConsumeTimeoutMinute),
-	}
-}
-
-func groupFromMeta(c meta.GroupConfig) protocol.SubscriptionGroupConfig {
-	return protocol.SubscriptionGroupConfig{
-		GroupName: c.Name, ConsumeEnable: c.ConsumeEnable, ConsumeFromMinEnable: c.ConsumeFromMinEnable,
-		ConsumeBroadcastEnable: c.ConsumeBroadcastEnable, NotifyConsumerIdsChangedEnable: c.NotifyConsumerIdsChangedEnable,
-		RetryQueueNums: int(c.RetryQueueNums), RetryMaxTimes: int(c.RetryMaxTimes), BrokerID: c.BrokerID,
-		WhichBrokerWhenConsumeSlowly: c.WhichBrokerWhenConsumeSlowly, GroupSysFlag: int(c.GroupSysFlag),
-		ConsumeTimeoutMinute: int(c.ConsumeTimeoutMinute),
-	}
 }
 
 // Retry settings are bounded so a config cannot make a %RETRY% topic
@@ -130,8 +110,8 @@ const maxRetryMaxTimes = 1 << 16
 // (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, Java
 // AdminBrokerProcessor.updateAndCreateSubscriptionGroup). A bad group name
 // is INVALID_PARAMETER with Java's remark; so are retry settings out of
-// range (Java takes any).
-func (c *Core) UpdateGroup(g protocol.SubscriptionGroupConfig, by string) error {
+// range (Java takes any), and numbers beyond Java's 32-bit ints.
+func (c *Core) UpdateGroup(g groupconf.Config, by string) error {
 	if remark, ok := checkGroupName(g.GroupName); !ok {
 		return refuse(protocol.RespInvalidParameter, remark)
 	}
@@ -140,8 +120,11 @@ func (c *Core) UpdateGroup(g protocol.SubscriptionGroupConfig, by string) error 
 		return errorf(protocol.RespInvalidParameter, "retryQueueNums %d is outside 0..%d", g.RetryQueueNums, maxQueueNums)
 	case g.RetryMaxTimes < -1 || g.RetryMaxTimes > maxRetryMaxTimes:
 		return errorf(protocol.RespInvalidParameter, "retryMaxTimes %d is outside -1..%d", g.RetryMaxTimes, maxRetryMaxTimes)
-	case g.ConsumeTimeoutMinute < 0:
-		return errorf(protocol.RespInvalidParameter, "consumeTimeoutMinute %d is negative", g.ConsumeTimeoutMinute)
+	case g.ConsumeTimeoutMinute < 0 || g.ConsumeTimeoutMinute > math.MaxInt32:
+		return errorf(protocol.RespInvalidParameter, "consumeTimeoutMinute %d is outside 0..%d", g.ConsumeTimeoutMinute, math.MaxInt32)
+	case g.GroupSysFlag < math.MinInt32 || g.GroupSysFlag > math.MaxInt32:
+		// Java's int, and the store keeps 32 bits.
+		return errorf(protocol.RespInvalidParameter, "groupSysFlag %d is beyond 32 bits", g.GroupSysFlag)
 	}
 	if err := c.groups.put(g); err != nil {
 		return fmt.Errorf("core: persist subscription group %s: %w", g.GroupName, err)
@@ -153,21 +136,21 @@ func (c *Core) UpdateGroup(g protocol.SubscriptionGroupConfig, by string) error 
 
 // GroupConfig returns a group's config: the stored one, or the defaults
 // (configured false) for a group nobody configured.
-func (c *Core) GroupConfig(group string) (cfg protocol.SubscriptionGroupConfig, configured bool) {
+func (c *Core) GroupConfig(group string) (cfg groupconf.Config, configured bool) {
 	if g, ok := c.groups.get(group); ok {
 		return g, true
 	}
-	return protocol.DefaultSubscriptionGroupConfig(group), false
+	return groupconf.New(group), false
 }
 
 // GroupConfigs returns the config of every configured group and of every
 // group with a live member or a committed offset (those with the
 // defaults), and the version of the configured ones.
-func (c *Core) GroupConfigs() (map[string]protocol.SubscriptionGroupConfig, protocol.DataVersion) {
+func (c *Core) GroupConfigs() (map[string]groupconf.Config, protocol.DataVersion) {
 	table, version := c.groups.snapshot()
 	for _, g := range c.KnownGroups() {
 		if _, ok := table[g]; !ok {
-			table[g] = protocol.DefaultSubscriptionGroupConfig(g)
+			table[g] = groupconf.New(g)
 		}
 	}
 	return table, version

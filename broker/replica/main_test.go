@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"net/netip"
 	"os"
 	"strconv"
@@ -17,6 +16,8 @@ import (
 	"github.com/hashicorp/raft"
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/internal/raftnet"
+	"github.com/runnelmq/runnel/internal/testwait"
 	msgcodec "github.com/runnelmq/runnel/message" // the test helper message() takes the name
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -36,20 +37,21 @@ type group struct {
 	addrs []raft.ServerAddress
 	peers []Peer
 
+	net *raftnet.Net
+
 	mu    sync.Mutex
 	nodes []*Node // nil while down
-	trans []*raft.InmemTransport
-	cut   []bool
 }
 
 func newGroup(t testing.TB, size int, mod func(*Config)) *group {
 	t.Helper()
-	g := &group{t: t, mod: mod, nodes: make([]*Node, size), trans: make([]*raft.InmemTransport, size), cut: make([]bool, size)}
+	g := &group{t: t, mod: mod, nodes: make([]*Node, size)}
 	for i := range size {
 		g.dirs = append(g.dirs, t.TempDir())
 		g.addrs = append(g.addrs, raft.ServerAddress(fmt.Sprintf("node%d", i)))
 		g.peers = append(g.peers, Peer{ID: fmt.Sprintf("n%d", i), Addr: string(g.addrs[i])})
 	}
+	g.net = raftnet.New(g.addrs)
 	for i := range size {
 		g.start(i)
 	}
@@ -87,16 +89,8 @@ func (g *group) start(i int) *Node {
 	g.t.Helper()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, tr := raft.NewInmemTransport(g.addrs[i])
-	g.trans[i] = tr
-	for j, o := range g.trans {
-		if j != i && o != nil && !g.cut[i] && !g.cut[j] {
-			tr.Connect(g.addrs[j], o)
-			o.Connect(g.addrs[i], tr)
-		}
-	}
 	cfg := g.config(i)
-	cfg.Transport = tr
+	cfg.Transport = g.net.Transport(i)
 	n, err := New(cfg)
 	if err != nil {
 		g.t.Fatalf("start node %d: %v", i, err)
@@ -120,23 +114,7 @@ func (g *group) stop(i int) {
 }
 
 // partition cuts node i off from every other node, or heals it.
-func (g *group) partition(i int, cut bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.cut[i] = cut
-	for j, o := range g.trans {
-		if j == i || o == nil || g.trans[i] == nil {
-			continue
-		}
-		if cut {
-			g.trans[i].Disconnect(g.addrs[j])
-			o.Disconnect(g.addrs[i])
-		} else if !g.cut[j] {
-			g.trans[i].Connect(g.addrs[j], o)
-			o.Connect(g.addrs[i], g.trans[i])
-		}
-	}
-}
+func (g *group) partition(i int, cut bool) { g.net.Cut(i, cut) }
 
 func (g *group) node(i int) *Node {
 	g.mu.Lock()

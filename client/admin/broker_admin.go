@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -87,7 +88,7 @@ func (a *Admin) GroupConfig(ctx context.Context, n Node, group string) (cfg prot
 		return cfg, false, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
 	}
 	raw, ok := w.SubscriptionGroupTable[group]
-	cfg = protocol.DefaultSubscriptionGroupConfig(group)
+	cfg = groupconf.New(group)
 	if !ok {
 		return cfg, false, nil
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker"
 )
@@ -17,16 +15,7 @@ import (
 // The README's ACL example: docs/acl/broker.conf turns ACL on with
 // docs/acl/plain_acl.yml beside it, which parses, and signs as rocketmq2.
 func TestExampleACLConf(t *testing.T) {
-	parse := func(args ...string) (broker.Config, error) {
-		cmd := &cobra.Command{}
-		var f flagValues
-		var level string
-		bindFlags(cmd.Flags(), &f, &level)
-		if err := cmd.Flags().Parse(args); err != nil {
-			return broker.Config{}, err
-		}
-		return buildConfig(cmd, &f, func(string) string { return "" }, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	}
+	parse := func(args ...string) (broker.Config, error) { return parseArgs(noEnv, discard, args...) }
 	dir := t.TempDir()
 	cfg, err := parse("-c", "../../docs/acl/broker.conf", "--store-dir", dir, "--listen", "127.0.0.1:0")
 	if err != nil {

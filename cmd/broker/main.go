@@ -5,7 +5,8 @@
 //	broker -c broker.conf
 //
 // A RocketMQ broker.conf is accepted (see broker.Config.ApplyProperties for
-// the keys understood); flags given on the command line win over it, and
+// the keys understood); flags given on the command line win over it (each
+// is a broker.conf key, its help says which), and
 // NAMESRV_ADDR from the environment is used when neither names a name
 // server. It prints "broker: serving on ADDR" on stdout once it accepts
 // connections, logs to stderr, and on SIGINT or SIGTERM shuts down cleanly
@@ -18,9 +19,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +33,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/internal/version"
-	"github.com/runnelmq/runnel/store"
 )
 
 func main() {
@@ -40,8 +43,7 @@ func main() {
 }
 
 func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
-	var f flagValues
-	var logLevel string
+	var f cmdFlags
 	cmd := &cobra.Command{
 		Use:           "broker",
 		Version:       version.String(),
@@ -51,11 +53,11 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 		SilenceErrors: true, // main prints "broker: ..." once
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+				return fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
 			}
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-			cfg, err := buildConfig(cmd, &f, getenv, log)
+			cfg, err := buildConfig(cmd.Flags(), &f, getenv, log)
 			if err != nil {
 				return err
 			}
@@ -67,51 +69,135 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	bindFlags(cmd.Flags(), &f, &logLevel)
+	bindFlags(cmd.Flags(), &f)
 	return cmd
 }
 
-// bindFlags defines the command's flags on fs.
-func bindFlags(fs *pflag.FlagSet, f *flagValues, logLevel *string) {
-	def := broker.DefaultConfig()
-	fs.StringVarP(&f.confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
-	fs.StringVarP(&f.namesrv, "namesrv", "n", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
-	fs.StringVar(&f.listen, "listen", def.ListenAddr, "address to serve clients on")
-	fs.StringVar(&f.storeDir, "store-dir", filepath.Join(os.TempDir(), "runnel-broker"), "message store directory")
-	fs.StringVar(&f.name, "broker-name", def.BrokerName, "broker name")
-	fs.StringVar(&f.cluster, "cluster", def.ClusterName, "cluster name")
-	fs.StringVar(&f.advertise, "advertise", "", "ip:port clients use to reach this broker (default: the listen address; an unspecified host becomes this machine's first non-loopback IPv4, else 127.0.0.1)")
-	fs.Int64Var(&f.brokerID, "broker-id", def.BrokerID, "broker id (0 = master)")
-	fs.BoolVar(&f.autoCreate, "auto-create-topic", def.AutoCreateTopicEnable, "let producers create topics by sending to them")
-	fs.StringVar(&f.flush, "flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
-	fs.StringVar(&f.aclFile, "acl-file", "", "check requests against this plain_acl.yml (turns aclEnable on; default with aclEnable=true: plain_acl.yml beside broker.conf)")
-	fs.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.BoolVar(&f.dleger, "dleger", false, "replicate the store over raft with the group in --dleger-peers (enableDLegerCommitLog)")
-	fs.StringVar(&f.dlegerGroup, "dleger-group", "", "raft group name (dLegerGroup; default the broker name)")
-	fs.StringVar(&f.dlegerPeers, "dleger-peers", "", "the group's raft members, \"n0-host:port;n1-host:port;n2-host:port\" (dLegerPeers)")
-	fs.StringVar(&f.dlegerSelf, "dleger-self-id", "", "this node's id among --dleger-peers (dLegerSelfId)")
-	fs.DurationVar(&f.raftHeartbeat, "raft-heartbeat-timeout", 300*time.Millisecond, "how long a follower waits for its leader before an election (raftHeartbeatTimeoutMs)")
-	fs.DurationVar(&f.raftElection, "raft-election-timeout", 300*time.Millisecond, "how long a candidate waits for votes (raftElectionTimeoutMs)")
-	fs.BoolVar(&f.slaveRead, "slave-read", false, "let slaves serve pulls (slaveReadEnable)")
-	fs.StringVar(&f.metrics, "metrics", "", "host:port to serve Prometheus /metrics on (metricsExporterType=PROM; default off, or as broker.conf says)")
+// cmdFlags holds the flags that are not the broker's configuration.
+type cmdFlags struct {
+	confFile, logLevel string
 }
 
-// flagValues holds the command line.
-type flagValues struct {
-	confFile, namesrv, listen, storeDir, name, cluster, advertise, flush string
-	metrics                                                              string
-	aclFile                                                              string
-	autoCreate                                                           bool
-	brokerID                                                             int64
-	dleger, slaveRead                                                    bool
-	dlegerGroup, dlegerPeers, dlegerSelf                                 string
-	raftHeartbeat, raftElection                                          time.Duration
+// bindFlags defines the command's flags on fs. Every flag but --config
+// and --log-level is the broker's configuration, read back through
+// flagKeys; its default is only shown, since broker.Config's defaults
+// (or broker.conf) apply when it is not given.
+func bindFlags(fs *pflag.FlagSet, f *cmdFlags) {
+	def := broker.DefaultConfig()
+	fs.StringVarP(&f.confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringP("namesrv", "n", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
+	fs.String("listen", def.ListenAddr, "address to serve clients on")
+	fs.String("store-dir", defaultStoreDir, "message store directory")
+	fs.String("broker-name", def.BrokerName, "broker name")
+	fs.String("cluster", def.ClusterName, "cluster name")
+	fs.String("advertise", "", "ip:port clients use to reach this broker (default: the listen address; an unspecified host becomes this machine's first non-loopback IPv4, else 127.0.0.1)")
+	fs.Int64("broker-id", def.BrokerID, "broker id (0 = master)")
+	fs.Bool("auto-create-topic", def.AutoCreateTopicEnable, "let producers create topics by sending to them")
+	fs.String("flush-disk-type", def.FlushMode.String(), "ASYNC_FLUSH or SYNC_FLUSH")
+	fs.String("acl-file", "", "check requests against this plain_acl.yml (turns aclEnable on; default with aclEnable=true: plain_acl.yml beside broker.conf)")
+	fs.Bool("dleger", false, "replicate the store over raft with the group in --dleger-peers")
+	fs.String("dleger-group", "", "raft group name (default the broker name)")
+	fs.String("dleger-peers", "", "the group's raft members, \"n0-host:port;n1-host:port;n2-host:port\"")
+	fs.String("dleger-self-id", "", "this node's id among --dleger-peers")
+	fs.Duration("raft-heartbeat-timeout", 300*time.Millisecond, "how long a follower waits for its leader before an election (whole milliseconds)")
+	fs.Duration("raft-election-timeout", 300*time.Millisecond, "how long a candidate waits for votes (whole milliseconds)")
+	fs.Bool("slave-read", false, "let slaves serve pulls")
+	fs.String("metrics", "", "host:port to serve Prometheus /metrics on (default off, or as broker.conf says)")
+	for _, fk := range flagKeys {
+		fl := fs.Lookup(fk.flag)
+		fl.Usage += " [broker.conf: " + strings.Join(fk.keys, ", ") + "]"
+	}
+}
+
+// defaultStoreDir is the store directory when neither a flag nor
+// broker.conf names one.
+var defaultStoreDir = filepath.Join(os.TempDir(), "runnel-broker")
+
+// flagKey is a flag that configures the broker and the broker.conf keys it
+// stands for.
+type flagKey struct {
+	flag string
+	keys []string
+	// pairs turns the flag's value into key=value pairs, where the flag
+	// is spelt otherwise than its key; nil: keys[0]=the value.
+	pairs func(value string) ([][2]string, error)
+}
+
+// flagKeys is every flag that configures the broker. A flag given on the
+// command line is applied after broker.conf as its keys, through
+// broker.Config.Set, so a flag and a key cannot mean different things.
+var flagKeys = []flagKey{
+	{flag: "namesrv", keys: []string{"namesrvAddr"}},
+	{flag: "listen", keys: []string{"listenAddr"}},
+	{flag: "store-dir", keys: []string{"storePathRootDir"}},
+	{flag: "broker-name", keys: []string{"brokerName"}},
+	{flag: "cluster", keys: []string{"brokerClusterName"}},
+	{flag: "advertise", keys: []string{"advertiseAddr"}},
+	{flag: "broker-id", keys: []string{"brokerId"}},
+	{flag: "auto-create-topic", keys: []string{"autoCreateTopicEnable"}},
+	{flag: "flush-disk-type", keys: []string{"flushDiskType"}},
+	{flag: "acl-file", keys: []string{"aclEnable", "rocketmq.acl.plain.file"}, pairs: func(v string) ([][2]string, error) {
+		return [][2]string{{"aclEnable", "true"}, {"rocketmq.acl.plain.file", v}}, nil
+	}},
+	{flag: "dleger", keys: []string{"enableDLegerCommitLog"}},
+	{flag: "dleger-group", keys: []string{"dLegerGroup"}},
+	{flag: "dleger-peers", keys: []string{"dLegerPeers"}},
+	{flag: "dleger-self-id", keys: []string{"dLegerSelfId"}},
+	{flag: "raft-heartbeat-timeout", keys: []string{"raftHeartbeatTimeoutMs"}, pairs: millis("raftHeartbeatTimeoutMs")},
+	{flag: "raft-election-timeout", keys: []string{"raftElectionTimeoutMs"}, pairs: millis("raftElectionTimeoutMs")},
+	{flag: "slave-read", keys: []string{"slaveReadEnable"}},
+	{flag: "metrics", keys: []string{"metricsPromExporterHost", "metricsPromExporterPort", "metricsExporterType"}, pairs: metricsPairs},
+}
+
+// millis is a duration flag's key in milliseconds.
+func millis(key string) func(string) ([][2]string, error) {
+	return func(v string) ([][2]string, error) {
+		d, err := time.ParseDuration(v)
+		if err != nil || d%time.Millisecond != 0 {
+			return nil, fmt.Errorf("%q: want whole milliseconds", v)
+		}
+		return [][2]string{{key, strconv.FormatInt(d.Milliseconds(), 10)}}, nil
+	}
+}
+
+// metricsPairs turns the exporter on at host:port, or off for "".
+func metricsPairs(v string) ([][2]string, error) {
+	if v == "" {
+		return [][2]string{{"metricsExporterType", "DISABLE"}}, nil
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return nil, fmt.Errorf("%q: want host:port", v)
+	}
+	return [][2]string{{"metricsPromExporterHost", host}, {"metricsPromExporterPort", port}, {"metricsExporterType", "PROM"}}, nil
+}
+
+// applyFlag sets cfg as the flag fk, given value, says.
+func applyFlag(cfg *broker.Config, fk flagKey, value string) error {
+	pairs := [][2]string{{fk.keys[0], value}}
+	if fk.pairs != nil {
+		var err error
+		if pairs, err = fk.pairs(value); err != nil {
+			return fmt.Errorf("--%s %w", fk.flag, err)
+		}
+	}
+	for _, kv := range pairs {
+		known, err := cfg.Set(kv[0], kv[1])
+		if err != nil {
+			return fmt.Errorf("--%s: %w", fk.flag, err)
+		}
+		if !known { // TestFlagKeys keeps this from happening
+			return fmt.Errorf("--%s: broker.conf has no key %s", fk.flag, kv[0])
+		}
+	}
+	return nil
 }
 
 // buildConfig layers the configuration: defaults, then broker.conf, then
 // the flags given on the command line; NAMESRV_ADDR fills the name servers
 // when neither the file nor a flag names any.
-func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, log *slog.Logger) (broker.Config, error) {
+func buildConfig(fs *pflag.FlagSet, f *cmdFlags, getenv func(string) string, log *slog.Logger) (broker.Config, error) {
 	cfg := broker.DefaultConfig()
 	cfg.Logger = log
 	if f.confFile != "" {
@@ -128,50 +214,21 @@ func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, 
 			log.Info("broker.conf keys ignored", "file", f.confFile, "keys", ignored)
 		}
 	}
-	fl := cmd.Flags()
-	if fl.Changed("namesrv") {
-		cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(f.namesrv)
-	} else if len(cfg.NamesrvAddrs) == 0 {
-		cfg.NamesrvAddrs = broker.SplitNamesrvAddrs(getenv("NAMESRV_ADDR"))
-	}
-	if fl.Changed("listen") {
-		cfg.ListenAddr = f.listen
-	}
-	if fl.Changed("store-dir") || cfg.StoreDir == "" {
-		cfg.StoreDir = f.storeDir
-	}
-	if fl.Changed("broker-name") {
-		cfg.BrokerName = f.name
-	}
-	if fl.Changed("cluster") {
-		cfg.ClusterName = f.cluster
-	}
-	if fl.Changed("advertise") {
-		cfg.AdvertiseAddr = f.advertise
-	}
-	if fl.Changed("broker-id") {
-		cfg.BrokerID = f.brokerID
-	}
-	if fl.Changed("auto-create-topic") {
-		cfg.AutoCreateTopicEnable = f.autoCreate
-	}
-	if fl.Changed("flush-disk-type") {
-		m, err := store.ParseFlushMode(f.flush)
-		if err != nil {
-			return cfg, err
+	for _, fk := range flagKeys {
+		fl := fs.Lookup(fk.flag)
+		value, given := fl.Value.String(), fl.Changed
+		switch {
+		case given:
+		case fk.flag == "namesrv" && len(cfg.NamesrvAddrs) == 0:
+			value, given = getenv("NAMESRV_ADDR"), true
+		case fk.flag == "store-dir" && cfg.StoreDir == "":
+			given = true // the flag's default
 		}
-		cfg.FlushMode = m
-	}
-	if err := replicationFlags(fl, f, &cfg); err != nil {
-		return cfg, err
-	}
-	if fl.Changed("metrics") {
-		if err := cfg.Metrics.SetAddr(f.metrics); err != nil {
-			return cfg, fmt.Errorf("--metrics: %w", err)
+		if given {
+			if err := applyFlag(&cfg, fk, value); err != nil {
+				return cfg, err
+			}
 		}
-	}
-	if fl.Changed("acl-file") {
-		cfg.ACLEnable, cfg.ACLFile = true, f.aclFile
 	}
 	if cfg.ACLEnable && cfg.ACLFile == "" {
 		cfg.ACLFile = filepath.Join(filepath.Dir(f.confFile), "plain_acl.yml")
@@ -180,37 +237,6 @@ func buildConfig(cmd *cobra.Command, f *flagValues, getenv func(string) string, 
 		log.Warn("no name server: clients will not find this broker (set --namesrv or NAMESRV_ADDR)")
 	}
 	return cfg, cfg.Validate()
-}
-
-// replicationFlags applies the DLedger flags over broker.conf's keys.
-func replicationFlags(fl *pflag.FlagSet, f *flagValues, cfg *broker.Config) error {
-	r := &cfg.Replication
-	if fl.Changed("dleger") {
-		r.Enable = f.dleger
-	}
-	if fl.Changed("dleger-group") {
-		r.Group = f.dlegerGroup
-	}
-	if fl.Changed("dleger-peers") {
-		peers, err := broker.ParsePeers(f.dlegerPeers)
-		if err != nil {
-			return fmt.Errorf("--dleger-peers: %w", err)
-		}
-		r.Peers = peers
-	}
-	if fl.Changed("dleger-self-id") {
-		r.SelfID = f.dlegerSelf
-	}
-	if fl.Changed("raft-heartbeat-timeout") {
-		r.HeartbeatTimeout = f.raftHeartbeat
-	}
-	if fl.Changed("raft-election-timeout") {
-		r.ElectionTimeout = f.raftElection
-	}
-	if fl.Changed("slave-read") {
-		cfg.SlaveReadEnable = f.slaveRead
-	}
-	return nil
 }
 
 // serve runs the broker until ctx is done.

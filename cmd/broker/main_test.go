@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
 	"github.com/runnelmq/runnel/broker"
@@ -257,6 +257,21 @@ func appendU32(b []byte, v uint32) []byte {
 	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }
 
+// parseArgs is the configuration the command builds from args.
+func parseArgs(getenv func(string) string, log *slog.Logger, args ...string) (broker.Config, error) {
+	fs := pflag.NewFlagSet("broker", pflag.ContinueOnError)
+	var f cmdFlags
+	bindFlags(fs, &f)
+	if err := fs.Parse(args); err != nil {
+		return broker.Config{}, err
+	}
+	return buildConfig(fs, &f, getenv, log)
+}
+
+func noEnv(string) string { return "" }
+
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func TestBuildConfigLayers(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "broker.conf")
@@ -273,15 +288,7 @@ func TestBuildConfigLayers(t *testing.T) {
 		}
 	}
 	parse := func(getenv func(string) string, args ...string) (broker.Config, error) {
-		cmd := &cobra.Command{}
-		var f flagValues
-		var level string
-		fs := cmd.Flags()
-		bindFlags(fs, &f, &level)
-		if err := fs.Parse(args); err != nil {
-			return broker.Config{}, err
-		}
-		return buildConfig(cmd, &f, getenv, log)
+		return parseArgs(getenv, log, args...)
 	}
 	cfg, err := parse(env("10.0.0.9:9876;10.0.0.8:9876"), "-c", conf, "--broker-name", "from-flag")
 	if err != nil {

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/broker"
 )
@@ -19,16 +15,7 @@ func TestMetricsFlag(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("metricsExporterType=PROM\nmetricsPromExporterPort=6000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	parse := func(args ...string) (broker.Config, error) {
-		cmd := &cobra.Command{}
-		var f flagValues
-		var level string
-		bindFlags(cmd.Flags(), &f, &level)
-		if err := cmd.Flags().Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		return buildConfig(cmd, &f, func(string) string { return "" }, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	}
+	parse := func(args ...string) (broker.Config, error) { return parseArgs(noEnv, discard, args...) }
 	cfg, err := parse()
 	if err != nil || cfg.Metrics.Enabled() {
 		t.Fatalf("default: metrics %+v, %v; want off", cfg.Metrics, err)

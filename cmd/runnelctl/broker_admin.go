@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -212,7 +213,7 @@ of a new %RETRY%GROUP topic. The other fields are kept and listed for tools.
 			return printNodes(a, "updated", nodes)
 		},
 	}
-	d := protocol.DefaultSubscriptionGroupConfig("")
+	d := groupconf.New("")
 	f := cmd.Flags()
 	f.StringVarP(&group, "group", "g", "", "the consumer group (required)")
 	f.StringVarP(&cluster, "cluster", "c", "", "only this cluster's masters")

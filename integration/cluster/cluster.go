@@ -144,8 +144,8 @@ func (c *Cluster) startNode(n *node) error {
 	if n.addr != "" {
 		cfg.ListenAddr = n.addr
 	}
-	if c.links != nil && !c.links.tcp {
-		cfg.Replication.Transport = c.links.transport(n.idx)
+	if c.links != nil && c.links.net != nil {
+		cfg.Replication.Transport = c.links.net.Transport(n.idx)
 	}
 	b, err := broker.New(cfg)
 	if err != nil {

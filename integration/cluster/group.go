@@ -9,6 +9,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/replica"
+	"github.com/runnelmq/runnel/internal/raftnet"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -26,16 +27,15 @@ func Group(n int) Option {
 // transport: what benchmarks measure. Cut and Heal do nothing then.
 func RaftOverTCP() Option { return func(o *options) { o.raftTCP = true } }
 
-// links is a replicated group's in-memory raft network.
+// links is a replicated group's raft network: in memory (package
+// raftnet's, which Cut and Heal break and mend), or loopback TCP.
 type links struct {
-	tcp   bool // raft over TCP: addrs are 127.0.0.1 ports, no transports here
-	addrs []raft.ServerAddress
-	trans []*raft.InmemTransport // the running node's, nil while down
-	cut   []bool
+	addrs []raft.ServerAddress // 127.0.0.1 ports over TCP
+	net   *raftnet.Net         // nil over TCP
 }
 
 func newLinks(n int, tcp bool) (*links, error) {
-	l := &links{tcp: tcp, trans: make([]*raft.InmemTransport, n), cut: make([]bool, n)}
+	l := &links{}
 	for i := range n {
 		addr := fmt.Sprintf("raft-n%d", i)
 		if tcp {
@@ -48,6 +48,9 @@ func newLinks(n int, tcp bool) (*links, error) {
 		}
 		l.addrs = append(l.addrs, raft.ServerAddress(addr))
 	}
+	if !tcp {
+		l.net = raftnet.New(l.addrs)
+	}
 	return l, nil
 }
 
@@ -59,38 +62,10 @@ func (l *links) peers() []replica.Peer {
 	return out
 }
 
-// transport makes node i a fresh transport linked with every running
-// node not cut off. Called with the cluster's mu held.
-func (l *links) transport(i int) *raft.InmemTransport {
-	_, tr := raft.NewInmemTransport(l.addrs[i])
-	l.trans[i] = tr
-	for j, o := range l.trans {
-		if j != i && o != nil && !l.cut[i] && !l.cut[j] {
-			tr.Connect(l.addrs[j], o)
-			o.Connect(l.addrs[i], tr)
-		}
-	}
-	return tr
-}
-
-// set cuts node i off from every other node, or heals it. Called with the
-// cluster's mu held.
+// set cuts node i off from every other node, or heals it.
 func (l *links) set(i int, cut bool) {
-	if l.tcp {
-		return
-	}
-	l.cut[i] = cut
-	for j, o := range l.trans {
-		if j == i || o == nil || l.trans[i] == nil {
-			continue
-		}
-		if cut {
-			l.trans[i].Disconnect(l.addrs[j])
-			o.Disconnect(l.addrs[i])
-		} else if !l.cut[j] {
-			l.trans[i].Connect(l.addrs[j], o)
-			o.Connect(l.addrs[i], l.trans[i])
-		}
+	if l.net != nil {
+		l.net.Cut(i, cut)
 	}
 }
 

@@ -19,15 +19,17 @@ const module = "github.com/runnelmq/runnel"
 // cmd -> broker/namesrv/client -> remoting -> remoting/protocol, and
 // broker -> store; acl (signatures, plain_acl.yml) sits beside remoting,
 // used by broker, namesrv and client alike; message (the message and its
-// stored record) and topicconf (the topic config) sit below both
+// stored record), topicconf (the topic config) and groupconf (the group
+// config) sit below both
 // remoting/protocol and store, which never import each other.
 var rules = []struct {
 	pkg       string
 	forbidden []string
 	why       string
 }{
-	{"message", []string{"acl", "remoting", "broker", "namesrv", "client", "store", "cmd", "integration", "internal", "topicconf"}, "the stored record is shared by the wire and the store, so it imports neither"},
+	{"message", []string{"acl", "remoting", "broker", "namesrv", "client", "store", "cmd", "integration", "internal", "topicconf", "groupconf"}, "the stored record is shared by the wire and the store, so it imports neither"},
 	{"topicconf", []string{"acl", "remoting", "broker", "namesrv", "client", "store", "cmd", "integration", "internal"}, "the topic config is shared by the wire and the store, so it imports neither"},
+	{"groupconf", []string{"acl", "remoting", "broker", "namesrv", "client", "store", "cmd", "integration", "internal", "topicconf", "message"}, "the group config is shared by the wire and the store, so it imports neither"},
 	{"acl", []string{"broker", "namesrv", "client", "store", "cmd", "integration"}, "access control is shared by every role"},
 	{"remoting/protocol", []string{"remoting", "broker", "namesrv", "client", "store", "cmd", "integration"}, "wire types only"},
 	{"remoting", []string{"broker", "namesrv", "client", "store", "cmd", "integration"}, "transport knows no roles"},
@@ -38,7 +40,7 @@ var rules = []struct {
 }
 
 // pure packages hold logic tested without sockets.
-var pure = []string{"message", "topicconf", "acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
+var pure = []string{"message", "topicconf", "groupconf", "acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
 
 var networkImports = []string{"net", "net/http", "github.com/cloudwego/netpoll"}
 
@@ -164,6 +166,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		"store":             {module + "/broker/lock"},
 		"namesrv":           {module + "/client"},
 		"topicconf":         {module + "/store/meta"},
+		"groupconf":         {module + "/remoting/protocol"},
 		"message":           {module + "/remoting/protocol"},
 		"store/commitlog":   {module + "/remoting/protocol"},
 	}
@@ -174,9 +177,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		"broker":            {module + "/store", module + "/remoting/protocol"},
 		"remoting":          {module + "/remoting/protocol"},
 		"client/rebalance":  {module + "/client/queue"},
-		"store/meta":        {module + "/topicconf"},
+		"store/meta":        {module + "/topicconf", module + "/groupconf"},
 		"store":             {module + "/message"},
-		"remoting/protocol": {module + "/message", module + "/topicconf"},
+		"remoting/protocol": {module + "/message", module + "/topicconf", module + "/groupconf"},
 	}
 	if got := violations(good); len(got) != 0 {
 		t.Fatalf("allowed imports reported: %v", got)

@@ -4,35 +4,25 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+
+	"github.com/runnelmq/runnel/groupconf"
 )
 
 // kindGroup is the second key byte of a consumer group's subscription
 // config:
 //
-//	'M' 'G' | group                                          -> GroupConfig (JSON)
+//	'M' 'G' | group                                          -> groupconf.Config (JSON)
 const kindGroup = 'G'
 
-// GroupConfig is a consumer group's subscription config as the store
-// keeps it: RocketMQ's SubscriptionGroupConfig (SubscriptionGroupManager
-// persists it in subscriptionGroup.json), under its JSON names.
-type GroupConfig struct {
-	Name                           string `json:"groupName"`
-	ConsumeEnable                  bool   `json:"consumeEnable"`
-	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
-	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
-	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
-	RetryQueueNums                 int32  `json:"retryQueueNums"`
-	RetryMaxTimes                  int32  `json:"retryMaxTimes"`
-	BrokerID                       int64  `json:"brokerId"`
-	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
-	GroupSysFlag                   int32  `json:"groupSysFlag"`
-	ConsumeTimeoutMinute           int32  `json:"consumeTimeoutMinute"`
-}
-
-// Validate checks the limits the key layout imposes.
-func (c *GroupConfig) Validate() error {
-	if c.Name == "" || len(c.Name) > 255 {
-		return fmt.Errorf("%w: group name %q", ErrInvalid, c.Name)
+// ValidateGroup checks the limits the key layout and RocketMQ impose on a
+// group config the store keeps.
+func ValidateGroup(c *groupconf.Config) error {
+	switch {
+	case c.GroupName == "" || len(c.GroupName) > 255:
+		return fmt.Errorf("%w: group name %q", ErrInvalid, c.GroupName)
+	case !fitsInt32(c.RetryQueueNums, c.RetryMaxTimes, c.GroupSysFlag, c.ConsumeTimeoutMinute):
+		// RocketMQ's Java ints hold 32 bits.
+		return fmt.Errorf("%w: group %q has a number beyond 32 bits", ErrInvalid, c.GroupName)
 	}
 	return nil
 }
@@ -46,11 +36,11 @@ func GroupBounds() (lower, upper []byte) {
 }
 
 // EncodeGroup encodes a group config.
-func EncodeGroup(c *GroupConfig) ([]byte, error) { return json.Marshal(c) }
+func EncodeGroup(c *groupconf.Config) ([]byte, error) { return json.Marshal(c) }
 
 // DecodeGroup decodes a group config.
-func DecodeGroup(v []byte) (GroupConfig, error) {
-	var c GroupConfig
+func DecodeGroup(v []byte) (groupconf.Config, error) {
+	var c groupconf.Config
 	if err := json.Unmarshal(v, &c); err != nil {
 		return c, fmt.Errorf("meta: group config: %w", err)
 	}
@@ -72,8 +62,8 @@ const (
 // brokerId | whichBrokerWhenConsumeSlowly | groupSysFlag |
 // consumeTimeoutMinute, the string as uvarint length + bytes, integers as
 // varints.
-func AppendGroupBinary(dst []byte, c *GroupConfig) []byte {
-	dst = appendString(dst, c.Name)
+func AppendGroupBinary(dst []byte, c *groupconf.Config) []byte {
+	dst = appendString(dst, c.GroupName)
 	var flags byte
 	if c.ConsumeEnable {
 		flags |= groupConsumeEnable
@@ -98,9 +88,9 @@ func AppendGroupBinary(dst []byte, c *GroupConfig) []byte {
 // DecodeGroupBinary decodes what AppendGroupBinary wrote at the start of b
 // and returns the bytes it read. It never panics; a truncated or
 // malformed config, or unknown flag bits, are an ErrInvalid.
-func DecodeGroupBinary(b []byte) (GroupConfig, int, error) {
+func DecodeGroupBinary(b []byte) (groupconf.Config, int, error) {
 	r := binReader{b: b}
-	c := GroupConfig{Name: r.string()}
+	c := groupconf.Config{GroupName: r.string()}
 	flags := r.byte()
 	if flags&^(groupConsumeEnable|groupConsumeFromMin|groupConsumeBroadcast|groupNotifyConsumerIDsChanged) != 0 {
 		r.fail()
@@ -109,11 +99,11 @@ func DecodeGroupBinary(b []byte) (GroupConfig, int, error) {
 	c.ConsumeFromMinEnable = flags&groupConsumeFromMin != 0
 	c.ConsumeBroadcastEnable = flags&groupConsumeBroadcast != 0
 	c.NotifyConsumerIdsChangedEnable = flags&groupNotifyConsumerIDsChanged != 0
-	c.RetryQueueNums, c.RetryMaxTimes = int32(r.int()), int32(r.int())
+	c.RetryQueueNums, c.RetryMaxTimes = r.int(), r.int()
 	c.BrokerID, c.WhichBrokerWhenConsumeSlowly = r.int64(), r.int64()
-	c.GroupSysFlag, c.ConsumeTimeoutMinute = int32(r.int()), int32(r.int())
+	c.GroupSysFlag, c.ConsumeTimeoutMinute = r.int(), r.int()
 	if r.bad {
-		return GroupConfig{}, 0, fmt.Errorf("%w: binary group config", ErrInvalid)
+		return groupconf.Config{}, 0, fmt.Errorf("%w: binary group config", ErrInvalid)
 	}
 	return c, len(b) - len(r.b), nil
 }

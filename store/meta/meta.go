@@ -1,5 +1,6 @@
-// Package meta owns the store's metadata records: topic configs (the type is
-// package topicconf's; meta keys and encodes it), consumer
+// Package meta owns the store's metadata records: topic configs and
+// consumer groups' configs (the types are packages topicconf's and
+// groupconf's; meta keys, validates and encodes them), consumer
 // offsets per group/topic/queue, delay-level progress and named checkpoints.
 // They live in the store's Pebble key space beside the log, so a metadata
 // change is as durable and as atomic as a message write and goes through the
@@ -8,10 +9,10 @@
 // Keys (all integers big-endian):
 //
 //	'M' 'T' | topic                                          -> topicconf.Config (JSON)
-//	'M' 'G' | group                                          -> GroupConfig (JSON, group.go)
+//	'M' 'G' | group                                          -> groupconf.Config (JSON, group.go)
 //
-// (A store op carries a topic config in a compact binary form instead:
-// AppendTopicBinary.)
+// (A store op carries a topic or group config in a compact binary form
+// instead: AppendTopicBinary, AppendGroupBinary.)
 //
 //	'M' 'O' | len(group) u8 | group | len(topic) u8 | topic | queueID u32
 //	                                                         -> offset u64
