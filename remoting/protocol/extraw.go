@@ -1,0 +1,140 @@
+package protocol
+
+// Undecoded ext fields.
+//
+// Building a request's ExtFields map was most of what decoding a send or a
+// pull header cost (about 15% of the broker's CPU under a produce load with
+// JSON headers): a map insert and a string per field, for a handler that
+// then reads every field once into a typed header. So the frame decoder
+// leaves the ext fields of the hot requests (lazyExtCode) as the bytes they
+// arrived in, after checking them as strictly as the map decode would, and
+//
+//   - a typed header's DecodeCommand reads them in one scan into a small
+//     table of key/value slices, with no map and no string for a value
+//     that is only parsed as a number;
+//   - Command.Ext finds one key by scanning, without keeping anything;
+//   - Command.Fields builds the map on first use, for what needs every
+//     field (ACL's signature, a generic handler).
+//
+// Each encoding has one walker (walkJSONExt, walkBinaryExt) that both the
+// map decode and these use, so a field reads the same either way
+// (FuzzLazyExt checks it).
+
+// lazyExtCode reports whether a request with this code keeps its ext
+// fields undecoded until they are read: the requests of every send and
+// every pull, whose handlers read them through a typed DecodeCommand.
+func lazyExtCode(code int16) bool {
+	switch code {
+	case ReqSendMessage, ReqSendMessageV2, ReqSendBatchMessage, ReqSendReplyMessage, ReqSendReplyMessageV2,
+		ReqPullMessage, ReqLitePullMessage, ReqQueryConsumerOffset, ReqUpdateConsumerOffset:
+		return true
+	}
+	return false
+}
+
+// walkExt calls fn with each ext field of raw, an ext section of the given
+// serialize type that the frame decoder has checked, in wire order. key and
+// val alias raw unless the JSON text escaped them; they are valid only
+// during the call.
+func walkExt(serType byte, raw []byte, fn func(key, val []byte)) error {
+	if serType == SerializeRocketMQ {
+		_, err := walkBinaryExt(raw, fn)
+		return err
+	}
+	d := jsonDecoder{b: raw}
+	_, err := d.walkExt(fn)
+	return err
+}
+
+// decodeRawExt builds the ExtFields map of a checked raw ext section.
+func decodeRawExt(serType byte, raw []byte) map[string]string {
+	m := make(map[string]string, min(len(raw)/24+1, 32))
+	// The section was checked when the frame was decoded, so the walk
+	// cannot fail.
+	_ = walkExt(serType, raw, func(key, val []byte) { m[internKey(key)] = internValue(val) })
+	return m
+}
+
+// internKey returns key as a string, without allocating for the keys of
+// the hot requests.
+func internKey(key []byte) string {
+	if k, ok := commonExtKeys[string(key)]; ok {
+		return k
+	}
+	return string(key)
+}
+
+// internValue is internKey for values.
+func internValue(val []byte) string {
+	if v, ok := commonExtValues[string(val)]; ok {
+		return v
+	}
+	return string(val)
+}
+
+// rawField is one ext field of a raw section.
+type rawField struct{ key, val []byte }
+
+// rawFields is the table a typed header reads a raw section from: every
+// field in wire order. A key that appears twice reads as its last value,
+// as in the map. The fixed array holds any header a RocketMQ client sends
+// without allocating.
+type rawFields struct {
+	n     int
+	small [24]rawField
+	more  []rawField
+}
+
+func (t *rawFields) add(key, val []byte) {
+	if t.n < len(t.small) {
+		t.small[t.n] = rawField{key, val}
+	} else {
+		t.more = append(t.more, rawField{key, val})
+	}
+	t.n++
+}
+
+// get returns the last value of key.
+func (t *rawFields) get(key string) ([]byte, bool) {
+	for i := len(t.more) - 1; i >= 0; i-- {
+		if string(t.more[i].key) == key {
+			return t.more[i].val, true
+		}
+	}
+	for i := min(t.n, len(t.small)) - 1; i >= 0; i-- {
+		if string(t.small[i].key) == key {
+			return t.small[i].val, true
+		}
+	}
+	return nil, false
+}
+
+// has reports whether key is present.
+func (t *rawFields) has(key string) bool {
+	_, ok := t.get(key)
+	return ok
+}
+
+// fill reads c's pending raw section into t; it reports false when c has
+// none (its fields are in ExtFields, or it has none).
+func (t *rawFields) fill(c *Command) bool {
+	if c.rawExt == nil {
+		return false
+	}
+	_ = walkExt(c.rawSer, c.rawExt, t.add)
+	return true
+}
+
+// fromCommand points d at c's ext fields for the header name: the raw
+// section when it is pending (read into d's table), else ExtFields. The
+// table lives in d, by value: a pointer to it would escape with the
+// decoder's error (escape analysis does not tell d's fields apart), and
+// cost an allocation per decode.
+func (d *extDecoder) fromCommand(name string, c *Command) {
+	d.name = name
+	if d.raw.fill(c) {
+		d.isRaw = true
+	} else {
+		d.ext = c.ExtFields
+	}
+}
