@@ -40,6 +40,11 @@ type Interceptor struct {
 	// Responder never answered never runs it. It must not modify req or
 	// resp, nor block.
 	Response func(c *Conn, req, resp *protocol.Command, elapsed time.Duration)
+	// UndecodedExt says Request reads req's ext fields only with req.Ext
+	// and req.RangeExt, so the server need not decode them into
+	// req.ExtFields for it (see protocol.Command). Default false: Request
+	// sees ExtFields decoded.
+	UndecodedExt bool
 }
 
 // ClientInterceptor hooks into every request a Client sends on its
@@ -119,7 +124,9 @@ func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 		// Only a Request hook needs the map; a server whose interceptors
 		// are all Response hooks (metrics) leaves the hot requests' ext
 		// fields undecoded.
-		req.Fields()
+		if !ic.UndecodedExt {
+			req.Fields()
+		}
 		if resp = callHandler(s.log, ic.Request, ctx, c, req); resp != nil {
 			break
 		}

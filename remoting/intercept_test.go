@@ -445,12 +445,14 @@ func TestServerOutInterceptorsSignServerCalls(t *testing.T) {
 
 // TestInterceptorsAndUndecodedExtFields: a send's ext fields reach the
 // server undecoded; a Request hook (ACL verifies a signature over all of
-// them) sees them decoded, while a server with only Response hooks
-// (metrics) leaves them undecoded for the handler's typed decode, and the
-// Response hook reads them with Ext.
+// them) sees them decoded unless it says it reads them with RangeExt
+// (UndecodedExt), while a server with only Response hooks (metrics) leaves
+// them undecoded for the handler's typed decode, and the Response hook
+// reads them with Ext.
 func TestInterceptorsAndUndecodedExtFields(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr string) {
-		for _, withRequestHook := range []bool{false, true} {
+		for _, hook := range []string{"none", "decoded", "undecoded"} {
+			withRequestHook := hook != "none"
 			type seen struct {
 				hook, handler map[string]string
 				topic         string
@@ -462,8 +464,13 @@ func TestInterceptorsAndUndecodedExtFields(t *testing.T) {
 				hookTopic.Store(req.Ext("b"))
 			}}}
 			if withRequestHook {
-				ics = append(ics, Interceptor{Request: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+				ics = append(ics, Interceptor{UndecodedExt: hook == "undecoded", Request: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
 					hookExt = req.ExtFields
+					if hook == "undecoded" {
+						// What a verifier that signs over every field reads.
+						hookExt = map[string]string{}
+						req.RangeExt(func(k, v string) bool { hookExt[k] = v; return true })
+					}
 					return nil
 				}})
 			}
@@ -493,7 +500,7 @@ func TestInterceptorsAndUndecodedExtFields(t *testing.T) {
 				if withRequestHook && (g.hook["b"] != "T1" || len(g.hook) != len(ext)) {
 					t.Fatalf("Request hook saw ext %v", g.hook)
 				}
-				if !withRequestHook && g.handler != nil {
+				if hook != "decoded" && g.handler != nil {
 					t.Fatalf("ext fields decoded into a map with only Response hooks: %v", g.handler)
 				}
 			}

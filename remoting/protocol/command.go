@@ -114,6 +114,27 @@ func (c *Command) Ext(key string) string {
 	return c.ExtFields[key]
 }
 
+// RangeExt calls fn with each ext field until fn returns false, without
+// decoding undecoded ones into the map: in wire order then (a repeated key
+// comes once per occurrence, the last being the one Ext returns), in map
+// order otherwise. For a verifier that reads every field (ACL's signature).
+func (c *Command) RangeExt(fn func(key, value string) bool) {
+	if c.rawExt == nil {
+		for k, v := range c.ExtFields {
+			if !fn(k, v) {
+				return
+			}
+		}
+		return
+	}
+	stop := false
+	_ = walkExt(c.rawSer, c.rawExt, func(k, v []byte) {
+		if !stop {
+			stop = !fn(internKey(k), internValue(v))
+		}
+	})
+}
+
 // Fields returns the ext fields as a map, decoding them on first use; the
 // map is c's ExtFields.
 func (c *Command) Fields() map[string]string {

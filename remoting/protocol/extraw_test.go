@@ -246,6 +246,11 @@ func FuzzLazyExt(f *testing.F) {
 				t.Fatalf("Ext(%q) = %q, map has %q", k, got, v)
 			}
 		}
+		ranged := map[string]string{}
+		lazy.RangeExt(func(k, v string) bool { ranged[k] = v; return true })
+		if !mapsEqual(ranged, eager.ExtFields) {
+			t.Fatalf("RangeExt gave %v, map decode %v", ranged, eager.ExtFields)
+		}
 		if lazy.Ext("\x00absent") != "" {
 			t.Fatal("Ext of an absent key")
 		}
