@@ -58,6 +58,9 @@ type Command struct {
 	// aliases the frame, which the command owns.
 	rawExt []byte
 	rawSer byte
+	// rawIdx, for a JSON rawExt, is where its fields are (found when it was
+	// checked), so reads do not scan the text again.
+	rawIdx []extSpan
 }
 
 var opaqueSeq atomic.Int32
@@ -100,6 +103,11 @@ func (c *Command) IsOneway() bool { return c.Flag&FlagOneway != 0 }
 // it scans them for key and decodes nothing else.
 func (c *Command) Ext(key string) string {
 	if c.rawExt != nil {
+		if c.rawIdx != nil {
+			// Only the value found is unescaped.
+			v, _ := indexGet(c.rawExt, c.rawIdx, key)
+			return internValue(v)
+		}
 		v := ""
 		_ = walkExt(c.rawSer, c.rawExt, func(k, val []byte) {
 			if string(k) == key {
@@ -128,7 +136,7 @@ func (c *Command) RangeExt(fn func(key, value string) bool) {
 		return
 	}
 	stop := false
-	_ = walkExt(c.rawSer, c.rawExt, func(k, v []byte) {
+	c.walkRaw(func(k, v []byte) {
 		if !stop {
 			stop = !fn(internKey(k), internValue(v))
 		}
@@ -140,9 +148,9 @@ func (c *Command) RangeExt(fn func(key, value string) bool) {
 func (c *Command) Fields() map[string]string {
 	if c.rawExt != nil {
 		if c.ExtFields == nil {
-			c.ExtFields = decodeRawExt(c.rawSer, c.rawExt)
+			c.ExtFields = c.decodeRaw()
 		}
-		c.rawExt = nil
+		c.rawExt, c.rawIdx = nil, nil
 	}
 	return c.ExtFields
 }
@@ -169,7 +177,7 @@ func (c *Command) String() string {
 // when they are undecoded.
 func (c *Command) extView() map[string]string {
 	if c.rawExt != nil && c.ExtFields == nil {
-		return decodeRawExt(c.rawSer, c.rawExt)
+		return c.decodeRaw()
 	}
 	return c.ExtFields
 }

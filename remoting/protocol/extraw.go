@@ -32,6 +32,48 @@ func lazyExtCode(code int16) bool {
 	return false
 }
 
+// extSpan is where one field of a checked JSON ext section is: offsets of
+// its key's and its value's text (a string's between its quotes), and
+// whether that text has escapes, to be undone when it is read.
+type extSpan struct {
+	key, val       [2]int32
+	keyEsc, valEsc bool
+}
+
+// extIndex collects spans while a JSON section is checked; base is the
+// section's offset in the header.
+type extIndex struct {
+	base  int
+	spans []extSpan
+}
+
+// spanText is the text of span s of raw, unescaped when esc.
+func spanText(raw []byte, s [2]int32, esc bool) []byte {
+	if !esc {
+		return raw[s[0]:s[1]]
+	}
+	d := jsonDecoder{b: raw, i: int(s[0]) - 1}
+	b, _ := d.rawString()
+	return b
+}
+
+// walkIndexed calls fn with each field of a JSON section from its index,
+// without scanning the text; only escaped keys and values are decoded.
+func walkIndexed(raw []byte, spans []extSpan, fn func(key, val []byte)) {
+	for _, s := range spans {
+		fn(spanText(raw, s.key, s.keyEsc), spanText(raw, s.val, s.valEsc))
+	}
+}
+
+// walkRaw calls fn with each field of c's pending raw section.
+func (c *Command) walkRaw(fn func(key, val []byte)) {
+	if c.rawIdx != nil {
+		walkIndexed(c.rawExt, c.rawIdx, fn)
+		return
+	}
+	_ = walkExt(c.rawSer, c.rawExt, fn)
+}
+
 // walkExt calls fn with each ext field of raw, an ext section of the given
 // serialize type that the frame decoder has checked, in wire order. key and
 // val alias raw unless the JSON text escaped them; they are valid only
@@ -46,12 +88,12 @@ func walkExt(serType byte, raw []byte, fn func(key, val []byte)) error {
 	return err
 }
 
-// decodeRawExt builds the ExtFields map of a checked raw ext section.
-func decodeRawExt(serType byte, raw []byte) map[string]string {
-	m := make(map[string]string, min(len(raw)/24+1, 32))
+// decodeRaw builds the ExtFields map of c's pending raw section.
+func (c *Command) decodeRaw() map[string]string {
+	m := make(map[string]string, min(len(c.rawExt)/24+1, 32))
 	// The section was checked when the frame was decoded, so the walk
 	// cannot fail.
-	_ = walkExt(serType, raw, func(key, val []byte) { m[internKey(key)] = internValue(val) })
+	c.walkRaw(func(key, val []byte) { m[internKey(key)] = internValue(val) })
 	return m
 }
 
@@ -109,19 +151,13 @@ func (t *rawFields) get(key string) ([]byte, bool) {
 	return nil, false
 }
 
-// has reports whether key is present.
-func (t *rawFields) has(key string) bool {
-	_, ok := t.get(key)
-	return ok
-}
-
 // fill reads c's pending raw section into t; it reports false when c has
 // none (its fields are in ExtFields, or it has none).
 func (t *rawFields) fill(c *Command) bool {
 	if c.rawExt == nil {
 		return false
 	}
-	_ = walkExt(c.rawSer, c.rawExt, t.add)
+	c.walkRaw(t.add)
 	return true
 }
 
@@ -132,9 +168,26 @@ func (t *rawFields) fill(c *Command) bool {
 // cost an allocation per decode.
 func (d *extDecoder) fromCommand(name string, c *Command) {
 	d.name = name
-	if d.raw.fill(c) {
-		d.isRaw = true
-	} else {
+	switch {
+	case c.rawExt == nil:
 		d.ext = c.ExtFields
+	case c.rawIdx != nil:
+		// A JSON section's index is already a table of its fields.
+		d.isRaw, d.idxText, d.idx = true, c.rawExt, c.rawIdx
+	default:
+		d.isRaw = true
+		d.raw.fill(c)
 	}
+}
+
+// indexGet returns the last value of key in a JSON section's index;
+// only that value is unescaped.
+func indexGet(text []byte, idx []extSpan, key string) ([]byte, bool) {
+	for i := len(idx) - 1; i >= 0; i-- {
+		s := &idx[i]
+		if (s.keyEsc || int(s.key[1]-s.key[0]) == len(key)) && string(spanText(text, s.key, s.keyEsc)) == key {
+			return spanText(text, s.val, s.valEsc), true
+		}
+	}
+	return nil, false
 }

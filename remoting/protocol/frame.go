@@ -99,7 +99,7 @@ func decodeFrame(frame []byte, lim Limits, lazy bool) (*Command, error) {
 // tooManyExtFields is the RequestError of a header with more than limit
 // ext fields; c holds the rest of what was decoded.
 func tooManyExtFields(c *Command, limit int) *RequestError {
-	c.ExtFields, c.rawExt = nil, nil
+	c.ExtFields, c.rawExt, c.rawIdx = nil, nil, nil
 	return &RequestError{
 		Request: c,
 		Code:    RespSystemError,

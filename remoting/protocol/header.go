@@ -54,10 +54,13 @@ func (e *HeaderError) Unwrap() error { return e.Err }
 type extDecoder struct {
 	name string
 	ext  map[string]string
-	// isRaw says the fields are in raw, not ext.
-	isRaw bool
-	raw   rawFields
-	err   error
+	// isRaw says the fields are in raw (a binary section) or idx (a JSON
+	// section's index over idxText), not ext.
+	isRaw   bool
+	raw     rawFields
+	idx     []extSpan
+	idxText []byte
+	err     error
 }
 
 func newExtDecoder(name string, ext map[string]string) *extDecoder {
@@ -73,17 +76,26 @@ func (d *extDecoder) fail(field, value string, err error, kind string) {
 // has reports whether key is present.
 func (d *extDecoder) has(key string) bool {
 	if d.isRaw {
-		return d.raw.has(key)
+		_, ok := d.rawGet(key)
+		return ok
 	}
 	_, ok := d.ext[key]
 	return ok
+}
+
+// rawGet looks key up in the raw fields.
+func (d *extDecoder) rawGet(key string) ([]byte, bool) {
+	if d.idx != nil {
+		return indexGet(d.idxText, d.idx, key)
+	}
+	return d.raw.get(key)
 }
 
 // lookup returns the value, as a string (from ext) or as bytes (from raw),
 // and whether it is there; a missing required field is recorded.
 func (d *extDecoder) lookup(key string, required bool) (s string, b []byte, ok bool) {
 	if d.isRaw {
-		b, ok = d.raw.get(key)
+		b, ok = d.rawGet(key)
 	} else {
 		s, ok = d.ext[key]
 	}

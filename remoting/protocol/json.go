@@ -250,7 +250,7 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) {
 		c.Fields()
 	}
 	if badCode != 0 {
-		c.ExtFields, c.rawExt = nil, nil
+		c.ExtFields, c.rawExt, c.rawIdx = nil, nil, nil
 		return nil, &RequestError{Request: c, Code: RespRequestCodeNotSupported,
 			Remark: fmt.Sprintf("request code %d not supported", badCode), Err: ErrCodeOutOfRange}
 	}
@@ -324,8 +324,12 @@ func (d *jsonDecoder) language() (string, error) {
 // where the limit is applied exactly (a repeated key counts once).
 func (d *jsonDecoder) extFields(c *Command, lazy bool) error {
 	if lazy && c.ExtFields == nil && c.rawExt == nil {
+		d.ws()
 		start := d.i
-		n, err := d.walkExt(nil)
+		// The check records where each field is, so reading the fields
+		// later does not scan the JSON text again.
+		idx := extIndex{base: start, spans: make([]extSpan, 0, min((len(d.b)-d.i)/24+1, 32))}
+		n, err := d.walkExtIndex(nil, &idx)
 		if err != nil {
 			return err
 		}
@@ -333,7 +337,7 @@ func (d *jsonDecoder) extFields(c *Command, lazy bool) error {
 			return nil
 		}
 		if d.maxExt == 0 || n <= d.maxExt {
-			c.rawExt, c.rawSer = d.b[start:d.i], SerializeJSON
+			c.rawExt, c.rawSer, c.rawIdx = d.b[start:d.i], SerializeJSON, idx.spans
 			return nil
 		}
 		d.i = start
@@ -371,7 +375,11 @@ func (d *jsonDecoder) extFields(c *Command, lazy bool) error {
 // many there were. A string value is its unescaped bytes, a number or
 // boolean its literal text (a sloppy peer still works), null empty; an
 // object or array is an error. With fn nil nothing is allocated.
-func (d *jsonDecoder) walkExt(fn func(key, val []byte)) (int, error) {
+func (d *jsonDecoder) walkExt(fn func(key, val []byte)) (int, error) { return d.walkExtIndex(fn, nil) }
+
+// walkExtIndex is walkExt; with fn nil and idx set it records in idx where
+// each field's key and value are.
+func (d *jsonDecoder) walkExtIndex(fn func(key, val []byte), idx *extIndex) (int, error) {
 	if d.literal("null") {
 		return 0, nil
 	}
@@ -384,19 +392,25 @@ func (d *jsonDecoder) walkExt(fn func(key, val []byte)) (int, error) {
 	}
 	keep := fn != nil
 	for n := 1; ; n++ {
+		d.peek()
+		ks := d.i + 1
 		key, err := d.rawStringKeep(keep)
 		if err != nil {
 			return n, err
 		}
+		ke := d.i - 1
 		if err := d.expect(':'); err != nil {
 			return n, err
 		}
 		var val []byte
+		vs, ve, vesc := d.i, d.i, false
 		switch d.peek() {
 		case '"':
+			vs = d.i + 1
 			if val, err = d.rawStringKeep(keep); err != nil {
 				return n, err
 			}
+			ve, vesc = d.i-1, val == nil
 		case '{', '[':
 			return n, d.errorf("extFields %q: value is not a scalar", key)
 		default:
@@ -408,9 +422,14 @@ func (d *jsonDecoder) walkExt(fn func(key, val []byte)) (int, error) {
 				return n, err
 			}
 			val = d.b[start:d.i]
+			vs, ve = start, d.i
 		}
 		if keep {
 			fn(key, val)
+		} else if idx != nil {
+			b := idx.base
+			idx.spans = append(idx.spans, extSpan{key: [2]int32{int32(ks - b), int32(ke - b)}, val: [2]int32{int32(vs - b), int32(ve - b)},
+				keyEsc: key == nil, valEsc: vesc})
 		}
 		switch d.peek() {
 		case ',':
