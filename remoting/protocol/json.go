@@ -328,7 +328,9 @@ func (d *jsonDecoder) extFields(c *Command, lazy bool) error {
 		start := d.i
 		// The check records where each field is, so reading the fields
 		// later does not scan the JSON text again.
-		idx := extIndex{base: start, spans: make([]extSpan, 0, min((len(d.b)-d.i)/24+1, 32))}
+		// A V2 send's fields take 10-20 bytes each, a long-key one's 20-30:
+		// room for the short ones, so the index is one allocation.
+		idx := extIndex{base: start, spans: make([]extSpan, 0, min((len(d.b)-d.i)/12+1, 32))}
 		n, err := d.walkExtIndex(nil, &idx)
 		if err != nil {
 			return err
