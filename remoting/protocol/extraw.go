@@ -3,22 +3,30 @@ package protocol
 // Undecoded ext fields.
 //
 // Building a request's ExtFields map was most of what decoding a send or a
-// pull header cost (about 15% of the broker's CPU under a produce load with
-// JSON headers): a map insert and a string per field, for a handler that
-// then reads every field once into a typed header. So the frame decoder
-// leaves the ext fields of the hot requests (lazyExtCode) as the bytes they
-// arrived in, after checking them as strictly as the map decode would, and
+// pull header cost: a map insert and a string per field, for a handler
+// that then reads every field once into a typed header. So the frame
+// decoder leaves the ext fields of the hot requests (lazyExtCode) as the
+// bytes they arrived in (Command.rawExt), after checking them as strictly
+// as the map decode would (a section that does not parse still fails the
+// frame), and
 //
-//   - a typed header's DecodeCommand reads them in one scan into a small
-//     table of key/value slices, with no map and no string for a value
-//     that is only parsed as a number;
-//   - Command.Ext finds one key by scanning, without keeping anything;
-//   - Command.Fields builds the map on first use, for what needs every
-//     field (ACL's signature, a generic handler).
+//   - a typed header's DecodeCommand reads them without a map: a binary
+//     section in one walk into a small table of key/value slices (on the
+//     stack), a JSON section from the index of field positions its check
+//     recorded (Command.rawIdx), so its text is scanned only once; a value
+//     only parsed as a number never becomes a string;
+//   - Command.Ext finds one key and copies only its value;
+//   - Command.RangeExt walks every field without keeping any;
+//   - Command.Fields builds the map on first use, for what needs it (a
+//     generic handler, an interceptor's Request hook, the encoders).
 //
-// Each encoding has one walker (walkJSONExt, walkBinaryExt) that both the
-// map decode and these use, so a field reads the same either way
-// (FuzzLazyExt checks it).
+// Each encoding has one walker (jsonDecoder.walkExt, walkBinaryExt) that
+// both the map decode and these use, so a field reads the same either way
+// (FuzzLazyExt checks it against the map decode for any frame).
+//
+// Invariant: the decoder sets rawExt only with ExtFields nil, and rawIdx
+// only with a JSON rawExt; Fields clears both. A received request's
+// ExtFields is not assigned before Fields has been called (SetExt calls it).
 
 // lazyExtCode reports whether a request with this code keeps its ext
 // fields undecoded until they are read: the requests of every send and
