@@ -34,7 +34,7 @@ func TestConsumerRunningInfoForwarded(t *testing.T) {
 	got := make(chan map[string]string, 1)
 	fakeConsumer(t, b.Addr(), "c1", "g", map[int16]remoting.Handler{
 		protocol.ReqGetConsumerRunningInfo: func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-			got <- req.ExtFields
+			got <- req.Fields()
 			resp := protocol.NewResponse(req, protocol.RespSuccess, "fine")
 			resp.Body = []byte(`{"properties":{"consumerGroup":"g"}}`)
 			return resp
@@ -169,7 +169,7 @@ func TestConsumeMessageDirectlyForwardsTheStoredMessage(t *testing.T) {
 	}
 	req := <-got
 	if req.Ext("brokerName") != "broker-a" || req.Ext("msgId") != msgID || req.Ext("clientId") != "c1" || req.Ext("topicSysFlag") != "0" {
-		t.Fatalf("ext %v", req.ExtFields)
+		t.Fatalf("ext %v", req.Fields())
 	}
 	msgs, err := message.DecodeMessages(req.Body)
 	if err != nil || len(msgs) != 1 || string(msgs[0].Body) != "hello" || msgs[0].Topic != "CA" || msgs[0].OffsetMsgID != msgID {

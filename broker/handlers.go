@@ -69,13 +69,25 @@ type header[H any] interface {
 	Decode(ext map[string]string) error
 }
 
+// commandHeader is a typed header that reads a request's ext fields
+// without decoding them into a map (the hot requests' headers).
+type commandHeader interface {
+	DecodeCommand(req *protocol.Command) error
+}
+
 // withHeader adapts a handler of a decoded header: a header that does not
 // decode is answered SYSTEM_ERROR with the decoder's message, as Java
 // answers a header it cannot read.
 func withHeader[H any, P header[H]](fn func(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *H) *protocol.Command) remoting.Handler {
 	return func(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
 		var h H
-		if err := P(&h).Decode(req.ExtFields); err != nil {
+		var err error
+		if ch, ok := any(P(&h)).(commandHeader); ok {
+			err = ch.DecodeCommand(req)
+		} else {
+			err = P(&h).Decode(req.Fields())
+		}
+		if err != nil {
 			return errResponse(req, protocol.RespSystemError, "%v", err)
 		}
 		return fn(ctx, c, req, &h)

@@ -14,7 +14,7 @@ import (
 // consumer's reply to a request, pushed by the core to the requester. The
 // replier is answered once the push is (the handler returns nil).
 func (b *Broker) handleSendReply(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	h, err := protocol.DecodeSendMessageHeader(req.Code, req.ExtFields)
+	h, err := protocol.DecodeSendMessageCommand(req)
 	if err != nil {
 		return errResponse(req, protocol.RespSystemError, "%v", err)
 	}

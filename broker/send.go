@@ -18,7 +18,7 @@ const maxPropertiesLen = 32767
 // handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
 // SEND_BATCH_MESSAGE (320).
 func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	h, err := protocol.DecodeSendMessageHeader(req.Code, req.ExtFields)
+	h, err := protocol.DecodeSendMessageCommand(req)
 	if err != nil {
 		return errResponse(req, protocol.RespSystemError, "%v", err)
 	}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -208,5 +209,31 @@ func TestRetrySendMaxReconsumeTimes(t *testing.T) {
 	send(17, -1)
 	if dlq() != 2 {
 		t.Fatalf("reconsume 17 > default 16 not dead-lettered (DLQ holds %d)", dlq())
+	}
+}
+
+// TestSendBadHeaderBothEncodings: a send header read without its map (the
+// typed decode over the raw header) is refused with the field named, in
+// the JSON and the binary encoding, and a good one in either is stored.
+func TestSendBadHeaderBothEncodings(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := newRawClient(t, b.Addr())
+	rc.createTopic("Enc", 1)
+	for _, st := range []byte{protocol.SerializeJSON, protocol.SerializeRocketMQ} {
+		invoke := func(ext map[string]string) *protocol.Command {
+			req := protocol.NewRequest(protocol.ReqSendMessageV2, ext, []byte("hello"))
+			req.SerializeType = st
+			resp, err := rc.cl.Invoke(context.Background(), rc.addr, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		bad := sendHeader("Enc", 0, nil).EncodeV2()
+		bad["e"] = "x"
+		expect(t, invoke(bad), protocol.RespSystemError, `SEND_MESSAGE_V2 header: e (queueId): invalid integer "x"`)
+		delete(bad, "a")
+		expect(t, invoke(bad), protocol.RespSystemError, "a (producerGroup): missing")
+		expect(t, invoke(sendHeader("Enc", 0, map[string]string{"TAGS": "t"}).EncodeV2()), protocol.RespSuccess, "")
 	}
 }

@@ -49,7 +49,7 @@ func (rc *rawClient) sendHalf(topic string, q int32, group string, born time.Tim
 	resp := rc.call(protocol.ReqSendMessage, h.Encode(), []byte(body))
 	expect(rc.t, resp, protocol.RespSuccess, "")
 	var out protocol.SendMessageResponseHeader
-	if err := out.Decode(resp.ExtFields); err != nil {
+	if err := out.Decode(resp.Fields()); err != nil {
 		rc.t.Fatal(err)
 	}
 	return out
@@ -170,7 +170,7 @@ func TestEndTransactionRefusals(t *testing.T) {
 	rc.createTopic("Tx", 1)
 	plain := rc.send("Tx", 0, "", "plain")
 	var ph protocol.SendMessageResponseHeader
-	if err := ph.Decode(plain.ExtFields); err != nil {
+	if err := ph.Decode(plain.Fields()); err != nil {
 		t.Fatal(err)
 	}
 	sent := rc.sendHalf("Tx", 0, "pg", time.Now(), nil, "x")

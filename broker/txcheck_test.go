@@ -55,7 +55,7 @@ func (p *txProducer) noCheck() {
 	p.t.Helper()
 	select {
 	case req := <-p.checks:
-		p.t.Fatalf("unexpected check %v", req.ExtFields)
+		p.t.Fatalf("unexpected check %v", req.Fields())
 	default:
 	}
 }
@@ -65,7 +65,7 @@ func (p *txProducer) noCheck() {
 func (p *txProducer) answer(group string, check *protocol.Command, state int32) {
 	p.t.Helper()
 	var ch protocol.CheckTransactionStateRequestHeader
-	if err := ch.Decode(check.ExtFields); err != nil {
+	if err := ch.Decode(check.Fields()); err != nil {
 		p.t.Fatal(err)
 	}
 	h := protocol.EndTransactionRequestHeader{
@@ -104,7 +104,7 @@ func TestTransactionCheckAsksProducerAndCommits(t *testing.T) {
 	}
 	check := p.nextCheck()
 	var ch protocol.CheckTransactionStateRequestHeader
-	if err := ch.Decode(check.ExtFields); err != nil {
+	if err := ch.Decode(check.Fields()); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := message.DecodeMessages(check.Body)

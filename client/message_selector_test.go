@@ -35,7 +35,7 @@ func lastPull(t *testing.T, tap *brokertap.Tap, group, topic string) (protocol.P
 	if len(pulls) == 0 {
 		return h, false
 	}
-	if err := h.Decode(pulls[len(pulls)-1].ExtFields); err != nil {
+	if err := h.Decode(pulls[len(pulls)-1].Fields()); err != nil {
 		t.Fatal(err)
 	}
 	return h, true

@@ -36,7 +36,7 @@ func TestSendWireForm(t *testing.T) {
 			t.Errorf("send %d: code %d serialize %d, want %d in %d", i, req.Code, req.SerializeType, want, protocol.SerializeRocketMQ)
 		}
 		if req.Ext("b") != "Wire" || req.Ext("topic") != "" {
-			t.Errorf("send %d: ext %v, want V2 short keys only", i, req.ExtFields)
+			t.Errorf("send %d: ext %v, want V2 short keys only", i, req.Fields())
 		}
 	}
 	msgs := be.stored(t, 0, "Wire", 0)

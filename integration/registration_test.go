@@ -168,7 +168,7 @@ func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
 	})
 	srv.Handle(protocol.ReqUnregisterBroker, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		var h protocol.UnregisterBrokerRequestHeader
-		if err := h.Decode(req.ExtFields); err != nil {
+		if err := h.Decode(req.Fields()); err != nil {
 			return protocol.NewResponse(req, protocol.RespSystemError, err.Error())
 		}
 		r.mu.Lock()

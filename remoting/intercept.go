@@ -15,7 +15,8 @@ import (
 type Interceptor struct {
 	// Request, if set, runs before the handler, in chain order, with the
 	// handler's ctx, the connection (its RemoteAddr, ID, Language, values)
-	// and the decoded request, which it must not modify. Returning nil lets
+	// and the decoded request, which it must not modify; its ExtFields are
+	// decoded for it (ACL signs over all of them). Returning nil lets
 	// the request through. A non-nil response refuses it: that response is
 	// the answer (set its code and remark; the opaque is taken care of), and
 	// neither the handler nor later interceptors' Request run. A oneway
@@ -29,7 +30,9 @@ type Interceptor struct {
 	// written, so what it records is there by the time the peer has the
 	// answer. resp is the answer: the handler's, a refusal, or what a
 	// Responder was given; it is sent unless the request was oneway or the
-	// connection has closed. resp is nil when there was no answer (a handler
+	// connection has closed. req's ext fields may be undecoded (see
+	// protocol.Command): read them with req.Ext, which decodes nothing
+	// else and may run beside the handler's reads. resp is nil when there was no answer (a handler
 	// returning nil without taking a Responder, as for most oneway
 	// requests). elapsed runs from the dispatch of the request to its
 	// answer being settled. For a deferred
@@ -37,6 +40,11 @@ type Interceptor struct {
 	// Responder never answered never runs it. It must not modify req or
 	// resp, nor block.
 	Response func(c *Conn, req, resp *protocol.Command, elapsed time.Duration)
+	// UndecodedExt says Request reads req's ext fields only with req.Ext
+	// and req.RangeExt, so the server need not decode them into
+	// req.ExtFields for it (see protocol.Command). Default false: Request
+	// sees ExtFields decoded.
+	UndecodedExt bool
 }
 
 // ClientInterceptor hooks into every request a Client sends on its
@@ -112,6 +120,12 @@ func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 		st.ran++
 		if ic.Request == nil {
 			continue
+		}
+		// Only a Request hook needs the map; a server whose interceptors
+		// are all Response hooks (metrics) leaves the hot requests' ext
+		// fields undecoded.
+		if !ic.UndecodedExt {
+			req.Fields()
 		}
 		if resp = callHandler(s.log, ic.Request, ctx, c, req); resp != nil {
 			break

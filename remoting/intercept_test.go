@@ -442,3 +442,68 @@ func TestServerOutInterceptorsSignServerCalls(t *testing.T) {
 		}
 	})
 }
+
+// TestInterceptorsAndUndecodedExtFields: a send's ext fields reach the
+// server undecoded; a Request hook (ACL verifies a signature over all of
+// them) sees them decoded unless it says it reads them with RangeExt
+// (UndecodedExt), while a server with only Response hooks (metrics) leaves
+// them undecoded for the handler's typed decode, and the Response hook
+// reads them with Ext.
+func TestInterceptorsAndUndecodedExtFields(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		for _, hook := range []string{"none", "decoded", "undecoded"} {
+			withRequestHook := hook != "none"
+			type seen struct {
+				hook, handler map[string]string
+				topic         string
+			}
+			got := make(chan seen, 1)
+			var hookExt map[string]string
+			var hookTopic atomic.Value
+			ics := []Interceptor{{Response: func(_ *Conn, req, _ *protocol.Command, _ time.Duration) {
+				hookTopic.Store(req.Ext("b"))
+			}}}
+			if withRequestHook {
+				ics = append(ics, Interceptor{UndecodedExt: hook == "undecoded", Request: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+					hookExt = req.ExtFields
+					if hook == "undecoded" {
+						// What a verifier that signs over every field reads.
+						hookExt = map[string]string{}
+						req.RangeExt(func(k, v string) bool { hookExt[k] = v; return true })
+					}
+					return nil
+				}})
+			}
+			s := startServer(t, tr, func(c *ServerConfig) { c.Interceptors = ics }, map[int16]Handler{
+				protocol.ReqSendMessageV2: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+					h, err := protocol.DecodeSendMessageCommand(req)
+					got <- seen{hook: hookExt, handler: req.ExtFields, topic: h.Topic}
+					if err != nil {
+						return protocol.NewResponse(req, protocol.RespSystemError, err.Error())
+					}
+					return protocol.NewResponse(req, protocol.RespSuccess, "")
+				},
+			})
+			ext := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: "T1", DefaultTopic: "TBW102",
+				DefaultTopicQueueNums: 4, MaxReconsumeTimes: -1}.EncodeV2()
+			for _, st := range []byte{protocol.SerializeJSON, protocol.SerializeRocketMQ} {
+				req := protocol.NewRequest(protocol.ReqSendMessageV2, ext, []byte("body"))
+				req.SerializeType = st
+				resp, err := newClient(t, nil).Invoke(context.Background(), s.Addr(), req)
+				if err != nil || resp.Code != protocol.RespSuccess {
+					t.Fatalf("send: %v %v", resp, err)
+				}
+				g := <-got
+				if g.topic != "T1" || hookTopic.Load() != "T1" {
+					t.Fatalf("handler read topic %q, Response hook %q", g.topic, hookTopic.Load())
+				}
+				if withRequestHook && (g.hook["b"] != "T1" || len(g.hook) != len(ext)) {
+					t.Fatalf("Request hook saw ext %v", g.hook)
+				}
+				if hook != "decoded" && g.handler != nil {
+					t.Fatalf("ext fields decoded into a map with only Response hooks: %v", g.handler)
+				}
+			}
+		}
+	})
+}

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,11 +89,13 @@ func (m *Metrics) observe(_ *remoting.Conn, req, resp *protocol.Command, elapsed
 			m.traffic.sent(req)
 		}
 	case protocol.ReqPullMessage, protocol.ReqLitePullMessage:
-		if flag, err := strconv.ParseInt(req.ExtFields["sysFlag"], 10, 32); err == nil {
-			longPolling = protocol.PullHasSuspend(int32(flag))
-		}
+		// One scan of the header without building the ext map; a header
+		// that does not decode still has the fields that do.
+		var h protocol.PullMessageRequestHeader
+		err := h.DecodeCommand(req)
+		longPolling = protocol.PullHasSuspend(h.SysFlag)
 		if resp != nil && resp.Code == protocol.RespSuccess {
-			m.traffic.pulledMsgs(req, resp)
+			m.traffic.pulledMsgs(req, resp, &h, err)
 		}
 	}
 	m.rpc.observe(req, resp, longPolling, elapsed)

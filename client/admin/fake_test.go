@@ -54,7 +54,7 @@ func startFake(t *testing.T) *fakeNode {
 	}
 	srv.HandleDefault(func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		f.mu.Lock()
-		f.got = append(f.got, request{Code: req.Code, Ext: maps.Clone(req.ExtFields), Body: req.Body})
+		f.got = append(f.got, request{Code: req.Code, Ext: maps.Clone(req.Fields()), Body: req.Body})
 		h := f.handlers[req.Code]
 		f.mu.Unlock()
 		if h == nil {

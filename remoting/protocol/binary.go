@@ -29,11 +29,12 @@ func languageCode(s string) byte {
 // binaryFixed is code(2) language(1) version(2) opaque(4) flag(4) remarkLen(4) extLen(4).
 const binaryFixed = 21
 
-func decodeBinaryHeader(b []byte) (*Command, error) { return decodeBinaryHeaderLimit(b, 0) }
+func decodeBinaryHeader(b []byte) (*Command, error) { return decodeBinaryHeaderLimit(b, 0, true) }
 
 // decodeBinaryHeaderLimit decodes a header, keeping at most maxExt ext
-// fields (0: any number).
-func decodeBinaryHeaderLimit(b []byte, maxExt int) (*Command, error) {
+// fields (0: any number); with lazy, a hot request's are left undecoded
+// (extraw.go).
+func decodeBinaryHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) {
 	if len(b) < binaryFixed {
 		return nil, fmt.Errorf("%w: binary header of %d bytes", ErrBadHeader, len(b))
 	}
@@ -63,39 +64,76 @@ func decodeBinaryHeaderLimit(b []byte, maxExt int) (*Command, error) {
 		return nil, fmt.Errorf("%w: extFields length %d, %d bytes left", ErrBadHeader, extLen, len(b)-p)
 	}
 	ext := b[p:]
+	if len(ext) == 0 {
+		return c, nil
+	}
+	if lazy && c.Flag&FlagResponse == 0 && lazyExtCode(c.Code) {
+		n, err := walkBinaryExt(ext, nil)
+		if err != nil {
+			return nil, err
+		}
+		// Over the limit, the map decode below applies it exactly (a
+		// repeated key counts once).
+		if maxExt == 0 || n <= maxExt {
+			c.rawExt, c.rawSer = ext, SerializeRocketMQ
+			return c, nil
+		}
+	}
+	tooMany := false
+	_, err := walkBinaryExt(ext, func(key, val []byte) {
+		if tooMany {
+			return
+		}
+		if c.ExtFields == nil {
+			c.ExtFields = make(map[string]string, min(len(ext)/16+1, 32))
+		}
+		if maxExt > 0 && len(c.ExtFields) >= maxExt {
+			if _, dup := c.ExtFields[string(key)]; !dup {
+				tooMany = true
+				return
+			}
+		}
+		c.ExtFields[internKey(key)] = string(val)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if tooMany {
+		return nil, tooManyExtFields(c, maxExt)
+	}
+	return c, nil
+}
+
+// walkBinaryExt reads a binary ext section (key length int16, key, value
+// length int32, value, repeated), calling fn (when set) with each field in
+// order, and returns how many there were.
+func walkBinaryExt(ext []byte, fn func(key, val []byte)) (int, error) {
+	n := 0
 	for len(ext) > 0 {
 		if len(ext) < 2 {
-			return nil, fmt.Errorf("%w: truncated extFields key length", ErrBadHeader)
+			return n, fmt.Errorf("%w: truncated extFields key length", ErrBadHeader)
 		}
 		// Java reads the key length as a signed short, so a length with
 		// the top bit set is an error there; it is one here too.
 		kl := int(int16(binary.BigEndian.Uint16(ext)))
 		ext = ext[2:]
 		if kl < 0 || kl > len(ext)-4 {
-			return nil, fmt.Errorf("%w: extFields key length %d", ErrBadHeader, kl)
+			return n, fmt.Errorf("%w: extFields key length %d", ErrBadHeader, kl)
 		}
-		k, ok := commonExtKeys[string(ext[:kl])]
-		if !ok {
-			k = string(ext[:kl])
-		}
+		key := ext[:kl]
 		ext = ext[kl:]
 		vl := int(int32(binary.BigEndian.Uint32(ext)))
 		ext = ext[4:]
 		if vl < 0 || vl > len(ext) {
-			return nil, fmt.Errorf("%w: extFields value length %d", ErrBadHeader, vl)
+			return n, fmt.Errorf("%w: extFields value length %d", ErrBadHeader, vl)
 		}
-		if c.ExtFields == nil {
-			c.ExtFields = make(map[string]string, min(len(ext)/16+1, 32))
+		if fn != nil {
+			fn(key, ext[:vl])
 		}
-		if maxExt > 0 && len(c.ExtFields) >= maxExt {
-			if _, dup := c.ExtFields[k]; !dup {
-				return nil, tooManyExtFields(c, maxExt)
-			}
-		}
-		c.ExtFields[k] = string(ext[:vl])
 		ext = ext[vl:]
+		n++
 	}
-	return c, nil
+	return n, nil
 }
 
 func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
@@ -112,7 +150,7 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	dst = append(dst, c.Remark...)
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	for k, v := range c.ExtFields {
+	for k, v := range c.Fields() {
 		if len(k) > 0x7FFF {
 			return dst, fmt.Errorf("protocol: extFields key of %d bytes", len(k))
 		}

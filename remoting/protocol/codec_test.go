@@ -17,7 +17,7 @@ func commandsEqual(a, b *Command) bool {
 		a.Flag != b.Flag || a.Remark != b.Remark || a.SerializeType != b.SerializeType {
 		return false
 	}
-	return mapsEqual(a.ExtFields, b.ExtFields) && bytes.Equal(a.Body, b.Body)
+	return mapsEqual(a.Fields(), b.Fields()) && bytes.Equal(a.Body, b.Body)
 }
 
 // jsonFrame builds a frame (after the length prefix) with a JSON header.

@@ -31,6 +31,14 @@ const LanguageGo = "GO"
 //
 // ExtFields values are always strings on the wire; typed headers convert
 // to and from them.
+//
+// A decoded request of a send or a pull (lazyExtCode) arrives with its
+// ext fields undecoded and ExtFields nil: read them with Ext, Fields or a
+// typed header's DecodeCommand, never through ExtFields directly (see
+// extraw.go). A command built in memory has them in ExtFields, and every
+// accessor reads them there. Fields, SetExt and encoding decode them (they
+// modify the command); Ext and DecodeCommand only read, so several
+// goroutines may use those at once.
 type Command struct {
 	Code      int16
 	Language  string
@@ -44,6 +52,15 @@ type Command struct {
 	// SerializeType is the header encoding the command arrived in, or the one
 	// to encode it with. Responses default to the request's.
 	SerializeType byte
+
+	// rawExt, when not nil, is the ext section as it arrived, checked but
+	// not decoded (ExtFields is nil meanwhile), in the encoding rawSer. It
+	// aliases the frame, which the command owns.
+	rawExt []byte
+	rawSer byte
+	// rawIdx, for a JSON rawExt, is where its fields are (found when it was
+	// checked), so reads do not scan the text again.
+	rawIdx []extSpan
 }
 
 var opaqueSeq atomic.Int32
@@ -82,16 +99,65 @@ func (c *Command) IsResponse() bool { return c.Flag&FlagResponse != 0 }
 // IsOneway reports whether c is a request that wants no answer.
 func (c *Command) IsOneway() bool { return c.Flag&FlagOneway != 0 }
 
-// Ext returns the extFields value for key, or "".
+// Ext returns the extFields value for key, or "". On undecoded ext fields
+// it scans them for key and decodes nothing else.
 func (c *Command) Ext(key string) string {
+	if c.rawExt != nil {
+		if c.rawIdx != nil {
+			// Only the value found is unescaped.
+			v, _ := indexGet(c.rawExt, c.rawIdx, key)
+			return internValue(v)
+		}
+		v := ""
+		_ = walkExt(c.rawSer, c.rawExt, func(k, val []byte) {
+			if string(k) == key {
+				v = internValue(val)
+			}
+		})
+		return v
+	}
 	if c.ExtFields == nil {
 		return ""
 	}
 	return c.ExtFields[key]
 }
 
+// RangeExt calls fn with each ext field until fn returns false, without
+// decoding undecoded ones into the map: in wire order then (a repeated key
+// comes once per occurrence, the last being the one Ext returns), in map
+// order otherwise. For a verifier that reads every field (ACL's signature).
+func (c *Command) RangeExt(fn func(key, value string) bool) {
+	if c.rawExt == nil {
+		for k, v := range c.ExtFields {
+			if !fn(k, v) {
+				return
+			}
+		}
+		return
+	}
+	stop := false
+	c.walkRaw(func(k, v []byte) {
+		if !stop {
+			stop = !fn(internKey(k), internValue(v))
+		}
+	})
+}
+
+// Fields returns the ext fields as a map, decoding them on first use; the
+// map is c's ExtFields.
+func (c *Command) Fields() map[string]string {
+	if c.rawExt != nil {
+		if c.ExtFields == nil {
+			c.ExtFields = c.decodeRaw()
+		}
+		c.rawExt, c.rawIdx = nil, nil
+	}
+	return c.ExtFields
+}
+
 // SetExt sets an extFields value, allocating the map on first use.
 func (c *Command) SetExt(key, value string) {
+	c.Fields()
 	if c.ExtFields == nil {
 		c.ExtFields = make(map[string]string, 4)
 	}
@@ -104,5 +170,14 @@ func (c *Command) String() string {
 		kind = "response"
 	}
 	return fmt.Sprintf("%s{code=%d opaque=%d flag=%d remark=%q ext=%v body=%dB}",
-		kind, c.Code, c.Opaque, c.Flag, c.Remark, c.ExtFields, len(c.Body))
+		kind, c.Code, c.Opaque, c.Flag, c.Remark, c.extView(), len(c.Body))
+}
+
+// extView is the ext fields as a map without changing c: a decoded copy
+// when they are undecoded.
+func (c *Command) extView() map[string]string {
+	if c.rawExt != nil && c.ExtFields == nil {
+		return c.decodeRaw()
+	}
+	return c.ExtFields
 }

@@ -49,6 +49,12 @@ func DecodeFrame(frame []byte) (*Command, error) { return DecodeFrameLimits(fram
 // yields a *RequestError, which says how to answer it; any other error
 // means the bytes are not a RocketMQ frame.
 func DecodeFrameLimits(frame []byte, lim Limits) (*Command, error) {
+	return decodeFrame(frame, lim, true)
+}
+
+// decodeFrame is DecodeFrameLimits; without lazy every request's ext fields
+// are decoded into the map (the reference the tests compare lazy with).
+func decodeFrame(frame []byte, lim Limits, lazy bool) (*Command, error) {
 	if len(frame) < 4 {
 		return nil, ErrFrameTooShort
 	}
@@ -70,9 +76,9 @@ func DecodeFrameLimits(frame []byte, lim Limits) (*Command, error) {
 	)
 	switch serType {
 	case SerializeJSON:
-		cmd, err = decodeJSONHeaderLimit(header, lim.MaxExtFields)
+		cmd, err = decodeJSONHeaderLimit(header, lim.MaxExtFields, lazy)
 	case SerializeRocketMQ:
-		cmd, err = decodeBinaryHeaderLimit(header, lim.MaxExtFields)
+		cmd, err = decodeBinaryHeaderLimit(header, lim.MaxExtFields, lazy)
 	default:
 		return nil, fmt.Errorf("%w: unknown serialize type %d", ErrBadHeader, serType)
 	}
@@ -93,7 +99,7 @@ func DecodeFrameLimits(frame []byte, lim Limits) (*Command, error) {
 // tooManyExtFields is the RequestError of a header with more than limit
 // ext fields; c holds the rest of what was decoded.
 func tooManyExtFields(c *Command, limit int) *RequestError {
-	c.ExtFields = nil
+	c.ExtFields, c.rawExt, c.rawIdx = nil, nil, nil
 	return &RequestError{
 		Request: c,
 		Code:    RespSystemError,
@@ -145,5 +151,5 @@ func AppendFrameHead(dst []byte, c *Command) ([]byte, error) {
 
 // EncodeFrame returns c's whole frame, length prefix included.
 func EncodeFrame(c *Command) ([]byte, error) {
-	return AppendFrame(make([]byte, 0, 128+len(c.Body)+32*len(c.ExtFields)), c)
+	return AppendFrame(make([]byte, 0, 128+len(c.Body)+32*len(c.Fields())), c)
 }

@@ -157,7 +157,7 @@ func FuzzTypedHeaders(f *testing.F) {
 		for _, proto := range allHeaders() {
 			typ := reflect.TypeOf(proto).Elem()
 			h := reflect.New(typ)
-			if h.Interface().(extDecoderI).Decode(cmd.ExtFields) != nil {
+			if h.Interface().(extDecoderI).Decode(cmd.Fields()) != nil {
 				continue
 			}
 			again := reflect.New(typ)
@@ -169,7 +169,7 @@ func FuzzTypedHeaders(f *testing.F) {
 			}
 		}
 		for _, code := range []int16{ReqSendMessage, ReqSendBatchMessage} {
-			h, err := DecodeSendMessageHeader(code, cmd.ExtFields)
+			h, err := DecodeSendMessageHeader(code, cmd.Fields())
 			if err != nil {
 				continue
 			}

@@ -47,12 +47,20 @@ func (e *HeaderError) Error() string {
 
 func (e *HeaderError) Unwrap() error { return e.Err }
 
-// extDecoder reads fields from ext and keeps the first error, so a Decode
-// method is a flat list of reads followed by one error check.
+// extDecoder reads fields from ext, or from raw when set (a pending raw
+// section, see extraw.go), and keeps the first error, so a Decode method is
+// a flat list of reads followed by one error check. Both sources give the
+// same fields and the same errors.
 type extDecoder struct {
 	name string
 	ext  map[string]string
-	err  error
+	// isRaw says the fields are in raw (a binary section) or idx (a JSON
+	// section's index over idxText), not ext.
+	isRaw   bool
+	raw     rawFields
+	idx     []extSpan
+	idxText []byte
+	err     error
 }
 
 func newExtDecoder(name string, ext map[string]string) *extDecoder {
@@ -65,55 +73,91 @@ func (d *extDecoder) fail(field, value string, err error, kind string) {
 	}
 }
 
-// lookup returns the value and whether it is usable; a missing required
-// field is recorded.
-func (d *extDecoder) lookup(key string, required bool) (string, bool) {
-	v, ok := d.ext[key]
+// has reports whether key is present.
+func (d *extDecoder) has(key string) bool {
+	if d.isRaw {
+		_, ok := d.rawGet(key)
+		return ok
+	}
+	_, ok := d.ext[key]
+	return ok
+}
+
+// rawGet looks key up in the raw fields.
+func (d *extDecoder) rawGet(key string) ([]byte, bool) {
+	if d.idx != nil {
+		return indexGet(d.idxText, d.idx, key)
+	}
+	return d.raw.get(key)
+}
+
+// lookup returns the value, as a string (from ext) or as bytes (from raw),
+// and whether it is there; a missing required field is recorded.
+func (d *extDecoder) lookup(key string, required bool) (s string, b []byte, ok bool) {
+	if d.isRaw {
+		b, ok = d.rawGet(key)
+	} else {
+		s, ok = d.ext[key]
+	}
 	if !ok && required {
 		d.fail(key, "", ErrMissingField, "")
 	}
-	return v, ok
+	return s, b, ok
 }
 
 // str reads a string; required means the key must exist.
 func (d *extDecoder) str(key string, required bool) string {
-	v, _ := d.lookup(key, required)
-	return v
+	s, b, _ := d.lookup(key, required)
+	if d.isRaw {
+		return internValue(b)
+	}
+	return s
 }
 
-func (d *extDecoder) int64(key string, required bool, def int64) int64 {
-	v, ok := d.lookup(key, required)
-	if !ok || (v == "" && !required) {
+// number reads key's value as an integer of bits, or def.
+func (d *extDecoder) number(key string, required bool, def int64, bits int) int64 {
+	s, b, ok := d.lookup(key, required)
+	if d.isRaw {
+		// A conversion that does not escape: no allocation.
+		if len(b) == 0 && !required || !ok {
+			return def
+		}
+		n, err := strconv.ParseInt(string(b), 10, bits)
+		if err != nil {
+			d.fail(key, string(b), ErrInvalidField, "integer")
+			return def
+		}
+		return n
+	}
+	if !ok || (s == "" && !required) {
 		return def
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	n, err := strconv.ParseInt(s, 10, bits)
 	if err != nil {
-		d.fail(key, v, ErrInvalidField, "integer")
+		d.fail(key, s, ErrInvalidField, "integer")
 		return def
 	}
 	return n
 }
 
+func (d *extDecoder) int64(key string, required bool, def int64) int64 {
+	return d.number(key, required, def, 64)
+}
+
 func (d *extDecoder) int32(key string, required bool, def int32) int32 {
-	v, ok := d.lookup(key, required)
-	if !ok || (v == "" && !required) {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil {
-		d.fail(key, v, ErrInvalidField, "integer")
-		return def
-	}
-	return int32(n)
+	return int32(d.number(key, required, int64(def), 32))
 }
 
 // bool reads a boolean the Java way: only "true", in any case, is true.
 func (d *extDecoder) bool(key string, required bool) bool {
-	v, _ := d.lookup(key, required)
-	return parseJavaBool(v)
+	s, b, _ := d.lookup(key, required)
+	if d.isRaw {
+		return parseJavaBool(b)
+	}
+	return parseJavaBool(s)
 }
 
-func parseJavaBool(v string) bool {
+func parseJavaBool[T string | []byte](v T) bool {
 	return len(v) == 4 && (v[0]|0x20) == 't' && (v[1]|0x20) == 'r' && (v[2]|0x20) == 'u' && (v[3]|0x20) == 'e'
 }
 

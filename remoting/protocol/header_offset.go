@@ -14,7 +14,18 @@ type QueryConsumerOffsetRequestHeader struct {
 
 // Decode reads the header; all but bname are required.
 func (h *QueryConsumerOffsetRequestHeader) Decode(ext map[string]string) error {
-	d := newExtDecoder("QUERY_CONSUMER_OFFSET", ext)
+	return h.decode(newExtDecoder("QUERY_CONSUMER_OFFSET", ext))
+}
+
+// DecodeCommand is Decode of req's ext fields, read without decoding them
+// into a map when they are undecoded.
+func (h *QueryConsumerOffsetRequestHeader) DecodeCommand(req *Command) error {
+	var d extDecoder
+	d.fromCommand("QUERY_CONSUMER_OFFSET", req)
+	return h.decode(&d)
+}
+
+func (h *QueryConsumerOffsetRequestHeader) decode(d *extDecoder) error {
 	*h = QueryConsumerOffsetRequestHeader{
 		ConsumerGroup: d.str("consumerGroup", true),
 		Topic:         d.str("topic", true),
@@ -60,7 +71,18 @@ type UpdateConsumerOffsetRequestHeader struct {
 
 // Decode reads the header; all but bname are required.
 func (h *UpdateConsumerOffsetRequestHeader) Decode(ext map[string]string) error {
-	d := newExtDecoder("UPDATE_CONSUMER_OFFSET", ext)
+	return h.decode(newExtDecoder("UPDATE_CONSUMER_OFFSET", ext))
+}
+
+// DecodeCommand is Decode of req's ext fields, read without decoding them
+// into a map when they are undecoded.
+func (h *UpdateConsumerOffsetRequestHeader) DecodeCommand(req *Command) error {
+	var d extDecoder
+	d.fromCommand("UPDATE_CONSUMER_OFFSET", req)
+	return h.decode(&d)
+}
+
+func (h *UpdateConsumerOffsetRequestHeader) decode(d *extDecoder) error {
 	*h = UpdateConsumerOffsetRequestHeader{
 		ConsumerGroup: d.str("consumerGroup", true),
 		Topic:         d.str("topic", true),

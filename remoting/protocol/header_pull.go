@@ -63,7 +63,18 @@ type PullMessageRequestHeader struct {
 
 // Decode reads the header; the fields Java marks @CFNotNull are required.
 func (h *PullMessageRequestHeader) Decode(ext map[string]string) error {
-	d := newExtDecoder("PULL_MESSAGE", ext)
+	return h.decode(newExtDecoder("PULL_MESSAGE", ext))
+}
+
+// DecodeCommand is Decode of req's ext fields, read without decoding them
+// into a map when they are undecoded.
+func (h *PullMessageRequestHeader) DecodeCommand(req *Command) error {
+	var d extDecoder
+	d.fromCommand("PULL_MESSAGE", req)
+	return h.decode(&d)
+}
+
+func (h *PullMessageRequestHeader) decode(d *extDecoder) error {
 	*h = PullMessageRequestHeader{
 		ConsumerGroup:        d.str("consumerGroup", true),
 		Topic:                d.str("topic", true),

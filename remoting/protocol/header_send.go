@@ -45,29 +45,39 @@ func IsSendV2Code(code int16) bool {
 // confused peer still gets a precise answer.
 func DecodeSendMessageHeader(code int16, ext map[string]string) (SendMessageRequestHeader, error) {
 	var h SendMessageRequestHeader
-	name := RequestCodeName(code)
-	if IsSendV2Code(code) {
-		_, short := ext[sendV2Keys.topic]
-		_, long := ext["topic"]
-		if short || !long {
-			return h, h.decodeV2(name, ext)
-		}
+	d := newExtDecoder(RequestCodeName(code), ext)
+	return h, h.decode(code, d)
+}
+
+// DecodeSendMessageCommand is DecodeSendMessageHeader of req's code and ext
+// fields, read without decoding them into a map when they are undecoded.
+func DecodeSendMessageCommand(req *Command) (SendMessageRequestHeader, error) {
+	var (
+		h SendMessageRequestHeader
+		d extDecoder
+	)
+	d.fromCommand(RequestCodeName(req.Code), req)
+	return h, h.decode(req.Code, &d)
+}
+
+func (h *SendMessageRequestHeader) decode(code int16, d *extDecoder) error {
+	if IsSendV2Code(code) && (d.has(sendV2Keys.topic) || !d.has("topic")) {
+		return h.decodeV2(d)
 	}
-	return h, h.decodeV1(name, ext)
+	return h.decodeV1(d)
 }
 
 // Decode reads the long-key (V1) form.
 func (h *SendMessageRequestHeader) Decode(ext map[string]string) error {
-	return h.decodeV1("SEND_MESSAGE", ext)
+	return h.decodeV1(newExtDecoder("SEND_MESSAGE", ext))
 }
 
 // DecodeV2 reads the short-key (V2) form.
 func (h *SendMessageRequestHeader) DecodeV2(ext map[string]string) error {
-	return h.decodeV2("SEND_MESSAGE_V2", ext)
+	return h.decodeV2(newExtDecoder("SEND_MESSAGE_V2", ext))
 }
 
-func (h *SendMessageRequestHeader) decodeV1(name string, ext map[string]string) error {
-	d := newExtDecoder(name, ext)
+func (h *SendMessageRequestHeader) decodeV1(d *extDecoder) error {
 	*h = SendMessageRequestHeader{
 		ProducerGroup:         d.str("producerGroup", true),
 		Topic:                 d.str("topic", true),
@@ -87,9 +97,8 @@ func (h *SendMessageRequestHeader) decodeV1(name string, ext map[string]string) 
 	return d.err
 }
 
-func (h *SendMessageRequestHeader) decodeV2(name string, ext map[string]string) error {
+func (h *SendMessageRequestHeader) decodeV2(d *extDecoder) error {
 	k := sendV2Keys
-	d := newExtDecoder(name, ext)
 	*h = SendMessageRequestHeader{
 		ProducerGroup:         d.str(k.producerGroup, true),
 		Topic:                 d.str(k.topic, true),

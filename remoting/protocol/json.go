@@ -47,7 +47,7 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = appendJSONString(dst, c.Remark)
 	dst = append(dst, `,"extFields":{`...)
 	first := true
-	for k, v := range c.ExtFields {
+	for k, v := range c.Fields() {
 		if !first {
 			dst = append(dst, ',')
 		}
@@ -151,16 +151,19 @@ func (d *jsonDecoder) literal(lit string) bool {
 	return false
 }
 
-func decodeJSONHeader(b []byte) (*Command, error) { return decodeJSONHeaderLimit(b, 0) }
+func decodeJSONHeader(b []byte) (*Command, error) { return decodeJSONHeaderLimit(b, 0, true) }
 
 // decodeJSONHeaderLimit decodes a header, keeping at most maxExt ext fields
 // (0: any number). Past the limit, and for a code outside int16, it reads
 // on without keeping anything, so the error can carry the opaque and flag
 // that may follow.
-func decodeJSONHeaderLimit(b []byte, maxExt int) (*Command, error) {
+//
+// With lazy, a hot request's ext fields are left undecoded (extraw.go).
+func decodeJSONHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) {
 	d := jsonDecoder{b: b, maxExt: maxExt}
 	c := &Command{}
 	badCode := int64(0)
+	codeSeen := false
 	if err := d.expect('{'); err != nil {
 		return nil, err
 	}
@@ -185,6 +188,7 @@ func decodeJSONHeaderLimit(b []byte, maxExt int) (*Command, error) {
 				if c.Code = int16(v); int64(c.Code) != v {
 					c.Code, badCode = 0, v
 				}
+				codeSeen = true
 			case "language":
 				if c.Language, err = d.language(); err != nil {
 					return nil, err
@@ -214,7 +218,9 @@ func decodeJSONHeaderLimit(b []byte, maxExt int) (*Command, error) {
 					return nil, err
 				}
 			case "extFields":
-				if err := d.extFields(c); err != nil {
+				// Lazy only when the code is known by now (every RocketMQ
+				// client writes it first); the flag is checked at the end.
+				if err := d.extFields(c, lazy && codeSeen && lazyExtCode(c.Code)); err != nil {
 					return nil, err
 				}
 			default:
@@ -238,8 +244,13 @@ func decodeJSONHeaderLimit(b []byte, maxExt int) (*Command, error) {
 	if d.i != len(d.b) {
 		return nil, d.errorf("trailing data after header")
 	}
+	if c.rawExt != nil && (c.IsResponse() || !lazyExtCode(c.Code)) {
+		// A response, or a "code" repeated after the extFields: the map
+		// after all.
+		c.Fields()
+	}
 	if badCode != 0 {
-		c.ExtFields = nil
+		c.ExtFields, c.rawExt, c.rawIdx = nil, nil, nil
 		return nil, &RequestError{Request: c, Code: RespRequestCodeNotSupported,
 			Remark: fmt.Sprintf("request code %d not supported", badCode), Err: ErrCodeOutOfRange}
 	}
@@ -307,46 +318,120 @@ func (d *jsonDecoder) language() (string, error) {
 	return "OTHER", nil
 }
 
-func (d *jsonDecoder) extFields(c *Command) error {
-	if d.literal("null") {
-		return nil
-	}
-	if err := d.expect('{'); err != nil {
-		return err
-	}
-	if d.peek() == '}' {
-		d.i++
-		return nil
-	}
-	if c.ExtFields == nil {
-		// A typical entry is 20-30 bytes; the hint saves rehashing on the
-		// pull and send headers without over-allocating on tiny ones.
-		c.ExtFields = make(map[string]string, min((len(d.b)-d.i)/24+1, 32))
-	}
-	for {
-		rawKey, err := d.rawString()
+// extFields reads the extFields value at the cursor into c: into the map,
+// or, when lazy, only checked and kept as raw bytes (extraw.go). A lazy
+// section with more fields than maxExt is decoded into the map at once,
+// where the limit is applied exactly (a repeated key counts once).
+func (d *jsonDecoder) extFields(c *Command, lazy bool) error {
+	if lazy && c.ExtFields == nil && c.rawExt == nil {
+		d.ws()
+		start := d.i
+		// The check records where each field is, so reading the fields
+		// later does not scan the JSON text again.
+		// A V2 send's fields take 10-20 bytes each, a long-key one's 20-30:
+		// room for the short ones, so the index is one allocation.
+		idx := extIndex{base: start, spans: make([]extSpan, 0, min((len(d.b)-d.i)/12+1, 32))}
+		n, err := d.walkExtIndex(nil, &idx)
 		if err != nil {
 			return err
 		}
-		if err := d.expect(':'); err != nil {
-			return err
+		if n == 0 {
+			return nil
+		}
+		if d.maxExt == 0 || n <= d.maxExt {
+			c.rawExt, c.rawSer, c.rawIdx = d.b[start:d.i], SerializeJSON, idx.spans
+			return nil
+		}
+		d.i = start
+	}
+	if c.rawExt != nil {
+		// A second extFields key: the first is merged into the map first,
+		// as the map decode would have it.
+		c.Fields()
+	}
+	// A typical entry is 20-30 bytes; the hint saves rehashing on the
+	// pull and send headers without over-allocating on tiny ones.
+	hint := min((len(d.b)-d.i)/24+1, 32)
+	_, err := d.walkExt(func(key, val []byte) {
+		if d.tooMany {
+			return
+		}
+		if c.ExtFields == nil {
+			c.ExtFields = make(map[string]string, hint)
 		}
 		if d.maxExt > 0 && len(c.ExtFields) >= d.maxExt {
 			// Past the limit nothing is kept (a map lookup by a converted
-			// []byte does not allocate); the value is only validated.
-			if _, dup := c.ExtFields[string(rawKey)]; !dup {
+			// []byte does not allocate).
+			if _, dup := c.ExtFields[string(key)]; !dup {
 				d.tooMany = true
+				return
 			}
 		}
-		if d.tooMany {
-			if c := d.peek(); c == '{' || c == '[' {
-				return d.errorf("extFields %q: value is not a scalar", rawKey)
+		c.ExtFields[internKey(key)] = internValue(val)
+	})
+	return err
+}
+
+// walkExt reads the extFields value at the cursor, an object of scalars or
+// null, calling fn (when set) with each field in order, and returns how
+// many there were. A string value is its unescaped bytes, a number or
+// boolean its literal text (a sloppy peer still works), null empty; an
+// object or array is an error. With fn nil nothing is allocated.
+func (d *jsonDecoder) walkExt(fn func(key, val []byte)) (int, error) { return d.walkExtIndex(fn, nil) }
+
+// walkExtIndex is walkExt; with fn nil and idx set it records in idx where
+// each field's key and value are.
+func (d *jsonDecoder) walkExtIndex(fn func(key, val []byte), idx *extIndex) (int, error) {
+	if d.literal("null") {
+		return 0, nil
+	}
+	if err := d.expect('{'); err != nil {
+		return 0, err
+	}
+	if d.peek() == '}' {
+		d.i++
+		return 0, nil
+	}
+	keep := fn != nil
+	for n := 1; ; n++ {
+		d.peek()
+		ks := d.i + 1
+		key, err := d.rawStringKeep(keep)
+		if err != nil {
+			return n, err
+		}
+		ke := d.i - 1
+		if err := d.expect(':'); err != nil {
+			return n, err
+		}
+		var val []byte
+		vs, ve, vesc := d.i, d.i, false
+		switch d.peek() {
+		case '"':
+			vs = d.i + 1
+			if val, err = d.rawStringKeep(keep); err != nil {
+				return n, err
 			}
+			ve, vesc = d.i-1, val == nil
+		case '{', '[':
+			return n, d.errorf("extFields %q: value is not a scalar", key)
+		default:
+			if d.literal("null") {
+				break
+			}
+			start := d.i
 			if err := d.skip(0); err != nil {
-				return err
+				return n, err
 			}
-		} else if err := d.extValue(c, rawKey); err != nil {
-			return err
+			val = d.b[start:d.i]
+			vs, ve = start, d.i
+		}
+		if keep {
+			fn(key, val)
+		} else if idx != nil {
+			b := idx.base
+			idx.spans = append(idx.spans, extSpan{key: [2]int32{int32(ks - b), int32(ke - b)}, val: [2]int32{int32(vs - b), int32(ve - b)},
+				keyEsc: key == nil, valEsc: vesc})
 		}
 		switch d.peek() {
 		case ',':
@@ -354,45 +439,11 @@ func (d *jsonDecoder) extFields(c *Command) error {
 			continue
 		case '}':
 			d.i++
-			return nil
+			return n, nil
 		default:
-			return d.errorf("want ',' or '}' in extFields")
+			return n, d.errorf("want ',' or '}' in extFields")
 		}
 	}
-}
-
-// extValue reads the value of the ext field rawKey into c.
-func (d *jsonDecoder) extValue(c *Command, rawKey []byte) error {
-	key, ok := commonExtKeys[string(rawKey)]
-	if !ok {
-		key = string(rawKey)
-	}
-	var val string
-	switch d.peek() {
-	case '"':
-		raw, err := d.rawString()
-		if err != nil {
-			return err
-		}
-		if v, ok := commonExtValues[string(raw)]; ok {
-			val = v
-		} else {
-			val = string(raw)
-		}
-	case '{', '[':
-		return d.errorf("extFields %q: value is not a scalar", key)
-	default:
-		if d.literal("null") {
-			break
-		}
-		start := d.i
-		if err := d.skip(0); err != nil {
-			return err
-		}
-		val = string(d.b[start:d.i])
-	}
-	c.ExtFields[key] = val
-	return nil
 }
 
 // str parses a JSON string into a Go string.
@@ -406,7 +457,11 @@ func (d *jsonDecoder) str() (string, error) {
 
 // rawString parses a JSON string at the cursor and returns its unescaped
 // bytes. Without escapes the result aliases the input; callers copy it.
-func (d *jsonDecoder) rawString() ([]byte, error) {
+func (d *jsonDecoder) rawString() ([]byte, error) { return d.rawStringKeep(true) }
+
+// rawStringKeep is rawString; without keep, a string with escapes is only
+// checked, and nothing is allocated or returned for it.
+func (d *jsonDecoder) rawStringKeep(keep bool) ([]byte, error) {
 	if d.peek() != '"' {
 		return nil, d.errorf("want a string")
 	}
@@ -420,7 +475,7 @@ func (d *jsonDecoder) rawString() ([]byte, error) {
 			d.i++
 			return s, nil
 		case c == '\\':
-			return d.escapedString(start)
+			return d.escapedString(start, keep)
 		case c < 0x20:
 			return nil, d.errorf("control character 0x%02x in string", c)
 		}
@@ -430,12 +485,25 @@ func (d *jsonDecoder) rawString() ([]byte, error) {
 }
 
 // escapedString finishes a string that contains escapes, from start (just
-// after the opening quote); the cursor is at the first backslash.
-func (d *jsonDecoder) escapedString(start int) ([]byte, error) {
-	// Capacity grows with the string, not with the rest of the input: a
-	// header of many short escaped strings must not allocate quadratically.
-	out := make([]byte, 0, d.i-start+16)
-	out = append(out, d.b[start:d.i]...)
+// after the opening quote); the cursor is at the first backslash. Without
+// keep it only checks the string and returns nil.
+func (d *jsonDecoder) escapedString(start int, keep bool) ([]byte, error) {
+	var out []byte
+	if keep {
+		// The unescaped string is no longer than its text, which ends at
+		// the first quote not escaped: one allocation of at most that (not
+		// of the rest of the input, so a header of many short escaped
+		// strings does not allocate quadratically).
+		end := d.i
+		for end < len(d.b) && d.b[end] != '"' {
+			if d.b[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		out = make([]byte, 0, min(end, len(d.b))-start)
+		out = append(out, d.b[start:d.i]...)
+	}
 	for d.i < len(d.b) {
 		c := d.b[d.i]
 		switch {
@@ -445,7 +513,9 @@ func (d *jsonDecoder) escapedString(start int) ([]byte, error) {
 		case c < 0x20:
 			return nil, d.errorf("control character 0x%02x in string", c)
 		case c != '\\':
-			out = append(out, c)
+			if keep {
+				out = append(out, c)
+			}
 			d.i++
 			continue
 		}
@@ -456,17 +526,29 @@ func (d *jsonDecoder) escapedString(start int) ([]byte, error) {
 		d.i += 2
 		switch e {
 		case '"', '\\', '/':
-			out = append(out, e)
+			if keep {
+				out = append(out, e)
+			}
 		case 'b':
-			out = append(out, '\b')
+			if keep {
+				out = append(out, '\b')
+			}
 		case 'f':
-			out = append(out, '\f')
+			if keep {
+				out = append(out, '\f')
+			}
 		case 'n':
-			out = append(out, '\n')
+			if keep {
+				out = append(out, '\n')
+			}
 		case 'r':
-			out = append(out, '\r')
+			if keep {
+				out = append(out, '\r')
+			}
 		case 't':
-			out = append(out, '\t')
+			if keep {
+				out = append(out, '\t')
+			}
 		case 'u':
 			r, ok := d.hex4()
 			if !ok {
@@ -491,7 +573,9 @@ func (d *jsonDecoder) escapedString(start int) ([]byte, error) {
 				}
 				r = r2
 			}
-			out = utf8.AppendRune(out, r)
+			if keep {
+				out = utf8.AppendRune(out, r)
+			}
 		default:
 			return nil, d.errorf("bad escape \\%c", e)
 		}

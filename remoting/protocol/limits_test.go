@@ -37,7 +37,7 @@ func TestCodeOutOfInt16IsRefusedNotBroken(t *testing.T) {
 		_, err := DecodeFrame(jsonFrame(h, "body"))
 		re := requestError(t, err, ErrCodeOutOfRange)
 		if re.Code != RespRequestCodeNotSupported || re.Remark != fmt.Sprintf("request code %d not supported", code) ||
-			re.Request.Opaque != 77 || re.Request.Language != "JAVA" || re.Request.IsOneway() || re.Request.ExtFields != nil {
+			re.Request.Opaque != 77 || re.Request.Language != "JAVA" || re.Request.IsOneway() || re.Request.Fields() != nil {
 			t.Fatalf("code %d: %+v %+v", code, re, re.Request)
 		}
 	}
@@ -48,7 +48,7 @@ func TestTooManyExtFields(t *testing.T) {
 	// At the limit, and with duplicates past it, the header decodes.
 	for _, ext := range []string{manyExt(10), strings.TrimSuffix(manyExt(10), "}") + `,"k3":"again","k0":"x"}`} {
 		c, err := DecodeFrameLimits(jsonFrame(`{"code":10,"opaque":5,"extFields":`+ext+`}`, ""), lim)
-		if err != nil || len(c.ExtFields) != 10 {
+		if err != nil || len(c.Fields()) != 10 {
 			t.Fatalf("10 fields: %v %v", c, err)
 		}
 	}
@@ -132,14 +132,14 @@ func FuzzDecodeFrameLimits(f *testing.F) {
 		var re *RequestError
 		switch {
 		case err == nil:
-			if plainErr != nil || !commandsEqual(got, plain) || len(got.ExtFields) > lim.MaxExtFields {
+			if plainErr != nil || !commandsEqual(got, plain) || len(got.Fields()) > lim.MaxExtFields {
 				t.Fatalf("limited %v, unlimited %v %v", got, plain, plainErr)
 			}
 		case errors.As(err, &re):
-			if re.Request == nil || re.Remark == "" || re.Request.ExtFields != nil || re.Request.Body != nil {
+			if re.Request == nil || re.Remark == "" || re.Request.Fields() != nil || re.Request.Body != nil {
 				t.Fatalf("refusal %+v", re)
 			}
-			if plainErr == nil && len(plain.ExtFields) <= lim.MaxExtFields && len(frame) >= 4 &&
+			if plainErr == nil && len(plain.Fields()) <= lim.MaxExtFields && len(frame) >= 4 &&
 				int(binary.BigEndian.Uint32(frame)&0xFFFFFF) <= lim.MaxHeaderSize {
 				t.Fatalf("refused %v within the limits: %v", plain, err)
 			}

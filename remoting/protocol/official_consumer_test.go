@@ -58,7 +58,7 @@ func TestOfficialOrderlyConsumer(t *testing.T) {
 			// Hold briefly so the client does not spin, then "no new message".
 			time.Sleep(100 * time.Millisecond)
 			var ph PullMessageRequestHeader
-			if err := ph.Decode(req.ExtFields); err != nil {
+			if err := ph.Decode(req.Fields()); err != nil {
 				t.Errorf("pull: %v", err)
 			}
 			r := NewResponse(req, RespPullNotFound, "")
@@ -132,18 +132,18 @@ func TestOfficialOrderlyConsumer(t *testing.T) {
 	if lb.ConsumerGroup != "g-orderly" || lb.ClientID != hb.ClientID || len(lb.MQSet) != 1 || lb.MQSet[0] != wantMQ {
 		t.Errorf("lock body %+v", lb)
 	}
-	isT2 := func(c *Command) bool { return c.ExtFields["topic"] == "T2" }
+	isT2 := func(c *Command) bool { return c.Fields()["topic"] == "T2" }
 	qf := peer.waitForMatch(ReqQueryConsumerOffset, 10*time.Second, isT2)
 	assertClientRequest(t, qf, ReqQueryConsumerOffset)
 	var qh QueryConsumerOffsetRequestHeader
-	if err := qh.Decode(qf.cmd.ExtFields); err != nil || qh.ConsumerGroup != "g-orderly" || qh.Topic != "T2" || qh.BrokerName != "b1" {
+	if err := qh.Decode(qf.cmd.Fields()); err != nil || qh.ConsumerGroup != "g-orderly" || qh.Topic != "T2" || qh.BrokerName != "b1" {
 		t.Errorf("query offset %+v %v", qh, err)
 	}
 
 	pf := peer.waitForMatch(ReqPullMessage, 10*time.Second, isT2)
 	assertClientRequest(t, pf, ReqPullMessage)
 	var ph PullMessageRequestHeader
-	if err := ph.Decode(pf.cmd.ExtFields); err != nil {
+	if err := ph.Decode(pf.cmd.Fields()); err != nil {
 		t.Fatal(err)
 	}
 	// The pull starts at the offset we answered, which shows the client read
@@ -153,11 +153,11 @@ func TestOfficialOrderlyConsumer(t *testing.T) {
 		ph.SuspendTimeoutMillis != 20000 || ph.ExpressionType != "TAG" || ph.BrokerName != "b1" {
 		t.Errorf("pull header %+v", ph)
 	}
-	if got := ph.Encode(); !mapsEqual(got, pf.cmd.ExtFields) {
-		t.Errorf("Encode = %v, client sent %v", got, pf.cmd.ExtFields)
+	if got := ph.Encode(); !mapsEqual(got, pf.cmd.Fields()) {
+		t.Errorf("Encode = %v, client sent %v", got, pf.cmd.Fields())
 	}
-	if got := qh.Encode(); !mapsEqual(got, qf.cmd.ExtFields) {
-		t.Errorf("Encode = %v, client sent %v", got, qf.cmd.ExtFields)
+	if got := qh.Encode(); !mapsEqual(got, qf.cmd.Fields()) {
+		t.Errorf("Encode = %v, client sent %v", got, qf.cmd.Fields())
 	}
 	if err := c.Shutdown(); err != nil {
 		t.Error(err)
@@ -173,11 +173,11 @@ func TestOfficialOrderlyConsumer(t *testing.T) {
 	of := peer.waitForMatch(ReqUpdateConsumerOffset, 5*time.Second, isT2)
 	assertClientRequest(t, of, ReqUpdateConsumerOffset)
 	var oh UpdateConsumerOffsetRequestHeader
-	if err := oh.Decode(of.cmd.ExtFields); err != nil || oh.ConsumerGroup != "g-orderly" || oh.CommitOffset != 5 || oh.BrokerName != "b1" {
+	if err := oh.Decode(of.cmd.Fields()); err != nil || oh.ConsumerGroup != "g-orderly" || oh.CommitOffset != 5 || oh.BrokerName != "b1" {
 		t.Errorf("update offset %+v %v", oh, err)
 	}
-	if got := oh.Encode(); !mapsEqual(got, of.cmd.ExtFields) {
-		t.Errorf("Encode = %v, client sent %v", got, of.cmd.ExtFields)
+	if got := oh.Encode(); !mapsEqual(got, of.cmd.Fields()) {
+		t.Errorf("Encode = %v, client sent %v", got, of.cmd.Fields())
 	}
 	for _, f := range peer.all() {
 		assertReencodes(t, f.raw, f.cmd)

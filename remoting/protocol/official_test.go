@@ -92,8 +92,8 @@ func TestOfficialAdminFetchAllTopicList(t *testing.T) {
 	}
 	f := peer.waitFor(ReqGetAllTopicListFromNameServer, time.Second)
 	assertClientRequest(t, f, ReqGetAllTopicListFromNameServer)
-	if len(f.cmd.ExtFields) != 0 || len(f.cmd.Body) != 0 {
-		t.Errorf("ext %v body %q, want none", f.cmd.ExtFields, f.cmd.Body)
+	if len(f.cmd.Fields()) != 0 || len(f.cmd.Body) != 0 {
+		t.Errorf("ext %v body %q, want none", f.cmd.Fields(), f.cmd.Body)
 	}
 }
 
@@ -114,7 +114,7 @@ func TestOfficialAdminCreateTopic(t *testing.T) {
 	f := peer.waitFor(ReqUpdateAndCreateTopic, time.Second)
 	assertClientRequest(t, f, ReqUpdateAndCreateTopic)
 	var h CreateTopicRequestHeader
-	if err := h.Decode(f.cmd.ExtFields); err != nil {
+	if err := h.Decode(f.cmd.Fields()); err != nil {
 		t.Fatal(err)
 	}
 	want := CreateTopicRequestHeader{Topic: "T-create", DefaultTopic: "defaultTopic", ReadQueueNums: 3,
@@ -123,8 +123,8 @@ func TestOfficialAdminCreateTopic(t *testing.T) {
 		t.Errorf("decoded %+v, want %+v", h, want)
 	}
 	// Our encoder produces exactly the client's ext.
-	if got := h.Encode(); !mapsEqual(got, f.cmd.ExtFields) {
-		t.Errorf("Encode = %v, client sent %v", got, f.cmd.ExtFields)
+	if got := h.Encode(); !mapsEqual(got, f.cmd.Fields()) {
+		t.Errorf("Encode = %v, client sent %v", got, f.cmd.Fields())
 	}
 }
 
@@ -173,12 +173,12 @@ func TestOfficialProducerSend(t *testing.T) {
 	}
 	route := peer.waitFor(ReqGetRouteInfoByTopic, time.Second)
 	assertClientRequest(t, route, ReqGetRouteInfoByTopic)
-	if route.cmd.ExtFields["topic"] != "T1" {
-		t.Errorf("route ext %v", route.cmd.ExtFields)
+	if route.cmd.Fields()["topic"] != "T1" {
+		t.Errorf("route ext %v", route.cmd.Fields())
 	}
 	f := peer.waitFor(ReqSendMessage, time.Second)
 	assertClientRequest(t, f, ReqSendMessage)
-	h, err := DecodeSendMessageHeader(f.cmd.Code, f.cmd.ExtFields)
+	h, err := DecodeSendMessageHeader(f.cmd.Code, f.cmd.Fields())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +190,8 @@ func TestOfficialProducerSend(t *testing.T) {
 	if string(f.cmd.Body) != "hello" {
 		t.Errorf("body %q", f.cmd.Body)
 	}
-	if got := h.Encode(); !mapsEqual(got, f.cmd.ExtFields) {
-		t.Errorf("Encode = %v, client sent %v", got, f.cmd.ExtFields)
+	if got := h.Encode(); !mapsEqual(got, f.cmd.Fields()) {
+		t.Errorf("Encode = %v, client sent %v", got, f.cmd.Fields())
 	}
 
 	// Batch: SEND_BATCH_MESSAGE with the short keys.
@@ -202,10 +202,10 @@ func TestOfficialProducerSend(t *testing.T) {
 	}
 	bf := peer.waitFor(ReqSendBatchMessage, time.Second)
 	assertClientRequest(t, bf, ReqSendBatchMessage)
-	if _, long := bf.cmd.ExtFields["topic"]; long || bf.cmd.ExtFields["b"] != "T1" {
-		t.Fatalf("batch ext is not the short form: %v", bf.cmd.ExtFields)
+	if _, long := bf.cmd.Fields()["topic"]; long || bf.cmd.Fields()["b"] != "T1" {
+		t.Fatalf("batch ext is not the short form: %v", bf.cmd.Fields())
 	}
-	bh, err := DecodeSendMessageHeader(bf.cmd.Code, bf.cmd.ExtFields)
+	bh, err := DecodeSendMessageHeader(bf.cmd.Code, bf.cmd.Fields())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +213,8 @@ func TestOfficialProducerSend(t *testing.T) {
 		bh.DefaultTopicQueueNums != 4 || bh.BrokerName != "b1" || bh.Properties != "" {
 		t.Errorf("batch header %+v", bh)
 	}
-	if got := bh.EncodeV2(); !mapsEqual(got, bf.cmd.ExtFields) {
-		t.Errorf("EncodeV2 = %v, client sent %v", got, bf.cmd.ExtFields)
+	if got := bh.EncodeV2(); !mapsEqual(got, bf.cmd.Fields()) {
+		t.Errorf("EncodeV2 = %v, client sent %v", got, bf.cmd.Fields())
 	}
 
 	// An error response: the client must see our remark byte for byte.

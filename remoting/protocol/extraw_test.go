@@ -1,0 +1,296 @@
+package protocol
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// eagerDecode is the map decode of frame: what DecodeFrame gave before
+// ext fields could stay undecoded.
+func eagerDecode(frame []byte) (*Command, error) { return decodeFrame(frame, Limits{}, false) }
+
+// hotFrames are the frames of the hot requests in both encodings, as the
+// official client and ours fill them.
+func hotFrames(t testing.TB) map[string][]byte {
+	out := map[string][]byte{}
+	for name, c := range benchCommands() {
+		for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
+			cc := *c
+			cc.SerializeType = st
+			b, err := EncodeFrame(&cc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name+serName(st)] = b[4:]
+		}
+	}
+	v2 := &Command{Code: ReqSendMessageV2, Language: "GO", Version: 317, Opaque: 3, SerializeType: SerializeRocketMQ,
+		ExtFields: SendMessageRequestHeader{ProducerGroup: "pg", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+			QueueID: 2, SysFlag: 0, BornTimestamp: 1764403200000, Properties: "TAGS\x01a\x02", MaxReconsumeTimes: -1}.EncodeV2(),
+		Body: []byte("body")}
+	b, err := EncodeFrame(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["sendV2Binary"] = b[4:]
+	return out
+}
+
+// corpusFrames are the frames of FuzzDecodeFrame's checked-in corpus (the
+// official client's requests), without their length prefix.
+func corpusFrames(t testing.TB) [][]byte {
+	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzDecodeFrame", "*"))
+	var out [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.TrimSpace(strings.TrimPrefix(string(data), "go test fuzz v1\n"))
+		q, ok := strings.CutPrefix(line, "[]byte(")
+		if !ok {
+			continue
+		}
+		s, err := strconv.Unquote(strings.TrimSuffix(q, ")"))
+		if err == nil && len(s) > 4 {
+			out = append(out, []byte(s[4:]))
+		}
+	}
+	return out
+}
+
+// TestLazyExtHotRequests checks the send and pull requests in both
+// encodings: they decode with no map, the typed decode reads what the map
+// decode reads, and nothing builds the map until Fields is called.
+func TestLazyExtHotRequests(t *testing.T) {
+	for name, frame := range hotFrames(t) {
+		if strings.HasPrefix(name, "pullResponse") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			lazy, err := DecodeFrame(frame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eager, err := eagerDecode(frame)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lazy.ExtFields != nil || lazy.rawExt == nil {
+				t.Fatalf("ext fields decoded into a map: %v", lazy.ExtFields)
+			}
+			for k, v := range eager.ExtFields {
+				if got := lazy.Ext(k); got != v {
+					t.Errorf("Ext(%q) = %q, map has %q", k, got, v)
+				}
+			}
+			switch lazy.Code {
+			case ReqPullMessage:
+				var got, want PullMessageRequestHeader
+				if err := got.DecodeCommand(lazy); err != nil || want.Decode(eager.ExtFields) != nil || got != want {
+					t.Fatalf("pull header %+v %v, want %+v", got, err, want)
+				}
+			default:
+				got, err := DecodeSendMessageCommand(lazy)
+				want, werr := DecodeSendMessageHeader(eager.Code, eager.ExtFields)
+				if err != nil || werr != nil || got != want || got.Topic == "" {
+					t.Fatalf("send header %+v %v, want %+v %v", got, err, want, werr)
+				}
+			}
+			if lazy.ExtFields != nil {
+				t.Fatal("a read built the map")
+			}
+			if !mapsEqual(lazy.Fields(), eager.ExtFields) || lazy.rawExt != nil {
+				t.Fatalf("Fields() = %v, want %v", lazy.ExtFields, eager.ExtFields)
+			}
+		})
+	}
+}
+
+// TestLazyExtResponsesAndOtherCodes: only the hot requests stay undecoded;
+// a response with a hot code's number (FLUSH_DISK_TIMEOUT is 10, as
+// SEND_MESSAGE) and every other request have their map at once, in either
+// encoding and whatever the JSON field order (Java's fastjson writes the
+// flag after the extFields).
+func TestLazyExtResponsesAndOtherCodes(t *testing.T) {
+	frames := [][]byte{
+		jsonFrame(`{"code":10,"extFields":{"msgId":"m"},"flag":1,"opaque":2}`, ""),
+		jsonFrame(`{"code":105,"extFields":{"topic":"T"},"flag":0}`, ""),
+		jsonFrame(`{"extFields":{"topic":"T"},"code":10}`, ""), // the code after the ext fields
+		jsonFrame(`{"code":10,"extFields":{"topic":"T"},"code":105}`, ""),
+		binaryFrame(javaBinaryHeader(10, 0, 453, 2, FlagResponse, "", [][2]string{{"msgId", "m"}}), ""),
+		binaryFrame(javaBinaryHeader(105, 0, 453, 2, 0, "", [][2]string{{"topic", "T"}}), ""),
+	}
+	for _, f := range frames {
+		c, err := DecodeFrame(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.rawExt != nil || len(c.ExtFields) != 1 {
+			t.Errorf("%q: ext %v, raw %q", f, c.ExtFields, c.rawExt)
+		}
+	}
+	// Two extFields keys merge, as in the map decode.
+	c, err := DecodeFrame(jsonFrame(`{"code":10,"extFields":{"a":"1","b":"2"},"extFields":{"b":"3"}}`, ""))
+	if err != nil || !mapsEqual(c.Fields(), map[string]string{"a": "1", "b": "3"}) {
+		t.Fatalf("%v %v", c, err)
+	}
+}
+
+// TestLazyExtBadHeaders: a hot request whose ext fields do not parse is
+// still refused by the frame decoder (the connection is closed, as before),
+// and one whose values are wrong gets the same HeaderError as from the map.
+func TestLazyExtBadHeaders(t *testing.T) {
+	for _, f := range [][]byte{
+		jsonFrame(`{"code":10,"extFields":{"a":{"x":1}}}`, ""),
+		jsonFrame(`{"code":10,"extFields":{"a":"\x01"}}`, ""),
+		jsonFrame(`{"code":310,"extFields":{"a":"\u12"}}`, ""),
+		jsonFrame(`{"code":11,"extFields":{"a":"b",}}`, ""),
+		binaryFrame(append(javaBinaryHeader(11, 0, 453, 2, 0, "", [][2]string{{"topic", "T"}}), 0), ""),
+	} {
+		if _, err := DecodeFrame(f); err == nil {
+			t.Errorf("%q decoded", f)
+		}
+	}
+	for _, enc := range []byte{SerializeJSON, SerializeRocketMQ} {
+		ext := map[string]string{"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "x", "f": "0", "g": "1", "h": "0"}
+		c := &Command{Code: ReqSendMessageV2, SerializeType: enc, ExtFields: ext}
+		b, err := EncodeFrame(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := DecodeFrame(b[4:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = DecodeSendMessageCommand(lazy)
+		_, want := DecodeSendMessageHeader(ReqSendMessageV2, ext)
+		if err == nil || want == nil || err.Error() != want.Error() ||
+			err.Error() != `protocol: SEND_MESSAGE_V2 header: e (queueId): invalid integer "x"` {
+			t.Errorf("%s: %v, map decode %v", serName(enc), err, want)
+		}
+		delete(ext, "a")
+		b, _ = EncodeFrame(&Command{Code: ReqSendMessageV2, SerializeType: enc, ExtFields: ext})
+		lazy, _ = DecodeFrame(b[4:])
+		if _, err = DecodeSendMessageCommand(lazy); err == nil || err.Error() != `protocol: SEND_MESSAGE_V2 header: a (producerGroup): missing` {
+			t.Errorf("%s: %v", serName(enc), err)
+		}
+	}
+}
+
+// TestLazyExtAllocations: the typed decode of a send or pull allocates only
+// the strings it keeps (group, topic, properties), not a map entry per
+// field; the frame decode allocates only the command.
+func TestLazyExtAllocations(t *testing.T) {
+	for name, frame := range hotFrames(t) {
+		if strings.HasPrefix(name, "pullResponse") {
+			continue
+		}
+		var decodeErr error
+		allocs := testing.AllocsPerRun(50, func() {
+			c, err := DecodeFrame(frame)
+			if err != nil {
+				decodeErr = err
+				return
+			}
+			if c.Code == ReqPullMessage {
+				var h PullMessageRequestHeader
+				decodeErr = h.DecodeCommand(c)
+			} else {
+				_, decodeErr = DecodeSendMessageCommand(c)
+			}
+		})
+		if decodeErr != nil {
+			t.Fatal(decodeErr)
+		}
+		// The command, and up to four kept strings; in JSON the index of
+		// the fields, and the unescaping of the properties' \u0001s.
+		max := 5.0
+		if strings.HasSuffix(name, "json") {
+			max = 7
+		}
+		if allocs > max {
+			t.Errorf("%s: %v allocations, want <= %v", name, allocs, max)
+		}
+	}
+}
+
+// FuzzLazyExt checks undecoded ext fields against the map decode for any
+// frame: both accept or refuse it; Fields gives the map; Ext gives each
+// value; every typed DecodeCommand gives the header (or the error) Decode
+// gives from the map, whatever the request code; nothing panics.
+func FuzzLazyExt(f *testing.F) {
+	for _, fr := range hotFrames(f) {
+		f.Add(fr)
+	}
+	for _, fr := range corpusFrames(f) {
+		f.Add(fr)
+	}
+	f.Add(jsonFrame(`{"code":310,"extFields":{"b":"T","b":"U","topic":"V","e":"1 ","g":"-0","k":"TRUE"}}`, ""))
+	f.Add(jsonFrame(`{"code":11,"extFields":{"consumerGroup":"g\u00e9","queueId":7,"sysFlag":null,"topic":"\"T\""}}`, ""))
+	f.Add(binaryFrame(javaBinaryHeader(320, 0, 453, 9, 0, "", [][2]string{{"a", "pg"}, {"b", "T"}, {"", "x"}, {"m", "true"}}), ""))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		lazy, err := DecodeFrame(frame)
+		eager, eagerErr := eagerDecode(frame)
+		if (err == nil) != (eagerErr == nil) {
+			t.Fatalf("lazy %v, map decode %v", err, eagerErr)
+		}
+		if err != nil {
+			return
+		}
+		if lazy.rawExt != nil && !lazyExtCode(lazy.Code) {
+			t.Fatalf("code %d left undecoded", lazy.Code)
+		}
+		for k, v := range eager.ExtFields {
+			if got := lazy.Ext(k); got != v {
+				t.Fatalf("Ext(%q) = %q, map has %q", k, got, v)
+			}
+		}
+		ranged := map[string]string{}
+		lazy.RangeExt(func(k, v string) bool { ranged[k] = v; return true })
+		if !mapsEqual(ranged, eager.ExtFields) {
+			t.Fatalf("RangeExt gave %v, map decode %v", ranged, eager.ExtFields)
+		}
+		if lazy.Ext("\x00absent") != "" {
+			t.Fatal("Ext of an absent key")
+		}
+		code := lazy.Code
+		for _, c := range []int16{ReqSendMessage, ReqSendMessageV2, ReqSendBatchMessage, code} {
+			lazy.Code = c
+			got, err := DecodeSendMessageCommand(lazy)
+			want, werr := DecodeSendMessageHeader(c, eager.ExtFields)
+			if got != want || errString(err) != errString(werr) {
+				t.Fatalf("send %d: %+v %v, map decode %+v %v", c, got, err, want, werr)
+			}
+		}
+		lazy.Code = code
+		for _, pair := range [][2]any{
+			{&PullMessageRequestHeader{}, &PullMessageRequestHeader{}},
+			{&QueryConsumerOffsetRequestHeader{}, &QueryConsumerOffsetRequestHeader{}},
+			{&UpdateConsumerOffsetRequestHeader{}, &UpdateConsumerOffsetRequestHeader{}},
+		} {
+			err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(lazy)
+			werr := pair[1].(extDecoderI).Decode(eager.ExtFields)
+			if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
+				t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
+			}
+		}
+		if lazy.ExtFields != nil && lazy.rawExt != nil {
+			t.Fatal("a read built the map")
+		}
+		if !mapsEqual(lazy.Fields(), eager.ExtFields) {
+			t.Fatalf("Fields() = %v, map decode %v", lazy.ExtFields, eager.ExtFields)
+		}
+	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
