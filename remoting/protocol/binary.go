@@ -112,15 +112,27 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	dst = append(dst, c.Remark...)
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
+	var err error
 	for k, v := range c.ExtFields {
-		if len(k) > 0x7FFF {
-			return dst, fmt.Errorf("protocol: extFields key of %d bytes", len(k))
+		if dst, err = appendBinaryField(dst, k, v); err != nil {
+			return dst, err
 		}
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
-		dst = append(dst, v...)
+	}
+	for _, f := range c.MoreExt {
+		if dst, err = appendBinaryField(dst, f.Key, f.Value); err != nil {
+			return dst, err
+		}
 	}
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
 	return dst, nil
+}
+
+func appendBinaryField(dst []byte, k, v string) ([]byte, error) {
+	if len(k) > 0x7FFF {
+		return dst, fmt.Errorf("protocol: extFields key of %d bytes", len(k))
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+	dst = append(dst, k...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+	return append(dst, v...), nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -177,6 +178,27 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 	if _, err := DecodeFrame(dst[6:]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMoreExtEncoded checks that MoreExt goes out after ExtFields in both
+// header encodings and that a key in both decodes to MoreExt's value.
+func TestMoreExtEncoded(t *testing.T) {
+	for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
+		c := &Command{Code: ReqSendMessageV2, ExtFields: map[string]string{"b": "T", "AccessKey": "old"},
+			MoreExt: []Field{{"AccessKey", "ak"}, {"Signature", "s\"ig"}}, SerializeType: st}
+		out, err := EncodeFrame(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeFrame(out[4:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"b": "T", "AccessKey": "ak", "Signature": "s\"ig"}
+		if !maps.Equal(got.ExtFields, want) || got.MoreExt != nil {
+			t.Errorf("type %d: decoded %v %v, want %v", st, got.ExtFields, got.MoreExt, want)
+		}
 	}
 }
 
