@@ -85,7 +85,10 @@ func decodeBinaryHeaderLimit(b []byte, maxExt int) (*Command, error) {
 			return nil, fmt.Errorf("%w: extFields value length %d", ErrBadHeader, vl)
 		}
 		if c.ExtFields == nil {
-			c.ExtFields = make(map[string]string, min(len(ext)/16+1, 32))
+			// Sized for every field, so the map never grows while filled:
+			// a guess from the byte length fell short when ACL's two fields
+			// were added to a send's, and the growth cost more than they.
+			c.ExtFields = make(map[string]string, min(countBinaryFields(b[p:]), 64))
 		}
 		if maxExt > 0 && len(c.ExtFields) >= maxExt {
 			if _, dup := c.ExtFields[k]; !dup {
@@ -96,6 +99,25 @@ func decodeBinaryHeaderLimit(b []byte, maxExt int) (*Command, error) {
 		ext = ext[vl:]
 	}
 	return c, nil
+}
+
+// countBinaryFields counts the well-formed fields at the start of ext, a
+// binary header's ext field section.
+func countBinaryFields(ext []byte) int {
+	n := 0
+	for len(ext) >= 6 {
+		kl := int(int16(binary.BigEndian.Uint16(ext)))
+		if kl < 0 || kl > len(ext)-6 {
+			break
+		}
+		vl := int(int32(binary.BigEndian.Uint32(ext[2+kl:])))
+		if vl < 0 || vl > len(ext)-6-kl {
+			break
+		}
+		ext = ext[6+kl+vl:]
+		n++
+	}
+	return n
 }
 
 func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
