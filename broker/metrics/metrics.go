@@ -96,7 +96,7 @@ func (m *Metrics) observe(_ *remoting.Conn, req, resp *protocol.Command, elapsed
 			m.traffic.sent(req)
 		}
 	case protocol.ReqPullMessage, protocol.ReqLitePullMessage:
-		if flag, err := strconv.ParseInt(req.ExtFields["sysFlag"], 10, 32); err == nil {
+		if flag, err := strconv.ParseInt(req.Ext("sysFlag"), 10, 32); err == nil {
 			longPolling = protocol.PullHasSuspend(int32(flag))
 		}
 		if resp != nil && resp.Code == protocol.RespSuccess {

@@ -102,10 +102,11 @@ func (t *traffic) collectors() []prometheus.Collector {
 // sent counts a send the broker stored: req is SEND_MESSAGE(_V2) or
 // SEND_BATCH_MESSAGE.
 func (t *traffic) sent(req *protocol.Command) {
-	topic, ok := req.ExtFields["b"] // V2 header
-	props := req.ExtFields["i"]
-	if !ok {
-		topic, props = req.ExtFields["topic"], req.ExtFields["properties"]
+	// Read with Ext: a Response hook may see a request whose ext map was
+	// never built (the send handler decodes its header without one).
+	topic, props := req.Ext("b"), req.Ext("i") // V2 header
+	if topic == "" {
+		topic, props = req.Ext("topic"), req.Ext("properties")
 	}
 	set := t.inSet(topic, typeOf(props))
 	if req.Code != protocol.ReqSendBatchMessage {
@@ -199,7 +200,7 @@ func (t *traffic) inSet(topic string, typ msgType) *inSet {
 // LITE_PULL_MESSAGE, resp its SUCCESS answer, whose body is stored
 // records end to end, each starting with its total size.
 func (t *traffic) pulledMsgs(req, resp *protocol.Command) {
-	topic, group := req.ExtFields["topic"], req.ExtFields["consumerGroup"]
+	topic, group := req.Ext("topic"), req.Ext("consumerGroup")
 	b := resp.Body
 	msgs := 0
 	for len(b) >= 4 {
@@ -214,8 +215,8 @@ func (t *traffic) pulledMsgs(req, resp *protocol.Command) {
 	p.msgs.Add(float64(msgs))
 	p.bytes.Add(float64(len(resp.Body)))
 
-	next, err := strconv.ParseInt(resp.ExtFields["nextBeginOffset"], 10, 64)
-	q, err2 := strconv.ParseInt(req.ExtFields["queueId"], 10, 32)
+	next, err := strconv.ParseInt(resp.Ext("nextBeginOffset"), 10, 64)
+	q, err2 := strconv.ParseInt(req.Ext("queueId"), 10, 32)
 	if err != nil || err2 != nil {
 		return
 	}
