@@ -125,6 +125,57 @@ func TestSignatureMatchesJavaAndGoClients(t *testing.T) {
 	}
 }
 
+// TestInterceptorSignsAtEncode checks the client interceptor: it leaves
+// the caller's map alone (stale AccessKey and Signature in it included),
+// and what the peer decodes carries Java's signature over every field it
+// decodes, the SecurityToken too, and passes a check.
+func TestInterceptorSignsAtEncode(t *testing.T) {
+	tb := mustTable(t, testYAML)
+	for _, token := range []string{"", "tok"} {
+		for _, st := range []byte{protocol.SerializeRocketMQ, protocol.SerializeJSON} {
+			creds := Credentials{AccessKey: "RocketMQ", SecretKey: "12345678", SecurityToken: token}
+			hook := creds.Interceptor()[0]
+			if hook.Request != nil || hook.Append == nil {
+				t.Fatal("the interceptor should sign in an Append hook")
+			}
+			callerExt := map[string]string{"a": "PG", "b": "topicB", "e": "0", FieldAccessKey: "stale", FieldSignature: "stale"}
+			for round := 0; round < 2; round++ { // the second with the key order remembered
+				req := protocol.NewRequest(protocol.ReqSendMessageV2, callerExt, []byte("hello"))
+				req.SerializeType = st
+				if err := hook.Append("", req); err != nil {
+					t.Fatal(err)
+				}
+				if len(callerExt) != 5 || callerExt[FieldAccessKey] != "stale" {
+					t.Fatalf("the caller's map was changed: %v", callerExt)
+				}
+				frame, err := protocol.EncodeFrame(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := protocol.DecodeFrame(frame[4:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				ext := got.Fields()
+				if ext[FieldAccessKey] != "RocketMQ" || ext[FieldSecurityToken] != token && token != "" {
+					t.Fatalf("decoded %v", ext)
+				}
+				if want := javaSignature("12345678", ext, got.Body); ext[FieldSignature] != want {
+					t.Fatalf("token %q type %d: signature %s, want Java's %s", token, st, ext[FieldSignature], want)
+				}
+				if err := tb.Check("127.0.0.1:1", got, nil); err != nil {
+					t.Fatalf("decoded request refused: %v", err)
+				}
+				// Checked before encoding too (a server in the same process
+				// would see MoreExt).
+				if err := tb.Check("127.0.0.1:1", req, nil); err != nil {
+					t.Fatalf("request refused before encoding: %v", err)
+				}
+			}
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	tb := mustTable(t, testYAML)
 	admin := map[int16]bool{}
@@ -326,7 +377,7 @@ func BenchmarkSignCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	body := make([]byte, 1024)
-	sign := Credentials{AccessKey: "RocketMQ", SecretKey: "12345678"}.Interceptor()[0].Request
+	sign := Credentials{AccessKey: "RocketMQ", SecretKey: "12345678"}.Interceptor()[0].Append
 	ext := map[string]string{"a": "PG", "b": "topicB", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1700000000000", "h": "0", "i": "UNIQ_KEY\x01ABC\x02WAIT\x01true\x02", "j": "0", "k": "false", "m": "false"}
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {

@@ -2,6 +2,7 @@ package acl
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -28,13 +29,17 @@ func refuse(format string, args ...any) *Error { return &Error{Msg: fmt.Sprintf(
 // need an admin account. It returns nil or an *Error, in the order the
 // package doc gives.
 func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16]bool) error {
-	ip := RemoteIP(remote)
-	for _, p := range t.global {
-		if p.match(ip) {
-			return nil
+	// The address is parsed only for a white list to match it against.
+	var ip netip.Addr
+	if len(t.global) > 0 {
+		ip = RemoteIP(remote)
+		for _, p := range t.global {
+			if p.match(ip) {
+				return nil
+			}
 		}
 	}
-	ak, ok := req.ExtFields[FieldAccessKey]
+	ak, ok := fieldsOf(req).get(FieldAccessKey)
 	if !ok {
 		return refuse("No accessKey is configured")
 	}
@@ -42,8 +47,13 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 	if acc == nil {
 		return refuse("No acl config for %s", ak)
 	}
-	if acc.white != nil && acc.white.match(ip) {
-		return nil
+	if acc.white != nil {
+		if !ip.IsValid() {
+			ip = RemoteIP(remote)
+		}
+		if acc.white.match(ip) {
+			return nil
+		}
 	}
 	if !acc.signer.ok(req) {
 		return refuse("Check signature failed for accessKey=%s", ak)
@@ -54,7 +64,8 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 	if adminCodes[req.Code] {
 		return refuse("Need admin permission for request code=%d, but accessKey=%s is not", req.Code, ak)
 	}
-	rs, err := Resources(req)
+	var buf [4]Resource
+	rs, err := appendResources(buf[:0], req)
 	if err != nil {
 		return refuse("%v", err)
 	}

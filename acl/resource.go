@@ -74,9 +74,13 @@ func (r Resource) String() string {
 // subscribed topic, offsets, send-back, consumer lists and unregistration
 // → SUB on the group. Other codes need no resource (admin codes are
 // checked apart). A heartbeat body that does not decode is an error.
-func Resources(req *protocol.Command) ([]Resource, error) {
-	var rs resources
-	ext := req.ExtFields
+func Resources(req *protocol.Command) ([]Resource, error) { return appendResources(nil, req) }
+
+// appendResources appends what req needs to dst: a check passes an array
+// on its stack, so the common requests allocate nothing for it.
+func appendResources(dst []Resource, req *protocol.Command) ([]Resource, error) {
+	rs := dst
+	ext := req.Fields()
 	switch req.Code {
 	case protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
 		key := "topic"
@@ -85,58 +89,57 @@ func Resources(req *protocol.Command) ([]Resource, error) {
 		}
 		t := ext[key]
 		if strings.HasPrefix(t, retryPrefix) {
-			rs.add(t, Sub)
+			rs = addResource(rs, t, Sub)
 		} else {
-			rs.add(t, Pub)
+			rs = addResource(rs, t, Pub)
 		}
 	case protocol.ReqConsumerSendMsgBack:
-		rs.addGroup(ext["group"])
+		rs = addGroup(rs, ext["group"])
 	case protocol.ReqPullMessage:
-		rs.add(ext["topic"], Sub)
-		rs.addGroup(ext["consumerGroup"])
+		rs = addResource(rs, ext["topic"], Sub)
+		rs = addGroup(rs, ext["consumerGroup"])
 	case protocol.ReqQueryMessage:
-		rs.add(ext["topic"], Sub)
+		rs = addResource(rs, ext["topic"], Sub)
 	case protocol.ReqHeartBeat:
 		hb, err := protocol.DecodeHeartbeatData(req.Body)
 		if err != nil {
 			return nil, err
 		}
 		for _, cd := range hb.ConsumerDataSet {
-			rs.addGroup(cd.GroupName)
+			rs = addGroup(rs, cd.GroupName)
 			for _, sd := range cd.SubscriptionDataSet {
-				rs.add(sd.Topic, Sub)
+				rs = addResource(rs, sd.Topic, Sub)
 			}
 		}
 	case protocol.ReqUnregisterClient, protocol.ReqGetConsumerListByGroup:
-		rs.addGroup(ext["consumerGroup"])
+		rs = addGroup(rs, ext["consumerGroup"])
 	case protocol.ReqUpdateConsumerOffset:
-		rs.addGroup(ext["consumerGroup"])
-		rs.add(ext["topic"], Sub)
+		rs = addGroup(rs, ext["consumerGroup"])
+		rs = addResource(rs, ext["topic"], Sub)
 	}
 	return rs, nil
 }
 
-type resources []Resource
-
-// add records name (skipped when empty, as Java skips a null) needing p,
-// merging with an earlier need of the same resource.
-func (rs *resources) add(name string, p Perm) {
+// addResource appends name (skipped when empty, as Java skips a null)
+// needing p, merging with an earlier need of the same resource.
+func addResource(rs []Resource, name string, p Perm) []Resource {
 	if name == "" {
-		return
+		return rs
 	}
-	for i := range *rs {
-		if (*rs)[i].Name == name {
-			(*rs)[i].Perm |= p
-			return
+	for i := range rs {
+		if rs[i].Name == name {
+			rs[i].Perm |= p
+			return rs
 		}
 	}
-	*rs = append(*rs, Resource{name, p})
+	return append(rs, Resource{name, p})
 }
 
-func (rs *resources) addGroup(group string) {
-	if group != "" {
-		rs.add(retryPrefix+group, Sub)
+func addGroup(rs []Resource, group string) []Resource {
+	if group == "" {
+		return rs
 	}
+	return addResource(rs, retryPrefix+group, Sub)
 }
 
 // BrokerAdminCodes are the request codes only an admin account may send

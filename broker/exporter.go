@@ -11,7 +11,19 @@ func (b *Broker) newMetrics() {
 	b.metrics = metrics.New(b.cfg.Metrics, metrics.Deps{
 		Core: b.core, Cluster: b.cfg.ClusterName, Node: b.cfg.BrokerName,
 		StoreDir: b.cfg.StoreDir, Now: b.cfg.Now, Logger: b.log,
+		Raft: b.raftMetrics,
 	})
+}
+
+// raftMetrics is the node's raft state for the exporter (ok false on a
+// single broker).
+func (b *Broker) raftMetrics() (metrics.RaftStatus, bool) {
+	st, ok := b.ReplicaStatus()
+	if !ok {
+		return metrics.RaftStatus{}, false
+	}
+	return metrics.RaftStatus{ID: st.ID, Role: st.State, Term: st.Term,
+		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, LastIndex: st.LastIndex}, true
 }
 
 // interceptors are the remoting server's, in chain order. The metrics

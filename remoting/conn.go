@@ -72,6 +72,9 @@ type Conn struct {
 	// out are the client interceptors of a Client's connection; nil on a
 	// Server's.
 	out []ClientInterceptor
+	// outWrites is whether one of out has a Request hook, which gets a
+	// copy of a request's ext fields to write to.
+	outWrites bool
 
 	// ctx is handed to handlers of this connection's requests; it is
 	// cancelled when the connection closes.

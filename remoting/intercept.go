@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,15 @@ type ClientInterceptor struct {
 	// place (replace it instead). An error fails the call before anything
 	// is written; the call returns it and Response does not run.
 	Request func(addr string, req *protocol.Command) error
+	// Append, if set, runs in chain order with the Request hooks (an
+	// interceptor's Request before its Append) and adds ext fields by
+	// appending them to req.MoreExt, which is encoded after ExtFields. It
+	// must modify nothing else: unless some interceptor has a Request hook,
+	// req.ExtFields is the caller's map itself, not a copy, which is what
+	// makes Append cheaper (ACL signs every request this way: copying the
+	// map was most of a signed send's extra allocation). An error fails the
+	// call as Request's does.
+	Append func(addr string, req *protocol.Command) error
 	// Response, if set, runs in reverse chain order with the outcome of an
 	// Invoke or InvokeAsync whose request was written (or failed to be):
 	// the request as sent, the response or the error, and the time since
@@ -148,26 +158,46 @@ func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 	c.answer(req, resp)
 }
 
-// outgoing runs the client interceptors' Request hooks on cmd, the copy of
-// a request about to be sent, giving it an ExtFields map of its own first.
+// outgoing runs the client interceptors' Request and Append hooks on cmd,
+// the copy of a request about to be sent, giving it an ExtFields map of
+// its own first if a Request hook may write to it.
 func (c *Conn) outgoing(cmd *protocol.Command) error {
-	// Room for what interceptors add (ACL: AccessKey, Signature and maybe
-	// SecurityToken): a clone of a full table would grow, and rehash, on
-	// the first of them, at twice the cost of this copy.
-	ext := make(map[string]string, len(cmd.ExtFields)+4)
-	for k, v := range cmd.ExtFields {
-		ext[k] = v
-	}
-	cmd.ExtFields = ext
-	for _, ic := range c.out {
-		if ic.Request == nil {
-			continue
+	// Appends to MoreExt must not write into the caller's array.
+	cmd.MoreExt = slices.Clip(cmd.MoreExt)
+	if c.outWrites {
+		// Room for what interceptors add: a clone of a full table would
+		// grow, and rehash, on the first of them, at twice the cost of this
+		// copy.
+		ext := make(map[string]string, len(cmd.ExtFields)+4)
+		for k, v := range cmd.ExtFields {
+			ext[k] = v
 		}
-		if err := ic.Request(c.remote, cmd); err != nil {
-			return err
+		cmd.ExtFields = ext
+	}
+	for _, ic := range c.out {
+		if ic.Request != nil {
+			if err := ic.Request(c.remote, cmd); err != nil {
+				return err
+			}
+		}
+		if ic.Append != nil {
+			if err := ic.Append(c.remote, cmd); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// setOut makes ics the connection's client interceptors.
+func (c *Conn) setOut(ics []ClientInterceptor) {
+	if len(ics) == 0 {
+		return
+	}
+	c.out = ics
+	for _, ic := range ics {
+		c.outWrites = c.outWrites || ic.Request != nil
+	}
 }
 
 // observe runs the client interceptors' Response hooks.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -249,6 +251,48 @@ func TestClientInterceptorSignsRequests(t *testing.T) {
 		}
 		if got := <-verified; got != "t3" {
 			t.Fatalf("the server saw %q after the refused call, want t3", got)
+		}
+	})
+}
+
+// TestClientInterceptorAppends checks the Append hook: the fields it adds
+// reach the server beside the caller's, the caller's map is not copied
+// (the hook sees it itself) nor changed, and a caller's own MoreExt is
+// neither lost nor written into.
+func TestClientInterceptorAppends(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		seen := make(chan map[string]string, 1)
+		s := startServer(t, tr, nil, map[int16]Handler{
+			codeEcho: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+				seen <- req.ExtFields
+				return protocol.NewResponse(req, protocol.RespSuccess, "")
+			},
+		})
+		callerExt := map[string]string{"topic": "t1"}
+		var sameMap bool
+		cl := newClient(t, func(c *ClientConfig) {
+			c.Interceptors = []ClientInterceptor{{Append: func(_ string, req *protocol.Command) error {
+				sameMap = reflect.ValueOf(req.ExtFields).UnsafePointer() == reflect.ValueOf(callerExt).UnsafePointer()
+				req.MoreExt = append(req.MoreExt, protocol.Field{Key: "AccessKey", Value: "ak"})
+				return nil
+			}}}
+		})
+		callerMore := make([]protocol.Field, 1, 4)
+		callerMore[0] = protocol.Field{Key: "mine", Value: "m"}
+		req := protocol.NewRequest(codeEcho, callerExt, nil)
+		req.MoreExt = callerMore
+		if _, err := cl.Invoke(context.Background(), s.Addr(), req); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"topic": "t1", "mine": "m", "AccessKey": "ak"}
+		if got := <-seen; !maps.Equal(got, want) {
+			t.Fatalf("server saw %v, want %v", got, want)
+		}
+		if !sameMap {
+			t.Error("the Append hook got a copy of the caller's map")
+		}
+		if len(callerExt) != 1 || len(req.MoreExt) != 1 || callerMore[:2][1] != (protocol.Field{}) {
+			t.Fatalf("the caller's command was changed: %v %v %v", callerExt, req.MoreExt, callerMore[:2])
 		}
 	})
 }

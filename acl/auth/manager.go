@@ -74,7 +74,13 @@ type snapshot struct {
 	version uint64
 	users   map[string]*user
 	acls    map[string]*ACL
+	// userACLs are the ACLs of "User:" subjects by user name, so a check
+	// finds one without building the subject.
+	userACLs map[string]*ACL
 }
+
+// userSubject prefixes a user's name to make its ACL's subject.
+const userSubject = "User:"
 
 // keyVerifier checks one user's signatures (acl.Key).
 type keyVerifier = acl.Key
@@ -161,7 +167,7 @@ func (m *Manager) reloadLocked() (*snapshot, error) {
 	if s := m.snap.Load(); s != nil && s.version == v {
 		return s, nil
 	}
-	s := &snapshot{version: v, users: map[string]*user{}, acls: map[string]*ACL{}}
+	s := &snapshot{version: v, users: map[string]*user{}, acls: map[string]*ACL{}, userACLs: map[string]*ACL{}}
 	var bad error
 	err := m.st.RangeAuth("", func(name string, value []byte) bool {
 		switch {
@@ -184,6 +190,9 @@ func (m *Manager) reloadLocked() (*snapshot, error) {
 				return false
 			}
 			s.acls[a.Subject] = a
+			if name, ok := strings.CutPrefix(a.Subject, userSubject); ok {
+				s.userACLs[name] = a
+			}
 		}
 		return true
 	})
@@ -198,7 +207,7 @@ func (m *Manager) reloadLocked() (*snapshot, error) {
 // an *Error, as package doc says.
 func (m *Manager) Check(remote string, req *protocol.Command) error {
 	s := m.current()
-	ak := req.ExtFields[acl.FieldAccessKey]
+	ak := acl.AccessKey(req)
 	if m.cfg.AuthenticationEnabled && !m.authnWhite[req.Code] {
 		if ak == "" {
 			return refuse("username cannot be null.")
@@ -216,7 +225,8 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 	if !m.cfg.AuthorizationEnabled || m.authzWhite[req.Code] {
 		return nil
 	}
-	needs, err := Needs(req, m.cfg.Cluster)
+	var buf [4]Need
+	needs, err := appendNeeds(buf[:0], req, m.cfg.Cluster)
 	if err != nil {
 		return refuse("parse authorization context error")
 	}
@@ -232,23 +242,22 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 	case u.info.UserType == string(Super):
 		return nil
 	}
-	subject := "User:" + ak
-	a := s.acls[subject]
+	a := s.userACLs[ak]
+	ip := lazyIP{remote: remote}
 	for _, n := range needs {
-		if err := decide(a, n, subject, remote); err != nil {
+		if err := decide(a, n, ak, &ip); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// decide checks one need against a (nil: no ACL), as Java's
-// AclAuthorizationHandler does.
-func decide(a *ACL, n Need, subject, remote string) error {
+// decide checks one need of user ak, from remote, ip, against a (nil: no
+// ACL), as Java's AclAuthorizationHandler does.
+func decide(a *ACL, n Need, ak string, ip *lazyIP) error {
 	var best *Entry
 	if a != nil {
-		ip := acl.RemoteIP(remote)
-		for _, pt := range []string{Custom, Default} {
+		for _, pt := range [...]string{Custom, Default} {
 			for i := range a.Policies[pt] {
 				e := &a.Policies[pt][i]
 				if e.matches(n, ip) && (best == nil || e.before(best)) {
@@ -261,10 +270,10 @@ func decide(a *ACL, n Need, subject, remote string) error {
 		}
 	}
 	if best == nil {
-		return denied(subject, n, remote, "no matched policies.")
+		return denied(userSubject+ak, n, ip.remote, "no matched policies.")
 	}
 	if best.Decision == Deny {
-		return denied(subject, n, remote, "the decision is deny.")
+		return denied(userSubject+ak, n, ip.remote, "the decision is deny.")
 	}
 	return nil
 }
@@ -292,8 +301,23 @@ func (e *Entry) before(o *Entry) bool {
 	return e.Decision == Deny && o.Decision != Deny
 }
 
+// lazyIP is a request's source address, parsed when an entry with
+// source IPs first asks for it.
+type lazyIP struct {
+	remote string // "ip:port"
+	ip     netip.Addr
+	parsed bool
+}
+
+func (l *lazyIP) get() netip.Addr {
+	if !l.parsed {
+		l.ip, l.parsed = acl.RemoteIP(l.remote), true
+	}
+	return l.ip
+}
+
 // matches reports whether e applies to n from ip.
-func (e *Entry) matches(n Need, ip netip.Addr) bool {
+func (e *Entry) matches(n Need, ip *lazyIP) bool {
 	if !e.Resource.matches(n.Resource) {
 		return false
 	}
@@ -304,7 +328,7 @@ func (e *Entry) matches(n Need, ip netip.Addr) bool {
 		return true
 	}
 	for _, p := range e.SourceIPs {
-		if p.Contains(ip) {
+		if p.Contains(ip.get()) {
 			return true
 		}
 	}

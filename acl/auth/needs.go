@@ -85,33 +85,38 @@ var clusterNeeds = map[int16]Action{
 // queries), the group is read from the retry topic and named a group. A
 // heartbeat body that does not decode is an error.
 func Needs(req *protocol.Command, cluster string) ([]Need, error) {
-	ext := req.ExtFields
+	return appendNeeds(nil, req, cluster)
+}
+
+// appendNeeds appends what req needs to ns: a check passes an array on its
+// stack, so the common requests allocate nothing for it.
+func appendNeeds(ns []Need, req *protocol.Command, cluster string) ([]Need, error) {
+	ext := req.Fields()
 	switch req.Code {
 	case protocol.ReqGetRouteInfoByTopic:
-		return []Need{topicNeed(ext["topic"], Pub|Sub|Get)}, nil
+		return append(ns, topicNeed(ext["topic"], Pub|Sub|Get)), nil
 	case protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
 		t := ext["topic"]
 		if req.Code != protocol.ReqSendMessage {
 			t = ext["b"]
 		}
 		if strings.HasPrefix(t, retryPrefix) {
-			return []Need{groupNeed(t, Sub)}, nil
+			return append(ns, groupNeed(t, Sub)), nil
 		}
-		return []Need{topicNeed(t, Pub)}, nil
+		return append(ns, topicNeed(t, Pub)), nil
 	case protocol.ReqEndTransaction:
-		return []Need{topicNeed(ext["topic"], Pub)}, nil
+		return append(ns, topicNeed(ext["topic"], Pub)), nil
 	case protocol.ReqConsumerSendMsgBack:
-		return []Need{groupNeed(ext["group"], Sub)}, nil
+		return append(ns, groupNeed(ext["group"], Sub)), nil
 	case protocol.ReqPullMessage, protocol.ReqLitePullMessage:
-		return topicAndGroup(ext["topic"], ext["consumerGroup"], Sub), nil
+		return appendTopicAndGroup(ns, ext["topic"], ext["consumerGroup"], Sub), nil
 	case protocol.ReqQueryMessage:
-		return []Need{topicNeed(ext["topic"], Sub|Get)}, nil
+		return append(ns, topicNeed(ext["topic"], Sub|Get)), nil
 	case protocol.ReqHeartBeat:
 		hb, err := protocol.DecodeHeartbeatData(req.Body)
 		if err != nil {
 			return nil, err
 		}
-		var ns []Need
 		for _, cd := range hb.ConsumerDataSet {
 			ns = append(ns, groupNeed(cd.GroupName, Sub))
 			for _, sd := range cd.SubscriptionDataSet {
@@ -125,24 +130,23 @@ func Needs(req *protocol.Command, cluster string) ([]Need, error) {
 		// A producer unregisters without a consumer group: nothing to check
 		// (Java would check a group named null and refuse it).
 		if g := ext["consumerGroup"]; g != "" {
-			return []Need{groupNeed(g, Pub|Sub)}, nil
+			return append(ns, groupNeed(g, Pub|Sub)), nil
 		}
-		return nil, nil
+		return ns, nil
 	case protocol.ReqGetConsumerListByGroup:
-		return []Need{groupNeed(ext["consumerGroup"], Sub|Get)}, nil
+		return append(ns, groupNeed(ext["consumerGroup"], Sub|Get)), nil
 	case protocol.ReqQueryConsumerOffset:
-		return topicAndGroup(ext["topic"], ext["consumerGroup"], Sub|Get), nil
+		return appendTopicAndGroup(ns, ext["topic"], ext["consumerGroup"], Sub|Get), nil
 	case protocol.ReqUpdateConsumerOffset:
-		return topicAndGroup(ext["topic"], ext["consumerGroup"], Sub|Update), nil
+		return appendTopicAndGroup(ns, ext["topic"], ext["consumerGroup"], Sub|Update), nil
 	}
 	if a, ok := clusterNeeds[req.Code]; ok {
-		return []Need{{Resource{Type: Cluster, Name: cluster, Pattern: Literal}, a}}, nil
+		return append(ns, Need{Resource{Type: Cluster, Name: cluster, Pattern: Literal}, a}), nil
 	}
 	f, ok := fieldNeeds[req.Code]
 	if !ok {
-		return nil, nil
+		return ns, nil
 	}
-	var ns []Need
 	if f.topic != "" {
 		if t, ok := ext[f.topic]; ok {
 			if strings.HasPrefix(t, retryPrefix) {
@@ -160,9 +164,9 @@ func Needs(req *protocol.Command, cluster string) ([]Need, error) {
 	return ns, nil
 }
 
-// topicAndGroup is a topic (unless a retry topic) and a group needing a.
-func topicAndGroup(topic, group string, a Action) []Need {
-	ns := make([]Need, 0, 2)
+// appendTopicAndGroup appends a topic (unless a retry topic) and a group
+// needing a.
+func appendTopicAndGroup(ns []Need, topic, group string, a Action) []Need {
 	if !strings.HasPrefix(topic, retryPrefix) {
 		ns = append(ns, topicNeed(topic, a))
 	}

@@ -2,11 +2,14 @@ package metrics_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/internal/interleave"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -53,4 +56,42 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkSendMetricsSideBySide runs the sends of BenchmarkSendMetrics
+// against two brokers in one process, metrics off and on, in alternating
+// slices of 200 sends (internal/interleave), so a loaded machine's
+// changing load lands on both alike. on/off is the throughput of "on" over
+// "off" over the whole run (the goal is >= 0.97); slice-median the median
+// of the slices' ratios. b.N is the number of sends to each broker:
+//
+//	go test -run '^$' -bench SendMetricsSideBySide -benchtime 40000x ./broker/metrics
+func BenchmarkSendMetricsSideBySide(b *testing.B) {
+	body := make([]byte, 1024)
+	var sends []func() error
+	for _, typ := range []string{metrics.ExporterDisable, metrics.ExporterProm} {
+		br := startBroker(b, func(cfg *broker.Config) { cfg.Metrics.ExporterType = typ })
+		rc := newRawClient(b, br.Addr())
+		rc.createTopic("BENCH", 4)
+		hdr := sendHeader("BENCH", nil).EncodeV2()
+		sends = append(sends, func() error {
+			resp, err := rc.cl.Invoke(context.Background(), br.Addr(), protocol.NewRequest(protocol.ReqSendMessageV2, hdr, body))
+			if err == nil && resp.Code != protocol.RespSuccess {
+				err = fmt.Errorf("send answered %s", protocol.ResponseCodeName(resp.Code))
+			}
+			return err
+		})
+	}
+	for _, send := range sends { // connections and series warm
+		if err := send(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	res, err := interleave.Run(b.N, 200, 4*runtime.GOMAXPROCS(0), sends)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(res.Ratio(1), "on/off")
+	b.ReportMetric(res.MedianRatio(1), "slice-median")
 }

@@ -15,7 +15,10 @@
 //     hashing, no string building, no lock.
 //   - everything else (lag, in-flight, dead letters, connections, topic
 //     and group numbers, storage size) is read from the core when
-//     /metrics is scraped (collector.go), never on the send path.
+//     /metrics is scraped (collector.go), never on the send path; so are
+//     a replicated group node's raft figures (raft.go: rocketmq_raft_role,
+//     _term, _commit_index, _applied_index, _last_index, labelled raft_id
+//     since a group's nodes share node_id).
 //
 // Cardinality is bounded: at most Config.TopicLimit topic label values and
 // Config.GroupLimit consumer_group label values are ever exported; topics

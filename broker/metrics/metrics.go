@@ -25,7 +25,10 @@ type Deps struct {
 	StoreDir string
 	// Now is the clock of lag latency; it must be the store's. Default
 	// time.Now.
-	Now    func() time.Time
+	Now func() time.Time
+	// Raft reports a replicated group node's raft state when scraped (ok
+	// false, or a nil Raft: not a group node, no rocketmq_raft_* series).
+	Raft   func() (st RaftStatus, ok bool)
 	Logger *slog.Logger
 }
 
@@ -67,6 +70,9 @@ func New(cfg Config, d Deps) *Metrics {
 	}, m.reg)
 	broker.MustRegister(m.traffic.collectors()...)
 	broker.MustRegister(m.rpc.h, newCollector(m))
+	if d.Raft != nil {
+		broker.MustRegister(newRaftCollector(d.Raft))
+	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -20,9 +20,17 @@ func benchCommands() map[string]*Command {
 		BornTimestamp: 1764403200000, Properties: "KEYS\x01k1\x02TAGS\x01TagA\x02UNIQ_KEY\x01C0A80001518A18B4AAC27A5C3B520000\x02WAIT\x01true\x02",
 		MaxReconsumeTimes: 16, BrokerName: "b1",
 	}.Encode(), Body: make([]byte, 1024)}
+	// What our producer sends with ACL: SEND_MESSAGE_V2 signed.
+	sendV2 := *send
+	sendV2.Code, sendV2.ExtFields = ReqSendMessageV2, SendMessageRequestHeader{
+		ProducerGroup: "pg1", Topic: "T1", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4, QueueID: 3,
+		BornTimestamp: 1764403200000, Properties: "KEYS\x01k1\x02TAGS\x01TagA\x02UNIQ_KEY\x01C0A80001518A18B4AAC27A5C3B520000\x02WAIT\x01true\x02",
+		MaxReconsumeTimes: 16, BrokerName: "b1",
+	}.EncodeV2()
+	sendV2.MoreExt = []Field{{"AccessKey", "RocketMQ"}, {"Signature", "QwJ9Yx2uL1Hcb0AeZp3xXlWm8Ks="}}
 	resp := NewResponse(pull, RespPullNotFound, "")
 	resp.ExtFields = PullMessageResponseHeader{NextBeginOffset: 5, MinOffset: 0, MaxOffset: 5}.Encode()
-	return map[string]*Command{"pull": pull, "send": send, "pullResponse": resp}
+	return map[string]*Command{"pull": pull, "send": send, "sendV2Signed": &sendV2, "pullResponse": resp}
 }
 
 func BenchmarkEncodeFrame(b *testing.B) {

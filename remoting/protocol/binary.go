@@ -85,7 +85,7 @@ func decodeBinaryHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) 
 			return
 		}
 		if c.ExtFields == nil {
-			c.ExtFields = make(map[string]string, min(len(ext)/16+1, 32))
+			c.ExtFields = make(map[string]string, min(countBinaryFields(ext), 64))
 		}
 		if maxExt > 0 && len(c.ExtFields) >= maxExt {
 			if _, dup := c.ExtFields[string(key)]; !dup {
@@ -136,6 +136,25 @@ func walkBinaryExt(ext []byte, fn func(key, val []byte)) (int, error) {
 	return n, nil
 }
 
+// countBinaryFields counts the well-formed fields at the start of ext, a
+// binary header's ext field section.
+func countBinaryFields(ext []byte) int {
+	n := 0
+	for len(ext) >= 6 {
+		kl := int(int16(binary.BigEndian.Uint16(ext)))
+		if kl < 0 || kl > len(ext)-6 {
+			break
+		}
+		vl := int(int32(binary.BigEndian.Uint32(ext[2+kl:])))
+		if vl < 0 || vl > len(ext)-6-kl {
+			break
+		}
+		ext = ext[6+kl+vl:]
+		n++
+	}
+	return n
+}
+
 func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	lang := c.Language
 	if lang == "" {
@@ -150,15 +169,27 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 	dst = append(dst, c.Remark...)
 	lenAt := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
+	var err error
 	for k, v := range c.Fields() {
-		if len(k) > 0x7FFF {
-			return dst, fmt.Errorf("protocol: extFields key of %d bytes", len(k))
+		if dst, err = appendBinaryField(dst, k, v); err != nil {
+			return dst, err
 		}
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
-		dst = append(dst, v...)
+	}
+	for _, f := range c.MoreExt {
+		if dst, err = appendBinaryField(dst, f.Key, f.Value); err != nil {
+			return dst, err
+		}
 	}
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
 	return dst, nil
+}
+
+func appendBinaryField(dst []byte, k, v string) ([]byte, error) {
+	if len(k) > 0x7FFF {
+		return dst, fmt.Errorf("protocol: extFields key of %d bytes", len(k))
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(k)))
+	dst = append(dst, k...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(v)))
+	return append(dst, v...), nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -177,6 +178,32 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 	if _, err := DecodeFrame(dst[6:]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMoreExtEncoded checks that MoreExt goes out after ExtFields in both
+// header encodings and that a key in both decodes to MoreExt's value.
+func TestMoreExtEncoded(t *testing.T) {
+	for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
+		c := &Command{Code: ReqSendMessageV2, ExtFields: map[string]string{"b": "T", "AccessKey": "old"},
+			MoreExt: []Field{{"AccessKey", "ak"}, {"Signature", "s\"ig"}}, SerializeType: st}
+		out, err := EncodeFrame(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeFrame(out[4:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A send's header stays undecoded until read: the one-key read
+		// and the map must agree that the later value wins.
+		if v := got.Ext("AccessKey"); v != "ak" {
+			t.Errorf("type %d: Ext(AccessKey) = %q, want ak", st, v)
+		}
+		want := map[string]string{"b": "T", "AccessKey": "ak", "Signature": "s\"ig"}
+		if !maps.Equal(got.Fields(), want) || got.MoreExt != nil {
+			t.Errorf("type %d: decoded %v %v, want %v", st, got.ExtFields, got.MoreExt, want)
+		}
 	}
 }
 

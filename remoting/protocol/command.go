@@ -47,7 +47,12 @@ type Command struct {
 	Flag      int32
 	Remark    string
 	ExtFields map[string]string
-	Body      []byte
+	// MoreExt are ext fields encoded after ExtFields, for a sender adding
+	// fields to a map it does not own without copying it (a client's
+	// signature). A key in both is encoded twice, and decoders keep the
+	// later one: MoreExt's. Decoding never sets it.
+	MoreExt []Field
+	Body    []byte
 
 	// SerializeType is the header encoding the command arrived in, or the one
 	// to encode it with. Responses default to the request's.
@@ -62,6 +67,9 @@ type Command struct {
 	// checked), so reads do not scan the text again.
 	rawIdx []extSpan
 }
+
+// Field is one ext field.
+type Field struct{ Key, Value string }
 
 var opaqueSeq atomic.Int32
 

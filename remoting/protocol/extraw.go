@@ -98,7 +98,14 @@ func walkExt(serType byte, raw []byte, fn func(key, val []byte)) error {
 
 // decodeRaw builds the ExtFields map of c's pending raw section.
 func (c *Command) decodeRaw() map[string]string {
-	m := make(map[string]string, min(len(c.rawExt)/24+1, 32))
+	hint := min(len(c.rawExt)/24+1, 32)
+	if c.rawSer == SerializeRocketMQ {
+		// Exact for the binary encoding, so the map never grows while it
+		// is filled (a guess from the length fell short once ACL's two
+		// fields were added to a send's).
+		hint = min(countBinaryFields(c.rawExt), 64)
+	}
+	m := make(map[string]string, hint)
 	// The section was checked when the frame was decoded, so the walk
 	// cannot fail.
 	c.walkRaw(func(key, val []byte) { m[internKey(key)] = internValue(val) })

@@ -56,6 +56,15 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 		dst = append(dst, ':')
 		dst = appendJSONString(dst, v)
 	}
+	for _, f := range c.MoreExt {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendJSONString(dst, f.Key)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, f.Value)
+	}
 	return append(dst, "}}"...)
 }
 
