@@ -2,17 +2,13 @@ package integration
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
-
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/promtest"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -33,23 +29,23 @@ func TestGroupRaftMetrics(t *testing.T) {
 		term, commit, applied float64
 	}
 	read := func(i int) (raft, error) {
-		fams, err := scrapeURL(c.Broker(i).MetricsURL())
+		fams, err := promtest.Scrape(c.Broker(i).MetricsURL())
 		if err != nil {
 			return raft{}, err
 		}
 		id := map[string]string{"raft_id": fmt.Sprintf("n%d", i), "node_id": "broker-a", "cluster": c.Broker(i).Config().ClusterName}
 		var r raft
-		for _, m := range familySeries(fams, "rocketmq_raft_role", id) {
+		for _, m := range promtest.Series(fams, "rocketmq_raft_role", id) {
 			if m.GetGauge().GetValue() == 1 {
 				if r.role != "" {
-					return r, fmt.Errorf("node %d: roles %s and %s", i, r.role, labelValue(m, "role"))
+					return r, fmt.Errorf("node %d: roles %s and %s", i, r.role, promtest.Labels(m)["role"])
 				}
-				r.role = labelValue(m, "role")
+				r.role = promtest.Labels(m)["role"]
 			}
 		}
 		for name, dst := range map[string]*float64{"rocketmq_raft_term": &r.term,
 			"rocketmq_raft_commit_index": &r.commit, "rocketmq_raft_applied_index": &r.applied} {
-			ms := familySeries(fams, name, id)
+			ms := promtest.Series(fams, name, id)
 			if len(ms) != 1 {
 				return r, fmt.Errorf("node %d: %d series of %s%v", i, len(ms), name, id)
 			}
@@ -97,46 +93,4 @@ func TestGroupRaftMetrics(t *testing.T) {
 	if after.applied <= before.applied || after.term != before.term {
 		t.Fatalf("after 10 sends the leader's figures went from %+v to %+v", before, after)
 	}
-}
-
-// scrapeURL GETs a /metrics URL and parses the exposition.
-func scrapeURL(url string) (map[string]*dto.MetricFamily, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	tp := expfmt.NewTextParser(model.UTF8Validation)
-	return tp.TextToMetricFamilies(resp.Body)
-}
-
-// familySeries returns the series of family name whose labels include want.
-func familySeries(fams map[string]*dto.MetricFamily, name string, want map[string]string) []*dto.Metric {
-	var out []*dto.Metric
-	f := fams[name]
-	if f == nil {
-		return nil
-	}
-next:
-	for _, m := range f.Metric {
-		for k, v := range want {
-			if labelValue(m, k) != v {
-				continue next
-			}
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func labelValue(m *dto.Metric, name string) string {
-	for _, l := range m.Label {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
 }

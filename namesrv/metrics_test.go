@@ -6,21 +6,14 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
+	"github.com/runnelmq/runnel/internal/promtest"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func scrapeNamesrv(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
+	fams, err := promtest.Scrape(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,31 +23,12 @@ func scrapeNamesrv(t *testing.T, url string) map[string]*dto.MetricFamily {
 // metricValue is the value of the one series of name whose labels include
 // want, and how many such series there are.
 func metricValue(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, int) {
-	var v float64
-	n := 0
-	f := fams[name]
-	if f == nil {
+	ms := promtest.Series(fams, name, want)
+	if len(ms) == 0 {
 		return 0, 0
 	}
-next:
-	for _, m := range f.Metric {
-		got := map[string]string{}
-		for _, l := range m.Label {
-			got[l.GetName()] = l.GetValue()
-		}
-		for k, w := range want {
-			if got[k] != w {
-				continue next
-			}
-		}
-		n++
-		if m.Counter != nil {
-			v = m.Counter.GetValue()
-		} else {
-			v = m.Gauge.GetValue()
-		}
-	}
-	return v, n
+	v, _ := promtest.Value(ms[len(ms)-1])
+	return v, len(ms)
 }
 
 // TestMetricsExport: with metricsExporterType=PROM the name server serves

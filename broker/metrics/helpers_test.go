@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -13,11 +12,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/internal/promtest"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -125,49 +123,18 @@ func pullHeader(group, topic string, offset int64, max int32) map[string]string 
 // scrape GETs url and parses the exposition.
 func scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(url)
+	fams, err := promtest.Scrape(url)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", url, resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse %s: %v", url, err)
+		t.Fatal(err)
 	}
 	return fams
 }
 
-// series returns the metrics of a family whose labels include want.
 func series(fams map[string]*dto.MetricFamily, name string, want map[string]string) []*dto.Metric {
-	f := fams[name]
-	if f == nil {
-		return nil
-	}
-	var out []*dto.Metric
-next:
-	for _, m := range f.Metric {
-		got := labelsOf(m)
-		for k, v := range want {
-			if got[k] != v {
-				continue next
-			}
-		}
-		out = append(out, m)
-	}
-	return out
+	return promtest.Series(fams, name, want)
 }
 
-func labelsOf(m *dto.Metric) map[string]string {
-	got := map[string]string{}
-	for _, l := range m.Label {
-		got[l.GetName()] = l.GetValue()
-	}
-	return got
-}
+func labelsOf(m *dto.Metric) map[string]string { return promtest.Labels(m) }
 
 // value is the one series of name with labels want: a counter's or a
 // gauge's value.
@@ -177,14 +144,8 @@ func value(t testing.TB, fams map[string]*dto.MetricFamily, name string, want ma
 	if len(ms) != 1 {
 		t.Fatalf("%s%v: %d series, want 1; family:\n%s", name, want, len(ms), dump(fams[name]))
 	}
-	m := ms[0]
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Untyped != nil:
-		return m.Untyped.GetValue()
+	if v, ok := promtest.Value(ms[0]); ok {
+		return v
 	}
 	t.Fatalf("%s%v is neither counter nor gauge", name, want)
 	return 0
