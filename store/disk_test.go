@@ -170,6 +170,31 @@ func TestWriteENOSPC(t *testing.T) {
 	mustPut(t, s, msg("T", 0, "again"))
 }
 
+// TestSyncCommitENOSPC: a write that waits for its own sync (here a
+// truncation's side beside the log, made durable before the log goes) and
+// hits ENOSPC is an error that latches the store. Committed through
+// Pebble's Apply(Sync) it was Pebble's "fatal commit error", which exits
+// the process: a broker gone without a word, and in a test binary a FAIL
+// naming no test (a test binary that dies this way prints only the
+// ENOSPC line).
+func TestSyncCommitENOSPC(t *testing.T) {
+	s, fs, _ := openFault(t, 50, nil)
+	defer func() { _ = s.Close() }()
+	var r []PutResult
+	for i := 0; i < 100; i++ {
+		r = append(r, mustPut(t, s, msg("T", 0, fmt.Sprint(i)))...)
+	}
+	fs.FailWrites(true)
+	_, err := s.Apply(&Op{Kind: OpTruncate, Cutoff: r[50].CommitLogOffset})
+	fs.FailWrites(false)
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("truncate on ENOSPC: %v, want ErrFailed with ENOSPC", err)
+	}
+	if s.Writable() == nil {
+		t.Fatal("a failed store says it is writable")
+	}
+}
+
 // TestOpenFullDisk: a store on a disk without room to recover fails at
 // once with one clear error.
 func TestOpenFullDisk(t *testing.T) {
