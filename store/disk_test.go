@@ -67,6 +67,10 @@ func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
 	if _, err := s.AppendOp(msgsN("T", 1)); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("AppendOp on a full disk: %v", err)
 	}
+	// The disk check flips the state that Writable reads before it calls
+	// OnDiskFull (after a log line), so the call can come a moment after
+	// the refusal is seen: waited for, not read once (it flaked under load).
+	waitFor(t, "OnDiskFull(true)", func() bool { return state.Load() != 0 })
 	if state.Load() != 1 {
 		t.Fatalf("OnDiskFull state %d, want 1 (told full once)", state.Load())
 	}
@@ -88,6 +92,7 @@ func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
 	if got := s.MaxOffset("T", 0); got != 2 {
 		t.Fatalf("max offset %d, want 2", got)
 	}
+	waitFor(t, "OnDiskFull(false)", func() bool { return state.Load() != 1 }) // as above
 	if state.Load() != 0 {
 		t.Fatalf("OnDiskFull state %d, want 0 (told writable again)", state.Load())
 	}
