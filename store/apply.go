@@ -225,7 +225,7 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// index segments go next, and the log only once they are gone.
 		s.raiseMins(p)
 		s.syncs.Add(2)
-		if err = s.db.Apply(mb, pebble.Sync); err == nil {
+		if err = commitSync(s.db, mb); err == nil {
 			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
 		}
 	} else {
@@ -258,8 +258,17 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		err = lb.SyncWait()
 		logErr = err != nil
 	}
-	if err == nil && waitMeta {
-		err = mb.SyncWait()
+	if waitMeta {
+		// Waited for even when the log failed: Pebble's WAL flusher holds
+		// mb until its sync ends (ApplyNoSyncWait's contract), and closing
+		// it first handed Pebble's pool a batch the flusher still wrote
+		// to. A failed sync here means the other database failed too.
+		if merr := mb.SyncWait(); merr != nil {
+			if err == nil {
+				err = merr
+			}
+			logErr = false
+		}
 	}
 	closeAll()
 	if err != nil {
@@ -267,6 +276,21 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 	}
 	s.publish(op, p)
 	return res, nil
+}
+
+// commitSync commits b to db and waits for its WAL sync, returning a
+// failed WAL write as an error. Every commit of the store that waits for
+// its sync goes through here, never through Pebble's own waiting commit
+// (DB.Apply, Batch.Commit, DB.Set... with pebble.Sync): that one hands a
+// failed WAL write (ENOSPC, EIO) to Logger.Fatalf as "pebble: fatal commit
+// error", which exits the process, so a broker on a full disk vanished
+// instead of latching ErrFailed, and a test binary failed naming no test.
+// ApplyNoSyncWait returns the same failure through SyncWait.
+func commitSync(db *pebble.DB, b *pebble.Batch) error {
+	if err := db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		return err
+	}
+	return b.SyncWait()
 }
 
 // batchSizeHint estimates an Op's batch size so the batch is allocated once.

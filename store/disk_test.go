@@ -67,6 +67,10 @@ func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
 	if _, err := s.AppendOp(msgsN("T", 1)); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("AppendOp on a full disk: %v", err)
 	}
+	// The disk check flips the state that Writable reads before it calls
+	// OnDiskFull (after a log line), so the call can come a moment after
+	// the refusal is seen: waited for, not read once (it flaked under load).
+	waitFor(t, "OnDiskFull(true)", func() bool { return state.Load() != 0 })
 	if state.Load() != 1 {
 		t.Fatalf("OnDiskFull state %d, want 1 (told full once)", state.Load())
 	}
@@ -88,6 +92,7 @@ func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
 	if got := s.MaxOffset("T", 0); got != 2 {
 		t.Fatalf("max offset %d, want 2", got)
 	}
+	waitFor(t, "OnDiskFull(false)", func() bool { return state.Load() != 1 }) // as above
 	if state.Load() != 0 {
 		t.Fatalf("OnDiskFull state %d, want 0 (told writable again)", state.Load())
 	}
@@ -168,6 +173,31 @@ func TestWriteENOSPC(t *testing.T) {
 		t.Fatalf("offset after reopen %d %v %v", off, ok, err)
 	}
 	mustPut(t, s, msg("T", 0, "again"))
+}
+
+// TestSyncCommitENOSPC: a write that waits for its own sync (here a
+// truncation's side beside the log, made durable before the log goes) and
+// hits ENOSPC is an error that latches the store. Committed through
+// Pebble's Apply(Sync) it was Pebble's "fatal commit error", which exits
+// the process: a broker gone without a word, and in a test binary a FAIL
+// naming no test (a test binary that dies this way prints only the
+// ENOSPC line).
+func TestSyncCommitENOSPC(t *testing.T) {
+	s, fs, _ := openFault(t, 50, nil)
+	defer func() { _ = s.Close() }()
+	var r []PutResult
+	for i := 0; i < 100; i++ {
+		r = append(r, mustPut(t, s, msg("T", 0, fmt.Sprint(i)))...)
+	}
+	fs.FailWrites(true)
+	_, err := s.Apply(&Op{Kind: OpTruncate, Cutoff: r[50].CommitLogOffset})
+	fs.FailWrites(false)
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("truncate on ENOSPC: %v, want ErrFailed with ENOSPC", err)
+	}
+	if s.Writable() == nil {
+		t.Fatal("a failed store says it is writable")
+	}
 }
 
 // TestOpenFullDisk: a store on a disk without room to recover fails at

@@ -262,8 +262,11 @@ func (s *Store) checkFormat() error {
 	if !empty {
 		return fmt.Errorf("%w (one key per queue entry) in %s; move it away or use a new directory", ErrOlderFormat, s.opts.Dir)
 	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	_ = b.Set(formatKey, meta.EncodeInt64(formatVersion), nil)
 	s.syncs.Add(1)
-	return s.db.Set(formatKey, meta.EncodeInt64(formatVersion), pebble.Sync)
+	return commitSync(s.db, b) // not db.Set: see commitSync
 }
 
 func (s *Store) recover() error {
@@ -281,8 +284,11 @@ func (s *Store) recover() error {
 	} else if ok && first.Phys < minPhys {
 		// A truncation made its side durable, then the crash came before
 		// its log deletion did: finish it.
+		b := s.log.NewBatch()
+		defer b.Close()
+		_ = b.DeleteRange(commitlog.Key(first.Phys), commitlog.Key(minPhys), nil)
 		s.syncs.Add(1)
-		if err := s.log.DeleteRange(commitlog.Key(first.Phys), commitlog.Key(minPhys), pebble.Sync); err != nil {
+		if err := commitSync(s.log, b); err != nil { // not log.DeleteRange: see commitSync
 			return fmt.Errorf("store: recover: %w", err)
 		}
 	}
@@ -458,7 +464,7 @@ func (s *Store) checkpointOnClose() error {
 	p := &pending{}
 	s.checkpointLocked(b, p, s.nextPhys)
 	s.syncs.Add(1)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := commitSync(s.db, b); err != nil {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}
 	s.releaseDerived(p)
