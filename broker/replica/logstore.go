@@ -125,7 +125,23 @@ func (ls *logStore) StoreLogs(logs []*raft.Log) error {
 	}
 	ls.writes.Add(1)
 	ls.entries.Add(int64(len(logs)))
-	return b.Commit(ls.sync)
+	return ls.commit(b)
+}
+
+// commit writes b, waiting for its fsync unless the log runs unsynced.
+// A synced commit goes through ApplyNoSyncWait and SyncWait because
+// Pebble's plain synced Commit answers a failed WAL write (ENOSPC) with its
+// logger's Fatalf, an os.Exit after one line; this way raft gets the error
+// (a leader steps down, a follower refuses the append) and a healthy node
+// carries the group.
+func (ls *logStore) commit(b *pebble.Batch) error {
+	if ls.sync != pebble.Sync {
+		return b.Commit(ls.sync)
+	}
+	if err := ls.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		return err
+	}
+	return b.SyncWait()
 }
 
 // DeleteRange implements raft.LogStore (min and max inclusive).
@@ -139,13 +155,25 @@ func (ls *logStore) DeleteRange(min, max uint64) error {
 	} else {
 		binary.BigEndian.PutUint64(end[1:], max+1)
 	}
-	return ls.db.DeleteRange(logKey(min), end, ls.sync)
+	b := ls.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange(logKey(min), end, nil); err != nil {
+		return err
+	}
+	return ls.commit(b)
 }
 
 func stableKey(k []byte) []byte { return append([]byte{prefixStable}, k...) }
 
 // Set implements raft.StableStore.
-func (ls *logStore) Set(k, v []byte) error { return ls.db.Set(stableKey(k), v, ls.sync) }
+func (ls *logStore) Set(k, v []byte) error {
+	b := ls.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(stableKey(k), v, nil); err != nil {
+		return err
+	}
+	return ls.commit(b)
+}
 
 // Get implements raft.StableStore; a missing key is an empty value, as
 // raft expects of a fresh node.

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/raft"
+
+	"github.com/runnelmq/runnel/store/faultfs"
 )
 
 // The Pebble log store keeps entries, first and last index, range
@@ -139,5 +142,30 @@ func TestLogCacheServesReplication(t *testing.T) {
 	// reads it for each follower, each follower to apply it).
 	if got := reads() - before; got >= writes {
 		t.Fatalf("%d raft log reads from Pebble for %d entries, want fewer than %d", got, writes, writes)
+	}
+}
+
+// A raft log write that fails with ENOSPC is an error raft is handed, for
+// entries, range deletions and stable keys alike: Pebble's plain synced
+// commit exits the process instead (one log line, then os.Exit(1)).
+func TestLogStoreWriteFailureIsAnError(t *testing.T) {
+	fs := faultfs.New(vfs.NewMem(), 1<<30, 10)
+	ls, err := openLogStore("raft", fs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ls.Close() }()
+	if err := ls.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Type: raft.LogCommand, Data: []byte("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	fs.FailWrites(true)
+	for what, err := range map[string]error{
+		"StoreLogs":   ls.StoreLogs([]*raft.Log{{Index: 2, Term: 1, Type: raft.LogCommand, Data: []byte("b")}}),
+		"DeleteRange": ls.DeleteRange(1, 1),
+		"Set":         ls.Set([]byte("CurrentTerm"), []byte("2")),
+	} {
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("%s on a full disk: %v, want ENOSPC", what, err)
+		}
 	}
 }
