@@ -334,8 +334,11 @@ func (s *Store) addQueueLocked(id QueueID) *queue {
 // earlier one is too, so raising each bound to a maximum is safe.
 func (s *Store) publish(op *Op, p *pending) {
 	s.releaseDerived(p)
-	if op.Kind == OpPutAuth || op.Kind == OpDeleteAuth {
+	switch op.Kind {
+	case OpPutAuth, OpDeleteAuth:
 		s.authVersion.Add(1)
+	case OpPutGroup, OpDeleteGroup:
+		s.groupsVersion.Add(1)
 	}
 	if op.Kind == OpAppend || op.Kind == OpTruncate {
 		// Only an op that wrote the log knows the log durable up to

@@ -37,8 +37,13 @@ func (s *Store) DeleteAuth(name string) error {
 // reach the next epoch; no broker comes near.)
 func (s *Store) AuthVersion() uint64 { return s.authVersion.Load() }
 
+// GroupsVersion is AuthVersion for the consumer-group configs (OpPutGroup,
+// OpDeleteGroup): a replica that is not master, whose log writes the store
+// under its in-memory group table, reloads the table when it moves.
+func (s *Store) GroupsVersion() uint64 { return s.groupsVersion.Load() }
+
 // authEpochs numbers the store handles opened in this process (Open and
-// Restore), for AuthVersion.
+// Restore), for AuthVersion and GroupsVersion.
 var authEpochs atomic.Uint64
 
 // RangeAuth calls fn for every access-control record whose name starts

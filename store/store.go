@@ -115,6 +115,8 @@ type Store struct {
 
 	// authVersion counts the access-control ops applied (AuthVersion).
 	authVersion atomic.Uint64
+	// groupsVersion counts the group-config ops applied (GroupsVersion).
+	groupsVersion atomic.Uint64
 
 	// closeMu is held shared by every reader of db and exclusively by Close,
 	// so Pebble is never used after it was closed.
@@ -140,7 +142,9 @@ func open(opts Options, restored bool) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{}), restored: restored}
-	s.authVersion.Store(authEpochs.Add(1) << 32)
+	epoch := authEpochs.Add(1) << 32
+	s.authVersion.Store(epoch)
+	s.groupsVersion.Store(epoch)
 	if names, err := opts.FS.List(opts.Dir); err == nil {
 		for _, n := range names {
 			if strings.HasPrefix(n, "MANIFEST") || strings.HasPrefix(n, "MARKER") {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -29,6 +30,10 @@ type groupTable struct {
 	write func(*store.Op) error
 	now   func() int64 // ms
 
+	// loaded is the store's GroupsVersion the table was last loaded at
+	// (see Core.currentGroups).
+	loaded atomic.Uint64
+
 	writeMu sync.Mutex
 	mu      struct {
 		sync.RWMutex
@@ -47,6 +52,9 @@ func newGroupTable(write func(*store.Op) error, nowMillis func() int64) *groupTa
 // load makes the table hold exactly the configs st holds (at Open, and
 // when a replica becomes master: its log wrote the store, not the table).
 func (t *groupTable) load(st *store.Store) error {
+	// Read before the configs: an op applied meanwhile leaves the version
+	// ahead of what was loaded, so the next look loads again.
+	v := st.GroupsVersion()
 	cfgs, err := st.Groups()
 	if err != nil {
 		return fmt.Errorf("core: load subscription groups: %w", err)
@@ -58,6 +66,7 @@ func (t *groupTable) load(st *store.Store) error {
 		t.mu.groups[c.GroupName] = c
 	}
 	t.mu.version = t.mu.version.Next(t.now())
+	t.loaded.Store(v)
 	return nil
 }
 
@@ -134,10 +143,34 @@ func (c *Core) UpdateGroup(g groupconf.Config, by string) error {
 	return nil
 }
 
+// currentGroups returns the group table, first reloaded from the store on
+// a replica that is not master when the store's group configs changed
+// since it was loaded: there the raft log writes the store, not the
+// table, and a slave serving pulls (slaveReadEnable) must see a group's
+// consumeEnable as the master does. The master's own writes keep its
+// table current, and a promotion reloads it (Promote).
+func (c *Core) currentGroups() *groupTable {
+	if c.be.IsLeader() {
+		return c.groups
+	}
+	if st := c.store(); st != nil && st.GroupsVersion() != c.groups.loaded.Load() {
+		// One reload for the pulls that find the table stale together
+		// (writeMu has no other use on a slave: it refuses writes).
+		c.groups.writeMu.Lock()
+		if st.GroupsVersion() != c.groups.loaded.Load() {
+			if err := c.groups.load(st); err != nil {
+				c.log.Warn("broker: reload subscription groups on a slave", "err", err)
+			}
+		}
+		c.groups.writeMu.Unlock()
+	}
+	return c.groups
+}
+
 // GroupConfig returns a group's config: the stored one, or the defaults
 // (configured false) for a group nobody configured.
 func (c *Core) GroupConfig(group string) (cfg groupconf.Config, configured bool) {
-	if g, ok := c.groups.get(group); ok {
+	if g, ok := c.currentGroups().get(group); ok {
 		return g, true
 	}
 	return groupconf.New(group), false
@@ -147,7 +180,7 @@ func (c *Core) GroupConfig(group string) (cfg groupconf.Config, configured bool)
 // group with a live member or a committed offset (those with the
 // defaults), and the version of the configured ones.
 func (c *Core) GroupConfigs() (map[string]groupconf.Config, protocol.DataVersion) {
-	table, version := c.groups.snapshot()
+	table, version := c.currentGroups().snapshot()
 	for _, g := range c.KnownGroups() {
 		if _, ok := table[g]; !ok {
 			table[g] = groupconf.New(g)
@@ -160,7 +193,7 @@ func (c *Core) GroupConfigs() (map[string]groupconf.Config, protocol.DataVersion
 // them, with Java's answers (PullMessageProcessor): consumeEnable false,
 // or a broadcasting consumer where consumeBroadcastEnable is false.
 func (c *Core) checkGroupConsumable(group string) error {
-	g, ok := c.groups.get(group)
+	g, ok := c.currentGroups().get(group)
 	if !ok {
 		return nil
 	}
