@@ -16,29 +16,17 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	}
 	v2 := *v1
 	v2.Code, v2.ExtFields = ReqSendMessageV2, h.EncodeV2()
-	for name, c := range map[string]*Command{"send": v1, "sendV2": &v2, "pull": cmds["pull"]} {
-		for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
-			cc := *c
-			cc.SerializeType = st
-			out, err := EncodeFrame(&cc)
+	benchEachFrame(b, map[string]*Command{"send": v1, "sendV2": &v2, "pull": cmds["pull"]}, func(b *testing.B, frame []byte) {
+		for b.Loop() {
+			req, err := DecodeFrame(frame)
 			if err != nil {
 				b.Fatal(err)
 			}
-			frame := out[4:]
-			b.Run(name+serName(st), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					req, err := DecodeFrame(frame)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := decodeRequestHeader(req); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			if err := decodeRequestHeader(req); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // decodeRequestHeader is the typed decode the broker's handler of req does.
