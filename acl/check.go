@@ -39,8 +39,10 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 			}
 		}
 	}
-	ak, ok := fieldsOf(req).get(FieldAccessKey)
-	if !ok {
+	f := collect(req)
+	defer f.release()
+	ak := f.view(FieldAccessKey)
+	if ak == "" {
 		return refuse("No accessKey is configured")
 	}
 	acc := t.accounts[ak]
@@ -55,7 +57,7 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 			return nil
 		}
 	}
-	if !acc.signer.ok(req) {
+	if !acc.signer.ok(f, req.Body) {
 		return refuse("Check signature failed for accessKey=%s", ak)
 	}
 	if acc.admin {
@@ -65,7 +67,7 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 		return refuse("Need admin permission for request code=%d, but accessKey=%s is not", req.Code, ak)
 	}
 	var buf [4]Resource
-	rs, err := appendResources(buf[:0], req)
+	rs, err := appendResources(buf[:0], req, f.view)
 	if err != nil {
 		return refuse("%v", err)
 	}

@@ -139,7 +139,11 @@ func (c *Checker) Interceptor() remoting.Interceptor {
 			e = &Error{Msg: err.Error()}
 		}
 		return e.Response(req)
-	}}
+	},
+		// Check reads ext fields with Ext and RangeExtBytes only, so a send
+		// or a pull keeps them undecoded for its typed header.
+		UndecodedExt: true,
+	}
 }
 
 // Close stops watching the file. Checks keep working with the accounts

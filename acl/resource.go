@@ -74,32 +74,32 @@ func (r Resource) String() string {
 // subscribed topic, offsets, send-back, consumer lists and unregistration
 // → SUB on the group. Other codes need no resource (admin codes are
 // checked apart). A heartbeat body that does not decode is an error.
-func Resources(req *protocol.Command) ([]Resource, error) { return appendResources(nil, req) }
+func Resources(req *protocol.Command) ([]Resource, error) { return appendResources(nil, req, req.Ext) }
 
-// appendResources appends what req needs to dst: a check passes an array
-// on its stack, so the common requests allocate nothing for it.
-func appendResources(dst []Resource, req *protocol.Command) ([]Resource, error) {
+// appendResources appends what req needs to dst, reading its ext fields
+// with ext: a check passes an array on its stack and its collected
+// fields, so the common requests allocate nothing for it.
+func appendResources(dst []Resource, req *protocol.Command, ext func(string) string) ([]Resource, error) {
 	rs := dst
-	ext := req.Fields()
 	switch req.Code {
 	case protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
 		key := "topic"
 		if req.Code != protocol.ReqSendMessage {
 			key = "b"
 		}
-		t := ext[key]
+		t := ext(key)
 		if strings.HasPrefix(t, retryPrefix) {
 			rs = addResource(rs, t, Sub)
 		} else {
 			rs = addResource(rs, t, Pub)
 		}
 	case protocol.ReqConsumerSendMsgBack:
-		rs = addGroup(rs, ext["group"])
+		rs = addGroup(rs, ext("group"))
 	case protocol.ReqPullMessage:
-		rs = addResource(rs, ext["topic"], Sub)
-		rs = addGroup(rs, ext["consumerGroup"])
+		rs = addResource(rs, ext("topic"), Sub)
+		rs = addGroup(rs, ext("consumerGroup"))
 	case protocol.ReqQueryMessage:
-		rs = addResource(rs, ext["topic"], Sub)
+		rs = addResource(rs, ext("topic"), Sub)
 	case protocol.ReqHeartBeat:
 		hb, err := protocol.DecodeHeartbeatData(req.Body)
 		if err != nil {
@@ -112,10 +112,10 @@ func appendResources(dst []Resource, req *protocol.Command) ([]Resource, error) 
 			}
 		}
 	case protocol.ReqUnregisterClient, protocol.ReqGetConsumerListByGroup:
-		rs = addGroup(rs, ext["consumerGroup"])
+		rs = addGroup(rs, ext("consumerGroup"))
 	case protocol.ReqUpdateConsumerOffset:
-		rs = addGroup(rs, ext["consumerGroup"])
-		rs = addResource(rs, ext["topic"], Sub)
+		rs = addGroup(rs, ext("consumerGroup"))
+		rs = addResource(rs, ext("topic"), Sub)
 	}
 	return rs, nil
 }

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/subtle"
@@ -8,7 +9,7 @@ import (
 	"hash"
 	"slices"
 	"sync"
-	"sync/atomic"
+	"unsafe"
 
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -39,7 +40,7 @@ func (c Credentials) Sign(cmd *protocol.Command) {
 		cmd.SetExt(FieldSecurityToken, c.SecurityToken)
 	}
 	delete(cmd.ExtFields, FieldSignature)
-	cmd.ExtFields[FieldSignature] = newSigner(c.SecretKey).sign(fieldsOf(cmd), cmd.Body, "")
+	cmd.ExtFields[FieldSignature] = newSigner(c.SecretKey).sign(cmd, cmd.Body, "")
 }
 
 // appendSigned adds AccessKey, SecurityToken (if any) and Signature to
@@ -52,7 +53,7 @@ func (c Credentials) appendSigned(s *signer, cmd *protocol.Command) {
 	if c.SecurityToken != "" {
 		cmd.MoreExt = append(cmd.MoreExt, protocol.Field{Key: FieldSecurityToken, Value: c.SecurityToken})
 	}
-	sig := s.sign(fieldsOf(cmd), cmd.Body, "")
+	sig := s.sign(cmd, cmd.Body, "")
 	cmd.MoreExt = append(cmd.MoreExt, protocol.Field{Key: FieldSignature, Value: sig})
 }
 
@@ -74,186 +75,204 @@ func (c Credentials) Interceptor() []remoting.ClientInterceptor {
 // the values of ext sorted by key, Signature and the key named skip left
 // out, followed by body.
 func Signature(secretKey string, ext map[string]string, body []byte, skip string) string {
-	return newSigner(secretKey).sign(fields{m: ext}, body, skip)
+	return newSigner(secretKey).sign(&protocol.Command{ExtFields: ext}, body, skip)
 }
 
 // AccessKey returns the access key req is signed with, or "".
-func AccessKey(req *protocol.Command) string {
-	v, _ := fieldsOf(req).get(FieldAccessKey)
-	return v
-}
+func AccessKey(req *protocol.Command) string { return extOf(req, FieldAccessKey) }
 
-// fields are a request's ext fields as its peer decodes them: the map,
-// with MoreExt's values over it (a key in both counts once).
-type fields struct {
-	m    map[string]string
-	more []protocol.Field
-}
-
-func fieldsOf(req *protocol.Command) fields { return fields{req.Fields(), req.MoreExt} }
-
-func (f fields) get(k string) (string, bool) {
-	for i := len(f.more) - 1; i >= 0; i-- {
-		if f.more[i].Key == k {
-			return f.more[i].Value, true
+// extOf is req's ext field k as its peer decodes it: MoreExt's value over
+// the ext fields' (see remoting.ClientInterceptor.Append). It reads
+// undecoded ext fields without decoding them, so a server interceptor
+// built on it can say UndecodedExt.
+func extOf(req *protocol.Command, k string) string {
+	for i := len(req.MoreExt) - 1; i >= 0; i-- {
+		if req.MoreExt[i].Key == k {
+			return req.MoreExt[i].Value
 		}
 	}
-	v, ok := f.m[k]
-	return v, ok
-}
-
-// inContent reports whether key k is part of the signed content.
-func inContent(k, skip string) bool { return k != FieldSignature && (k != skip || skip == "") }
-
-// count is the number of distinct keys signed.
-func (f fields) count(skip string) int {
-	n := len(f.m)
-	if _, ok := f.m[FieldSignature]; ok {
-		n--
-	}
-	if _, ok := f.m[skip]; ok && skip != "" {
-		n--
-	}
-	for i, fl := range f.more {
-		if f.extra(i) && inContent(fl.Key, skip) {
-			n++
-		}
-	}
-	return n
-}
-
-// extra reports whether more[i] adds a key: not in the map nor earlier in
-// more.
-func (f fields) extra(i int) bool {
-	k := f.more[i].Key
-	if _, ok := f.m[k]; ok {
-		return false
-	}
-	for _, o := range f.more[:i] {
-		if o.Key == k {
-			return false
-		}
-	}
-	return true
+	return req.Ext(k)
 }
 
 // signer signs with one secret key, keeping keyed HMACs for reuse (keying
 // one costs two SHA-1 blocks; Reset restores the keyed state).
-type signer struct{ states sync.Pool } // of *signState
+type signer struct{ macs sync.Pool } // of *keyedMAC
 
-// signState is what one signature is computed with; pooled so that nothing
-// is allocated per request.
-type signState struct {
+// keyedMAC is one keyed HMAC and what a signature is computed with;
+// pooled so that nothing is allocated per request.
+type keyedMAC struct {
 	mac hash.Hash
 	sum [sha1.Size]byte // mac.Sum's destination (an interface call's argument escapes)
-	buf []byte          // the joined ext field values
 }
 
 func newSigner(secretKey string) *signer {
 	key := []byte(secretKey)
 	s := &signer{}
-	s.states.New = func() any { return &signState{mac: hmac.New(sha1.New, key), buf: make([]byte, 0, 512)} }
+	s.macs.New = func() any { return &keyedMAC{mac: hmac.New(sha1.New, key)} }
 	return s
 }
 
-func (s *signer) sign(f fields, body []byte, skip string) string {
+// extFields are a request's ext fields as collected for signing: keys and
+// values copied into text (what RangeExtBytes gives is valid only during
+// its call), pairs their spans, sorted by key. Pooled: a check collects
+// once and reads the access key, the signature and the resources there.
+type extFields struct {
+	text  []byte
+	pairs []pair
+	buf   []byte                 // content's result
+	add   func(k, v []byte) bool // addBytes, bound once: no closure per request
+}
+
+// pair is one ext field: key text[k0:v0], value text[v0:v1].
+type pair struct{ k0, v0, v1 int32 }
+
+var extFieldsPool = sync.Pool{New: func() any {
+	f := &extFields{text: make([]byte, 0, 1024), pairs: make([]pair, 0, 24), buf: make([]byte, 0, 512)}
+	f.add = f.addBytes
+	return f
+}}
+
+// collect gathers req's ext fields, MoreExt's after the rest, sorted by
+// key; of a key given more than once the last one given comes last (the
+// one its peer reads, and the one content signs). Release it when done.
+func collect(req *protocol.Command) *extFields {
+	f := extFieldsPool.Get().(*extFields)
+	f.text, f.pairs = f.text[:0], f.pairs[:0]
+	req.RangeExtBytes(f.add)
+	for _, m := range req.MoreExt {
+		addPair(f, m.Key, m.Value)
+	}
+	// Insertion sort, stable: a request has a dozen or two fields, mostly
+	// in order already (our client sends a send's header sorted, and the
+	// signed fields after it).
+	ps := f.pairs
+	for i := 1; i < len(ps); i++ {
+		p := ps[i]
+		j := i
+		for j > 0 && keyLess(f.key(p), f.key(ps[j-1])) {
+			ps[j] = ps[j-1]
+			j--
+		}
+		ps[j] = p
+	}
+	return f
+}
+
+// keyLess orders keys as Java's TreeMap of their strings does (by UTF-16
+// unit, which is byte order for the ASCII keys RocketMQ uses); most keys
+// differ in their first byte.
+func keyLess(a, b []byte) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return bytes.Compare(a, b) < 0
+}
+
+func (f *extFields) release() { extFieldsPool.Put(f) }
+
+func (f *extFields) addBytes(k, v []byte) bool {
+	addPair(f, k, v)
+	return true
+}
+
+func addPair[T string | []byte](f *extFields, k, v T) {
+	k0 := int32(len(f.text))
+	f.text = append(f.text, k...)
+	v0 := int32(len(f.text))
+	f.text = append(f.text, v...)
+	f.pairs = append(f.pairs, pair{k0, v0, int32(len(f.text))})
+}
+
+func (f *extFields) key(p pair) []byte   { return f.text[p.k0:p.v0] }
+func (f *extFields) value(p pair) []byte { return f.text[p.v0:p.v1] }
+
+// get returns the value of key k.
+func (f *extFields) get(k string) ([]byte, bool) {
+	for i := len(f.pairs) - 1; i >= 0; i-- {
+		if string(f.key(f.pairs[i])) == k {
+			return f.value(f.pairs[i]), true
+		}
+	}
+	return nil, false
+}
+
+// view returns the value of key k as a string that aliases f: valid until
+// f is released, so a check uses it only while it runs (a refusal's
+// message copies it).
+func (f *extFields) view(k string) string {
+	v, _ := f.get(k)
+	return unsafe.String(unsafe.SliceData(v), len(v))
+}
+
+// content returns the values in key order, each key once (its last
+// value), Signature and skip left out.
+func (f *extFields) content(skip string) []byte {
+	buf := f.buf[:0]
+	for i, p := range f.pairs {
+		k := f.key(p)
+		if i+1 < len(f.pairs) && bytes.Equal(k, f.key(f.pairs[i+1])) {
+			continue
+		}
+		if string(k) == FieldSignature || (skip != "" && string(k) == skip) {
+			continue
+		}
+		buf = append(buf, f.value(p)...)
+	}
+	f.buf = buf
+	return buf
+}
+
+func (s *signer) sign(req *protocol.Command, body []byte, skip string) string {
+	f := collect(req)
 	var sig [sigLen]byte
-	return string(s.sum(&sig, f, body, skip))
+	out := string(s.sum(&sig, f, body, skip))
+	f.release()
+	return out
 }
 
 // sigLen is the length of a signature: Base64 of a SHA-1.
 const sigLen = (sha1.Size + 2) / 3 * 4
 
-// sum writes the signature into dst and returns it, allocating nothing
-// (a verifier compares it in place).
-func (s *signer) sum(dst *[sigLen]byte, f fields, body []byte, skip string) []byte {
-	st := s.states.Get().(*signState)
-	st.buf = appendContent(st.buf[:0], f, skip)
-	st.mac.Reset()
-	st.mac.Write(st.buf)
-	st.mac.Write(body)
-	base64.StdEncoding.Encode(dst[:], st.mac.Sum(st.sum[:0]))
-	s.states.Put(st)
+// sum writes the signature of f's content and body into dst and returns
+// it, allocating nothing (a verifier compares it in place).
+func (s *signer) sum(dst *[sigLen]byte, f *extFields, body []byte, skip string) []byte {
+	m := s.macs.Get().(*keyedMAC)
+	m.mac.Reset()
+	m.mac.Write(f.content(skip))
+	m.mac.Write(body)
+	base64.StdEncoding.Encode(dst[:], m.mac.Sum(m.sum[:0]))
+	s.macs.Put(m)
 	return dst[:]
 }
 
-// appendContent appends the values of f sorted by key, Signature and skip
-// left out. Requests of one kind carry the same keys, so the sorted order
-// of the last one seen with as many keys is tried first: if each of its
-// keys is in f (and the counts agree), the sets are equal and no sort is
-// needed — the lookups fetch the values anyway. Otherwise the keys are
-// sorted and that order remembered.
-func appendContent(buf []byte, f fields, skip string) []byte {
-	n := f.count(skip)
-	slot := &keyOrders[n%len(keyOrders)]
-	if ko := slot.Load(); ko != nil && len(ko.keys) == n && ko.skip == skip {
-		start := len(buf)
-		hit := true
-		for _, k := range ko.keys {
-			v, ok := f.get(k)
-			if !ok {
-				hit = false
-				break
-			}
-			buf = append(buf, v...)
-		}
-		if hit {
-			return buf
-		}
-		buf = buf[:start]
-	}
-	keys := make([]string, 0, n)
-	for k := range f.m {
-		if inContent(k, skip) {
-			keys = append(keys, k)
-		}
-	}
-	for i, fl := range f.more {
-		if f.extra(i) && inContent(fl.Key, skip) {
-			keys = append(keys, fl.Key)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v, _ := f.get(k)
-		buf = append(buf, v...)
-	}
-	slot.Store(&keyOrder{skip: skip, keys: keys})
-	return buf
-}
-
-// keyOrder is a sorted key set; never modified once stored.
-type keyOrder struct {
-	skip string
-	keys []string
-}
-
-// keyOrders remembers the last sorted key set of each key count (mod its
-// size): what a signer or verifier tries before sorting.
-var keyOrders [32]atomic.Pointer[keyOrder]
-
-// ok reports whether req's Signature is s's over its fields,
-// SecurityToken signed (Java) or not (the official Go client).
-func (s *signer) ok(req *protocol.Command) bool {
-	f := fieldsOf(req)
+// ok reports whether f's Signature is s's over f and body, SecurityToken
+// signed (Java) or not (the official Go client).
+func (s *signer) ok(f *extFields, body []byte) bool {
 	got, ok := f.get(FieldSignature)
 	if !ok {
 		return false
 	}
 	var sig [sigLen]byte
-	if equal(s.sum(&sig, f, req.Body, ""), got) {
+	if subtle.ConstantTimeCompare(s.sum(&sig, f, body, ""), got) == 1 {
 		return true
 	}
-	if _, has := f.get(FieldSecurityToken); has {
-		return equal(s.sum(&sig, f, req.Body, FieldSecurityToken), got)
+	if tok, has := f.get(FieldSecurityToken); has && len(tok) > 0 {
+		return subtle.ConstantTimeCompare(s.sum(&sig, f, body, FieldSecurityToken), got) == 1
 	}
 	return false
 }
 
-// signatureOK reports whether req is signed with secretKey.
-func signatureOK(secretKey string, req *protocol.Command) bool { return newSigner(secretKey).ok(req) }
+// verify is ok for req.
+func (s *signer) verify(req *protocol.Command) bool {
+	f := collect(req)
+	defer f.release()
+	return s.ok(f, req.Body)
+}
 
-func equal(a []byte, b string) bool { return subtle.ConstantTimeCompare(a, []byte(b)) == 1 }
+// signatureOK reports whether req is signed with secretKey.
+func signatureOK(secretKey string, req *protocol.Command) bool {
+	return newSigner(secretKey).verify(req)
+}
 
 // Key is one secret key ready to verify signatures with: its keyed HMACs
 // are pooled, so one Key per account serves every request without keying
@@ -265,4 +284,4 @@ func NewKey(secretKey string) Key { return Key{newSigner(secretKey)} }
 
 // Verify reports whether req's Signature is this key's over its fields and
 // body, SecurityToken signed (Java) or not (the official Go client).
-func (k Key) Verify(req *protocol.Command) bool { return k.s.ok(req) }
+func (k Key) Verify(req *protocol.Command) bool { return k.s.verify(req) }

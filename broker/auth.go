@@ -50,7 +50,11 @@ func (b *Broker) authInterceptor() remoting.Interceptor {
 			return failure(req, err)
 		}
 		return nil
-	}}
+	},
+		// Check reads ext fields with Ext and RangeExtBytes only, so a send
+		// or a pull keeps them undecoded for its typed header.
+		UndecodedExt: true,
+	}
 }
 
 // userBody reads a UserInfo body named by the header's username; an

@@ -447,7 +447,9 @@ func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQ
 	case r.reply:
 		code = protocol.ReqSendReplyMessageV2
 	}
-	req := protocol.NewRequest(code, h.EncodeV2(), r.body)
+	// The header goes as a field list, not a map (see AppendV2).
+	req := protocol.NewRequest(code, nil, r.body)
+	req.MoreExt = h.AppendV2(make([]protocol.Field, 0, 14))
 	req.SerializeType = protocol.SerializeRocketMQ
 	if oneway {
 		if err := inst.rc.InvokeOneway(ctx, addr, req); err != nil {

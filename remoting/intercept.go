@@ -168,11 +168,16 @@ func (c *Conn) outgoing(cmd *protocol.Command) error {
 		// Room for what interceptors add: a clone of a full table would
 		// grow, and rehash, on the first of them, at twice the cost of this
 		// copy.
-		ext := make(map[string]string, len(cmd.ExtFields)+4)
+		// The caller's MoreExt goes into it (a header sent as a field
+		// list, as our client's sends), so a Request hook sees every field.
+		ext := make(map[string]string, len(cmd.ExtFields)+len(cmd.MoreExt)+4)
 		for k, v := range cmd.ExtFields {
 			ext[k] = v
 		}
-		cmd.ExtFields = ext
+		for _, f := range cmd.MoreExt {
+			ext[f.Key] = f.Value
+		}
+		cmd.ExtFields, cmd.MoreExt = ext, nil
 	}
 	for _, ic := range c.out {
 		if ic.Request != nil {

@@ -297,6 +297,41 @@ func TestClientInterceptorAppends(t *testing.T) {
 	})
 }
 
+// TestClientRequestHookSeesMoreExt: a header sent as a field list
+// (MoreExt, as our client sends a send's) is in the map a Request hook
+// gets, and reaches the server once.
+func TestClientRequestHookSeesMoreExt(t *testing.T) {
+	seen := make(chan map[string]string, 1)
+	s := startServer(t, TransportNetpoll, nil, map[int16]Handler{
+		codeEcho: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+			seen <- req.Fields()
+			return protocol.NewResponse(req, protocol.RespSuccess, "")
+		},
+	})
+	var hooked map[string]string
+	cl := newClient(t, func(c *ClientConfig) {
+		c.Interceptors = []ClientInterceptor{{Request: func(_ string, req *protocol.Command) error {
+			hooked = maps.Clone(req.ExtFields)
+			req.ExtFields["AccessKey"] = "ak"
+			return nil
+		}}}
+	})
+	req := protocol.NewRequest(codeEcho, nil, nil)
+	req.MoreExt = []protocol.Field{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}
+	if _, err := cl.Invoke(context.Background(), s.Addr(), req); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"a": "1", "b": "2"}; !maps.Equal(hooked, want) {
+		t.Fatalf("the Request hook saw %v, want %v", hooked, want)
+	}
+	if got, want := <-seen, map[string]string{"a": "1", "b": "2", "AccessKey": "ak"}; !maps.Equal(got, want) {
+		t.Fatalf("server saw %v, want %v", got, want)
+	}
+	if len(req.MoreExt) != 2 || req.ExtFields != nil {
+		t.Fatalf("the caller's command was changed: %v %v", req.ExtFields, req.MoreExt)
+	}
+}
+
 func TestInterceptorChainOrder(t *testing.T) {
 	var mu sync.Mutex
 	var trace []string

@@ -91,27 +91,27 @@ func Needs(req *protocol.Command, cluster string) ([]Need, error) {
 // appendNeeds appends what req needs to ns: a check passes an array on its
 // stack, so the common requests allocate nothing for it.
 func appendNeeds(ns []Need, req *protocol.Command, cluster string) ([]Need, error) {
-	ext := req.Fields()
+	ext := req.Ext // reads undecoded ext fields as they are (UndecodedExt)
 	switch req.Code {
 	case protocol.ReqGetRouteInfoByTopic:
-		return append(ns, topicNeed(ext["topic"], Pub|Sub|Get)), nil
+		return append(ns, topicNeed(ext("topic"), Pub|Sub|Get)), nil
 	case protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
-		t := ext["topic"]
+		t := ext("topic")
 		if req.Code != protocol.ReqSendMessage {
-			t = ext["b"]
+			t = ext("b")
 		}
 		if strings.HasPrefix(t, retryPrefix) {
 			return append(ns, groupNeed(t, Sub)), nil
 		}
 		return append(ns, topicNeed(t, Pub)), nil
 	case protocol.ReqEndTransaction:
-		return append(ns, topicNeed(ext["topic"], Pub)), nil
+		return append(ns, topicNeed(ext("topic"), Pub)), nil
 	case protocol.ReqConsumerSendMsgBack:
-		return append(ns, groupNeed(ext["group"], Sub)), nil
+		return append(ns, groupNeed(ext("group"), Sub)), nil
 	case protocol.ReqPullMessage, protocol.ReqLitePullMessage:
-		return appendTopicAndGroup(ns, ext["topic"], ext["consumerGroup"], Sub), nil
+		return appendTopicAndGroup(ns, ext("topic"), ext("consumerGroup"), Sub), nil
 	case protocol.ReqQueryMessage:
-		return append(ns, topicNeed(ext["topic"], Sub|Get)), nil
+		return append(ns, topicNeed(ext("topic"), Sub|Get)), nil
 	case protocol.ReqHeartBeat:
 		hb, err := protocol.DecodeHeartbeatData(req.Body)
 		if err != nil {
@@ -129,16 +129,16 @@ func appendNeeds(ns []Need, req *protocol.Command, cluster string) ([]Need, erro
 	case protocol.ReqUnregisterClient:
 		// A producer unregisters without a consumer group: nothing to check
 		// (Java would check a group named null and refuse it).
-		if g := ext["consumerGroup"]; g != "" {
+		if g := ext("consumerGroup"); g != "" {
 			return append(ns, groupNeed(g, Pub|Sub)), nil
 		}
 		return ns, nil
 	case protocol.ReqGetConsumerListByGroup:
-		return append(ns, groupNeed(ext["consumerGroup"], Sub|Get)), nil
+		return append(ns, groupNeed(ext("consumerGroup"), Sub|Get)), nil
 	case protocol.ReqQueryConsumerOffset:
-		return appendTopicAndGroup(ns, ext["topic"], ext["consumerGroup"], Sub|Get), nil
+		return appendTopicAndGroup(ns, ext("topic"), ext("consumerGroup"), Sub|Get), nil
 	case protocol.ReqUpdateConsumerOffset:
-		return appendTopicAndGroup(ns, ext["topic"], ext["consumerGroup"], Sub|Update), nil
+		return appendTopicAndGroup(ns, ext("topic"), ext("consumerGroup"), Sub|Update), nil
 	}
 	if a, ok := clusterNeeds[req.Code]; ok {
 		return append(ns, Need{Resource{Type: Cluster, Name: cluster, Pattern: Literal}, a}), nil
@@ -148,7 +148,7 @@ func appendNeeds(ns []Need, req *protocol.Command, cluster string) ([]Need, erro
 		return ns, nil
 	}
 	if f.topic != "" {
-		if t, ok := ext[f.topic]; ok {
+		if t, ok := extField(req, f.topic); ok {
 			if strings.HasPrefix(t, retryPrefix) {
 				ns = append(ns, groupNeed(t, f.actions))
 			} else {
@@ -157,7 +157,7 @@ func appendNeeds(ns []Need, req *protocol.Command, cluster string) ([]Need, erro
 		}
 	}
 	if f.group != "" {
-		if g, ok := ext[f.group]; ok {
+		if g, ok := extField(req, f.group); ok {
 			ns = append(ns, groupNeed(g, f.actions))
 		}
 	}
@@ -171,4 +171,17 @@ func appendTopicAndGroup(ns []Need, topic, group string, a Action) []Need {
 		ns = append(ns, topicNeed(topic, a))
 	}
 	return append(ns, groupNeed(group, a))
+}
+
+// extField is req's ext field k and whether it is there (an empty value
+// is a resource named "", as Java reads it), read without decoding
+// undecoded ext fields.
+func extField(req *protocol.Command, k string) (v string, ok bool) {
+	req.RangeExt(func(key, val string) bool {
+		if key == k {
+			v, ok = val, true
+		}
+		return true
+	})
+	return v, ok
 }

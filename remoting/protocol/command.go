@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Flag bits of a Command.
@@ -147,6 +148,27 @@ func (c *Command) RangeExt(fn func(key, value string) bool) {
 	c.walkRaw(func(k, v []byte) {
 		if !stop {
 			stop = !fn(internKey(k), internValue(v))
+		}
+	})
+}
+
+// RangeExtBytes is RangeExt without making strings: key and val are valid
+// only during the call and must not be modified (they alias the frame, a
+// scratch buffer, or the map's strings). For a verifier that copies what
+// it keeps, so a request it reads whole allocates nothing for it.
+func (c *Command) RangeExtBytes(fn func(key, val []byte) bool) {
+	if c.rawExt == nil {
+		for k, v := range c.ExtFields {
+			if !fn(unsafe.Slice(unsafe.StringData(k), len(k)), unsafe.Slice(unsafe.StringData(v), len(v))) {
+				return
+			}
+		}
+		return
+	}
+	stop := false
+	c.walkRaw(func(k, v []byte) {
+		if !stop {
+			stop = !fn(k, v)
 		}
 	})
 }

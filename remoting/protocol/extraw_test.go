@@ -255,6 +255,11 @@ func FuzzLazyExt(f *testing.F) {
 		if !mapsEqual(ranged, eager.ExtFields) {
 			t.Fatalf("RangeExt gave %v, map decode %v", ranged, eager.ExtFields)
 		}
+		rangedBytes := map[string]string{}
+		lazy.RangeExtBytes(func(k, v []byte) bool { rangedBytes[string(k)] = string(v); return true })
+		if !mapsEqual(rangedBytes, eager.ExtFields) {
+			t.Fatalf("RangeExtBytes gave %v, map decode %v", rangedBytes, eager.ExtFields)
+		}
 		if lazy.Ext("\x00absent") != "" {
 			t.Fatal("Ext of an absent key")
 		}

@@ -175,3 +175,18 @@ func (e extEncoder) optStr(key, v string) {
 		e[key] = v
 	}
 }
+
+// fieldList is extEncoder for a header sent as a field list
+// (Command.MoreExt), in the order its fields are added.
+type fieldList struct{ fs []Field }
+
+func (e *fieldList) str(key, v string)         { e.fs = append(e.fs, Field{key, v}) }
+func (e *fieldList) int64(key string, v int64) { e.str(key, strconv.FormatInt(v, 10)) }
+func (e *fieldList) int32(key string, v int32) { e.str(key, strconv.FormatInt(int64(v), 10)) }
+func (e *fieldList) bool(key string, v bool)   { e.str(key, strconv.FormatBool(v)) }
+
+func (e *fieldList) optStr(key, v string) {
+	if v != "" {
+		e.str(key, v)
+	}
+}

@@ -151,10 +151,23 @@ func (h SendMessageRequestHeader) Encode() map[string]string {
 }
 
 // EncodeV2 returns the short-key form used by SEND_MESSAGE_V2 and
-// SEND_BATCH_MESSAGE.
+// SEND_BATCH_MESSAGE, as a map (AppendV2's fields).
 func (h SendMessageRequestHeader) EncodeV2() map[string]string {
+	fs := h.AppendV2(make([]Field, 0, 16))
+	m := make(map[string]string, len(fs))
+	for _, f := range fs {
+		m[f.Key] = f.Value
+	}
+	return m
+}
+
+// AppendV2 appends the short-key form's fields to dst in key order: a
+// sender puts them in Command.MoreExt and leaves ExtFields nil, so a send
+// builds no map, and a signer (ACL sorts the fields by key) and the
+// peer's verifier find them sorted.
+func (h SendMessageRequestHeader) AppendV2(dst []Field) []Field {
 	k := sendV2Keys
-	e := make(extEncoder, 16)
+	e := fieldList{dst}
 	e.str(k.producerGroup, h.ProducerGroup)
 	e.str(k.topic, h.Topic)
 	e.str(k.defaultTopic, h.DefaultTopic)
@@ -171,7 +184,7 @@ func (h SendMessageRequestHeader) EncodeV2() map[string]string {
 	}
 	e.bool(k.batch, h.Batch)
 	e.optStr(k.brokerName, h.BrokerName)
-	return e
+	return e.fs
 }
 
 // SendMessageResponseHeader is the ext of a send response. The official

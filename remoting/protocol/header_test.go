@@ -226,3 +226,28 @@ func TestPullSysFlag(t *testing.T) {
 		t.Error("push/pull consumer flags")
 	}
 }
+
+// TestSendHeaderAppendV2 pins the field list our client sends a send's
+// header as: sorted by key (ACL's signer and the peer's verifier sort
+// nothing then), and the same fields EncodeV2's map has.
+func TestSendHeaderAppendV2(t *testing.T) {
+	h := SendMessageRequestHeader{ProducerGroup: "PG", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+		QueueID: 3, BornTimestamp: 1700000000000, Properties: "p", MaxReconsumeTimes: 16, Batch: true, BrokerName: "b"}
+	fs := h.AppendV2(nil)
+	if !slices.IsSortedFunc(fs, func(a, b Field) int { return strings.Compare(a.Key, b.Key) }) {
+		t.Fatalf("fields not sorted by key: %v", fs)
+	}
+	m := h.EncodeV2()
+	if len(m) != len(fs) || len(fs) != 14 {
+		t.Fatalf("%d fields, map of %d, want 14", len(fs), len(m))
+	}
+	for _, f := range fs {
+		if m[f.Key] != f.Value {
+			t.Fatalf("field %s=%q, map has %q", f.Key, f.Value, m[f.Key])
+		}
+	}
+	got, err := DecodeSendMessageHeader(ReqSendMessageV2, m)
+	if err != nil || got != h {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, h)
+	}
+}
