@@ -274,6 +274,21 @@ func signatureOK(secretKey string, req *protocol.Command) bool {
 	return newSigner(secretKey).verify(req)
 }
 
+// Fields are a request's ext fields collected once for a check, read
+// without decoding undecoded ones (so a check built on them can say
+// remoting.Interceptor.UndecodedExt). Release them when the check is done.
+type Fields struct{ f *extFields }
+
+// Collect gathers req's ext fields, as its peer decodes them.
+func Collect(req *protocol.Command) Fields { return Fields{collect(req)} }
+
+// Release returns f to its pool; f and its views must not be used after.
+func (f Fields) Release() { f.f.release() }
+
+// View returns ext field k ("" when absent) as a string aliasing f: valid
+// until f is released, so a check keeps it only while it runs.
+func (f Fields) View(k string) string { return f.f.view(k) }
+
 // Key is one secret key ready to verify signatures with: its keyed HMACs
 // are pooled, so one Key per account serves every request without keying
 // a new HMAC (ACL 2.0's users keep one each).
@@ -285,3 +300,7 @@ func NewKey(secretKey string) Key { return Key{newSigner(secretKey)} }
 // Verify reports whether req's Signature is this key's over its fields and
 // body, SecurityToken signed (Java) or not (the official Go client).
 func (k Key) Verify(req *protocol.Command) bool { return k.s.verify(req) }
+
+// VerifyFields is Verify of the request whose fields f are and whose body
+// is body.
+func (k Key) VerifyFields(f Fields, body []byte) bool { return k.s.ok(f.f, body) }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,6 +134,12 @@ func TestAuthorizeMostSpecificWins(t *testing.T) {
 		{"invoices", "the decision is deny."}, // only "*" Deny matches Pub
 	} {
 		err := m.Check(remote, send("alice", "pw", tc.topic))
+		// As the broker's interceptor sees it: decoded from the wire, ext
+		// fields undecoded, and left so (UndecodedExt).
+		got := wire(t, send("alice", "pw", tc.topic))
+		if werr := m.Check(remote, got); fmt.Sprint(werr) != fmt.Sprint(err) || got.ExtFields != nil {
+			t.Errorf("send to %s from the wire: %v (ext decoded: %v), want %v", tc.topic, werr, got.ExtFields != nil, err)
+		}
 		if tc.detail == "" {
 			if err != nil {
 				t.Errorf("send to %s: %v", tc.topic, err)
@@ -299,4 +306,19 @@ func TestNeeds(t *testing.T) {
 	if _, err := Needs(protocol.NewRequest(protocol.ReqHeartBeat, nil, []byte("{")), "C"); err == nil {
 		t.Error("a heartbeat body that does not decode was read")
 	}
+}
+
+// wire returns req as a server decodes it, in RocketMQ's binary encoding.
+func wire(t *testing.T, req *protocol.Command) *protocol.Command {
+	t.Helper()
+	req.SerializeType = protocol.SerializeRocketMQ
+	frame, err := protocol.EncodeFrame(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := protocol.DecodeFrame(frame[4:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

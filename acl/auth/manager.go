@@ -207,7 +207,9 @@ func (m *Manager) reloadLocked() (*snapshot, error) {
 // an *Error, as package doc says.
 func (m *Manager) Check(remote string, req *protocol.Command) error {
 	s := m.current()
-	ak := acl.AccessKey(req)
+	f := acl.Collect(req)
+	defer f.Release()
+	ak := f.View(acl.FieldAccessKey)
 	if m.cfg.AuthenticationEnabled && !m.authnWhite[req.Code] {
 		if ak == "" {
 			return refuse("username cannot be null.")
@@ -218,7 +220,7 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 			return refuse("User:%s is not found.", ak)
 		case u.info.UserStatus == Disabled:
 			return refuse("User:%s is disabled.", ak)
-		case !u.key.Verify(req):
+		case !u.key.VerifyFields(f, req.Body):
 			return refuse("check signature failed.")
 		}
 	}
@@ -226,7 +228,7 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 		return nil
 	}
 	var buf [4]Need
-	needs, err := appendNeeds(buf[:0], req, m.cfg.Cluster)
+	needs, err := appendNeeds(buf[:0], req, f.View, m.cfg.Cluster)
 	if err != nil {
 		return refuse("parse authorization context error")
 	}

@@ -85,13 +85,13 @@ var clusterNeeds = map[int16]Action{
 // queries), the group is read from the retry topic and named a group. A
 // heartbeat body that does not decode is an error.
 func Needs(req *protocol.Command, cluster string) ([]Need, error) {
-	return appendNeeds(nil, req, cluster)
+	return appendNeeds(nil, req, req.Ext, cluster)
 }
 
-// appendNeeds appends what req needs to ns: a check passes an array on its
-// stack, so the common requests allocate nothing for it.
-func appendNeeds(ns []Need, req *protocol.Command, cluster string) ([]Need, error) {
-	ext := req.Ext // reads undecoded ext fields as they are (UndecodedExt)
+// appendNeeds appends what req needs to ns, reading its ext fields with
+// ext: a check passes an array on its stack and its collected fields, so
+// the common requests allocate nothing for it.
+func appendNeeds(ns []Need, req *protocol.Command, ext func(string) string, cluster string) ([]Need, error) {
 	switch req.Code {
 	case protocol.ReqGetRouteInfoByTopic:
 		return append(ns, topicNeed(ext("topic"), Pub|Sub|Get)), nil
