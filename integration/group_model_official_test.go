@@ -17,7 +17,6 @@ import (
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -47,21 +46,9 @@ func TestGroupModelOfficial(t *testing.T) {
 	// The topic exists (created by our client) before the official
 	// clients first ask for its route.
 	sendUntilOK(t, rcProducer(t, c), topic, "first")
-	// Our client's SEND_OK does not wait for the name server to have the
-	// auto-created topic's route, and an official client asking before it
-	// does fails its start with "route info not found".
-	testwait.Until(t, 10*time.Second, topic+"'s route with a master", func() error {
-		r, code := routeOf(t, c, topic)
-		if code != protocol.RespSuccess {
-			return fmt.Errorf("route query: code %d", code)
-		}
-		for _, bd := range r.BrokerDatas {
-			if bd.BrokerAddrs[protocol.MasterID] != "" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no master in %+v", r.BrokerDatas)
-	})
+	// An official client asking for the route before the name server has
+	// it fails its start with "route info not found".
+	waitRoutedWithMaster(t, c, topic)
 	m := &sendModel{acked: map[string]client.SendResult{"first": {}}, resent: map[string]bool{}}
 
 	p := newProducer(t, c, withNoRetry(), producer.WithSendMsgTimeout(3*time.Second))

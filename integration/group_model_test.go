@@ -15,6 +15,7 @@ import (
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // groupCycles is how many fault cycles TestGroupModel runs:
@@ -113,6 +114,7 @@ func TestGroupModel(t *testing.T) {
 	m := &sendModel{acked: map[string]client.SendResult{}, resent: map[string]bool{}}
 	sendUntilOK(t, p, topic, "first") // the topic exists before the consumer starts
 	m.acked["first"] = client.SendResult{}
+	waitRoutedWithMaster(t, c, topic)
 	got := newRCCollector()
 	rcConsumer(t, c, "model-cg", topic, "*", got.add)
 
@@ -248,4 +250,24 @@ func runModel(t *testing.T, c *cluster.Cluster, m *sendModel, topic string,
 		}
 	}
 	t.Logf("%d cycles: %d acknowledged, %d re-sent, %d stored bodies", cycles, len(m.acked), len(m.resent), len(stored))
+}
+
+// waitRoutedWithMaster waits until the name server routes topic to a
+// group with a master. A SEND_OK that auto-created the topic does not
+// wait for the name server to have its route, and a consumer (ours or the
+// official one) that starts before it does fails its start.
+func waitRoutedWithMaster(t *testing.T, c *cluster.Cluster, topic string) {
+	t.Helper()
+	testwait.Until(t, 10*time.Second, topic+"'s route with a master", func() error {
+		r, code := routeOf(t, c, topic)
+		if code != protocol.RespSuccess {
+			return fmt.Errorf("route query: code %d", code)
+		}
+		for _, bd := range r.BrokerDatas {
+			if bd.BrokerAddrs[protocol.MasterID] != "" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no master in %+v", r.BrokerDatas)
+	})
 }
