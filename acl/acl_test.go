@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha1"
 	"encoding/base64"
@@ -15,10 +16,15 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// netpoll starts its pollers once per process and never stops them
+	// (TestCheckerInterceptorOverTheWire serves on it).
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"))
+}
 
 const testYAML = `
 globalWhiteRemoteAddresses:
@@ -452,6 +458,73 @@ func TestSignatureKeySets(t *testing.T) {
 					t.Fatalf("round %d set %d without the token: %s, want %s", round, i, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestCheckerInterceptorOverTheWire runs the Checker's interceptor in a
+// remoting server and signs with Credentials' interceptor on the client,
+// as a broker and our producer do: a signed send is let through with its
+// header still undecoded for the handler's typed decode (UndecodedExt),
+// and one signed with a wrong secret never reaches the handler.
+func TestCheckerInterceptorOverTheWire(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(file, []byte(testYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(Options{File: file, PollInterval: -1, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cfg := remoting.DefaultServerConfig()
+	cfg.Addr, cfg.Logger = "127.0.0.1:0", discard()
+	cfg.Interceptors = []remoting.Interceptor{c.Interceptor()}
+	srv, err := remoting.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undecoded := make(chan bool, 1)
+	srv.Handle(protocol.ReqSendMessageV2, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+		undecoded <- req.ExtFields == nil
+		return protocol.NewResponse(req, protocol.RespSuccess, "")
+	})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h := protocol.SendMessageRequestHeader{ProducerGroup: "PG", Topic: "topicB", MaxReconsumeTimes: -1}
+	for _, sk := range []string{"12345678", "wrong"} {
+		ccfg := remoting.DefaultClientConfig()
+		ccfg.Logger = discard()
+		ccfg.Interceptors = Credentials{AccessKey: "RocketMQ", SecretKey: sk}.Interceptor()
+		cl := remoting.NewClient(ccfg)
+		req := protocol.NewRequest(protocol.ReqSendMessageV2, nil, []byte("hello"))
+		req.SerializeType = protocol.SerializeRocketMQ
+		req.MoreExt = h.AppendV2(nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp, err := cl.Invoke(ctx, srv.Addr(), req)
+		cancel()
+		cl.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sk == "wrong" {
+			if resp.Code != protocol.RespSystemError || !strings.Contains(resp.Remark, "Check signature failed for accessKey=RocketMQ") {
+				t.Fatalf("wrong secret answered %d %q", resp.Code, resp.Remark)
+			}
+			select {
+			case <-undecoded:
+				t.Fatal("a request signed with a wrong secret reached the handler")
+			default:
+			}
+			continue
+		}
+		if resp.Code != protocol.RespSuccess {
+			t.Fatalf("signed send answered %d %q", resp.Code, resp.Remark)
+		}
+		if !<-undecoded {
+			t.Fatal("the handler got the send's ext fields decoded into the map: the ACL check decoded them")
 		}
 	}
 }

@@ -67,7 +67,7 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 		return refuse("Need admin permission for request code=%d, but accessKey=%s is not", req.Code, ak)
 	}
 	var buf [4]Resource
-	rs, err := appendResources(buf[:0], req, f.view)
+	rs, err := appendResources(buf[:0], req, f)
 	if err != nil {
 		return refuse("%v", err)
 	}

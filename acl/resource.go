@@ -74,13 +74,21 @@ func (r Resource) String() string {
 // subscribed topic, offsets, send-back, consumer lists and unregistration
 // → SUB on the group. Other codes need no resource (admin codes are
 // checked apart). A heartbeat body that does not decode is an error.
-func Resources(req *protocol.Command) ([]Resource, error) { return appendResources(nil, req, req.Ext) }
+func Resources(req *protocol.Command) ([]Resource, error) {
+	f := collect(req)
+	defer f.release()
+	rs, err := appendResources(nil, req, f)
+	for i := range rs {
+		rs[i].Name = strings.Clone(rs[i].Name) // off f's views
+	}
+	return rs, err
+}
 
-// appendResources appends what req needs to dst, reading its ext fields
-// with ext: a check passes an array on its stack and its collected
-// fields, so the common requests allocate nothing for it.
-func appendResources(dst []Resource, req *protocol.Command, ext func(string) string) ([]Resource, error) {
-	rs := dst
+// appendResources appends what req needs to dst, its ext fields read from
+// f (so resource names alias f): a check passes an array on its stack, so
+// the common requests allocate nothing for it.
+func appendResources(dst []Resource, req *protocol.Command, f *extFields) ([]Resource, error) {
+	rs, ext := dst, f.view
 	switch req.Code {
 	case protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
 		key := "topic"

@@ -78,22 +78,6 @@ func Signature(secretKey string, ext map[string]string, body []byte, skip string
 	return newSigner(secretKey).sign(&protocol.Command{ExtFields: ext}, body, skip)
 }
 
-// AccessKey returns the access key req is signed with, or "".
-func AccessKey(req *protocol.Command) string { return extOf(req, FieldAccessKey) }
-
-// extOf is req's ext field k as its peer decodes it: MoreExt's value over
-// the ext fields' (see remoting.ClientInterceptor.Append). It reads
-// undecoded ext fields without decoding them, so a server interceptor
-// built on it can say UndecodedExt.
-func extOf(req *protocol.Command, k string) string {
-	for i := len(req.MoreExt) - 1; i >= 0; i-- {
-		if req.MoreExt[i].Key == k {
-			return req.MoreExt[i].Value
-		}
-	}
-	return req.Ext(k)
-}
-
 // signer signs with one secret key, keeping keyed HMACs for reuse (keying
 // one costs two SHA-1 blocks; Reset restores the keyed state).
 type signer struct{ macs sync.Pool } // of *keyedMAC
@@ -196,12 +180,18 @@ func (f *extFields) get(k string) ([]byte, bool) {
 	return nil, false
 }
 
-// view returns the value of key k as a string that aliases f: valid until
-// f is released, so a check uses it only while it runs (a refusal's
+// lookup returns the value of key k as a string that aliases f: valid
+// until f is released, so a check uses it only while it runs (a refusal's
 // message copies it).
+func (f *extFields) lookup(k string) (string, bool) {
+	v, ok := f.get(k)
+	return unsafe.String(unsafe.SliceData(v), len(v)), ok
+}
+
+// view is lookup's value, "" when k is absent.
 func (f *extFields) view(k string) string {
-	v, _ := f.get(k)
-	return unsafe.String(unsafe.SliceData(v), len(v))
+	v, _ := f.lookup(k)
+	return v
 }
 
 // content returns the values in key order, each key once (its last
@@ -262,16 +252,11 @@ func (s *signer) ok(f *extFields, body []byte) bool {
 	return false
 }
 
-// verify is ok for req.
-func (s *signer) verify(req *protocol.Command) bool {
-	f := collect(req)
-	defer f.release()
-	return s.ok(f, req.Body)
-}
-
 // signatureOK reports whether req is signed with secretKey.
 func signatureOK(secretKey string, req *protocol.Command) bool {
-	return newSigner(secretKey).verify(req)
+	f := collect(req)
+	defer f.release()
+	return newSigner(secretKey).ok(f, req.Body)
 }
 
 // Fields are a request's ext fields collected once for a check, read
@@ -289,6 +274,9 @@ func (f Fields) Release() { f.f.release() }
 // until f is released, so a check keeps it only while it runs.
 func (f Fields) View(k string) string { return f.f.view(k) }
 
+// Lookup is View, and whether k is there at all.
+func (f Fields) Lookup(k string) (string, bool) { return f.f.lookup(k) }
+
 // Key is one secret key ready to verify signatures with: its keyed HMACs
 // are pooled, so one Key per account serves every request without keying
 // a new HMAC (ACL 2.0's users keep one each).
@@ -297,10 +285,7 @@ type Key struct{ s *signer }
 // NewKey prepares secretKey.
 func NewKey(secretKey string) Key { return Key{newSigner(secretKey)} }
 
-// Verify reports whether req's Signature is this key's over its fields and
-// body, SecurityToken signed (Java) or not (the official Go client).
-func (k Key) Verify(req *protocol.Command) bool { return k.s.verify(req) }
-
-// VerifyFields is Verify of the request whose fields f are and whose body
-// is body.
-func (k Key) VerifyFields(f Fields, body []byte) bool { return k.s.ok(f.f, body) }
+// Verify reports whether the Signature among f, a request's collected
+// fields, is this key's over them and body, SecurityToken signed (Java) or
+// not (the official Go client).
+func (k Key) Verify(f Fields, body []byte) bool { return k.s.ok(f.f, body) }

@@ -449,7 +449,7 @@ func (p *Producer) sendTo(ctx context.Context, inst *instance, mq queue.MessageQ
 	}
 	// The header goes as a field list, not a map (see AppendV2).
 	req := protocol.NewRequest(code, nil, r.body)
-	req.MoreExt = h.AppendV2(make([]protocol.Field, 0, 14))
+	req.MoreExt = h.AppendV2(nil)
 	req.SerializeType = protocol.SerializeRocketMQ
 	if oneway {
 		if err := inst.rc.InvokeOneway(ctx, addr, req); err != nil {

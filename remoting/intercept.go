@@ -165,11 +165,10 @@ func (c *Conn) outgoing(cmd *protocol.Command) error {
 	// Appends to MoreExt must not write into the caller's array.
 	cmd.MoreExt = slices.Clip(cmd.MoreExt)
 	if c.outWrites {
-		// Room for what interceptors add: a clone of a full table would
-		// grow, and rehash, on the first of them, at twice the cost of this
-		// copy.
-		// The caller's MoreExt goes into it (a header sent as a field
-		// list, as our client's sends), so a Request hook sees every field.
+		// The caller's MoreExt goes into the copy (a header sent as a field
+		// list, as our client's sends), so a Request hook sees every field;
+		// with room for what interceptors add: a clone of a full table
+		// would grow, and rehash, on the first of them.
 		ext := make(map[string]string, len(cmd.ExtFields)+len(cmd.MoreExt)+4)
 		for k, v := range cmd.ExtFields {
 			ext[k] = v

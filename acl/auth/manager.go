@@ -220,7 +220,7 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 			return refuse("User:%s is not found.", ak)
 		case u.info.UserStatus == Disabled:
 			return refuse("User:%s is disabled.", ak)
-		case !u.key.VerifyFields(f, req.Body):
+		case !u.key.Verify(f, req.Body):
 			return refuse("check signature failed.")
 		}
 	}
@@ -228,7 +228,7 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 		return nil
 	}
 	var buf [4]Need
-	needs, err := appendNeeds(buf[:0], req, f.View, m.cfg.Cluster)
+	needs, err := appendNeeds(buf[:0], req, f, m.cfg.Cluster)
 	if err != nil {
 		return refuse("parse authorization context error")
 	}

@@ -3,6 +3,7 @@ package auth
 import (
 	"strings"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -85,13 +86,20 @@ var clusterNeeds = map[int16]Action{
 // queries), the group is read from the retry topic and named a group. A
 // heartbeat body that does not decode is an error.
 func Needs(req *protocol.Command, cluster string) ([]Need, error) {
-	return appendNeeds(nil, req, req.Ext, cluster)
+	f := acl.Collect(req)
+	defer f.Release()
+	ns, err := appendNeeds(nil, req, f, cluster)
+	for i := range ns {
+		ns[i].Resource.Name = strings.Clone(ns[i].Resource.Name) // off f's views
+	}
+	return ns, err
 }
 
-// appendNeeds appends what req needs to ns, reading its ext fields with
-// ext: a check passes an array on its stack and its collected fields, so
+// appendNeeds appends what req needs to ns, its ext fields read from f
+// (so resource names alias f): a check passes an array on its stack, so
 // the common requests allocate nothing for it.
-func appendNeeds(ns []Need, req *protocol.Command, ext func(string) string, cluster string) ([]Need, error) {
+func appendNeeds(ns []Need, req *protocol.Command, f acl.Fields, cluster string) ([]Need, error) {
+	ext := f.View
 	switch req.Code {
 	case protocol.ReqGetRouteInfoByTopic:
 		return append(ns, topicNeed(ext("topic"), Pub|Sub|Get)), nil
@@ -143,22 +151,22 @@ func appendNeeds(ns []Need, req *protocol.Command, ext func(string) string, clus
 	if a, ok := clusterNeeds[req.Code]; ok {
 		return append(ns, Need{Resource{Type: Cluster, Name: cluster, Pattern: Literal}, a}), nil
 	}
-	f, ok := fieldNeeds[req.Code]
+	need, ok := fieldNeeds[req.Code]
 	if !ok {
 		return ns, nil
 	}
-	if f.topic != "" {
-		if t, ok := extField(req, f.topic); ok {
+	if need.topic != "" {
+		if t, ok := f.Lookup(need.topic); ok {
 			if strings.HasPrefix(t, retryPrefix) {
-				ns = append(ns, groupNeed(t, f.actions))
+				ns = append(ns, groupNeed(t, need.actions))
 			} else {
-				ns = append(ns, topicNeed(t, f.actions))
+				ns = append(ns, topicNeed(t, need.actions))
 			}
 		}
 	}
-	if f.group != "" {
-		if g, ok := extField(req, f.group); ok {
-			ns = append(ns, groupNeed(g, f.actions))
+	if need.group != "" {
+		if g, ok := f.Lookup(need.group); ok {
+			ns = append(ns, groupNeed(g, need.actions))
 		}
 	}
 	return ns, nil
@@ -171,17 +179,4 @@ func appendTopicAndGroup(ns []Need, topic, group string, a Action) []Need {
 		ns = append(ns, topicNeed(topic, a))
 	}
 	return append(ns, groupNeed(group, a))
-}
-
-// extField is req's ext field k and whether it is there (an empty value
-// is a resource named "", as Java reads it), read without decoding
-// undecoded ext fields.
-func extField(req *protocol.Command, k string) (v string, ok bool) {
-	req.RangeExt(func(key, val string) bool {
-		if key == k {
-			v, ok = val, true
-		}
-		return true
-	})
-	return v, ok
 }

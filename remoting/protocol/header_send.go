@@ -1,5 +1,7 @@
 package protocol
 
+import "slices"
+
 // DefaultTopicKey is the template topic new topics are auto-created from
 // (RocketMQ TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC).
 const DefaultTopicKey = "TBW102"
@@ -31,6 +33,9 @@ var sendV2Keys = struct {
 	producerGroup, topic, defaultTopic, defaultTopicQueueNums, queueID, sysFlag, bornTimestamp,
 	flag, properties, reconsumeTimes, unitMode, maxReconsumeTimes, batch, brokerName string
 }{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"}
+
+// sendV2Fields is the number of fields of sendV2Keys.
+const sendV2Fields = 14
 
 // IsSendV2Code reports whether a send request with this code carries the
 // short-key (V2) header, as Java's SendMessageRequestHeader.parseRequestHeader decides.
@@ -153,7 +158,7 @@ func (h SendMessageRequestHeader) Encode() map[string]string {
 // EncodeV2 returns the short-key form used by SEND_MESSAGE_V2 and
 // SEND_BATCH_MESSAGE, as a map (AppendV2's fields).
 func (h SendMessageRequestHeader) EncodeV2() map[string]string {
-	fs := h.AppendV2(make([]Field, 0, 16))
+	fs := h.AppendV2(nil)
 	m := make(map[string]string, len(fs))
 	for _, f := range fs {
 		m[f.Key] = f.Value
@@ -167,7 +172,7 @@ func (h SendMessageRequestHeader) EncodeV2() map[string]string {
 // peer's verifier find them sorted.
 func (h SendMessageRequestHeader) AppendV2(dst []Field) []Field {
 	k := sendV2Keys
-	e := fieldList{dst}
+	e := fieldList{slices.Grow(dst, sendV2Fields)}
 	e.str(k.producerGroup, h.ProducerGroup)
 	e.str(k.topic, h.Topic)
 	e.str(k.defaultTopic, h.DefaultTopic)

@@ -238,8 +238,8 @@ func TestSendHeaderAppendV2(t *testing.T) {
 		t.Fatalf("fields not sorted by key: %v", fs)
 	}
 	m := h.EncodeV2()
-	if len(m) != len(fs) || len(fs) != 14 {
-		t.Fatalf("%d fields, map of %d, want 14", len(fs), len(m))
+	if len(m) != len(fs) || len(fs) != sendV2Fields || cap(fs) != sendV2Fields {
+		t.Fatalf("%d fields (cap %d), map of %d, want %d", len(fs), cap(fs), len(m), sendV2Fields)
 	}
 	for _, f := range fs {
 		if m[f.Key] != f.Value {
