@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -118,10 +119,13 @@ func compare(ctx context.Context, out io.Writer, w Workload, systems []System, r
 				return rounds, fmt.Errorf("round %d, %s: %w", k+1, s.Name(), err)
 			}
 			consumed := "       -"
-			if res.Consume > 0 {
-				consumed = fmt.Sprintf("%8.0f", res.ConsumeRate())
+			if res.Consume.Wall > 0 {
+				consumed = fmt.Sprintf("%8.0f msg/s %5.1f µs CPU/msg", res.ConsumeRate(), res.ConsumeCPU())
 			}
-			fmt.Fprintf(out, "round %d  %-17s produce %8.0f msg/s  consume %s msg/s\n", k+1, res.System, res.ProduceRate(), consumed)
+			// GOMAXPROCS as the run left it: a Runnel server's start adds a P
+			// for netpoll's poller (remoting's netpollProcs), and the systems
+			// after it in this process run with that too.
+			fmt.Fprintf(out, "round %d  %-17s produce %8.0f msg/s %5.1f µs CPU/msg  consume %s  GOMAXPROCS %d\n", k+1, res.System, res.ProduceRate(), res.ProduceCPU(), consumed, runtime.GOMAXPROCS(0))
 			round = append(round, res)
 		}
 		rounds = append(rounds, round)
@@ -134,15 +138,16 @@ func compare(ctx context.Context, out io.Writer, w Workload, systems []System, r
 // runnel-batch and runnel-topics goals are ratios to plain runnel).
 func summarize(out io.Writer, rounds [][]Result) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\tproduce vs runnel\n", len(rounds))
+	fmt.Fprintf(tw, "median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\tproduce vs runnel\tCPU µs/msg produce\tconsume\n", len(rounds))
 	for i, first := range rounds[0] {
-		var prod, cons, prodRatio, consRatio, runnelRatio []float64
+		var prod, cons, prodRatio, consRatio, runnelRatio, prodCPU, consCPU []float64
 		for _, round := range rounds {
 			r := round[i]
 			prod, cons = append(prod, r.ProduceRate()), append(cons, r.ConsumeRate())
+			prodCPU, consCPU = append(prodCPU, r.ProduceCPU()), append(consCPU, r.ConsumeCPU())
 			if n, ok := find(round, "nats"); ok {
 				prodRatio = append(prodRatio, r.ProduceRate()/n.ProduceRate())
-				if r.Consume > 0 {
+				if r.Consume.Wall > 0 {
 					consRatio = append(consRatio, r.ConsumeRate()/n.ConsumeRate())
 				}
 			}
@@ -154,7 +159,11 @@ func summarize(out io.Writer, rounds [][]Result) {
 		if m := median(cons); m > 0 {
 			consumed = fmt.Sprintf("%.0f", m)
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\n", first.System, median(prod), consumed, ratio(prodRatio), ratio(consRatio), ratio(runnelRatio))
+		consumedCPU := "-"
+		if m := median(consCPU); m > 0 {
+			consumedCPU = fmt.Sprintf("%.1f", m)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%s\n", first.System, median(prod), consumed, ratio(prodRatio), ratio(consRatio), ratio(runnelRatio), median(prodCPU), consumedCPU)
 	}
 	_ = tw.Flush()
 }

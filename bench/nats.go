@@ -60,7 +60,7 @@ func (s natsSystem) Run(ctx context.Context, dir string, w Workload) (res Result
 	}
 
 	count := newCounter(w.Msgs)
-	start := time.Now()
+	start := startPhase()
 	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "bench", AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		return res, fmt.Errorf("nats: consumer: %w", err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
@@ -56,7 +55,7 @@ func (s *officialSystem) Run(ctx context.Context, dir string, w Workload) (res R
 	}
 
 	count := newCounter(w.Msgs)
-	start := time.Now()
+	start := startPhase()
 	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithInstance(instance("c")),
 		consumer.WithGroupName("bench_official_consumer"), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	if err != nil {

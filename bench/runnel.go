@@ -240,7 +240,7 @@ func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Res
 		count.add(len(msgs))
 		return client.ConsumeSuccess
 	}
-	start := time.Now()
+	start := startPhase()
 	c, err := client.NewPushConsumer(cCfg)
 	if err == nil {
 		err = c.Subscribe(benchTopic, "*")

@@ -25,7 +25,7 @@ func runSmoke(t *testing.T, systems ...System) {
 	}
 	for _, round := range rounds {
 		for i, r := range round {
-			if r.System != systems[i].Name() || r.Msgs != smoke.Msgs || r.Produce <= 0 || r.Consume <= 0 {
+			if r.System != systems[i].Name() || r.Msgs != smoke.Msgs || r.Produce.Wall <= 0 || r.Consume.Wall <= 0 || r.Produce.CPU <= 0 {
 				t.Fatalf("result %+v", r)
 			}
 		}
@@ -52,22 +52,23 @@ func TestSmokeRunnelBatchAndTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.System != "runnel-topics20" || res.Msgs != smoke.Msgs || res.Produce <= 0 || res.Consume != 0 {
+	if res.System != "runnel-topics20" || res.Msgs != smoke.Msgs || res.Produce.Wall <= 0 || res.Consume != (phase{}) {
 		t.Fatalf("result %+v", res)
 	}
 }
 
 func TestSummaryRatios(t *testing.T) {
+	ph := func(wall, cpu time.Duration) phase { return phase{Wall: wall, CPU: cpu} }
 	rounds := [][]Result{
-		{{System: "runnel", Msgs: 100, Produce: time.Second, Consume: time.Second}, {System: "nats", Msgs: 100, Produce: 2 * time.Second, Consume: time.Second / 2}},
-		{{System: "runnel", Msgs: 100, Produce: time.Second, Consume: time.Second}, {System: "nats", Msgs: 100, Produce: 4 * time.Second, Consume: time.Second / 2}},
-		{{System: "runnel", Msgs: 100, Produce: time.Second, Consume: time.Second}, {System: "nats", Msgs: 100, Produce: 3 * time.Second, Consume: time.Second / 2}},
+		{{System: "runnel", Msgs: 100, Produce: ph(time.Second, 2*time.Millisecond), Consume: ph(time.Second, time.Millisecond)}, {System: "nats", Msgs: 100, Produce: ph(2*time.Second, 3*time.Millisecond), Consume: ph(time.Second/2, time.Millisecond)}},
+		{{System: "runnel", Msgs: 100, Produce: ph(time.Second, 4*time.Millisecond), Consume: ph(time.Second, time.Millisecond)}, {System: "nats", Msgs: 100, Produce: ph(4*time.Second, 3*time.Millisecond), Consume: ph(time.Second/2, time.Millisecond)}},
+		{{System: "runnel", Msgs: 100, Produce: ph(time.Second, 3*time.Millisecond), Consume: ph(time.Second, 3*time.Millisecond)}, {System: "nats", Msgs: 100, Produce: ph(3*time.Second, 3*time.Millisecond), Consume: ph(time.Second/2, time.Millisecond)}},
 	}
 	var out bytes.Buffer
 	summarize(&out, rounds)
-	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel\n" +
-		"runnel       100            100            3.00x            0.50x            1.00x\n" +
-		"nats         33             200            1.00x            1.00x            0.33x\n"
+	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel  CPU µs/msg produce  consume\n" +
+		"runnel       100            100            3.00x            0.50x            1.00x              30.0                10.0\n" +
+		"nats         33             200            1.00x            1.00x            0.33x              30.0                10.0\n"
 	if out.String() != want {
 		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -24,18 +25,50 @@ type Workload struct {
 // Result is one run of one system.
 type Result struct {
 	System           string
-	Produce, Consume time.Duration
+	Produce, Consume phase
 	Msgs             int
+}
+
+// phase is how long one phase of a run took and the CPU the whole process
+// (server and client alike: they share it) spent in it.
+type phase struct{ Wall, CPU time.Duration }
+
+// mark is where a phase started.
+type mark struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+func startPhase() mark { return mark{at: time.Now(), cpu: processCPU()} }
+
+// processCPU is the user and system CPU this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // ProduceRate and ConsumeRate are msg/s; ConsumeRate is 0 for a run that
 // did not consume (Consume 0).
-func (r Result) ProduceRate() float64 { return float64(r.Msgs) / r.Produce.Seconds() }
+func (r Result) ProduceRate() float64 { return float64(r.Msgs) / r.Produce.Wall.Seconds() }
 func (r Result) ConsumeRate() float64 {
-	if r.Consume <= 0 {
+	if r.Consume.Wall <= 0 {
 		return 0
 	}
-	return float64(r.Msgs) / r.Consume.Seconds()
+	return float64(r.Msgs) / r.Consume.Wall.Seconds()
+}
+
+// ProduceCPU and ConsumeCPU are the process's CPU per message in µs.
+func (r Result) ProduceCPU() float64 { return perMsg(r.Produce.CPU, r.Msgs) }
+func (r Result) ConsumeCPU() float64 { return perMsg(r.Consume.CPU, r.Msgs) }
+
+func perMsg(d time.Duration, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(n)
 }
 
 // System is a broker and its client, started fresh for each run.
@@ -53,15 +86,15 @@ func (w Workload) body() []byte {
 }
 
 // produce calls send w.Msgs times from w.Producers goroutines and returns
-// the time from the first call to the last answer. It stops at the first
-// error.
-func (w Workload) produce(ctx context.Context, send func(ctx context.Context) error) (time.Duration, error) {
+// the time from the first call to the last answer and the CPU spent. It
+// stops at the first error.
+func (w Workload) produce(ctx context.Context, send func(ctx context.Context) error) (phase, error) {
 	return w.produceBatches(ctx, 1, func(ctx context.Context, _ int) error { return send(ctx) })
 }
 
 // produceBatches is produce for sends of up to batch messages each: send
 // is told how many messages to send, so that w.Msgs are sent in all.
-func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx context.Context, n int) error) (time.Duration, error) {
+func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx context.Context, n int) error) (phase, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
 	var (
@@ -71,7 +104,7 @@ func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx c
 		err     error
 	)
 	left.Store(int64(w.Msgs))
-	start := time.Now()
+	start := startPhase()
 	for range w.Producers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -88,7 +121,7 @@ func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx c
 		})
 	}
 	wg.Wait()
-	return time.Since(start), err
+	return phase{Wall: time.Since(start.at), CPU: processCPU() - start.cpu}, err
 }
 
 // counter counts deliveries and says when w.Msgs have arrived.
@@ -108,14 +141,15 @@ func (c *counter) add(n int) {
 	}
 }
 
-// wait returns the time from start to the want-th delivery.
-func (c *counter) wait(ctx context.Context, start time.Time, timeout time.Duration) (time.Duration, error) {
+// wait returns the time from start to the want-th delivery and the CPU
+// spent until it returns.
+func (c *counter) wait(ctx context.Context, start mark, timeout time.Duration) (phase, error) {
 	select {
 	case <-c.done:
-		return time.Unix(0, c.last.Load()).Sub(start), nil
+		return phase{Wall: time.Unix(0, c.last.Load()).Sub(start.at), CPU: processCPU() - start.cpu}, nil
 	case <-time.After(timeout):
-		return 0, fmt.Errorf("consumed %d of %d messages in %s", c.n.Load(), c.want, timeout)
+		return phase{}, fmt.Errorf("consumed %d of %d messages in %s", c.n.Load(), c.want, timeout)
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return phase{}, ctx.Err()
 	}
 }

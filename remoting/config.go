@@ -97,6 +97,12 @@ type ServerConfig struct {
 	// handlers: 2 pollers on 2 cores gave 0.89x the round trips/s of 1 with
 	// 16 connections.
 	NetpollPollers int
+	// NetpollKeepGOMAXPROCS leaves GOMAXPROCS alone. By default a netpoll
+	// Server's Start adds one P per poller to the GOMAXPROCS it finds, as
+	// each poller holds one while it waits (see netpollProcs), unless that
+	// value is the one an earlier Start set or the GOMAXPROCS environment
+	// variable is set.
+	NetpollKeepGOMAXPROCS bool
 	// A netpoll connection has one reader goroutine that blocks on netpoll's
 	// input buffer and is woken by the poller when bytes arrive; it copies
 	// them out, splits frames and hands each request to a pooled worker
