@@ -104,7 +104,11 @@ func (l Levels) Delay(level int) time.Duration {
 // DelayLevel returns a message's DELAY property as a level, 0 when absent
 // or not a positive number.
 func DelayLevel(m *protocol.Message) int {
-	v, err := strconv.Atoi(m.Properties[protocol.PropertyDelayTimeLevel])
+	s, ok := m.Properties[protocol.PropertyDelayTimeLevel]
+	if !ok {
+		return 0 // most sends: and a failed Atoi allocates its error
+	}
+	v, err := strconv.Atoi(s)
 	if err != nil || v < 0 {
 		return 0
 	}

@@ -401,3 +401,19 @@ func TestLoop(t *testing.T) {
 		t.Fatalf("Start after Close: %v", err)
 	}
 }
+
+// TestDelayLevelOfPlainSend checks the level read of every send: none for
+// a message without DELAY, and no allocation for it (a failed Atoi of the
+// missing value allocated its error, two per send with IsHalfSend).
+func TestDelayLevelOfPlainSend(t *testing.T) {
+	plain := &protocol.Message{Topic: "t", Properties: map[string]string{protocol.PropertyTags: "a"}}
+	if n := testing.AllocsPerRun(100, func() { _ = DelayLevel(plain) }); n != 0 {
+		t.Fatalf("DelayLevel of a message without DELAY: %v allocations", n)
+	}
+	for v, want := range map[string]int{"": 0, "x": 0, "-1": 0, "3": 3} {
+		m := &protocol.Message{Properties: map[string]string{protocol.PropertyDelayTimeLevel: v}}
+		if got := DelayLevel(m); got != want {
+			t.Errorf("DelayLevel(DELAY=%q) = %d, want %d", v, got, want)
+		}
+	}
+}

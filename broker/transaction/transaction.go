@@ -186,7 +186,11 @@ func IsHalfSend(sysFlag int32, props map[string]string) bool {
 	if sysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
 		return true
 	}
-	v, err := strconv.ParseBool(props[protocol.PropertyTransactionPrepared])
+	s, ok := props[protocol.PropertyTransactionPrepared]
+	if !ok {
+		return false // most sends: and a failed ParseBool allocates its error
+	}
+	v, err := strconv.ParseBool(s)
 	return err == nil && v
 }
 

@@ -181,3 +181,20 @@ func TestEndRefusals(t *testing.T) {
 		t.Fatalf("%d ops stored, want 1", got)
 	}
 }
+
+// TestIsHalfSendOfPlainSend checks the half-message test of every send:
+// false without the flag or TRAN_MSG, and no allocation for it.
+func TestIsHalfSendOfPlainSend(t *testing.T) {
+	props := map[string]string{protocol.PropertyTags: "a"}
+	if n := testing.AllocsPerRun(100, func() { _ = IsHalfSend(0, props) }); n != 0 {
+		t.Fatalf("IsHalfSend of a plain send: %v allocations", n)
+	}
+	if IsHalfSend(0, props) || !IsHalfSend(protocol.SysFlagTransactionPrep, props) {
+		t.Fatal("IsHalfSend by the system flag")
+	}
+	for v, want := range map[string]bool{"": false, "x": false, "false": false, "true": true} {
+		if got := IsHalfSend(0, map[string]string{protocol.PropertyTransactionPrepared: v}); got != want {
+			t.Errorf("IsHalfSend(TRAN_MSG=%q) = %v, want %v", v, got, want)
+		}
+	}
+}
