@@ -102,10 +102,12 @@ type Options struct {
 	// collector's headroom doubles what they cost, so the defaults are
 	// sized for a dev cluster (see defaultMemory).
 	MemTableSize uint64
-	// CacheSize is Pebble's block cache, shared by both databases. Default
-	// 16 MiB, or a 16th of GOMEMLIMIT when one is set (8 MiB..256 MiB).
-	// Reads of recent messages come from the memtables and the OS page
-	// cache, so a small cache costs little.
+	// CacheSize is the room for blocks in Pebble's block cache, shared by
+	// both databases, beyond what their memtables are charged to it (see
+	// cacheCapacity). Default 16 MiB, or a 16th of GOMEMLIMIT when one is
+	// set (8 MiB..256 MiB). Pulls of several queues read the same blocks
+	// of the log one after another, so even a small cache saves most
+	// block reads.
 	CacheSize int64
 	// CheckpointBytes is how much log may be appended between checkpoints
 	// of the derived data: the consume-queue entries and index entries of
