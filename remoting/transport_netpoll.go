@@ -80,7 +80,9 @@ func configureNetpoll(cfg *ServerConfig) error {
 // of the standard library's net (whose waits hand their P on), 0.96x with
 // one P added, at the same CPU per send (BenchmarkSendACL/acl=false, broker
 // and client in one process). golang/go#76290 asks for a blocking
-// EpollWait that would make this unnecessary.
+// EpollWait that would make this unnecessary. Setting GOMAXPROCS ends the
+// runtime's own updates of it to a changed CPU limit (Go 1.25); a process
+// whose limit changes while it runs can set NetpollKeepGOMAXPROCS.
 func netpollProcs(cur, pollers int) int {
 	return cur + max(pollers, 0)
 }
