@@ -74,19 +74,19 @@ func writeACL(t testing.TB, file, yaml string) {
 // startACLCluster starts a cluster whose broker checks brokerYAML and
 // whose name server checks nsYAML; the broker signs with the admin
 // account. It returns the broker's plain_acl.yml path.
-func startACLCluster(t testing.TB, brokerYAML, nsYAML string) (*cluster.Cluster, string) {
+func startACLCluster(t testing.TB, brokerYAML, nsYAML string, more ...cluster.Option) (*cluster.Cluster, string) {
 	t.Helper()
 	dir := t.TempDir()
 	bfile, nfile := filepath.Join(dir, "plain_acl.yml"), filepath.Join(dir, "namesrv_acl.yml")
 	writeACL(t, bfile, brokerYAML)
 	writeACL(t, nfile, nsYAML)
-	c := cluster.Start(t,
+	opts := append([]cluster.Option{
 		cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.ACLFile = nfile }),
 		cluster.Configure(func(_ int, cfg *broker.Config) {
 			cfg.ACLEnable, cfg.ACLFile = true, bfile
 			cfg.Credentials = acl.Credentials{AccessKey: aclAdminAK, SecretKey: aclAdminSK}
-		}))
-	return c, bfile
+		})}, more...)
+	return cluster.Start(t, opts...), bfile
 }
 
 // aclAdmin is our admin client signing with ak/sk.

@@ -20,9 +20,9 @@ const authRootAK, authRootSK = "root", "rootSecret1"
 
 // startAuthCluster starts a cluster whose broker authenticates and
 // authorizes with ACL 2.0 (the name server checks nothing, as Java's).
-func startAuthCluster(t testing.TB) *cluster.Cluster {
+func startAuthCluster(t testing.TB, more ...cluster.Option) *cluster.Cluster {
 	t.Helper()
-	return cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	return cluster.Start(t, append([]cluster.Option{cluster.Configure(func(_ int, cfg *broker.Config) {
 		for _, kv := range [][2]string{
 			{"authenticationEnabled", "true"}, {"authorizationEnabled", "true"},
 			{"initAuthenticationUser", `{"username":"` + authRootAK + `","password":"` + authRootSK + `"}`},
@@ -31,7 +31,7 @@ func startAuthCluster(t testing.TB) *cluster.Cluster {
 				t.Fatal(err)
 			}
 		}
-	}))
+	})}, more...)...)
 }
 
 // wantAuthError checks an official producer's error: Java's NO_PERMISSION

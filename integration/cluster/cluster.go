@@ -38,15 +38,31 @@ func Brokers(n int) Option { return func(o *options) { o.brokers = n } }
 func Namesrvs(n int) Option { return func(o *options) { o.namesrvs = n } }
 
 // Configure lets the test adjust broker i's config before it starts (and
-// restarts).
+// restarts). Several run in the order given.
 func Configure(fn func(i int, cfg *broker.Config)) Option {
-	return func(o *options) { o.configure = fn }
+	return func(o *options) {
+		prev := o.configure
+		o.configure = func(i int, cfg *broker.Config) {
+			if prev != nil {
+				prev(i, cfg)
+			}
+			fn(i, cfg)
+		}
+	}
 }
 
 // ConfigureNamesrv lets the test adjust every name server's config before
-// it starts (and restarts).
+// it starts (and restarts). Several run in the order given.
 func ConfigureNamesrv(fn func(cfg *namesrv.Config)) Option {
-	return func(o *options) { o.nsConfig = fn }
+	return func(o *options) {
+		prev := o.nsConfig
+		o.nsConfig = func(cfg *namesrv.Config) {
+			if prev != nil {
+				prev(cfg)
+			}
+			fn(cfg)
+		}
+	}
 }
 
 // Logger sets the logger of every node. Default: discard, unless the
