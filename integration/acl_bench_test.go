@@ -95,11 +95,9 @@ func aclBenchProducer(b *testing.B, mode string) *client.Producer {
 		aclCreateTopicsAs(b, c, "aclTopic", true)
 	case "v2":
 		c = startAuthCluster(b)
+		createTopicsAs(b, c, authRootAK, authRootSK, "aclTopic")
 		root := aclAdmin(b, c, authRootAK, authRootSK)
 		ctx := context.Background()
-		if _, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "aclTopic", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
-			b.Fatal(err)
-		}
 		if _, err := root.CreateUser(ctx, ouradmin.Where{}, protocol.UserInfo{Username: "benchUser", Password: "benchSecret1"}); err != nil {
 			b.Fatal(err)
 		}
@@ -112,18 +110,7 @@ func aclBenchProducer(b *testing.B, mode string) *client.Producer {
 		c = cluster.Start(b)
 		aclCreateTopicsAs(b, c, "aclTopic", false)
 	}
-	cfg := client.DefaultProducerConfig()
-	cfg.Client.NameServerAddrs = []string{c.NamesrvAddr()}
-	cfg.Client.InstanceName = instance("acl-bench")
-	cfg.Client.Credentials = creds
-	p, err := client.NewProducer(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { p.Shutdown(context.Background()) })
+	p := rcProducerWith(b, c, func(cfg *client.ProducerConfig) { cfg.Client.Credentials = creds })
 	if _, err := p.Send(context.Background(), &client.Message{Topic: "aclTopic", Body: make([]byte, 1024)}); err != nil { // routes and connection warm
 		b.Fatal(err)
 	}

@@ -105,7 +105,14 @@ func aclAdmin(t testing.TB, c *cluster.Cluster, ak, sk string) *ouradmin.Admin {
 
 func aclCreateTopics(t testing.TB, c *cluster.Cluster, topics ...string) {
 	t.Helper()
-	a := aclAdmin(t, c, aclAdminAK, aclAdminSK)
+	createTopicsAs(t, c, aclAdminAK, aclAdminSK, topics...)
+}
+
+// createTopicsAs creates topics with 2 queues each, signed with ak/sk (an
+// admin account, or an ACL 2.0 super user).
+func createTopicsAs(t testing.TB, c *cluster.Cluster, ak, sk string, topics ...string) {
+	t.Helper()
+	a := aclAdmin(t, c, ak, sk)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, topic := range topics {

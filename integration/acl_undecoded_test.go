@@ -2,24 +2,25 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/client"
-	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// TestACLChecksLeaveSendHeadersUndecoded sends a signed message through a
+// TestACLChecksLeaveSendHeadersUndecoded sends signed messages through a
 // broker with plain ACL and one with ACL 2.0, each with a probe after its
-// own interceptors, and checks that the send reached the probe with its ext
-// fields still undecoded: an ACL interceptor without UndecodedExt makes the
-// server build every send's map before its check, which the typed send
-// header exists to avoid.
+// own interceptors, and checks that the sends reached the probe with their
+// ext fields still undecoded: an ACL interceptor without UndecodedExt makes
+// the server build every send's map before its check, which the typed send
+// header exists to avoid. A send signed with a wrong secret must not reach
+// the probe, so the check is known to run.
 func TestACLChecksLeaveSendHeadersUndecoded(t *testing.T) {
 	for _, mode := range []string{"plain", "v2"} {
 		t.Run(mode, func(t *testing.T) {
@@ -47,26 +48,25 @@ func TestACLChecksLeaveSendHeadersUndecoded(t *testing.T) {
 			} else {
 				c = startAuthCluster(t, probe)
 				creds = acl.Credentials{AccessKey: authRootAK, SecretKey: authRootSK}
-				root := aclAdmin(t, c, authRootAK, authRootSK)
-				if _, err := root.CreateTopic(context.Background(), ouradmin.TopicSpec{Topic: "aclTopic", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			cfg := client.DefaultProducerConfig()
-			cfg.Client.NameServerAddrs = []string{c.NamesrvAddr()}
-			cfg.Client.InstanceName = instance("acl-undecoded")
-			cfg.Client.Credentials = creds
-			p, err := client.NewProducer(cfg)
-			if err != nil {
-				t.Fatal(err)
+				createTopicsAs(t, c, authRootAK, authRootSK, "aclTopic")
 			}
 			ctx := context.Background()
-			if err := p.Start(ctx); err != nil {
-				t.Fatal(err)
+			msg := &client.Message{Topic: "aclTopic", Body: []byte("signed")}
+
+			wrong := rcProducerWith(t, c, func(cfg *client.ProducerConfig) {
+				cfg.Client.Credentials = acl.Credentials{AccessKey: creds.AccessKey, SecretKey: "wrong" + creds.SecretKey}
+			})
+			var be *client.BrokerError
+			if _, err := wrong.Send(ctx, msg); !errors.As(err, &be) {
+				t.Fatalf("send with a wrong secret: %v, want refused by the broker", err)
 			}
-			defer p.Shutdown(ctx)
+			if n := sends.Load(); n != 0 {
+				t.Fatalf("the probe saw %d sends signed with a wrong secret", n)
+			}
+
+			p := rcProducerWith(t, c, func(cfg *client.ProducerConfig) { cfg.Client.Credentials = creds })
 			for range 3 {
-				if _, err := p.Send(ctx, &client.Message{Topic: "aclTopic", Body: []byte("signed")}); err != nil {
+				if _, err := p.Send(ctx, msg); err != nil {
 					t.Fatal(err)
 				}
 			}
