@@ -170,6 +170,8 @@ func open(opts Options, restored bool) (*Store, error) {
 			MemTableSize:       memtable,
 			Logger:             opts.Logger,
 			FormatMajorVersion: pebble.FormatNewest,
+			// cacheCapacity counts on at most this many memtables.
+			MemTableStopWritesThreshold: memTablesQueued,
 		}
 		for i := range popts.Levels {
 			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
@@ -200,7 +202,7 @@ func open(opts Options, restored bool) (*Store, error) {
 		cache.Unref()
 		return nil, err
 	}
-	db, gate, err := open("meta", min(opts.MemTableSize, metaMemTableSize), false)
+	db, gate, err := open("meta", metaMemTable(opts), false)
 	if err != nil {
 		_ = logDB.Close()
 		cache.Unref()
@@ -238,9 +240,12 @@ const logBlockSize = 32 << 10
 // keys are few and small.
 const metaMemTableSize = 8 << 20
 
-// memTablesQueued is Pebble's MemTableStopWritesThreshold (its default,
-// which the store keeps): how many memtables a database holds at most, the
-// one being written and those waiting for their flush.
+// metaMemTable is the memtable size of the database beside the log.
+func metaMemTable(o Options) uint64 { return min(o.MemTableSize, metaMemTableSize) }
+
+// memTablesQueued is both databases' MemTableStopWritesThreshold (Pebble's
+// default): how many memtables a database holds at most, the one being
+// written and those waiting for their flush.
 const memTablesQueued = 2
 
 // cacheCapacity is the capacity of Pebble's cache that leaves CacheSize of
@@ -252,7 +257,7 @@ const memTablesQueued = 2
 // of 100,000 messages pulled from 8 queues), and every pull read and
 // decompressed again each 32 KiB block it touched, for each queue.
 func cacheCapacity(o Options) int64 {
-	memtables := int64(o.MemTableSize) + int64(min(o.MemTableSize, metaMemTableSize))
+	memtables := int64(o.MemTableSize + metaMemTable(o))
 	return o.CacheSize + memTablesQueued*memtables
 }
 
