@@ -123,7 +123,7 @@ func compare(ctx context.Context, out io.Writer, w Workload, systems []System, r
 				consumed = fmt.Sprintf("%8.0f msg/s %5.1f µs CPU/msg", res.ConsumeRate(), res.ConsumeCPU())
 			}
 			// GOMAXPROCS as the run left it: a Runnel server's start adds a P
-			// for netpoll's poller (remoting's netpollProcs), and the systems
+			// for netpoll's poller (remoting's addPollerProcs), and the systems
 			// after it in this process run with that too.
 			fmt.Fprintf(out, "round %d  %-17s produce %8.0f msg/s %5.1f µs CPU/msg  consume %s  GOMAXPROCS %d\n", k+1, res.System, res.ProduceRate(), res.ProduceCPU(), consumed, runtime.GOMAXPROCS(0))
 			round = append(round, res)

@@ -68,7 +68,7 @@ func perMsg(d time.Duration, n int) float64 {
 	if n <= 0 {
 		return 0
 	}
-	return float64(d.Microseconds()) / float64(n)
+	return float64(d) / float64(time.Microsecond) / float64(n)
 }
 
 // System is a broker and its client, started fresh for each run.

@@ -99,7 +99,7 @@ type ServerConfig struct {
 	NetpollPollers int
 	// NetpollKeepGOMAXPROCS leaves GOMAXPROCS alone. By default a netpoll
 	// Server's Start adds one P per poller to the GOMAXPROCS it finds, as
-	// each poller holds one while it waits (see netpollProcs), unless that
+	// each poller holds one while it waits (see addPollerProcs), unless that
 	// value is the one an earlier Start set or the GOMAXPROCS environment
 	// variable is set.
 	NetpollKeepGOMAXPROCS bool

@@ -53,23 +53,16 @@ func configureNetpoll(cfg *ServerConfig) error {
 	if err != nil {
 		return err
 	}
-	_, fixed := os.LookupEnv("GOMAXPROCS")
-	if !fixed && !cfg.NetpollKeepGOMAXPROCS {
-		procs.Lock()
-		if cur := runtime.GOMAXPROCS(0); cur != procs.set {
-			// Set by someone else since (or never by us): add the pollers'
-			// Ps to what they chose. The testing package resets it before
-			// each benchmark, for one.
-			procs.set = netpollProcs(cur, netpollPollers)
-			runtime.GOMAXPROCS(procs.set)
-		}
-		procs.Unlock()
+	if _, fixed := os.LookupEnv("GOMAXPROCS"); !fixed && !cfg.NetpollKeepGOMAXPROCS {
+		addPollerProcs()
 	}
 	return nil
 }
 
-// netpollProcs is the GOMAXPROCS for a process that would run with cur
-// but serves with netpoll's pollers: one P more per poller.
+// addPollerProcs adds one P per netpoll poller to GOMAXPROCS, unless it
+// is the value it set last (a second Start); a value set by anyone else
+// since (the testing package resets it before each benchmark) gets the
+// pollers' Ps added in turn.
 //
 // Why: a netpoll poller waits for events in epoll_wait through
 // syscall.Syscall6, not through the runtime's netpoller, so the goroutine
@@ -83,8 +76,13 @@ func configureNetpoll(cfg *ServerConfig) error {
 // EpollWait that would make this unnecessary. Setting GOMAXPROCS ends the
 // runtime's own updates of it to a changed CPU limit (Go 1.25); a process
 // whose limit changes while it runs can set NetpollKeepGOMAXPROCS.
-func netpollProcs(cur, pollers int) int {
-	return cur + max(pollers, 0)
+func addPollerProcs() {
+	procs.Lock()
+	defer procs.Unlock()
+	if cur := runtime.GOMAXPROCS(0); cur != procs.set {
+		procs.set = cur + netpollPollers
+		runtime.GOMAXPROCS(procs.set)
+	}
 }
 
 // netpollLog routes netpoll's own log lines (it uses the log package) to
