@@ -213,13 +213,16 @@ func (c *Core) park(r *PullRequest, deadline time.Time, answer func(PullResult, 
 // that woke it are all filtered out by its subscription and time is left,
 // it is held again from past them instead (Java wakes a held pull only for
 // a matching arrival), so a consumer of rare tags is not sent round for a
-// new pull on every message of other tags.
+// new pull on every message of other tags. A hold refused because more
+// arrived meanwhile reads those, and so on: each round starts past the
+// last, so the loop ends at the queue's end.
 func (c *Core) answerHeld(r *PullRequest, deadline time.Time, expired bool, answer func(PullResult, error)) {
 	res, _, err := c.pull(r, false, nil)
-	if err == nil && !expired && res.Code == protocol.RespPullRetryImmediately && !c.closing.Load() &&
-		c.cfg.Now().Before(deadline) && res.NextBeginOffset > r.QueueOffset {
-		past := *r
-		past.QueueOffset = res.NextBeginOffset
+	from := r.QueueOffset
+	for err == nil && !expired && res.Code == protocol.RespPullRetryImmediately && !c.closing.Load() &&
+		c.cfg.Now().Before(deadline) && res.NextBeginOffset > from {
+		past := *r // park keeps it: one per round
+		past.QueueOffset, from = res.NextBeginOffset, res.NextBeginOffset
 		if c.park(&past, deadline, answer) {
 			return
 		}
