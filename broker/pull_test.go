@@ -179,7 +179,10 @@ func TestCloseAnswersHeldPulls(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		resp, _ := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
+		resp, err := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
+		if err != nil {
+			t.Errorf("held pull: %v", err)
+		}
 		got <- resp
 	}()
 	testwait.For(t, testwait.Default, "the pull to be held", func() bool { return b.core.HeldPulls() == 1 })

@@ -349,6 +349,14 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	return nil
 }
 
+// writing reports whether a goroutine is writing to the peer or frames wait
+// to be written.
+func (c *Conn) writing() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.wmu.err == nil && (c.wmu.flushing || len(c.wmu.buf) > 0)
+}
+
 // writeVector appends to vec the pieces of one write: out, with each
 // borrowed body inserted after the bytes its frame head ends at.
 func writeVector(vec [][]byte, out []byte, bodies []borrowedBody) [][]byte {

@@ -145,6 +145,7 @@ func (s *Server) Close() error {
 	// idle, then every goroutine, busy workers included.
 	close(s.stop)
 	s.workers.close()
+	waitWritesDone(conns, closeFlushWait)
 	for _, c := range conns {
 		c.closeWith(ErrClosed)
 	}
@@ -154,6 +155,25 @@ func (s *Server) Close() error {
 	}
 	s.wg.Wait()
 	return err
+}
+
+// closeFlushWait bounds how long Close lets connections finish writing
+// what was queued before it, such as the answers a draining broker gave its
+// held pulls: long enough for a loopback or LAN peer that reads, short
+// enough that a peer which stopped reading does not hold up shutdown.
+const closeFlushWait = time.Second
+
+// waitWritesDone returns once none of conns is writing or has frames
+// queued, or after d. A frame queued behind another goroutine's write is
+// written by that goroutine when its write returns; closing the connection
+// before then would drop it although Reply had returned nil.
+func waitWritesDone(conns []*Conn, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for _, c := range conns {
+		for c.writing() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // spawn implements connOwner.

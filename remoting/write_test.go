@@ -2,9 +2,12 @@ package remoting
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -90,5 +93,79 @@ func TestWriteVectorKeepsFrameOrder(t *testing.T) {
 	}
 	if len(vec) != 6 {
 		t.Fatalf("%d pieces, want 6 (no empty ones)", len(vec))
+	}
+}
+
+// gateTransport's first write blocks until release is closed, as a write
+// to a slow peer does; every write's bytes are kept.
+type gateTransport struct {
+	entered, release chan struct{}
+	mu               sync.Mutex
+	frames           [][]byte
+	first            bool
+}
+
+func (t *gateTransport) write(bufs [][]byte) error {
+	t.mu.Lock()
+	first := !t.first
+	t.first = true
+	t.mu.Unlock()
+	if first {
+		close(t.entered)
+		<-t.release
+	}
+	t.mu.Lock()
+	t.frames = append(t.frames, bytes.Join(bufs, nil))
+	t.mu.Unlock()
+	return nil
+}
+func (t *gateTransport) close() error { return nil }
+
+// An answer queued behind another goroutine's write in progress, as a
+// draining broker's answer to a held pull can be, still reaches the peer
+// when the server closes: Close lets the write in progress finish and the
+// writer send what queued behind it before it closes the connection.
+// (Closing at once dropped it although Reply had returned nil.)
+func TestCloseWritesAnswersQueuedBehindAWrite(t *testing.T) {
+	s := startServer(t, TransportStd, nil, nil)
+	gt := &gateTransport{entered: make(chan struct{}), release: make(chan struct{})}
+	c := s.addConn(gt, "peer", "local")
+	if c == nil {
+		t.Fatal("server refused the connection")
+	}
+	req := protocol.NewRequest(protocol.ReqPullMessage, nil, nil)
+	first, queued := protocol.NewResponse(req, protocol.RespSuccess, "first"), protocol.NewResponse(req, protocol.RespPullNotFound, "queued")
+	wrote := make(chan error, 1)
+	go func() { wrote <- c.Reply(first) }()
+	<-gt.entered
+	if err := c.Reply(queued); err != nil {
+		t.Fatalf("queued reply: %v", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case <-c.closed:
+		t.Error("the connection closed while a write was in progress")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(gt.release)
+	if err := <-wrote; err != nil {
+		t.Fatalf("first reply: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	gt.mu.Lock()
+	defer gt.mu.Unlock()
+	var remarks []string
+	for _, f := range gt.frames {
+		cmd, err := protocol.DecodeFrame(f[4:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		remarks = append(remarks, cmd.Remark)
+	}
+	if fmt.Sprint(remarks) != "[first queued]" {
+		t.Fatalf("written %v, want [first queued]", remarks)
 	}
 }
