@@ -97,23 +97,20 @@ func TestWriteVectorKeepsFrameOrder(t *testing.T) {
 }
 
 // gateTransport's first write blocks until release is closed, as a write
-// to a slow peer does; every write's bytes are kept.
+// to a slow peer does (later writes wait behind it in the Once); every
+// write's bytes are kept.
 type gateTransport struct {
 	entered, release chan struct{}
+	gate             sync.Once
 	mu               sync.Mutex
 	frames           [][]byte
-	first            bool
 }
 
 func (t *gateTransport) write(bufs [][]byte) error {
-	t.mu.Lock()
-	first := !t.first
-	t.first = true
-	t.mu.Unlock()
-	if first {
+	t.gate.Do(func() {
 		close(t.entered)
 		<-t.release
-	}
+	})
 	t.mu.Lock()
 	t.frames = append(t.frames, bytes.Join(bufs, nil))
 	t.mu.Unlock()

@@ -21,8 +21,8 @@ go test "${race[@]}" -count=1 -timeout 25m ./...
 # consumers' rebalance against their own pull paths). Tests that drive its
 # consumers are built with `//go:build !race`, so they run here, without the
 # race detector, where a race of theirs cannot fail CI for a reason not ours.
-# (The store's model test also runs here in full: under -race it runs a
-# few seeds only, being 35x slower there.)
+# (The store's model and crash tests also run here in full: under -race
+# they run fewer seeds and kill cycles, being many times slower there.)
 # Without the race detector the first pass already ran them.
 if ((${#race[@]})); then
 	# (bench/ is a module of its own, with its own tests: not this module's.)

@@ -149,9 +149,9 @@ type crashRun struct {
 
 // TestCrashRecovery kills a child writing to a store, at random moments
 // and inside Open's recovery, reopens, and checks the store against what the
-// child had acknowledged. 50 cycles; 20 (two fresh stores of 10) under the
-// race detector, where a cycle costs about 3 s, as the test command's
-// second pass, without it, runs all 50; RUNNEL_CRASH_CYCLES sets the number.
+// child had acknowledged. 50 cycles, or 20 (two fresh stores of 10) under
+// the race detector, where a cycle costs about 3 s; the test command's
+// second pass, without it, runs all 50. RUNNEL_CRASH_CYCLES sets the number.
 func TestCrashRecovery(t *testing.T) {
 	cycles := 50
 	if raceEnabled {
