@@ -1,5 +1,7 @@
 package protocol
 
+import "slices"
+
 // Pull request sysFlag bits (RocketMQ PullSysFlag).
 const (
 	PullFlagCommitOffset int32 = 1 << 0 // commitOffset carries an offset to store
@@ -93,25 +95,43 @@ func (h *PullMessageRequestHeader) decode(d *extDecoder) error {
 	return d.err
 }
 
-// Encode returns the header as extFields, as the official client sends it.
+// Encode returns the header as extFields, as the official client sends it
+// (Append's fields).
 func (h PullMessageRequestHeader) Encode() map[string]string {
-	e := make(extEncoder, 16)
-	e.str("consumerGroup", h.ConsumerGroup)
-	e.str("topic", h.Topic)
-	e.int32("queueId", h.QueueID)
-	e.int64("queueOffset", h.QueueOffset)
-	e.int32("maxMsgNums", h.MaxMsgNums)
-	e.int32("sysFlag", h.SysFlag)
+	fs := h.Append(make([]Field, 0, pullFields))
+	m := make(extEncoder, len(fs))
+	for _, f := range fs {
+		m[f.Key] = f.Value
+	}
+	return m
+}
+
+// pullFields is the most fields Append adds.
+const pullFields = 13
+
+// Append appends the header's fields to dst in key order: a sender puts
+// them in Command.MoreExt and leaves ExtFields nil, so a pull builds no
+// map (a consumer keeping up sends about one pull per message), and a
+// signer and the peer's verifier find them sorted. The keys and values are
+// Encode's.
+func (h PullMessageRequestHeader) Append(dst []Field) []Field {
+	e := fieldList{slices.Grow(dst, pullFields)}
+	e.optStr("bname", h.BrokerName)
 	e.int64("commitOffset", h.CommitOffset)
-	e.int64("suspendTimeoutMillis", h.SuspendTimeoutMillis)
-	e.str("subscription", h.Subscription)
-	e.int64("subVersion", h.SubVersion)
+	e.str("consumerGroup", h.ConsumerGroup)
 	e.str("expressionType", h.ExpressionType)
 	if h.MaxMsgBytes != 0 {
 		e.int32("maxMsgBytes", h.MaxMsgBytes)
 	}
-	e.optStr("bname", h.BrokerName)
-	return e
+	e.int32("maxMsgNums", h.MaxMsgNums)
+	e.int32("queueId", h.QueueID)
+	e.int64("queueOffset", h.QueueOffset)
+	e.int64("subVersion", h.SubVersion)
+	e.str("subscription", h.Subscription)
+	e.int64("suspendTimeoutMillis", h.SuspendTimeoutMillis)
+	e.int32("sysFlag", h.SysFlag)
+	e.str("topic", h.Topic)
+	return e.fs
 }
 
 // PullMessageResponseHeader is the ext of a pull response. The official

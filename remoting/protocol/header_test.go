@@ -227,6 +227,39 @@ func TestPullSysFlag(t *testing.T) {
 	}
 }
 
+// TestPullHeaderAppend pins the field list our client sends a pull's
+// header as: sorted by key, Encode's fields, and decoded back to the header.
+func TestPullHeaderAppend(t *testing.T) {
+	h := PullMessageRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 2, QueueOffset: 99, MaxMsgNums: 32,
+		SysFlag: 3, CommitOffset: 7, SuspendTimeoutMillis: 15000, Subscription: "a || b", SubVersion: 5,
+		ExpressionType: "TAG", MaxMsgBytes: 4096, BrokerName: "b"}
+	fs := h.Append(nil)
+	if !slices.IsSortedFunc(fs, func(a, b Field) int { return strings.Compare(a.Key, b.Key) }) {
+		t.Fatalf("fields not sorted by key: %v", fs)
+	}
+	if len(fs) != pullFields || cap(fs) != pullFields {
+		t.Fatalf("%d fields (cap %d), want %d", len(fs), cap(fs), pullFields)
+	}
+	m := h.Encode()
+	if len(m) != len(fs) {
+		t.Fatalf("map of %d, %d fields", len(m), len(fs))
+	}
+	for _, f := range fs {
+		if m[f.Key] != f.Value {
+			t.Fatalf("field %s=%q, map has %q", f.Key, f.Value, m[f.Key])
+		}
+	}
+	var got PullMessageRequestHeader
+	if err := got.Decode(m); err != nil || got != h {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, h)
+	}
+	// The optional fields stay out when unset, as the official client's.
+	h.BrokerName, h.MaxMsgBytes = "", 0
+	if fs := h.Append(nil); len(fs) != pullFields-2 {
+		t.Fatalf("%d fields without bname and maxMsgBytes: %v", len(fs), fs)
+	}
+}
+
 // TestSendHeaderAppendV2 pins the field list our client sends a send's
 // header as: sorted by key (ACL's signer and the peer's verifier sort
 // nothing then), and the same fields EncodeV2's map has.
