@@ -62,7 +62,9 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 	// The broker answers a held pull at suspendMax; allow for the trip.
 	ctx, cancel := context.WithTimeout(ctx, suspendMax+10*time.Second)
 	defer cancel()
-	resp, err := inst.rc.Invoke(ctx, addr, protocol.NewRequest(protocol.ReqPullMessage, h.Encode(), nil))
+	req := protocol.NewRequest(protocol.ReqPullMessage, nil, nil)
+	req.MoreExt = h.Append(nil)
+	resp, err := inst.rc.Invoke(ctx, addr, req)
 	if err != nil {
 		return nil, pullFailed(ctx, inst, mq, addr, transportError("pull "+mq.String(), mq.BrokerName, addr, err))
 	}
@@ -256,8 +258,13 @@ func (c *PushConsumer) heldQueues() int {
 // its original topic, as the official clients do.
 func toExt(mq queue.MessageQueue, msgs []*protocol.MessageExt) []pqMsg {
 	out := make([]pqMsg, len(msgs))
+	// One array for the pull's messages, as message.DecodeMessages has:
+	// they stay in the process queue together, and one allocation per
+	// message cost as many bytes again as the decoded messages.
+	arr := make([]MessageExt, len(msgs))
 	for i, m := range msgs {
-		e := &MessageExt{MessageExt: *m, Queue: mq}
+		e := &arr[i]
+		*e = MessageExt{MessageExt: *m, Queue: mq}
 		if rt := m.Property(protocol.PropertyRetryTopic); rt != "" && queue.IsRetryTopic(m.Topic) {
 			e.Topic = rt
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -59,5 +60,30 @@ func testCommitOffsetRidesOnPull(t *testing.T, be *backend) {
 	})
 	if updates != 0 {
 		t.Fatalf("%d UPDATE_CONSUMER_OFFSET requests; the commit should have ridden on a pull", updates)
+	}
+}
+
+// TestToExtAllocations: a pull's messages become the listener's in two
+// allocations whatever their number (the array of MessageExt and the
+// process queue's list), and a retry message still shows its own topic.
+func TestToExtAllocations(t *testing.T) {
+	msgs := make([]*protocol.MessageExt, 32)
+	for i := range msgs {
+		msgs[i] = &protocol.MessageExt{}
+		msgs[i].Topic, msgs[i].QueueOffset = "T", int64(i)
+	}
+	retry := &protocol.MessageExt{}
+	retry.Topic = "%RETRY%g"
+	retry.Properties = map[string]string{protocol.PropertyRetryTopic: "T"}
+	msgs[5] = retry
+	mq := queue.MessageQueue{Topic: "T", BrokerName: "b", QueueID: 1}
+	var out []pqMsg
+	if n := testing.AllocsPerRun(50, func() { out = toExt(mq, msgs) }); n > 2 {
+		t.Errorf("%v allocations for %d messages, want 2", n, len(msgs))
+	}
+	for i, m := range out {
+		if m.m.Topic != "T" || m.m.Queue != mq || (i != 5 && m.m.QueueOffset != int64(i)) {
+			t.Fatalf("message %d: %+v", i, m.m)
+		}
 	}
 }
