@@ -19,6 +19,7 @@ type frameSplitter struct {
 	max       int
 	maxHeader int                        // 0: no bound beyond max
 	oversize  func(oversizedFrame) error // required when maxHeader > 0
+	trust     int                        // announced length allocated up front; serverTrustedLen when less
 
 	prefix [8]byte // the length and the header word
 	nPre   int     // bytes of prefix collected
@@ -43,6 +44,15 @@ type oversizedFrame struct {
 	head, tail []byte
 	pos        int // offset in the frame (after the length) of the next byte
 }
+
+// Announced frame lengths split allocates before the bytes arrive, at
+// most: a server's, whose peers may be anyone, and a client's, whose peer
+// is the server it chose (a pull's answer of 32 messages of 1 KiB is then
+// one allocation, not grown and copied from 4 KiB in steps).
+const (
+	serverTrustedLen = 4 << 10
+	clientTrustedLen = 256 << 10
+)
 
 func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
 	if s.err != nil {
@@ -97,10 +107,10 @@ func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
 				continue
 			}
 			s.need = n
-			// Grow with the bytes that actually arrive rather than trusting
-			// the length field for the allocation: a peer announcing 16 MiB
-			// and sending nothing costs little.
-			s.frame = make([]byte, 0, min(n, max(len(p)+4, 4<<10)))
+			// Trust the length field for the allocation only up to
+			// s.trust and grow with the bytes that actually arrive beyond
+			// it: a peer announcing 16 MiB and sending nothing costs little.
+			s.frame = make([]byte, 0, min(n, max(len(p)+4, s.trust, serverTrustedLen)))
 			s.frame = append(s.frame, s.prefix[4:]...)
 		}
 		k := min(s.need-len(s.frame), len(p))

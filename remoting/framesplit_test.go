@@ -63,3 +63,46 @@ func TestFrameSplitterKeepsOversizedHeaderEnds(t *testing.T) {
 		}
 	}
 }
+
+// A frame trickling in is collected in one allocation when its announced
+// length is within the splitter's trust (a client's: a pull's answer), and
+// a server's splitter allocates no more than serverTrustedLen up front for
+// a length it has not seen the bytes of.
+func TestFrameSplitterTrust(t *testing.T) {
+	frame := mustFrame(t, protocol.NewRequest(5, nil, make([]byte, 40<<10)))
+	for _, c := range []struct {
+		trust  int
+		copies bool // whether the frame outgrew its first allocation
+	}{{clientTrustedLen, false}, {0, true}} {
+		s := frameSplitter{max: protocol.MaxFrameSize, trust: c.trust}
+		var caps []int
+		grew := false
+		var got []byte
+		for p := frame; len(p) > 0; p = p[min(1000, len(p)):] {
+			if err := s.split(p[:min(1000, len(p))], func(f []byte) error { got = f; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if s.frame != nil {
+				if len(caps) > 0 && cap(s.frame) != caps[len(caps)-1] {
+					grew = true
+				}
+				caps = append(caps, cap(s.frame))
+			}
+		}
+		if len(got) != len(frame)-4 {
+			t.Fatalf("trust %d: emitted %d bytes, want %d", c.trust, len(got), len(frame)-4)
+		}
+		if grew != c.copies {
+			t.Errorf("trust %d: grew %v, want %v (capacities %v)", c.trust, grew, c.copies, caps[:min(len(caps), 8)])
+		}
+	}
+	// A server's splitter told of 16 MiB, given 8 bytes.
+	s := frameSplitter{max: protocol.MaxFrameSize}
+	head := []byte{0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10}
+	if err := s.split(head, func([]byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if s.frame == nil || cap(s.frame) > serverTrustedLen {
+		t.Fatalf("announced 16 MiB: allocated %d up front, want at most %d", cap(s.frame), serverTrustedLen)
+	}
+}
