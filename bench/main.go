@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -41,6 +42,8 @@ func main() {
 	batch := flag.Int("batch", 32, "messages per send of the runnel-batch system")
 	topics := flag.Int("topics", 1000, "topics (8 queues each) the runnel-topics system spreads its sends over; it does not consume")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (every system, server and client: they share this process) to this file")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the whole run to this file when it ends")
+	traceFile := flag.String("trace", "", "write an execution trace of the whole run to this file (go tool trace; keep -msgs small)")
 	flag.Parse()
 	systems, err := pickSystems(*only, *batch, *topics)
 	if err == nil && (w.Msgs < 1 || w.Size < 1 || w.Producers < 1 || *runs < 1) {
@@ -60,6 +63,29 @@ func main() {
 			os.Exit(2)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			f, err := os.Create(*memProfile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+			}
+		}()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer trace.Stop()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
