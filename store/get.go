@@ -234,8 +234,13 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 			res.NextBeginOffset = off + 1
 		}
 		if res.Messages == nil {
-			res.Messages = make([]byte, 0, min(maxBytes, len(rec)*max(maxMsgs, 1)))
-			res.QueueOffsets = make([]int64, 0, max(maxMsgs, 1))
+			// Room for as many records like this one as the queue holds
+			// from here, up to what was asked: a consumer keeping up asks
+			// for 32 and finds one or two, and a buffer for 32 per pull was
+			// most of the broker's allocation on such a path.
+			n := int(min(int64(max(maxMsgs, 1)), res.MaxOffset-off))
+			res.Messages = make([]byte, 0, min(maxBytes, len(rec)*n))
+			res.QueueOffsets = make([]int64, 0, n)
 		}
 		res.Messages = append(res.Messages, rec...)
 		res.QueueOffsets = append(res.QueueOffsets, off)

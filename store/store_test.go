@@ -237,6 +237,23 @@ func TestGetByteLimit(t *testing.T) {
 	}
 }
 
+// A Get at the head of a queue, asking for 32 where 2 are there (a
+// consumer keeping up), allocates room for those 2, not for 32.
+func TestGetSizesToWhatIsThere(t *testing.T) {
+	s, _, _ := openMem(t)
+	big := string(bytes.Repeat([]byte("x"), 1000))
+	for i := 0; i < 10; i++ {
+		mustPut(t, s, msg("T", 0, big))
+	}
+	r, err := s.Get("T", 0, 8, 32, 0, nil)
+	if err != nil || r.Count != 2 {
+		t.Fatalf("%v, %d messages", err, r.Count)
+	}
+	if cap(r.Messages) != len(r.Messages) || cap(r.QueueOffsets) != 2 {
+		t.Fatalf("capacity %d bytes for %d, %d offsets for 2", cap(r.Messages), len(r.Messages), cap(r.QueueOffsets))
+	}
+}
+
 // The Go client must decode a Get result as a PULL body.
 func TestGetIsPullBody(t *testing.T) {
 	s, _, _ := openMem(t)
