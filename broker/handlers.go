@@ -114,6 +114,14 @@ func success(req *protocol.Command, ext map[string]string, body []byte) *protoco
 	return resp
 }
 
+// successFields is success with the header as a field list
+// (Command.MoreExt), for the answers of sends and pulls: no map each.
+func successFields(req *protocol.Command, fs []protocol.Field) *protocol.Command {
+	resp := protocol.NewResponse(req, protocol.RespSuccess, "")
+	resp.MoreExt = fs
+	return resp
+}
+
 // outcome answers req SUCCESS, or with err's refusal.
 func outcome(req *protocol.Command, err error) *protocol.Command {
 	if err != nil {

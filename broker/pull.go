@@ -50,12 +50,12 @@ func pullResponse(req *protocol.Command, res core.PullResult, err error) *protoc
 		return failure(req, err)
 	}
 	resp := protocol.NewResponse(req, res.Code, res.Remark)
-	resp.ExtFields = protocol.PullMessageResponseHeader{
+	resp.MoreExt = protocol.PullMessageResponseHeader{
 		SuggestWhichBrokerID: res.SuggestWhichBrokerID,
 		NextBeginOffset:      res.NextBeginOffset,
 		MinOffset:            res.MinOffset,
 		MaxOffset:            res.MaxOffset,
-	}.Encode()
+	}.Append(nil)
 	if res.Code == protocol.RespSuccess {
 		resp.Body = res.Messages
 	}

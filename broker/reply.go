@@ -35,7 +35,7 @@ func (b *Broker) handleSendReply(ctx context.Context, c *remoting.Conn, req *pro
 			MsgRegion:   res.Region,
 			TraceOn:     "true",
 		}
-		_ = later.Respond(success(req, out.Encode(), nil))
+		_ = later.Respond(successFields(req, out.Append(nil)))
 	})
 	return nil
 }

@@ -48,7 +48,7 @@ func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.C
 		TraceOn:       "true",
 		TransactionID: res.TransactionID,
 	}
-	return success(req, out.Encode(), nil)
+	return successFields(req, out.Append(nil))
 }
 
 // sendRequestOf is the core's request for a decoded send header: a batch's

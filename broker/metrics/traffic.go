@@ -215,7 +215,7 @@ func (t *traffic) pulledMsgs(req, resp *protocol.Command, h *protocol.PullMessag
 	p.msgs.Add(float64(msgs))
 	p.bytes.Add(float64(len(resp.Body)))
 
-	next, err := strconv.ParseInt(resp.ExtFields["nextBeginOffset"], 10, 64)
+	next, err := strconv.ParseInt(resp.Ext("nextBeginOffset"), 10, 64)
 	if err != nil || herr != nil {
 		return
 	}

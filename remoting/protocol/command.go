@@ -111,6 +111,14 @@ func (c *Command) IsOneway() bool { return c.Flag&FlagOneway != 0 }
 // Ext returns the extFields value for key, or "". On undecoded ext fields
 // it scans them for key and decodes nothing else.
 func (c *Command) Ext(key string) string {
+	// A field in MoreExt is encoded after the rest and decoded over them,
+	// so the last one there is the field's value (a command being sent:
+	// decoding never sets MoreExt).
+	for i := len(c.MoreExt) - 1; i >= 0; i-- {
+		if c.MoreExt[i].Key == key {
+			return c.MoreExt[i].Value
+		}
+	}
 	if c.rawExt != nil {
 		if c.rawIdx != nil {
 			// Only the value found is unescaped.
@@ -135,6 +143,8 @@ func (c *Command) Ext(key string) string {
 // decoding undecoded ones into the map: in wire order then (a repeated key
 // comes once per occurrence, the last being the one Ext returns), in map
 // order otherwise. For a verifier that reads every field (ACL's signature).
+// MoreExt is not ranged over: a command being sent has its fields there,
+// and a decoded one has none.
 func (c *Command) RangeExt(fn func(key, value string) bool) {
 	if c.rawExt == nil {
 		for k, v := range c.ExtFields {

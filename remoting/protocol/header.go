@@ -176,6 +176,15 @@ func (e extEncoder) optStr(key, v string) {
 	}
 }
 
+// fieldMap is fs as an extFields map: a header's Encode from its Append.
+func fieldMap(fs []Field) map[string]string {
+	m := make(map[string]string, len(fs))
+	for _, f := range fs {
+		m[f.Key] = f.Value
+	}
+	return m
+}
+
 // fieldList is extEncoder for a header sent as a field list
 // (Command.MoreExt), in the order its fields are added.
 type fieldList struct{ fs []Field }

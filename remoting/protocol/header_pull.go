@@ -98,12 +98,7 @@ func (h *PullMessageRequestHeader) decode(d *extDecoder) error {
 // Encode returns the header as extFields, as the official client sends it
 // (Append's fields).
 func (h PullMessageRequestHeader) Encode() map[string]string {
-	fs := h.Append(make([]Field, 0, pullFields))
-	m := make(extEncoder, len(fs))
-	for _, f := range fs {
-		m[f.Key] = f.Value
-	}
-	return m
+	return fieldMap(h.Append(make([]Field, 0, pullFields)))
 }
 
 // pullFields is the most fields Append adds.
@@ -157,10 +152,16 @@ func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
 
 // Encode returns the header as extFields.
 func (h PullMessageResponseHeader) Encode() map[string]string {
-	e := make(extEncoder, 4)
+	return fieldMap(h.Append(make([]Field, 0, 4)))
+}
+
+// Append appends Encode's fields to dst: a broker answering a pull puts
+// them in Command.MoreExt, so a pull's answer builds no map.
+func (h PullMessageResponseHeader) Append(dst []Field) []Field {
+	e := fieldList{slices.Grow(dst, 4)}
 	e.int64("suggestWhichBrokerId", h.SuggestWhichBrokerID)
 	e.int64("nextBeginOffset", h.NextBeginOffset)
 	e.int64("minOffset", h.MinOffset)
 	e.int64("maxOffset", h.MaxOffset)
-	return e
+	return e.fs
 }

@@ -158,12 +158,7 @@ func (h SendMessageRequestHeader) Encode() map[string]string {
 // EncodeV2 returns the short-key form used by SEND_MESSAGE_V2 and
 // SEND_BATCH_MESSAGE, as a map (AppendV2's fields).
 func (h SendMessageRequestHeader) EncodeV2() map[string]string {
-	fs := h.AppendV2(nil)
-	m := make(map[string]string, len(fs))
-	for _, f := range fs {
-		m[f.Key] = f.Value
-	}
-	return m
+	return fieldMap(h.AppendV2(nil))
 }
 
 // AppendV2 appends the short-key form's fields to dst in key order: a
@@ -222,7 +217,16 @@ func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
 
 // Encode returns the header as extFields.
 func (h SendMessageResponseHeader) Encode() map[string]string {
-	e := make(extEncoder, 8)
+	return fieldMap(h.Append(make([]Field, 0, sendRespFields)))
+}
+
+// sendRespFields is the most fields SendMessageResponseHeader.Append adds.
+const sendRespFields = 7
+
+// Append appends Encode's fields to dst: a broker answering a send puts
+// them in Command.MoreExt, so a send's answer builds no map.
+func (h SendMessageResponseHeader) Append(dst []Field) []Field {
+	e := fieldList{slices.Grow(dst, sendRespFields)}
 	e.str("msgId", h.MsgID)
 	e.int32("queueId", h.QueueID)
 	e.int64("queueOffset", h.QueueOffset)
@@ -230,5 +234,5 @@ func (h SendMessageResponseHeader) Encode() map[string]string {
 	e.optStr("batchUniqId", h.BatchUniqID)
 	e.optStr("MSG_REGION", h.MsgRegion)
 	e.optStr("TRACE_ON", h.TraceOn)
-	return e
+	return e.fs
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -283,4 +284,48 @@ func TestSendHeaderAppendV2(t *testing.T) {
 	if err != nil || got != h {
 		t.Fatalf("decoded %+v, %v; want %+v", got, err, h)
 	}
+}
+
+// TestResponseHeadersAsFields: a send's and a pull's answers sent with
+// their headers in MoreExt arrive, in either header encoding, as Encode's
+// map would; Ext on the command being sent reads MoreExt over ExtFields.
+func TestResponseHeadersAsFields(t *testing.T) {
+	send := SendMessageResponseHeader{MsgID: "AB", QueueID: 3, QueueOffset: 77, TransactionID: "tx",
+		BatchUniqID: "u", MsgRegion: "r", TraceOn: "true"}
+	pull := PullMessageResponseHeader{SuggestWhichBrokerID: 1, NextBeginOffset: 10, MinOffset: 2, MaxOffset: 11}
+	for _, ser := range []byte{SerializeJSON, SerializeRocketMQ} {
+		req := NewRequest(ReqSendMessage, nil, nil)
+		req.SerializeType = ser
+		resp := NewResponse(req, RespSuccess, "")
+		resp.MoreExt = send.Append(nil)
+		got := decodeSent(t, resp)
+		var gs SendMessageResponseHeader
+		if err := gs.Decode(got.Fields()); err != nil || gs != send || !maps.Equal(got.Fields(), send.Encode()) {
+			t.Fatalf("serialize %d: send answer %+v, %v; fields %v", ser, gs, err, got.Fields())
+		}
+		resp = NewResponse(req, RespSuccess, "")
+		resp.MoreExt = pull.Append(nil)
+		got = decodeSent(t, resp)
+		var gp PullMessageResponseHeader
+		if err := gp.Decode(got.Fields()); err != nil || gp != pull || !maps.Equal(got.Fields(), pull.Encode()) {
+			t.Fatalf("serialize %d: pull answer %+v, %v; fields %v", ser, gp, err, got.Fields())
+		}
+	}
+	c := &Command{ExtFields: map[string]string{"a": "map", "b": "map"}, MoreExt: []Field{{"a", "first"}, {"a", "last"}}}
+	if c.Ext("a") != "last" || c.Ext("b") != "map" || c.Ext("c") != "" {
+		t.Fatalf("Ext a=%q b=%q c=%q", c.Ext("a"), c.Ext("b"), c.Ext("c"))
+	}
+}
+
+func decodeSent(t *testing.T, c *Command) *Command {
+	t.Helper()
+	frame, err := EncodeFrame(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeFrame(frame[4:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
