@@ -43,15 +43,22 @@ func (r Result) MedianRatio(i int) float64 {
 // round runs a slice of `slice` calls against every setup, the first
 // setup of a round rotating so none always follows another. It stops at
 // the first error, returning it.
+//
+// The par goroutines live for the whole run, as an application's senders
+// do: goroutines started per slice grew their stacks anew every slice,
+// which charged a setup with a deeper send path (a signed request) for
+// stack copies no long-lived sender pays.
 func Run(n, slice, par int, sends []func() error) (Result, error) {
 	res := Result{Total: make([]time.Duration, len(sends))}
+	p := startSenders(par)
+	defer p.stop()
 	for done, round := 0, 0; done < n; round++ {
 		k := min(slice, n-done)
 		rd := make([]time.Duration, len(sends))
 		for j := range sends {
 			i := (j + round) % len(sends)
 			start := time.Now()
-			if err := parallel(k, par, sends[i]); err != nil {
+			if err := p.run(k, sends[i]); err != nil {
 				return res, err
 			}
 			rd[i] = time.Since(start)
@@ -63,35 +70,71 @@ func Run(n, slice, par int, sends []func() error) (Result, error) {
 	return res, nil
 }
 
-// parallel makes k calls of send from par goroutines.
-func parallel(k, par int, send func() error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		next  int
-		first error
-	)
+// senders are the goroutines that make a run's calls.
+type senders struct {
+	par   int
+	slice chan *sliceRun
+	wg    sync.WaitGroup
+}
+
+// sliceRun is one slice: k calls of send, shared by every sender.
+type sliceRun struct {
+	k    int
+	send func() error
+	done sync.WaitGroup
+
+	mu    sync.Mutex
+	next  int
+	first error
+}
+
+func startSenders(par int) *senders {
+	p := &senders{par: par, slice: make(chan *sliceRun)}
 	for range par {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				if next >= k || first != nil {
-					mu.Unlock()
-					return
-				}
-				next++
-				mu.Unlock()
-				if err := send(); err != nil {
-					mu.Lock()
-					first = err
-					mu.Unlock()
-					return
-				}
+		p.wg.Go(func() {
+			for s := range p.slice {
+				s.work()
+				s.done.Done()
 			}
-		}()
+		})
 	}
-	wg.Wait()
-	return first
+	return p
+}
+
+// run makes k calls of send from the senders and returns the first error.
+func (p *senders) run(k int, send func() error) error {
+	s := &sliceRun{k: k, send: send}
+	s.done.Add(p.par)
+	for range p.par {
+		p.slice <- s
+	}
+	s.done.Wait()
+	return s.first
+}
+
+// stop ends the senders and waits for them.
+func (p *senders) stop() {
+	close(p.slice)
+	p.wg.Wait()
+}
+
+// work makes calls of the slice's send until k are made or one failed.
+func (s *sliceRun) work() {
+	for {
+		s.mu.Lock()
+		if s.next >= s.k || s.first != nil {
+			s.mu.Unlock()
+			return
+		}
+		s.next++
+		s.mu.Unlock()
+		if err := s.send(); err != nil {
+			s.mu.Lock()
+			if s.first == nil {
+				s.first = err
+			}
+			s.mu.Unlock()
+			return
+		}
+	}
 }

@@ -2,9 +2,14 @@ package interleave
 
 import (
 	"errors"
+	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestRunCountsAndRotates checks that every setup gets exactly n calls,
@@ -50,4 +55,28 @@ func TestRatios(t *testing.T) {
 	if r.Ratio(1) != 0.5 || r.MedianRatio(1) != 1 {
 		t.Fatalf("Ratio %v MedianRatio %v", r.Ratio(1), r.MedianRatio(1))
 	}
+}
+
+// TestSendersLiveForTheRun: every slice of every setup is sent from the
+// same par goroutines, so none pays for a fresh stack growing per slice,
+// and none is left once Run returns.
+func TestSendersLiveForTheRun(t *testing.T) {
+	var mu sync.Mutex
+	ids := map[string]bool{}
+	send := func() error {
+		buf := make([]byte, 64)
+		id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:runtime.Stack(buf, false)]), "goroutine "), " ")
+		mu.Lock()
+		ids[id] = true
+		mu.Unlock()
+		return nil
+	}
+	before := runtime.NumGoroutine()
+	if _, err := Run(400, 10, 4, []func() error{send, send, send}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 4 {
+		t.Fatalf("calls made from %d goroutines over 120 slices, want the 4 senders", len(ids))
+	}
+	testwait.For(t, testwait.Default, "the senders gone", func() bool { return runtime.NumGoroutine() <= before })
 }
