@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -395,13 +394,16 @@ func BenchmarkSignCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	body := make([]byte, 1024)
-	sign := Credentials{AccessKey: "RocketMQ", SecretKey: "12345678"}.Interceptor()[0].Append
+	ic := Credentials{AccessKey: "RocketMQ", SecretKey: "12345678"}.Interceptor()[0]
+	sign := ic.Append
 	h := protocol.SendMessageRequestHeader{ProducerGroup: "PG", Topic: "topicB", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		BornTimestamp: 1700000000000, Properties: "UNIQ_KEY\x01ABC\x02WAIT\x01true\x02", MaxReconsumeTimes: -1, BrokerName: "broker-a"}
 	fields := h.AppendV2(nil)
 	newReq := func() *protocol.Command {
 		req := &protocol.Command{Code: protocol.ReqSendMessageV2, SerializeType: protocol.SerializeRocketMQ, Body: body}
-		req.MoreExt = slices.Clip(fields)
+		// The copy remoting makes of the caller's fields for the Append
+		// hooks, with the room the interceptor declares.
+		req.MoreExt = append(make([]protocol.Field, 0, len(fields)+ic.AppendFields), fields...)
 		if err := sign("", req); err != nil {
 			b.Fatal(err)
 		}

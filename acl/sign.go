@@ -68,7 +68,7 @@ func (c Credentials) Interceptor() []remoting.ClientInterceptor {
 	return []remoting.ClientInterceptor{{Append: func(_ string, cmd *protocol.Command) error {
 		c.appendSigned(s, cmd)
 		return nil
-	}}}
+	}, AppendFields: 3}}
 }
 
 // Signature computes Base64(HmacSHA1(secretKey, content)), content being

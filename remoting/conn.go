@@ -75,6 +75,8 @@ type Conn struct {
 	// outWrites is whether one of out has a Request hook, which gets a
 	// copy of a request's ext fields to write to.
 	outWrites bool
+	// outFields is the most fields out's Append hooks add.
+	outFields int
 
 	// ctx is handed to handlers of this connection's requests; it is
 	// cancelled when the connection closes.

@@ -71,6 +71,10 @@ type ClientInterceptor struct {
 	// map was most of a signed send's extra allocation). An error fails the
 	// call as Request's does.
 	Append func(addr string, req *protocol.Command) error
+	// AppendFields is the most fields Append adds (0: unknown). The copy of
+	// the caller's MoreExt that Append appends to is made with room for
+	// them, so it is allocated once, not grown on the first append.
+	AppendFields int
 	// Response, if set, runs in reverse chain order with the outcome of an
 	// Invoke or InvokeAsync whose request was written (or failed to be):
 	// the request as sent, the response or the error, and the time since
@@ -163,7 +167,13 @@ func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 // its own first if a Request hook may write to it.
 func (c *Conn) outgoing(cmd *protocol.Command) error {
 	// Appends to MoreExt must not write into the caller's array.
-	cmd.MoreExt = slices.Clip(cmd.MoreExt)
+	if c.outFields > 0 && !c.outWrites {
+		fs := make([]protocol.Field, len(cmd.MoreExt), len(cmd.MoreExt)+c.outFields)
+		copy(fs, cmd.MoreExt)
+		cmd.MoreExt = fs
+	} else {
+		cmd.MoreExt = slices.Clip(cmd.MoreExt)
+	}
 	if c.outWrites {
 		// The caller's MoreExt goes into the copy (a header sent as a field
 		// list, as our client's sends), so a Request hook sees every field;
@@ -201,6 +211,7 @@ func (c *Conn) setOut(ics []ClientInterceptor) {
 	c.out = ics
 	for _, ic := range ics {
 		c.outWrites = c.outWrites || ic.Request != nil
+		c.outFields += ic.AppendFields
 	}
 }
 

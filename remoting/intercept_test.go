@@ -586,3 +586,36 @@ func TestInterceptorsAndUndecodedExtFields(t *testing.T) {
 		}
 	})
 }
+
+// TestAppendFieldsRoom: the copy of the caller's MoreExt that Append hooks
+// append to is made with room for the fields they declare (a signed send
+// grew 14 fields to room for 28 on the first append), and the caller's
+// array is not written.
+func TestAppendFieldsRoom(t *testing.T) {
+	c := &Conn{}
+	c.setOut([]ClientInterceptor{
+		{Append: func(_ string, req *protocol.Command) error {
+			req.MoreExt = append(req.MoreExt, protocol.Field{Key: "AccessKey", Value: "ak"})
+			return nil
+		}, AppendFields: 1},
+		{Append: func(_ string, req *protocol.Command) error {
+			req.MoreExt = append(req.MoreExt, protocol.Field{Key: "Signature", Value: "s"}, protocol.Field{Key: "X", Value: "x"})
+			return nil
+		}, AppendFields: 2},
+	})
+	caller := make([]protocol.Field, 14)
+	for i := range caller {
+		caller[i] = protocol.Field{Key: fmt.Sprint("k", i), Value: "v"}
+	}
+	cmd := protocol.Command{MoreExt: caller}
+	if err := c.outgoing(&cmd); err != nil {
+		t.Fatal(err)
+	}
+	out := cmd.MoreExt
+	if len(out) != 17 || cap(out) != 17 {
+		t.Fatalf("%d fields in room for %d; want 17 in 17 (grown rather than made to size)", len(out), cap(out))
+	}
+	if &out[0] == &caller[0] || out[14].Key != "AccessKey" || out[16].Key != "X" {
+		t.Fatalf("fields %v", out[14:])
+	}
+}
