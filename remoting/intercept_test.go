@@ -537,26 +537,34 @@ func TestInterceptorsAndUndecodedExtFields(t *testing.T) {
 				topic         string
 			}
 			got := make(chan seen, 1)
-			var hookExt map[string]string
+			// Atomic: the two sends may be served by two workers, which the
+			// race detector sees as unordered (the socket between them
+			// orders them, but it does not see that).
+			var hookExt atomic.Pointer[map[string]string]
 			var hookTopic atomic.Value
 			ics := []Interceptor{{Response: func(_ *Conn, req, _ *protocol.Command, _ time.Duration) {
 				hookTopic.Store(req.Ext("b"))
 			}}}
 			if withRequestHook {
 				ics = append(ics, Interceptor{UndecodedExt: hook == "undecoded", Request: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
-					hookExt = req.ExtFields
+					m := req.ExtFields
 					if hook == "undecoded" {
 						// What a verifier that signs over every field reads.
-						hookExt = map[string]string{}
-						req.RangeExt(func(k, v string) bool { hookExt[k] = v; return true })
+						m = map[string]string{}
+						req.RangeExt(func(k, v string) bool { m[k] = v; return true })
 					}
+					hookExt.Store(&m)
 					return nil
 				}})
 			}
 			s := startServer(t, tr, func(c *ServerConfig) { c.Interceptors = ics }, map[int16]Handler{
 				protocol.ReqSendMessageV2: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
 					h, err := protocol.DecodeSendMessageCommand(req)
-					got <- seen{hook: hookExt, handler: req.ExtFields, topic: h.Topic}
+					var hm map[string]string
+					if p := hookExt.Load(); p != nil {
+						hm = *p
+					}
+					got <- seen{hook: hm, handler: req.ExtFields, topic: h.Topic}
 					if err != nil {
 						return protocol.NewResponse(req, protocol.RespSystemError, err.Error())
 					}
