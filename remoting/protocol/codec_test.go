@@ -187,14 +187,7 @@ func TestMoreExtEncoded(t *testing.T) {
 	for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
 		c := &Command{Code: ReqSendMessageV2, ExtFields: map[string]string{"b": "T", "AccessKey": "old"},
 			MoreExt: []Field{{"AccessKey", "ak"}, {"Signature", "s\"ig"}}, SerializeType: st}
-		out, err := EncodeFrame(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := DecodeFrame(out[4:])
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := roundTrip(t, c)
 		// A send's header stays undecoded until read: the one-key read
 		// and the map must agree that the later value wins.
 		if v := got.Ext("AccessKey"); v != "ak" {
@@ -352,4 +345,18 @@ func TestOfficialDecoderReadsOurHeaders(t *testing.T) {
 	if err := jsoniter.Unmarshal([]byte(`{"code":0,"extFields":{"offset":5}}`), &oc); err == nil {
 		t.Error("jsoniter accepted a numeric ext value; the premise of this test is wrong")
 	}
+}
+
+// roundTrip encodes c as a frame and decodes it back, as its peer would.
+func roundTrip(t *testing.T, c *Command) *Command {
+	t.Helper()
+	frame, err := EncodeFrame(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeFrame(frame[4:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -158,24 +158,15 @@ func TestLazyExtBadHeaders(t *testing.T) {
 	}
 	for _, enc := range []byte{SerializeJSON, SerializeRocketMQ} {
 		ext := map[string]string{"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "x", "f": "0", "g": "1", "h": "0"}
-		c := &Command{Code: ReqSendMessageV2, SerializeType: enc, ExtFields: ext}
-		b, err := EncodeFrame(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lazy, err := DecodeFrame(b[4:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = DecodeSendMessageCommand(lazy)
+		lazy := roundTrip(t, &Command{Code: ReqSendMessageV2, SerializeType: enc, ExtFields: ext})
+		_, err := DecodeSendMessageCommand(lazy)
 		_, want := DecodeSendMessageHeader(ReqSendMessageV2, ext)
 		if err == nil || want == nil || err.Error() != want.Error() ||
 			err.Error() != `protocol: SEND_MESSAGE_V2 header: e (queueId): invalid integer "x"` {
 			t.Errorf("%s: %v, map decode %v", serName(enc), err, want)
 		}
 		delete(ext, "a")
-		b, _ = EncodeFrame(&Command{Code: ReqSendMessageV2, SerializeType: enc, ExtFields: ext})
-		lazy, _ = DecodeFrame(b[4:])
+		lazy = roundTrip(t, &Command{Code: ReqSendMessageV2, SerializeType: enc, ExtFields: ext})
 		if _, err = DecodeSendMessageCommand(lazy); err == nil || err.Error() != `protocol: SEND_MESSAGE_V2 header: a (producerGroup): missing` {
 			t.Errorf("%s: %v", serName(enc), err)
 		}

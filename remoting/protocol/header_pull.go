@@ -98,7 +98,7 @@ func (h *PullMessageRequestHeader) decode(d *extDecoder) error {
 // Encode returns the header as extFields, as the official client sends it
 // (Append's fields).
 func (h PullMessageRequestHeader) Encode() map[string]string {
-	return fieldMap(h.Append(make([]Field, 0, pullFields)))
+	return fieldMap(h.Append(nil))
 }
 
 // pullFields is the most fields Append adds.
@@ -152,7 +152,7 @@ func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
 
 // Encode returns the header as extFields.
 func (h PullMessageResponseHeader) Encode() map[string]string {
-	return fieldMap(h.Append(make([]Field, 0, 4)))
+	return fieldMap(h.Append(nil))
 }
 
 // Append appends Encode's fields to dst: a broker answering a pull puts

@@ -217,7 +217,7 @@ func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
 
 // Encode returns the header as extFields.
 func (h SendMessageResponseHeader) Encode() map[string]string {
-	return fieldMap(h.Append(make([]Field, 0, sendRespFields)))
+	return fieldMap(h.Append(nil))
 }
 
 // sendRespFields is the most fields SendMessageResponseHeader.Append adds.

@@ -298,14 +298,14 @@ func TestResponseHeadersAsFields(t *testing.T) {
 		req.SerializeType = ser
 		resp := NewResponse(req, RespSuccess, "")
 		resp.MoreExt = send.Append(nil)
-		got := decodeSent(t, resp)
+		got := roundTrip(t, resp)
 		var gs SendMessageResponseHeader
 		if err := gs.Decode(got.Fields()); err != nil || gs != send || !maps.Equal(got.Fields(), send.Encode()) {
 			t.Fatalf("serialize %d: send answer %+v, %v; fields %v", ser, gs, err, got.Fields())
 		}
 		resp = NewResponse(req, RespSuccess, "")
 		resp.MoreExt = pull.Append(nil)
-		got = decodeSent(t, resp)
+		got = roundTrip(t, resp)
 		var gp PullMessageResponseHeader
 		if err := gp.Decode(got.Fields()); err != nil || gp != pull || !maps.Equal(got.Fields(), pull.Encode()) {
 			t.Fatalf("serialize %d: pull answer %+v, %v; fields %v", ser, gp, err, got.Fields())
@@ -315,17 +315,4 @@ func TestResponseHeadersAsFields(t *testing.T) {
 	if c.Ext("a") != "last" || c.Ext("b") != "map" || c.Ext("c") != "" {
 		t.Fatalf("Ext a=%q b=%q c=%q", c.Ext("a"), c.Ext("b"), c.Ext("c"))
 	}
-}
-
-func decodeSent(t *testing.T, c *Command) *Command {
-	t.Helper()
-	frame, err := EncodeFrame(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := DecodeFrame(frame[4:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
