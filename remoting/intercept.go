@@ -166,15 +166,8 @@ func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 // the copy of a request about to be sent, giving it an ExtFields map of
 // its own first if a Request hook may write to it.
 func (c *Conn) outgoing(cmd *protocol.Command) error {
-	// Appends to MoreExt must not write into the caller's array.
-	if c.outFields > 0 && !c.outWrites {
-		fs := make([]protocol.Field, len(cmd.MoreExt), len(cmd.MoreExt)+c.outFields)
-		copy(fs, cmd.MoreExt)
-		cmd.MoreExt = fs
-	} else {
-		cmd.MoreExt = slices.Clip(cmd.MoreExt)
-	}
-	if c.outWrites {
+	switch {
+	case c.outWrites:
 		// The caller's MoreExt goes into the copy (a header sent as a field
 		// list, as our client's sends), so a Request hook sees every field;
 		// with room for what interceptors add: a clone of a full table
@@ -187,6 +180,13 @@ func (c *Conn) outgoing(cmd *protocol.Command) error {
 			ext[f.Key] = f.Value
 		}
 		cmd.ExtFields, cmd.MoreExt = ext, nil
+	case c.outFields > 0:
+		// Appends go into a copy of the caller's array, made once with
+		// room for what the Append hooks declare.
+		cmd.MoreExt = append(make([]protocol.Field, 0, len(cmd.MoreExt)+c.outFields), cmd.MoreExt...)
+	default:
+		// Appends must not write into the caller's array.
+		cmd.MoreExt = slices.Clip(cmd.MoreExt)
 	}
 	for _, ic := range c.out {
 		if ic.Request != nil {

@@ -597,7 +597,7 @@ func TestInterceptorsAndUndecodedExtFields(t *testing.T) {
 
 // TestAppendFieldsRoom: the copy of the caller's MoreExt that Append hooks
 // append to is made with room for the fields they declare (a signed send
-// grew 14 fields to room for 28 on the first append), and the caller's
+// grew 14 fields to room for 31 on the first append), and the caller's
 // array is not written.
 func TestAppendFieldsRoom(t *testing.T) {
 	c := &Conn{}
