@@ -214,12 +214,18 @@ func TestGetStatuses(t *testing.T) {
 	}
 }
 
+// putBig puts n messages of 1000-byte bodies on queue 0 of topic.
+func putBig(t *testing.T, s *Store, topic string, n int) {
+	t.Helper()
+	big := string(bytes.Repeat([]byte("x"), 1000))
+	for range n {
+		mustPut(t, s, msg(topic, 0, big))
+	}
+}
+
 func TestGetByteLimit(t *testing.T) {
 	s, _, _ := openMem(t)
-	big := string(bytes.Repeat([]byte("x"), 1000))
-	for i := 0; i < 10; i++ {
-		mustPut(t, s, msg("T", 0, big))
-	}
+	putBig(t, s, "T", 10)
 	r, _ := s.Get("T", 0, 0, 32, 2500, nil)
 	if r.Count != 2 || r.NextBeginOffset != 2 {
 		t.Fatalf("byte-capped get returned %d, next %d", r.Count, r.NextBeginOffset)
@@ -241,10 +247,7 @@ func TestGetByteLimit(t *testing.T) {
 // consumer keeping up), allocates room for those 2, not for 32.
 func TestGetSizesToWhatIsThere(t *testing.T) {
 	s, _, _ := openMem(t)
-	big := string(bytes.Repeat([]byte("x"), 1000))
-	for i := 0; i < 10; i++ {
-		mustPut(t, s, msg("T", 0, big))
-	}
+	putBig(t, s, "T", 10)
 	r, err := s.Get("T", 0, 8, 32, 0, nil)
 	if err != nil || r.Count != 2 {
 		t.Fatalf("%v, %d messages", err, r.Count)
