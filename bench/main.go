@@ -53,39 +53,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
+	for _, r := range []struct {
+		path        string
+		start, stop func(io.Writer) error
+	}{
+		{*cpuProfile, pprof.StartCPUProfile, func(io.Writer) error { pprof.StopCPUProfile(); return nil }},
+		{*traceFile, trace.Start, func(io.Writer) error { trace.Stop(); return nil }},
+		{*memProfile, func(io.Writer) error { runtime.MemProfileRate = 4096; return nil },
+			func(w io.Writer) error { return pprof.Lookup("allocs").WriteTo(w, 0) }},
+	} {
+		done, err := record(r.path, r.start, r.stop)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(2)
 		}
-		defer pprof.StopCPUProfile()
-	}
-	if *memProfile != "" {
-		runtime.MemProfileRate = 4096
-		defer func() {
-			f, err := os.Create(*memProfile)
-			if err == nil {
-				err = pprof.Lookup("allocs").WriteTo(f, 0)
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "bench:", err)
-			}
-		}()
-	}
-	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(2)
-		}
-		defer trace.Stop()
+		defer done()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -218,4 +200,28 @@ func ratio(v []float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", median(v))
+}
+
+// record starts writing a profile or trace to path (nothing when path is
+// empty); the func it returns stops it and closes the file.
+func record(path string, start, stop func(io.Writer) error) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = start(f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		err := stop(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}, nil
 }
