@@ -57,7 +57,8 @@ func pullResponse(req *protocol.Command, res core.PullResult, err error) *protoc
 		MaxOffset:            res.MaxOffset,
 	}.Append(nil)
 	if res.Code == protocol.RespSuccess {
-		resp.Body = res.Messages
+		// The connection gives the records back once it has written them.
+		resp.Body, resp.ReleaseBody = res.Messages, res.Recycle
 	}
 	return resp
 }

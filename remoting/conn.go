@@ -51,10 +51,12 @@ const maxKeptWriteBuf = 256 << 10
 // anyway.
 const minBorrowedBody = 4 << 10
 
-// borrowedBody is a response body that follows buf[:at] of a write buffer.
+// borrowedBody is a response body that follows buf[:at] of a write buffer;
+// release, if set, is called once it has been written.
 type borrowedBody struct {
-	at   int
-	body []byte
+	at      int
+	body    []byte
+	release func()
 }
 
 var connIDs atomic.Uint64
@@ -287,6 +289,7 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	c.wmu.Lock()
 	if err := c.wmu.err; err != nil {
 		c.wmu.Unlock()
+		release(cmd.ReleaseBody)
 		return err
 	}
 	n := len(c.wmu.buf)
@@ -301,11 +304,16 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	if err != nil {
 		c.wmu.buf = buf[:n]
 		c.wmu.Unlock()
+		release(cmd.ReleaseBody)
 		return fmt.Errorf("remoting: encode %v for %s: %w", cmd, c.remote, err)
 	}
 	c.wmu.buf = buf
 	if borrow {
-		c.wmu.bodies = append(c.wmu.bodies, borrowedBody{at: len(buf), body: cmd.Body})
+		c.wmu.bodies = append(c.wmu.bodies, borrowedBody{at: len(buf), body: cmd.Body, release: cmd.ReleaseBody})
+	} else if cmd.ReleaseBody != nil {
+		// Copied into buf: the body is its owner's again. Called under
+		// wmu, so it must be quick (a pool's Put).
+		cmd.ReleaseBody()
 	}
 	if c.wmu.flushing {
 		c.wmu.Unlock()
@@ -328,6 +336,9 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		vec = writeVector(vec[:0], out, bodies)
 		err = c.write(vec)
 		clear(vec)
+		for _, b := range bodies {
+			release(b.release)
+		}
 		clear(bodies) // the bodies are their senders' again
 
 		c.wmu.Lock()
@@ -349,6 +360,13 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	// dropped by a close in between are their senders' loss, reported to
 	// them only as the connection closing.
 	return nil
+}
+
+// release calls fn, a response's ReleaseBody, if it is set.
+func release(fn func()) {
+	if fn != nil {
+		fn()
+	}
 }
 
 // writing reports whether a goroutine is writing to the peer or frames wait

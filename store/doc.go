@@ -13,7 +13,9 @@
 // meta). A Get returns stored records back to back, ready to be a PULL body;
 // it reads them with one log iterator, stepping from record to record
 // while the queue's records are adjacent, and keeps the last queue chunk
-// it read from Pebble decoded in the queue for the next Get.
+// it read from Pebble decoded in the queue for the next Get. The records
+// are in a pooled buffer: a caller done with them (the broker, once the
+// pull's answer is written) hands it back with GetResult.Recycle.
 //
 // Two Pebble databases: <Dir>/log holds only the commit log ('L' keys),
 // <Dir>/meta everything else (first byte of the key):

@@ -64,6 +64,9 @@ type GetResult struct {
 	Messages     []byte
 	Count        int
 	QueueOffsets []int64
+
+	pooled *[]byte // Messages' buffer, when it came from getBufs
+	store  *Store  // whose Stats count the Recycle
 }
 
 // minScan is how many queue entries one Get inspects at least while
@@ -239,7 +242,8 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 			// for 32 and finds one or two, and a buffer for 32 per pull was
 			// most of the broker's allocation on such a path.
 			n := int(min(int64(max(maxMsgs, 1)), res.MaxOffset-off))
-			res.Messages = make([]byte, 0, min(maxBytes, len(rec)*n))
+			res.Messages, res.pooled = takeGetBuf(min(maxBytes, len(rec)*n))
+			res.store = s
 			res.QueueOffsets = make([]int64, 0, n)
 		}
 		res.Messages = append(res.Messages, rec...)

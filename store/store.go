@@ -102,6 +102,7 @@ type Store struct {
 	disk       diskState
 	forceClean atomic.Bool
 	syncs      atomic.Int64 // see Stats
+	recycled   atomic.Int64 // see Stats
 	// chunkReads counts queue chunks read from Pebble by Gets (tests).
 	chunkReads atomic.Int64
 	restored   bool // opened by Restore
@@ -538,10 +539,13 @@ type Stats struct {
 	// those of Open and Close. Pebble may serve concurrent ones with one
 	// fsync; each is still a wait a caller pays for.
 	Syncs int64
+	// Recycled counts Get results whose records were handed back
+	// (GetResult.Recycle) for later Gets to reuse.
+	Recycled int64
 }
 
 // Stats returns the store's counters.
-func (s *Store) Stats() Stats { return Stats{Syncs: s.syncs.Load()} }
+func (s *Store) Stats() Stats { return Stats{Syncs: s.syncs.Load(), Recycled: s.recycled.Load()} }
 
 // MinPhysOffset is the first live commit-log offset.
 func (s *Store) MinPhysOffset() int64 { return s.minPhys.Load() }

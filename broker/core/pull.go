@@ -50,6 +50,10 @@ type PullResult struct {
 	// Messages holds Count stored records back to back (SUCCESS only).
 	Messages []byte
 	Count    int
+	// Recycle, when set, hands Messages back to the store for a later pull
+	// to reuse: a front door calls it once nothing refers to them any more
+	// (the answer carrying them was written), or never.
+	Recycle func()
 }
 
 // Pull serves a pull (Java PullMessageProcessor.processRequest). When
@@ -128,7 +132,7 @@ func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) 
 		res.SuggestWhichBrokerID = WhichBrokerWhenConsumeSlowly
 	}
 	if code == protocol.RespSuccess {
-		res.Messages, res.Count = got.Messages, got.Count
+		res.Messages, res.Count, res.Recycle = got.Messages, got.Count, got.Recycle
 		c.countPulled(r.Group, got.Count)
 	}
 	return res, false, nil

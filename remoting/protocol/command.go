@@ -54,6 +54,14 @@ type Command struct {
 	// later one: MoreExt's. Decoding never sets it.
 	MoreExt []Field
 	Body    []byte
+	// ReleaseBody, when set on a response, is called at most once, when
+	// the connection no longer refers to Body: after the write that carried
+	// it (or failed to), once Body was copied into the write buffer, or
+	// when the connection was closed already. Its owner may then reuse
+	// Body's memory (a pooled pull buffer). It is not called for a frame a
+	// close drops from the write buffer, nor for a response nobody sends:
+	// that memory is the collector's.
+	ReleaseBody func()
 
 	// SerializeType is the header encoding the command arrived in, or the one
 	// to encode it with. Responses default to the request's.
