@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
