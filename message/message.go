@@ -140,10 +140,11 @@ func MarshalProperties(props map[string]string) string {
 	if len(props) == 0 {
 		return ""
 	}
-	return string(appendProperties(nil, props))
+	return string(AppendProperties(make([]byte, 0, PropertiesLen(props)), props))
 }
 
-func appendProperties(dst []byte, props map[string]string) []byte {
+// AppendProperties appends MarshalProperties(props) to dst.
+func AppendProperties(dst []byte, props map[string]string) []byte {
 	if len(props) == 0 {
 		return dst
 	}
@@ -186,7 +187,8 @@ func appendSortedProperties(dst []byte, props []Property) []byte {
 	return dst
 }
 
-func propertiesLen(props map[string]string) int {
+// PropertiesLen is len(MarshalProperties(props)).
+func PropertiesLen(props map[string]string) int {
 	n := 0
 	for k, v := range props {
 		n += len(k) + len(v) + 2

@@ -54,7 +54,7 @@ func hostLen(ap netip.AddrPort) int {
 
 // StoredSize returns the encoded size of m: 91 + body + topic + properties
 // for IPv4 hosts, plus 12 per IPv6 host.
-func StoredSize(m *MessageExt) int { return storedSize(m, propertiesLen(m.Properties)) }
+func StoredSize(m *MessageExt) int { return storedSize(m, PropertiesLen(m.Properties)) }
 
 // StoredSizeOf is StoredSize for m whose properties were sorted into props
 // (SortProperties); m.Properties is not read.

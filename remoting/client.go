@@ -152,6 +152,7 @@ func (cl *Client) dial(ctx context.Context, addr string, d *dialing) {
 	}
 	c := newConn(cl, stdTransport{nc, cl.cfg.WriteTimeout}, addr, nc.LocalAddr().String(), cl.cfg.MaxFrameSize, cl.cfg.CallTimeout, cl.log)
 	c.in.trust = clientTrustedLen
+	c.keptWriteBuf = clientKeptWriteBuf
 	c.setOut(cl.cfg.Interceptors)
 	// Under the lock: a closing connection of the same address looks its
 	// entry up (connClosed), and this entry may already be the one it finds.

@@ -40,9 +40,19 @@ type connOwner interface {
 	connClosed(c *Conn, reason error)
 }
 
-// maxKeptWriteBuf is the largest write buffer a Conn keeps between writes, so
-// one large response does not pin megabytes per idle connection.
+// maxKeptWriteBuf is the largest write buffer a server's Conn keeps between
+// writes, so one large frame does not pin megabytes per idle connection.
 const maxKeptWriteBuf = 256 << 10
+
+// clientKeptWriteBuf is a client Conn's: its requests carry their bodies in
+// the write buffer (the caller may reuse a body once Invoke returns, even
+// with the frame still queued), and 16 senders of 32-message batches queue
+// about 530 KB behind one write. Dropped above 256 KiB, the buffer was
+// regrown by appends on most writes: batch sends at 0.82x the msg/s
+// (bench/, the runnel-batch row, 3 pairs). A client has a connection per
+// broker, a server one per client; a server's answers of 4 KiB or more are
+// written from where they lie, so its buffers stay small anyway.
+const clientKeptWriteBuf = 1 << 20
 
 // minBorrowedBody is the smallest response body a Conn writes from where it
 // lies instead of copying it into the write buffer (a pull's answer: 32
@@ -79,6 +89,9 @@ type Conn struct {
 	outWrites bool
 	// outFields is the most fields out's Append hooks add.
 	outFields int
+	// keptWriteBuf is the largest write buffer kept between writes
+	// (maxKeptWriteBuf, or clientKeptWriteBuf on a Client's connection).
+	keptWriteBuf int
 
 	// ctx is handed to handlers of this connection's requests; it is
 	// cancelled when the connection closes.
@@ -136,13 +149,14 @@ type Conn struct {
 
 func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, callTimeout time.Duration, log *slog.Logger) *Conn {
 	c := &Conn{
-		id:          connIDs.Add(1),
-		remote:      remote,
-		local:       local,
-		tr:          tr,
-		owner:       owner,
-		callTimeout: callTimeout,
-		closed:      make(chan struct{}),
+		id:           connIDs.Add(1),
+		remote:       remote,
+		local:        local,
+		tr:           tr,
+		owner:        owner,
+		callTimeout:  callTimeout,
+		keptWriteBuf: maxKeptWriteBuf,
+		closed:       make(chan struct{}),
 	}
 	c.log = log.With("conn", c.id, "remote", remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -342,7 +356,7 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		clear(bodies) // the bodies are their senders' again
 
 		c.wmu.Lock()
-		if cap(out) <= maxKeptWriteBuf {
+		if cap(out) <= c.keptWriteBuf {
 			c.wmu.spare = out[:0]
 		}
 		c.wmu.sparebodies, c.wmu.vec = bodies[:0], vec[:0]

@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -164,5 +165,38 @@ func TestCloseWritesAnswersQueuedBehindAWrite(t *testing.T) {
 	}
 	if fmt.Sprint(remarks) != "[first queued]" {
 		t.Fatalf("written %v, want [first queued]", remarks)
+	}
+}
+
+// A client's connection keeps a write buffer of up to clientKeptWriteBuf
+// between writes, where a server's drops one over maxKeptWriteBuf: 16
+// senders of 32-message batches queue about 530 KB behind one write, and
+// a dropped buffer was regrown by appends on most writes.
+func TestClientKeepsItsLargerWriteBuffer(t *testing.T) {
+	s := startServer(t, TransportStd, nil, map[int16]Handler{protocol.ReqSendBatchMessage: func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+		return protocol.NewResponse(req, protocol.RespSuccess, "")
+	}})
+	cl := newClient(t, nil)
+	body := make([]byte, 600<<10)
+	if _, err := cl.Invoke(context.Background(), s.Addr(), protocol.NewRequest(protocol.ReqSendBatchMessage, nil, body)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cl.Conn(context.Background(), s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wmu.Lock()
+	kept := cap(c.wmu.spare)
+	c.wmu.Unlock()
+	if kept < len(body) {
+		t.Fatalf("the client kept a write buffer of %d bytes after writing %d", kept, len(body))
+	}
+
+	srv := newConn(&poolOwner{}, &captureTransport{}, "peer", "local", 1<<24, 0, quietLogger())
+	if err := srv.send(protocol.NewRequest(protocol.ReqCheckTransactionState, nil, body), false); err != nil {
+		t.Fatal(err)
+	}
+	if kept := cap(srv.wmu.spare); kept != 0 {
+		t.Fatalf("a server's connection kept a write buffer of %d bytes", kept)
 	}
 }

