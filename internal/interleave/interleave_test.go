@@ -59,7 +59,10 @@ func TestRatios(t *testing.T) {
 
 // TestSendersLiveForTheRun: every slice of every setup is sent from the
 // same par goroutines, so none pays for a fresh stack growing per slice,
-// and none is left once Run returns.
+// and none is left once Run returns. (How many of the par make calls is
+// the scheduler's: with a send that returns at once, one sender may drain
+// every slice before the others look. Goroutines started per slice would
+// show as one id or more per slice: 120 here.)
 func TestSendersLiveForTheRun(t *testing.T) {
 	var mu sync.Mutex
 	ids := map[string]bool{}
@@ -75,8 +78,8 @@ func TestSendersLiveForTheRun(t *testing.T) {
 	if _, err := Run(400, 10, 4, []func() error{send, send, send}); err != nil {
 		t.Fatal(err)
 	}
-	if len(ids) != 4 {
-		t.Fatalf("calls made from %d goroutines over 120 slices, want the 4 senders", len(ids))
+	if len(ids) == 0 || len(ids) > 4 {
+		t.Fatalf("calls made from %d goroutines over 120 slices, want at most the 4 senders", len(ids))
 	}
 	testwait.For(t, testwait.Default, "the senders gone", func() bool { return runtime.NumGoroutine() <= before })
 }
