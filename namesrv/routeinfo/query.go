@@ -23,17 +23,16 @@ func (t *Table) TopicRoute(topic string) (*protocol.TopicRouteData, bool) {
 		BrokerDatas:       make([]protocol.BrokerData, 0, len(qs)),
 		FilterServerTable: map[string][]string{},
 	}
-	for name, qd := range qs {
+	// qs is in broker name order, so both lists are too.
+	for _, qd := range qs {
 		r.QueueDatas = append(r.QueueDatas, qd)
-		if g := t.mu.groups[name]; g != nil {
+		if g := t.mu.groups[qd.BrokerName]; g != nil {
 			r.BrokerDatas = append(r.BrokerDatas, g.data())
 		}
 	}
 	if len(r.BrokerDatas) == 0 {
 		return nil, false
 	}
-	sort.Slice(r.QueueDatas, func(i, j int) bool { return r.QueueDatas[i].BrokerName < r.QueueDatas[j].BrokerName })
-	sort.Slice(r.BrokerDatas, func(i, j int) bool { return r.BrokerDatas[i].BrokerName < r.BrokerDatas[j].BrokerName })
 	return r, true
 }
 
@@ -96,14 +95,12 @@ func (t *Table) DeleteTopic(topic, clusterName string) bool {
 	}
 	removed := false
 	for name := range t.mu.clusters[clusterName] {
-		if _, ok := qs[name]; ok {
-			delete(qs, name)
+		var ok bool
+		if qs, ok = qs.del(name); ok {
 			removed = true
 		}
 	}
-	if len(qs) == 0 {
-		delete(t.mu.topics, topic)
-	}
+	t.setQueuesLocked(topic, qs)
 	return removed
 }
 
@@ -158,8 +155,8 @@ func (t *Table) TopicsOfCluster(clusterName string) []string {
 	names := t.mu.clusters[clusterName]
 	out := []string{}
 	for topic, qs := range t.mu.topics {
-		for name := range qs {
-			if _, ok := names[name]; ok {
+		for _, qd := range qs {
+			if _, ok := names[qd.BrokerName]; ok {
 				out = append(out, topic)
 				break
 			}

@@ -95,10 +95,10 @@ type Table struct {
 
 	mu struct {
 		sync.RWMutex
-		topics   map[string]map[string]protocol.QueueData // topic -> brokerName -> queues
-		groups   map[string]*brokerGroup                  // brokerName -> group
-		clusters map[string]map[string]struct{}           // cluster -> brokerNames
-		live     map[string]*liveBroker                   // brokerAddr -> liveness
+		topics   map[string]topicQueues         // topic -> each group's queues
+		groups   map[string]*brokerGroup        // brokerName -> group
+		clusters map[string]map[string]struct{} // cluster -> brokerNames
+		live     map[string]*liveBroker         // brokerAddr -> liveness
 	}
 }
 
@@ -106,7 +106,7 @@ type Table struct {
 func New(cfg Config) *Table {
 	cfg.ensureDefaults()
 	t := &Table{cfg: cfg}
-	t.mu.topics = make(map[string]map[string]protocol.QueueData)
+	t.mu.topics = make(map[string]topicQueues)
 	t.mu.groups = make(map[string]*brokerGroup)
 	t.mu.clusters = make(map[string]map[string]struct{})
 	t.mu.live = make(map[string]*liveBroker)
@@ -149,10 +149,10 @@ func (t *Table) RegisterBroker(r Registration) RegisterResult {
 	if r.BrokerID == protocol.MasterID {
 		changed := prev == nil || prev.dataVersion != r.Topics.DataVersion
 		if changed || first {
-			t.updateTopicsLocked(r.BrokerName, r.Topics.TopicConfigTable)
+			t.updateTopicsLocked(g.name, r.Topics.TopicConfigTable)
 			res.TopicsUpdated = true
 		} else {
-			res.TopicsUpdated = t.addMissingTopicsLocked(r.BrokerName, r.Topics.TopicConfigTable)
+			res.TopicsUpdated = t.addMissingTopicsLocked(g.name, r.Topics.TopicConfigTable)
 		}
 	}
 
@@ -188,15 +188,11 @@ func (t *Table) updateTopicsLocked(brokerName string, table map[string]protocol.
 		return
 	}
 	for topic, qs := range t.mu.topics {
-		if _, ok := qs[brokerName]; !ok {
-			continue
-		}
 		if _, kept := table[topic]; kept {
 			continue
 		}
-		delete(qs, brokerName)
-		if len(qs) == 0 {
-			delete(t.mu.topics, topic)
+		if qs, ok := qs.del(brokerName); ok {
+			t.setQueuesLocked(topic, qs)
 		}
 	}
 }
@@ -208,19 +204,24 @@ func (t *Table) putQueueDataLocked(brokerName string, table map[string]protocol.
 		if tc.TopicName != "" {
 			name = tc.TopicName
 		}
-		qs := t.mu.topics[name]
-		if qs == nil {
-			qs = make(map[string]protocol.QueueData)
-			t.mu.topics[name] = qs
-		}
-		qs[brokerName] = protocol.QueueData{
+		t.mu.topics[name] = t.mu.topics[name].put(protocol.QueueData{
 			BrokerName:     brokerName,
 			ReadQueueNums:  tc.ReadQueueNums,
 			WriteQueueNums: tc.WriteQueueNums,
 			Perm:           tc.Perm,
 			TopicSysFlag:   tc.TopicSysFlag,
-		}
+		})
 	}
+}
+
+// setQueuesLocked stores topic's list, dropping the topic when none is
+// left.
+func (t *Table) setQueuesLocked(topic string, qs topicQueues) {
+	if len(qs) == 0 {
+		delete(t.mu.topics, topic)
+		return
+	}
+	t.mu.topics[topic] = qs
 }
 
 // addMissingTopicsLocked writes the queue data of the topics in table
@@ -235,7 +236,7 @@ func (t *Table) addMissingTopicsLocked(brokerName string, table map[string]proto
 		if tc.TopicName != "" {
 			name = tc.TopicName
 		}
-		if _, ok := t.mu.topics[name][brokerName]; ok {
+		if t.mu.topics[name].has(brokerName) {
 			continue
 		}
 		if missing == nil {
@@ -366,9 +367,8 @@ func (t *Table) removeGroupLocked(g *brokerGroup, clusterName string) {
 		}
 	}
 	for topic, qs := range t.mu.topics {
-		delete(qs, g.name)
-		if len(qs) == 0 {
-			delete(t.mu.topics, topic)
+		if qs, ok := qs.del(g.name); ok {
+			t.setQueuesLocked(topic, qs)
 		}
 	}
 }

@@ -28,13 +28,10 @@ func (t *Table) setWritePerm(brokerName string, perm func(int) int) int {
 	defer t.mu.Unlock()
 	n := 0
 	for _, qs := range t.mu.topics {
-		qd, ok := qs[brokerName]
-		if !ok {
-			continue
+		if i, ok := qs.find(brokerName); ok {
+			qs[i].Perm = perm(qs[i].Perm)
+			n++
 		}
-		qd.Perm = perm(qd.Perm)
-		qs[brokerName] = qd
-		n++
 	}
 	return n
 }
