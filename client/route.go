@@ -128,24 +128,48 @@ func buildRoute(topic string, data *protocol.TopicRouteData, maxQueues int) *top
 			masters[b.BrokerName] = true
 		}
 	}
-	for _, qd := range data.QueueDatas {
-		w, rd := qd.WriteQueueNums, qd.ReadQueueNums
+	counts := func(qd protocol.QueueData) (w, rd int) {
+		w, rd = max(qd.WriteQueueNums, 0), max(qd.ReadQueueNums, 0)
 		if maxQueues > 0 {
 			w, rd = min(w, maxQueues), min(rd, maxQueues)
 		}
-		if qd.Perm&permWrite != 0 && masters[qd.BrokerName] {
-			for i := range int32(w) {
-				r.publish = append(r.publish, queue.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
-			}
+		if qd.Perm&permWrite == 0 || !masters[qd.BrokerName] {
+			w = 0
 		}
-		if qd.Perm&permRead != 0 {
-			for i := range int32(rd) {
-				r.subscribe = append(r.subscribe, queue.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
-			}
+		if qd.Perm&permRead == 0 {
+			rd = 0
+		}
+		return w, rd
+	}
+	var nw, nr int
+	for _, qd := range data.QueueDatas {
+		w, rd := counts(qd)
+		nw, nr = nw+w, nr+rd
+	}
+	if nw > 0 {
+		r.publish = make([]queue.MessageQueue, 0, nw)
+	}
+	if nr > 0 {
+		r.subscribe = make([]queue.MessageQueue, 0, nr)
+	}
+	for _, qd := range data.QueueDatas {
+		w, rd := counts(qd)
+		for i := range int32(w) {
+			r.publish = append(r.publish, queue.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
+		}
+		for i := range int32(rd) {
+			r.subscribe = append(r.subscribe, queue.MessageQueue{Topic: topic, BrokerName: qd.BrokerName, QueueID: i})
 		}
 	}
 	queue.Sort(r.publish)
 	queue.Sort(r.subscribe)
+	// Most topics read and write the same queues: one list then serves
+	// both, half the memory a route keeps per topic. Nothing writes a
+	// route's lists once built (selectors and strategies get them to
+	// read).
+	if slices.Equal(r.publish, r.subscribe) {
+		r.subscribe = r.publish
+	}
 	return r
 }
 

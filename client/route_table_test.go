@@ -56,3 +56,33 @@ func TestRoutesShareTheirBrokersEntries(t *testing.T) {
 		t.Fatalf("publish queues %v", pub)
 	}
 }
+
+// A route whose readable and writable queues are the same keeps one list
+// for both; one whose differ keeps each, each right.
+func TestRouteKeepsOneListWhenBothAreTheSame(t *testing.T) {
+	a := protocol.BrokerData{Cluster: "c", BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: "10.0.0.1:10911"}}
+	r := buildRoute("T", routeOn(a), 0)
+	if len(r.publish) != 8 || len(r.subscribe) != 8 || &r.publish[0] != &r.subscribe[0] {
+		t.Fatalf("publish %v and subscribe %v: not one list", r.publish, r.subscribe)
+	}
+
+	d := routeOn(a)
+	d.QueueDatas[0].WriteQueueNums = 4
+	r = buildRoute("T", d, 0)
+	if len(r.publish) != 4 || len(r.subscribe) != 8 || cap(r.publish) != 4 || cap(r.subscribe) != 8 {
+		t.Fatalf("4 writable of 8 readable: publish %v (cap %d), subscribe %v (cap %d)",
+			r.publish, cap(r.publish), r.subscribe, cap(r.subscribe))
+	}
+	for i, mq := range r.subscribe {
+		if mq.QueueID != int32(i) || mq.Topic != "T" || mq.BrokerName != "broker-a" {
+			t.Fatalf("subscribe[%d] = %v", i, mq)
+		}
+	}
+
+	d = routeOn(a)
+	d.QueueDatas[0].Perm = permRead
+	r = buildRoute("T", d, 0)
+	if len(r.publish) != 0 || len(r.subscribe) != 8 {
+		t.Fatalf("read-only topic: publish %v, subscribe %v", r.publish, r.subscribe)
+	}
+}

@@ -7,9 +7,10 @@ import (
 	"github.com/runnelmq/runnel/client/queue"
 )
 
-// QueueSelector picks the queue a message is sent to. mqs is never empty;
-// lastBroker is the broker of the previous failed attempt ("" on the first),
-// which a selector should avoid when it can.
+// QueueSelector picks the queue a message is sent to. mqs is never empty,
+// and is the route's own list, to read, not to write; lastBroker is the
+// broker of the previous failed attempt ("" on the first), which a selector
+// should avoid when it can.
 type QueueSelector interface {
 	Select(msg *Message, mqs []queue.MessageQueue, lastBroker string) queue.MessageQueue
 }
