@@ -1,9 +1,12 @@
 package remoting
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/cloudwego/netpoll"
 )
 
 // TestNetpollAddsPollerProcs checks that a netpoll Server's start gives
@@ -47,5 +50,30 @@ func TestNetpollAddsPollerProcs(t *testing.T) {
 	startServer(t, TransportNetpoll, func(c *ServerConfig) { c.NetpollKeepGOMAXPROCS = true }, nil)
 	if got := runtime.GOMAXPROCS(0); got != 1 {
 		t.Fatalf("GOMAXPROCS %d after a Start told to keep it at 1", got)
+	}
+}
+
+// TestNetpollSetUp checks what configuring netpoll is given and returns: a
+// failure counts no pollers (so no P is added for them) and says what
+// failed; success counts the configured pollers or netpoll's default.
+func TestNetpollSetUp(t *testing.T) {
+	cfg := DefaultServerConfig()
+	cfg.NetpollPollers = 3
+	boom := errors.New("epoll_create1: too many open files")
+	n, err := setUpNetpoll(&cfg, func(c netpoll.Config) error {
+		if c.PollerNum != 3 || c.BufferSize != netpollReadSize {
+			t.Errorf("configured with %d pollers and %d-byte reads, want 3 and %d", c.PollerNum, c.BufferSize, netpollReadSize)
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || n != 0 {
+		t.Fatalf("a failed configure: %d pollers, err %v", n, err)
+	}
+	if n, err = setUpNetpoll(&cfg, func(netpoll.Config) error { return nil }); err != nil || n != 3 {
+		t.Fatalf("3 pollers configured: %d, err %v", n, err)
+	}
+	cfg.NetpollPollers = 0
+	if n, err = setUpNetpoll(&cfg, func(netpoll.Config) error { return nil }); err != nil || n != runtime.GOMAXPROCS(0)/20+1 {
+		t.Fatalf("netpoll's default: %d pollers, err %v", n, err)
 	}
 }

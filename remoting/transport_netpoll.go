@@ -19,7 +19,13 @@ const netpollReadSize = 64 << 10
 
 // netpoll keeps its pollers and its runner in package globals, so they are
 // configured once per process, by the first netpoll Server.
-var netpollOnce sync.Once
+var netpollSetup struct {
+	once sync.Once
+	// err is what configuring netpoll returned: every netpoll Server's
+	// Start reports it, not only the first one's, since netpoll is not
+	// configured again.
+	err error
+}
 
 // netpollPollers is how many pollers netpoll runs, once configured.
 var netpollPollers int
@@ -31,32 +37,40 @@ var procs struct {
 }
 
 func configureNetpoll(cfg *ServerConfig) error {
-	var err error
-	netpollOnce.Do(func() {
-		c := netpoll.Config{
-			// The poller's first read from a connection is BufferSize
-			// bytes (default one page), growing only when a read fills it.
-			// A peer that writes a burst and closes (the official client's
-			// last offset updates) gets an RST back once our first replies
-			// reach its closed socket, and the kernel drops whatever we had
-			// not read by then: read big from the start.
-			BufferSize:   netpollReadSize,
-			PollerNum:    cfg.NetpollPollers,
-			LoggerOutput: netpollLog{cfg.Logger},
-		}
-		err = netpoll.Configure(c)
-		netpollPollers = cfg.NetpollPollers
-		if netpollPollers == 0 {
-			netpollPollers = runtime.GOMAXPROCS(0)/20 + 1 // netpoll's default
-		}
+	netpollSetup.once.Do(func() {
+		netpollPollers, netpollSetup.err = setUpNetpoll(cfg, netpoll.Configure)
 	})
-	if err != nil {
-		return err
+	if netpollSetup.err != nil {
+		return netpollSetup.err
 	}
 	if _, fixed := os.LookupEnv("GOMAXPROCS"); !fixed && !cfg.NetpollKeepGOMAXPROCS {
 		addPollerProcs()
 	}
 	return nil
+}
+
+// setUpNetpoll configures netpoll through configure (netpoll.Configure)
+// and returns how many pollers it runs: none when it failed, so no P is
+// added for them.
+func setUpNetpoll(cfg *ServerConfig, configure func(netpoll.Config) error) (pollers int, err error) {
+	c := netpoll.Config{
+		// The poller's first read from a connection is BufferSize
+		// bytes (default one page), growing only when a read fills it.
+		// A peer that writes a burst and closes (the official client's
+		// last offset updates) gets an RST back once our first replies
+		// reach its closed socket, and the kernel drops whatever we had
+		// not read by then: read big from the start.
+		BufferSize:   netpollReadSize,
+		PollerNum:    cfg.NetpollPollers,
+		LoggerOutput: netpollLog{cfg.Logger},
+	}
+	if err := configure(c); err != nil {
+		return 0, fmt.Errorf("remoting: configure netpoll: %w", err)
+	}
+	if cfg.NetpollPollers > 0 {
+		return cfg.NetpollPollers, nil
+	}
+	return runtime.GOMAXPROCS(0)/20 + 1, nil // netpoll's default
 }
 
 // addPollerProcs adds one P per netpoll poller to GOMAXPROCS, unless it
