@@ -10,12 +10,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -52,14 +52,57 @@ func probe(ctx context.Context, addr string, timeout time.Duration, out io.Write
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cfg := remoting.DefaultClientConfig()
-	cfg.DialTimeout = timeout
-	cl := remoting.NewClient(cfg)
-	defer cl.Close()
-	resp, err := cl.Invoke(ctx, addr, protocol.NewRequest(protocol.ReqGetBrokerClusterInfo, nil, nil))
+	resp, err := exchange(ctx, addr, protocol.NewRequest(protocol.ReqGetBrokerClusterInfo, nil, nil))
 	if err != nil {
 		return fmt.Errorf("healthcheck: %s: %w", addr, err)
 	}
 	fmt.Fprintf(out, "%s: up (answered code %d)\n", addr, resp.Code)
 	return nil
 }
+
+// exchange sends req on a connection of its own and reads one frame back.
+// A probe makes one call and exits, so it speaks the frame format
+// (protocol's) over a plain socket instead of linking remoting's
+// transport, netpoll included, into every image.
+func exchange(ctx context.Context, addr string, req *protocol.Command) (*protocol.Command, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(deadline)
+	}
+	frame, err := protocol.EncodeFrame(req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(frame); err != nil {
+		return nil, err
+	}
+	var prefix [4]byte
+	if _, err := io.ReadFull(conn, prefix[:]); err != nil {
+		return nil, err
+	}
+	n, err := protocol.FrameLength(prefix[:], maxAnswer)
+	if err != nil {
+		return nil, err
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(conn, body); err != nil {
+		return nil, err
+	}
+	resp, err := protocol.DecodeFrame(body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Opaque != req.Opaque || !resp.IsResponse() {
+		return nil, fmt.Errorf("answer %d is not the response to request %d", resp.Opaque, req.Opaque)
+	}
+	return resp, nil
+}
+
+// maxAnswer bounds the frame a probe reads: a name server's cluster info
+// stays far below it.
+const maxAnswer = 16 << 20

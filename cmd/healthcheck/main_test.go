@@ -56,3 +56,54 @@ func TestProbeUpAndDown(t *testing.T) {
 		t.Fatal("probe did not honour its timeout")
 	}
 }
+
+// A server on the default transport (netpoll, as in the images) answers
+// the probe; one that accepts and never answers fails it within the
+// timeout.
+func TestProbeNetpollAndSilentServer(t *testing.T) {
+	cfg := remoting.DefaultServerConfig()
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := remoting.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var out bytes.Buffer
+	cmd := newCommand(&out, &out)
+	cmd.SetArgs([]string{srv.Addr()})
+	// No handler: the server answers "not supported", which proves it up.
+	if err := cmd.Execute(); err != nil || !strings.Contains(out.String(), "up (answered code") {
+		t.Fatalf("probe of a netpoll server: %v (%s)", err, out.String())
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	out.Reset()
+	cmd = newCommand(&out, &out)
+	cmd.SetArgs([]string{"--timeout", "300ms", ln.Addr().String()})
+	start := time.Now()
+	if err := cmd.Execute(); err == nil {
+		t.Fatal("probe of a server that never answers succeeded")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("probe of a silent server did not honour its timeout")
+	}
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the silent server saw no connection")
+	}
+}
