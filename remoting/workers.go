@@ -43,11 +43,20 @@ type workerPool struct {
 	}
 }
 
-// maxIdleWorkers bounds the parked workers of one Server. 64 requests in
-// flight on one connection arrive in batches that need up to 64 workers at
-// once; a broker's test holds 10,000 pulls and counts goroutines (at most
-// 100 extra), which parked workers count against.
-const maxIdleWorkers = 64
+// maxIdleWorkers bounds the parked workers of one Server: as many as the
+// requests a busy server has in its handlers at once, so that a steady
+// load never pays for new goroutines. With 64 (the bound before), 16
+// asynchronous producers of 64 sends in flight each (`runnelctl bench
+// produce --async`) kept about 1,000 handlers waiting on the store, and
+// the ones past 64 were new goroutines growing their stacks: 12.6% of the
+// broker's CPU in newstack, 3.0% with this bound. What a burst leaves
+// parked is bounded by it and gone within two retire ticks; a parked
+// worker's stack also shrinks at garbage collection while it is unused.
+const maxIdleWorkers = 1024
+
+// MaxParkedWorkers is how many goroutines a Server may keep parked for
+// the requests to come (maxIdleWorkers), for tests that count goroutines.
+const MaxParkedWorkers = maxIdleWorkers
 
 // workerIdleTimeout is the retire tick: a worker parked for two ticks exits.
 const workerIdleTimeout = 5 * time.Second
