@@ -103,6 +103,11 @@ func (s *Server) Start() error {
 // Start.
 func (s *Server) Addr() string { return s.addr }
 
+// ParkedWorkers is how many request workers are parked, waiting for the
+// requests to come: up to a busy moment's concurrency, for two retire
+// ticks (5-10 s) after it.
+func (s *Server) ParkedWorkers() int { return s.workers.idleCount() }
+
 // Conns returns the open connections.
 func (s *Server) Conns() []*Conn {
 	s.mu.Lock()

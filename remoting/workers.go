@@ -54,10 +54,6 @@ type workerPool struct {
 // worker's stack also shrinks at garbage collection while it is unused.
 const maxIdleWorkers = 1024
 
-// MaxParkedWorkers is how many goroutines a Server may keep parked for
-// the requests to come (maxIdleWorkers), for tests that count goroutines.
-const MaxParkedWorkers = maxIdleWorkers
-
 // workerIdleTimeout is the retire tick: a worker parked for two ticks exits.
 const workerIdleTimeout = 5 * time.Second
 
@@ -107,6 +103,13 @@ func (p *workerPool) work(w *worker, t task) {
 			return
 		}
 	}
+}
+
+// idleCount is how many workers are parked.
+func (p *workerPool) idleCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.mu.idle)
 }
 
 // park puts w on the idle list, or returns false when it should exit

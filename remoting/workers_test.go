@@ -36,12 +36,6 @@ func newTestPool(fn func(req *protocol.Command)) (*workerPool, *poolOwner, *Conn
 	return &workerPool{spawn: o.spawn}, o, &Conn{owner: o}
 }
 
-func (p *workerPool) idleCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.mu.idle)
-}
-
 // waitIdle waits until n workers are parked. A worker parks just after its
 // handler returns and there is no hook for that, so it is polled; no test
 // depends on how long it takes.
