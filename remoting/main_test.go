@@ -133,16 +133,8 @@ func mustFrame(t testing.TB, c *protocol.Command) []byte {
 func readFrame(t *testing.T, nc net.Conn) (*protocol.Command, error) {
 	t.Helper()
 	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var pre [4]byte
-	if _, err := io.ReadFull(nc, pre[:]); err != nil {
-		return nil, err
-	}
-	n, err := protocol.FrameLength(pre[:], protocol.MaxFrameSize)
+	frame, err := protocol.ReadFrame(nc, protocol.MaxFrameSize)
 	if err != nil {
-		return nil, err
-	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(nc, frame); err != nil {
 		return nil, err
 	}
 	return protocol.DecodeFrame(frame)

@@ -81,19 +81,11 @@ func exchange(ctx context.Context, addr string, req *protocol.Command) (*protoco
 	if _, err := conn.Write(frame); err != nil {
 		return nil, err
 	}
-	var prefix [4]byte
-	if _, err := io.ReadFull(conn, prefix[:]); err != nil {
-		return nil, err
-	}
-	n, err := protocol.FrameLength(prefix[:], maxAnswer)
+	answer, err := protocol.ReadFrame(conn, protocol.MaxFrameSize)
 	if err != nil {
 		return nil, err
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(conn, body); err != nil {
-		return nil, err
-	}
-	resp, err := protocol.DecodeFrame(body)
+	resp, err := protocol.DecodeFrame(answer)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +94,3 @@ func exchange(ctx context.Context, addr string, req *protocol.Command) (*protoco
 	}
 	return resp, nil
 }
-
-// maxAnswer bounds the frame a probe reads: a name server's cluster info
-// stays far below it.
-const maxAnswer = 16 << 20

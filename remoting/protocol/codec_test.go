@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"testing"
@@ -359,4 +360,44 @@ func roundTrip(t *testing.T, c *Command) *Command {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// ReadFrame reads frames one after another off a stream, refuses a length
+// over its limit before reading on, and reports a stream cut mid-frame.
+func TestReadFrame(t *testing.T) {
+	a := NewRequest(ReqGetBrokerClusterInfo, nil, []byte("first"))
+	b := NewRequest(ReqGetBrokerClusterInfo, nil, []byte("second, longer"))
+	fa, err := EncodeFrame(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := EncodeFrame(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(append(append([]byte(nil), fa...), fb...))
+	for _, want := range []*Command{a, b} {
+		frame, err := ReadFrame(r, MaxFrameSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeFrame(frame)
+		if err != nil || got.Opaque != want.Opaque || string(got.Body) != string(want.Body) {
+			t.Fatalf("read %+v (%v), want opaque %d body %q", got, err, want.Opaque, want.Body)
+		}
+	}
+	if _, err := ReadFrame(r, MaxFrameSize); err != io.EOF {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+
+	r = bytes.NewReader(fa)
+	if _, err := ReadFrame(r, len(fa)-5); !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if r.Len() != len(fa)-4 {
+		t.Fatalf("%d bytes left after a refused prefix, want the %d after it", r.Len(), len(fa)-4)
+	}
+	if _, err := ReadFrame(bytes.NewReader(fa[:len(fa)-1]), MaxFrameSize); err != io.ErrUnexpectedEOF {
+		t.Fatalf("cut mid-frame: %v, want io.ErrUnexpectedEOF", err)
+	}
 }

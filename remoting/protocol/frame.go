@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // MaxFrameSize is the largest frame (the length field's value) accepted by
@@ -37,6 +38,28 @@ func FrameLength(prefix []byte, max int) (int, error) {
 		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n, max)
 	}
 	return n, nil
+}
+
+// ReadFrame reads one frame from r, a blocking reader such as a net.Conn,
+// and returns the bytes after its length prefix, for DecodeFrame. The
+// prefix is checked against max (FrameLength) before anything is
+// allocated for the rest. remoting's connections split their streams
+// themselves; this is for a peer that makes one call on a socket of its
+// own (the image probe) and for tests.
+func ReadFrame(r io.Reader, max int) ([]byte, error) {
+	var prefix [4]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, err
+	}
+	n, err := FrameLength(prefix[:], max)
+	if err != nil {
+		return nil, err
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(r, frame); err != nil {
+		return nil, err
+	}
+	return frame, nil
 }
 
 // DecodeFrame decodes the bytes after a frame's length prefix, with no

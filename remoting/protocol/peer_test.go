@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -66,18 +65,13 @@ func (p *fakePeer) serve(c net.Conn) {
 	defer p.wg.Done()
 	defer c.Close()
 	var writeMu sync.Mutex
-	prefix := make([]byte, 4)
 	for {
-		if _, err := io.ReadFull(c, prefix); err != nil {
-			return
-		}
-		n, err := FrameLength(prefix, MaxFrameSize)
-		if err != nil {
+		frame, err := ReadFrame(c, MaxFrameSize)
+		if errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrFrameTooShort) {
 			p.t.Errorf("fake peer: %v", err)
 			return
 		}
-		frame := make([]byte, n)
-		if _, err := io.ReadFull(c, frame); err != nil {
+		if err != nil {
 			return
 		}
 		cmd, err := DecodeFrame(frame)
