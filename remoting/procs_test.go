@@ -21,10 +21,10 @@ func TestNetpollAddsPollerProcs(t *testing.T) {
 
 	runtime.GOMAXPROCS(1)
 	startServer(t, TransportNetpoll, nil, nil)
-	if netpollPollers < 1 {
-		t.Fatalf("netpollPollers %d after a netpoll Start", netpollPollers)
+	if processNetpoll.pollers < 1 {
+		t.Fatalf("processNetpoll.pollers %d after a netpoll Start", processNetpoll.pollers)
 	}
-	want := 1 + netpollPollers
+	want := 1 + processNetpoll.pollers
 	if got := runtime.GOMAXPROCS(0); got != want {
 		t.Fatalf("GOMAXPROCS %d after a netpoll Start at 1, want %d", got, want)
 	}
@@ -42,8 +42,8 @@ func TestNetpollAddsPollerProcs(t *testing.T) {
 	other := want + 1
 	runtime.GOMAXPROCS(other)
 	startServer(t, TransportNetpoll, nil, nil)
-	if got := runtime.GOMAXPROCS(0); got != other+netpollPollers {
-		t.Fatalf("GOMAXPROCS %d after a netpoll Start at %d, want %d", got, other, other+netpollPollers)
+	if got := runtime.GOMAXPROCS(0); got != other+processNetpoll.pollers {
+		t.Fatalf("GOMAXPROCS %d after a netpoll Start at %d, want %d", got, other, other+processNetpoll.pollers)
 	}
 
 	runtime.GOMAXPROCS(1)
@@ -54,26 +54,37 @@ func TestNetpollAddsPollerProcs(t *testing.T) {
 }
 
 // TestNetpollSetUp checks what configuring netpoll is given and returns: a
-// failure counts no pollers (so no P is added for them) and says what
-// failed; success counts the configured pollers or netpoll's default.
+// failure counts no pollers (so no P is added for them) and is what every
+// later Start gets too, without configuring again; success counts the
+// configured pollers or netpoll's default.
 func TestNetpollSetUp(t *testing.T) {
 	cfg := DefaultServerConfig()
 	cfg.NetpollPollers = 3
 	boom := errors.New("epoll_create1: too many open files")
-	n, err := setUpNetpoll(&cfg, func(c netpoll.Config) error {
-		if c.PollerNum != 3 || c.BufferSize != netpollReadSize {
-			t.Errorf("configured with %d pollers and %d-byte reads, want 3 and %d", c.PollerNum, c.BufferSize, netpollReadSize)
+	calls := 0
+	var failed netpollSetup
+	for start := range 2 {
+		n, err := failed.do(&cfg, func(c netpoll.Config) error {
+			calls++
+			if c.PollerNum != 3 || c.BufferSize != netpollReadSize {
+				t.Errorf("configured with %d pollers and %d-byte reads, want 3 and %d", c.PollerNum, c.BufferSize, netpollReadSize)
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) || n != 0 {
+			t.Fatalf("start %d after a failed configure: %d pollers, err %v", start+1, n, err)
 		}
-		return boom
-	})
-	if !errors.Is(err, boom) || n != 0 {
-		t.Fatalf("a failed configure: %d pollers, err %v", n, err)
 	}
-	if n, err = setUpNetpoll(&cfg, func(netpoll.Config) error { return nil }); err != nil || n != 3 {
+	if calls != 1 {
+		t.Fatalf("netpoll configured %d times, want once", calls)
+	}
+	var ok netpollSetup
+	if n, err := ok.do(&cfg, func(netpoll.Config) error { return nil }); err != nil || n != 3 {
 		t.Fatalf("3 pollers configured: %d, err %v", n, err)
 	}
 	cfg.NetpollPollers = 0
-	if n, err = setUpNetpoll(&cfg, func(netpoll.Config) error { return nil }); err != nil || n != runtime.GOMAXPROCS(0)/20+1 {
+	var def netpollSetup
+	if n, err := def.do(&cfg, func(netpoll.Config) error { return nil }); err != nil || n != runtime.GOMAXPROCS(0)/20+1 {
 		t.Fatalf("netpoll's default: %d pollers, err %v", n, err)
 	}
 }

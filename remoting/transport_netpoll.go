@@ -19,16 +19,24 @@ const netpollReadSize = 64 << 10
 
 // netpoll keeps its pollers and its runner in package globals, so they are
 // configured once per process, by the first netpoll Server.
-var netpollSetup struct {
-	once sync.Once
-	// err is what configuring netpoll returned: every netpoll Server's
-	// Start reports it, not only the first one's, since netpoll is not
-	// configured again.
-	err error
+var processNetpoll netpollSetup
+
+// netpollSetup configures netpoll at most once and keeps the outcome, so
+// that every netpoll Server's Start reports a failure, not only the first
+// one's, and all of them know how many pollers run.
+type netpollSetup struct {
+	once    sync.Once
+	pollers int
+	err     error
 }
 
-// netpollPollers is how many pollers netpoll runs, once configured.
-var netpollPollers int
+// do configures netpoll through configure (netpoll.Configure) on its first
+// call and returns, on every call, how many pollers run and what the
+// configuration returned.
+func (s *netpollSetup) do(cfg *ServerConfig, configure func(netpoll.Config) error) (pollers int, err error) {
+	s.once.Do(func() { s.pollers, s.err = setUpNetpoll(cfg, configure) })
+	return s.pollers, s.err
+}
 
 // procs is the GOMAXPROCS this package last set, 0 before it set any.
 var procs struct {
@@ -37,14 +45,12 @@ var procs struct {
 }
 
 func configureNetpoll(cfg *ServerConfig) error {
-	netpollSetup.once.Do(func() {
-		netpollPollers, netpollSetup.err = setUpNetpoll(cfg, netpoll.Configure)
-	})
-	if netpollSetup.err != nil {
-		return netpollSetup.err
+	pollers, err := processNetpoll.do(cfg, netpoll.Configure)
+	if err != nil {
+		return err
 	}
 	if _, fixed := os.LookupEnv("GOMAXPROCS"); !fixed && !cfg.NetpollKeepGOMAXPROCS {
-		addPollerProcs()
+		addPollerProcs(pollers)
 	}
 	return nil
 }
@@ -90,11 +96,11 @@ func setUpNetpoll(cfg *ServerConfig, configure func(netpoll.Config) error) (poll
 // EpollWait that would make this unnecessary. Setting GOMAXPROCS ends the
 // runtime's own updates of it to a changed CPU limit (Go 1.25); a process
 // whose limit changes while it runs can set NetpollKeepGOMAXPROCS.
-func addPollerProcs() {
+func addPollerProcs(pollers int) {
 	procs.Lock()
 	defer procs.Unlock()
 	if cur := runtime.GOMAXPROCS(0); cur != procs.set {
-		procs.set = cur + netpollPollers
+		procs.set = cur + pollers
 		runtime.GOMAXPROCS(procs.set)
 	}
 }
