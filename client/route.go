@@ -146,12 +146,8 @@ func buildRoute(topic string, data *protocol.TopicRouteData, maxQueues int) *top
 		w, rd := counts(qd)
 		nw, nr = nw+w, nr+rd
 	}
-	if nw > 0 {
-		r.publish = make([]queue.MessageQueue, 0, nw)
-	}
-	if nr > 0 {
-		r.subscribe = make([]queue.MessageQueue, 0, nr)
-	}
+	r.publish = make([]queue.MessageQueue, 0, nw)
+	r.subscribe = make([]queue.MessageQueue, 0, nr)
 	for _, qd := range data.QueueDatas {
 		w, rd := counts(qd)
 		for i := range int32(w) {
