@@ -56,7 +56,6 @@ func TestRouteListsGroupsByName(t *testing.T) {
 	for _, n := range []string{"b-3", "b-1", "b-4", "b-0", "b-2"} {
 		tb.RegisterBroker(reg("c", n, n+":10911", 0, topics(1, tc("T", 4, 6))))
 	}
-	tb.RegisterBroker(reg("c", "b-4", "b-4:10911", 0, topics(2)))
 	if !tb.UnregisterBroker("c", "b-4:10911", "b-4", 0) {
 		t.Fatal("unregister of b-4 refused")
 	}
