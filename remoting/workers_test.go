@@ -168,3 +168,36 @@ func TestWorkerPoolClose(t *testing.T) {
 		t.Fatalf("%d workers parked after close", n)
 	}
 }
+
+// A load of many requests in their handlers at once (an async producer's
+// sends waiting on the store) is served by the same workers burst after
+// burst: the second burst of as many starts no goroutine. With the former
+// bound of 64 parked workers, every burst past 64 started new ones.
+func TestWorkerPoolKeepsABusyMomentsWorkers(t *testing.T) {
+	const n = 300
+	var release chan struct{}
+	var started sync.WaitGroup
+	p, o, c := newTestPool(func(req *protocol.Command) {
+		started.Done()
+		if req.Code == codeHold {
+			<-release
+		}
+	})
+	for burst := range 2 {
+		release = make(chan struct{})
+		started.Add(n)
+		for range n {
+			if !p.run(task{c, &protocol.Command{Code: codeHold}}) {
+				t.Fatal("run refused")
+			}
+		}
+		started.Wait()
+		close(release)
+		waitIdle(t, p, n)
+		if got := o.spawned.Load(); got != n {
+			t.Fatalf("burst %d of %d held requests: %d goroutines started in all, want %d", burst+1, n, got, n)
+		}
+	}
+	p.close()
+	o.wg.Wait()
+}
