@@ -19,6 +19,7 @@ func (b *Broker) registerHandlers() {
 	h(protocol.ReqSendMessage, b.handleSend)
 	h(protocol.ReqSendMessageV2, b.handleSend)
 	h(protocol.ReqSendBatchMessage, b.handleSend)
+	b.srv.HandleRun(sendCodes, b.handleSendRun)
 	h(protocol.ReqSendReplyMessage, b.handleSendReply)
 	h(protocol.ReqSendReplyMessageV2, b.handleSendReply)
 	h(protocol.ReqPullMessage, withHeader(b.handlePull))

@@ -18,28 +18,72 @@ const maxPropertiesLen = 32767
 // handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
 // SEND_BATCH_MESSAGE (320).
 func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+	r, refused := decodeSend(c, req)
+	if refused != nil {
+		return refused
+	}
+	res, err := b.core.Send(r)
+	if err != nil {
+		return failure(req, err)
+	}
+	return sendAnswer(req, res)
+}
+
+// sendCodes are the requests handleSend and handleSendRun serve.
+var sendCodes = []int16{protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage}
+
+// handleSendRun serves a run of sends (remoting.RunHandler): the sends a
+// connection delivered in one read, stored with one write
+// (core.SendAll) and answered as handleSend answers each.
+func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps []*protocol.Command) {
+	rs := make([]core.SendRequest, 0, len(reqs))
+	at := make([]int, 0, len(reqs)) // where each of rs is in reqs
+	for i, req := range reqs {
+		r, refused := decodeSend(c, req)
+		if refused != nil {
+			resps[i] = refused
+			continue
+		}
+		rs, at = append(rs, r), append(at, i)
+	}
+	if len(rs) == 0 {
+		return
+	}
+	for k, o := range b.core.SendAll(rs, nil) {
+		req := reqs[at[k]]
+		if o.Err != nil {
+			resps[at[k]] = failure(req, o.Err)
+		} else {
+			resps[at[k]] = sendAnswer(req, o.Result)
+		}
+	}
+}
+
+// decodeSend is the core's request for a send, or the answer refusing it.
+func decodeSend(c *remoting.Conn, req *protocol.Command) (core.SendRequest, *protocol.Command) {
 	h, err := protocol.DecodeSendMessageCommand(req)
 	if err != nil {
-		return errResponse(req, protocol.RespSystemError, "%v", err)
+		return core.SendRequest{}, errResponse(req, protocol.RespSystemError, "%v", err)
 	}
 	r, refused := sendRequestOf(c, req, &h)
 	if refused != nil {
-		return refused
+		return r, refused
 	}
 	if r.Batch {
 		inner, err := protocol.DecodeBatch(req.Body)
 		if err != nil {
-			return errResponse(req, protocol.RespMessageIllegal, "%v", err)
+			return r, errResponse(req, protocol.RespMessageIllegal, "%v", err)
 		}
 		r.Messages = make([]core.SendMessage, len(inner))
 		for i, m := range inner {
 			r.Messages[i] = core.SendMessage{Flag: m.Flag, Properties: m.Properties, Body: m.Body}
 		}
 	}
-	res, err := b.core.Send(r)
-	if err != nil {
-		return failure(req, err)
-	}
+	return r, nil
+}
+
+// sendAnswer is the success answer to a send.
+func sendAnswer(req *protocol.Command, res core.SendResult) *protocol.Command {
 	out := protocol.SendMessageResponseHeader{
 		MsgID:         strings.Join(res.MsgIDs, ","),
 		QueueID:       res.QueueID,

@@ -240,6 +240,21 @@ func (cl *Client) dispatch(c *Conn, req *protocol.Command) bool {
 	return cl.spawn(func() { c.serve(req) })
 }
 
+// runnable implements connOwner: a client serves no runs.
+func (cl *Client) runnable(int16) bool { return false }
+
+// dispatchRun implements connOwner; never called, as runnable is false.
+func (cl *Client) dispatchRun(c *Conn, reqs []*protocol.Command) bool {
+	return cl.spawn(func() { c.serveRun(reqs) })
+}
+
+// serveRun implements connOwner, one request after another.
+func (cl *Client) serveRun(c *Conn, reqs []*protocol.Command) {
+	for _, req := range reqs {
+		cl.handlers.serve(cl.log, c, req)
+	}
+}
+
 // serveRequest implements connOwner.
 func (cl *Client) serveRequest(c *Conn, req *protocol.Command) {
 	cl.handlers.serve(cl.log, c, req)

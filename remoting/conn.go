@@ -38,6 +38,13 @@ type connOwner interface {
 	serveRequest(c *Conn, req *protocol.Command)
 	// connClosed runs once, after c is closed.
 	connClosed(c *Conn, reason error)
+	// runnable says whether requests of code are collected into runs
+	// (run.go) rather than dispatched one by one.
+	runnable(code int16) bool
+	// dispatchRun calls c.serveRun(reqs) as dispatch calls c.serve.
+	dispatchRun(c *Conn, reqs []*protocol.Command) bool
+	// serveRun handles a run; it runs in a dispatched goroutine.
+	serveRun(c *Conn, reqs []*protocol.Command)
 }
 
 // maxKeptWriteBuf is the largest write buffer a server's Conn keeps between
@@ -145,6 +152,10 @@ type Conn struct {
 	// gotFrame is set once a frame has arrived; a stream that breaks before
 	// is not RocketMQ at all. Only the reading goroutine touches it.
 	gotFrame bool
+	// run holds the runnable requests decoded from the read being fed,
+	// dispatched together once it is (run.go). Only the reading goroutine
+	// touches it.
+	run []*protocol.Command
 }
 
 func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, callTimeout time.Duration, log *slog.Logger) *Conn {
@@ -306,6 +317,40 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		release(cmd.ReleaseBody)
 		return err
 	}
+	if err := c.appendLocked(cmd); err != nil {
+		c.wmu.Unlock()
+		return err
+	}
+	return c.flushLocked(yield)
+}
+
+// sendAll is send for several frames, which go out in one write (or
+// behind one in progress). A frame that cannot be encoded is left out and
+// reported; the others are sent.
+func (c *Conn) sendAll(cmds []*protocol.Command) error {
+	c.wmu.Lock()
+	if err := c.wmu.err; err != nil {
+		c.wmu.Unlock()
+		for _, cmd := range cmds {
+			release(cmd.ReleaseBody)
+		}
+		return err
+	}
+	var encErr error
+	for _, cmd := range cmds {
+		if err := c.appendLocked(cmd); err != nil && encErr == nil {
+			encErr = err
+		}
+	}
+	if err := c.flushLocked(false); err != nil {
+		return err
+	}
+	return encErr
+}
+
+// appendLocked appends cmd's frame to the write buffer; c.wmu is held and
+// the connection open.
+func (c *Conn) appendLocked(cmd *protocol.Command) error {
 	n := len(c.wmu.buf)
 	borrow := cmd.IsResponse() && len(cmd.Body) >= minBorrowedBody
 	var buf []byte
@@ -317,7 +362,6 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	}
 	if err != nil {
 		c.wmu.buf = buf[:n]
-		c.wmu.Unlock()
 		release(cmd.ReleaseBody)
 		return fmt.Errorf("remoting: encode %v for %s: %w", cmd, c.remote, err)
 	}
@@ -329,14 +373,21 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		// wmu, so it must be quick (a pool's Put).
 		cmd.ReleaseBody()
 	}
+	return nil
+}
+
+// flushLocked writes the buffer until it is empty, unless another
+// goroutine is writing already (it takes what was appended). c.wmu is
+// held on entry and released on return. With yield the writer first lets
+// the other runnable goroutines append their frames, so that one write
+// syscall carries several of them.
+func (c *Conn) flushLocked(yield bool) error {
 	if c.wmu.flushing {
 		c.wmu.Unlock()
 		return nil
 	}
 	c.wmu.flushing = true
 	if yield {
-		// Let the other goroutines sending on this connection append their
-		// frames first, so that one write syscall carries several of them.
 		c.wmu.Unlock()
 		runtime.Gosched()
 		c.wmu.Lock()
@@ -348,7 +399,7 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 		c.wmu.Unlock()
 
 		vec = writeVector(vec[:0], out, bodies)
-		err = c.write(vec)
+		err := c.write(vec)
 		clear(vec)
 		for _, b := range bodies {
 			release(b.release)
@@ -370,7 +421,7 @@ func (c *Conn) send(cmd *protocol.Command, yield bool) error {
 	}
 	c.wmu.flushing = false
 	c.wmu.Unlock()
-	// Our frame went out in the first batch; frames of others that were
+	// Our frames went out in the first batch; frames of others that were
 	// dropped by a close in between are their senders' loss, reported to
 	// them only as the connection closing.
 	return nil
@@ -426,7 +477,9 @@ func (c *Conn) write(out [][]byte) (err error) {
 // in them. A returned error means the peer broke the protocol; the caller
 // closes the connection with it.
 func (c *Conn) feed(p []byte) error {
-	return c.in.split(p, c.onFrame)
+	err := c.in.split(p, c.onFrame)
+	c.flushRun()
+	return err
 }
 
 // onFrame handles one complete frame, which it owns.
@@ -451,6 +504,10 @@ func (c *Conn) onFrame(frame []byte) error {
 		c.notePeer(cmd)
 	}
 	c.serving.Add(1)
+	if c.owner.runnable(cmd.Code) {
+		c.collect(cmd)
+		return nil
+	}
 	if !c.owner.dispatch(c, cmd) {
 		c.serving.Add(-1)
 	}

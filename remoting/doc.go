@@ -11,6 +11,14 @@
 //     delays the others on that connection. A Server takes these goroutines
 //     from a pool of parked workers (workers.go), starting a new one when
 //     none is parked, so their stacks stay grown between requests.
+//   - Requests that arrive together can be served together: a Server with
+//     a run handler (HandleRun, run.go) hands the requests of its codes
+//     that one read delivered to it as one run, on one worker, and writes
+//     their answers with one write; the broker stores such a run of sends
+//     with one store write. A lone request, and every other code, is
+//     dispatched alone as above. A run's requests are read-time neighbours
+//     only: each still passes the interceptors alone and gets its own
+//     answer.
 //   - Writes to one connection are serialised by Conn and coalesced: while
 //     one goroutine is in the write syscall, others append their frames to a
 //     buffer that the writing goroutine sends next, in one syscall. A

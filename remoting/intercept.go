@@ -129,22 +129,7 @@ func (c *requestCtx) Value(key any) any {
 func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 	ctx := &requestCtx{Context: c.ctx, st: served{ics: s.cfg.Interceptors, start: time.Now()}}
 	st := &ctx.st
-	var resp *protocol.Command
-	for _, ic := range st.ics {
-		st.ran++
-		if ic.Request == nil {
-			continue
-		}
-		// Only a Request hook needs the map; a server whose interceptors
-		// are all Response hooks (metrics) leaves the hot requests' ext
-		// fields undecoded.
-		if !ic.UndecodedExt {
-			req.Fields()
-		}
-		if resp = callHandler(s.log, ic.Request, ctx, c, req); resp != nil {
-			break
-		}
-	}
+	resp := s.intercept(ctx, c, req)
 	if resp == nil {
 		resp = s.handlers.handle(s.log, ctx, c, req)
 	}
@@ -160,6 +145,28 @@ func (s *Server) serveIntercepted(c *Conn, req *protocol.Command) {
 	// time the peer has the answer.
 	st.finish(c, req, resp)
 	c.answer(req, resp)
+}
+
+// intercept runs the Request hooks of ctx's interceptors on req, in chain
+// order, and returns the refusal of the first that refuses it, or nil.
+func (s *Server) intercept(ctx *requestCtx, c *Conn, req *protocol.Command) (resp *protocol.Command) {
+	st := &ctx.st
+	for _, ic := range st.ics {
+		st.ran++
+		if ic.Request == nil {
+			continue
+		}
+		// Only a Request hook needs the map; a server whose interceptors
+		// are all Response hooks (metrics) leaves the hot requests' ext
+		// fields undecoded.
+		if !ic.UndecodedExt {
+			req.Fields()
+		}
+		if resp = callHandler(s.log, ic.Request, ctx, c, req); resp != nil {
+			return resp
+		}
+	}
+	return nil
 }
 
 // outgoing runs the client interceptors' Request and Append hooks on cmd,

@@ -16,6 +16,7 @@ type Server struct {
 	cfg      ServerConfig
 	log      *slog.Logger
 	handlers handlerTable
+	runs     runsPtr // the run handler (run.go), or nil
 
 	mu struct {
 		sync.Mutex
@@ -199,7 +200,7 @@ func (s *Server) spawn(fn func()) bool {
 
 // dispatch implements connOwner: requests run on the worker pool.
 func (s *Server) dispatch(c *Conn, req *protocol.Command) bool {
-	return s.workers.run(task{c, req})
+	return s.workers.run(task{c: c, req: req})
 }
 
 // serveRequest implements connOwner.

@@ -69,6 +69,8 @@ type worker struct {
 type task struct {
 	c   *Conn
 	req *protocol.Command
+	// run, if set, is a run of requests to serve together (run.go).
+	run []*protocol.Command
 }
 
 // run serves t on a parked worker, or a new one when none is parked. It
@@ -95,7 +97,11 @@ func (p *workerPool) run(t task) bool {
 // work is a worker's life: serve, park, wait for the next task or exit.
 func (p *workerPool) work(w *worker, t task) {
 	for {
-		t.c.serve(t.req)
+		if t.run != nil {
+			t.c.serveRun(t.run)
+		} else {
+			t.c.serve(t.req)
+		}
 		if !p.park(w) {
 			return
 		}

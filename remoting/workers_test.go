@@ -30,6 +30,9 @@ func (o *poolOwner) spawn(fn func()) bool {
 func (o *poolOwner) dispatch(*Conn, *protocol.Command) bool      { panic("not used") }
 func (o *poolOwner) serveRequest(_ *Conn, req *protocol.Command) { o.fn(req) }
 func (o *poolOwner) connClosed(*Conn, error)                     {}
+func (o *poolOwner) runnable(int16) bool                         { return false }
+func (o *poolOwner) dispatchRun(*Conn, []*protocol.Command) bool { panic("not used") }
+func (o *poolOwner) serveRun(*Conn, []*protocol.Command)         { panic("not used") }
 
 func newTestPool(fn func(req *protocol.Command)) (*workerPool, *poolOwner, *Conn) {
 	o := &poolOwner{fn: fn}
@@ -48,7 +51,7 @@ func TestWorkerPoolReusesParkedWorker(t *testing.T) {
 	done := make(chan struct{}, 1)
 	p, o, c := newTestPool(func(*protocol.Command) { done <- struct{}{} })
 	for i := range 5 {
-		if !p.run(task{c, &protocol.Command{}}) {
+		if !p.run(task{c: c, req: &protocol.Command{}}) {
 			t.Fatal("run refused")
 		}
 		<-done
@@ -76,13 +79,13 @@ func TestWorkerPoolNeverQueuesBehindBusyWorker(t *testing.T) {
 	// Warm the pool with one parked worker, so the first held request
 	// takes it and the rest must start new ones.
 	started.Add(1)
-	p.run(task{c, &protocol.Command{}})
+	p.run(task{c: c, req: &protocol.Command{}})
 	started.Wait()
 	waitIdle(t, p, 1)
 
 	started.Add(n)
 	for range n {
-		if !p.run(task{c, &protocol.Command{Code: codeHold}}) {
+		if !p.run(task{c: c, req: &protocol.Command{Code: codeHold}}) {
 			t.Fatal("run refused")
 		}
 	}
@@ -107,7 +110,7 @@ func TestWorkerPoolRetiresIdleWorkers(t *testing.T) {
 	started.Add(3)
 	done.Add(3)
 	for range 3 {
-		p.run(task{c, &protocol.Command{}})
+		p.run(task{c: c, req: &protocol.Command{}})
 	}
 	started.Wait()
 	close(release)
@@ -121,7 +124,7 @@ func TestWorkerPoolRetiresIdleWorkers(t *testing.T) {
 	// One worker serves a request and parks again, in the new tick.
 	started.Add(1)
 	done.Add(1)
-	p.run(task{c, &protocol.Command{}})
+	p.run(task{c: c, req: &protocol.Command{}})
 	done.Wait()
 	waitIdle(t, p, 3)
 	p.retire() // the two parked through a whole tick exit
@@ -152,14 +155,14 @@ func TestWorkerPoolClose(t *testing.T) {
 		}
 		done <- struct{}{}
 	})
-	p.run(task{c, &protocol.Command{}})
+	p.run(task{c: c, req: &protocol.Command{}})
 	<-done
 	waitIdle(t, p, 1)
-	p.run(task{c, &protocol.Command{Code: 1}}) // takes the parked worker
+	p.run(task{c: c, req: &protocol.Command{Code: 1}}) // takes the parked worker
 	<-held
 
 	p.close()
-	if p.run(task{c, &protocol.Command{}}) {
+	if p.run(task{c: c, req: &protocol.Command{}}) {
 		t.Fatal("run accepted a request after close")
 	}
 	close(hold)
@@ -187,7 +190,7 @@ func TestWorkerPoolKeepsABusyMomentsWorkers(t *testing.T) {
 		release = make(chan struct{})
 		started.Add(n)
 		for range n {
-			if !p.run(task{c, &protocol.Command{Code: codeHold}}) {
+			if !p.run(task{c: c, req: &protocol.Command{Code: codeHold}}) {
 				t.Fatal("run refused")
 			}
 		}

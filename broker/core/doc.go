@@ -22,7 +22,8 @@
 // write.
 //
 // Files: backend.go (the Backend and the slave's refusal), role.go
-// (Promote, Demote, the orderly-lock fence), send.go (Send), retry.go (the send path's %RETRY% bookkeeping and
+// (Promote, Demote, the orderly-lock fence), send.go (Send), sendall.go (SendAll:
+// sends that arrived together, stored with one write), retry.go (the send path's %RETRY% bookkeeping and
 // DELAY diversion), pull.go (Pull and its hold), filter.go (tag filters),
 // offsets.go (offsets and resets), consumers.go (heartbeats, the consumer
 // registry, locks), sendback.go (CONSUMER_SEND_MSG_BACK: %RETRY% and

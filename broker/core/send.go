@@ -60,32 +60,71 @@ type SendResult struct {
 // messages, apply the retry/DLQ, delay and transaction rewrites, store,
 // and say where they went.
 func (c *Core) Send(r SendRequest) (SendResult, error) {
-	if !c.be.IsLeader() {
-		return SendResult{}, c.serviceNotAvailable() // a slave's answer (backend.go)
-	}
-	tc, err := c.checkSendTopic(&r)
+	p, err := c.prepareSend(&r)
 	if err != nil {
 		return SendResult{}, err
+	}
+	res, err := c.put(p.msgs)
+	if err != nil {
+		return SendResult{}, c.putError(err)
+	}
+	return p.result(res), nil
+}
+
+// preparedSend is a send checked and rewritten, ready to store.
+type preparedSend struct {
+	msgs    []*protocol.MessageExt
+	queueID int32
+	batch   bool
+}
+
+// result says where p went, given the store's results for its messages.
+func (p *preparedSend) result(res []store.PutResult) SendResult {
+	out := SendResult{
+		MsgIDs:      make([]string, len(res)),
+		QueueID:     p.queueID,
+		QueueOffset: res[0].QueueOffset,
+		Region:      defaultRegion,
+	}
+	for i, pr := range res {
+		out.MsgIDs[i] = pr.OffsetMsgID()
+	}
+	if !p.batch {
+		out.TransactionID = p.msgs[0].Properties[protocol.PropertyUniqClientMessageIDKey]
+	}
+	return out
+}
+
+// prepareSend is everything Send does before the store: the checks, the
+// queue, and the messages as they will be stored.
+func (c *Core) prepareSend(r *SendRequest) (preparedSend, error) {
+	var none preparedSend
+	if !c.be.IsLeader() {
+		return none, c.serviceNotAvailable() // a slave's answer (backend.go)
+	}
+	tc, err := c.checkSendTopic(r)
+	if err != nil {
+		return none, err
 	}
 	queueID := r.QueueID
 	if queueID < 0 {
 		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
 	}
 	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
-		return SendResult{}, errorf(protocol.RespSystemError,
+		return none, errorf(protocol.RespSystemError,
 			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client)
 	}
 	if len(r.Messages) == 0 {
-		return SendResult{}, refuse(protocol.RespMessageIllegal, "the message is illegal: no message in the request")
+		return none, refuse(protocol.RespMessageIllegal, "the message is illegal: no message in the request")
 	}
 	for _, m := range r.Messages {
 		if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
-			return SendResult{}, errorf(protocol.RespMessageIllegal,
+			return none, errorf(protocol.RespMessageIllegal,
 				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit)
 		}
 	}
 	if r.Batch && r.SysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
-		return SendResult{}, refuse(protocol.RespMessageIllegal, "batch request does not support transaction messages")
+		return none, refuse(protocol.RespMessageIllegal, "batch request does not support transaction messages")
 	}
 
 	// Every message of the request shares where and when it was born.
@@ -101,11 +140,11 @@ func (c *Core) Send(r SendRequest) (SendResult, error) {
 	half := false // a transaction's half message (transaction.go)
 	if r.Batch {
 		if strings.HasPrefix(r.Topic, retryGroupPrefix) {
-			return SendResult{}, errorf(protocol.RespMessageIllegal, "batch request does not support retry group %s", r.Topic)
+			return none, errorf(protocol.RespMessageIllegal, "batch request does not support retry group %s", r.Topic)
 		}
 		for _, m := range r.Messages {
 			if m.Properties[protocol.PropertyDelayTimeLevel] != "" {
-				return SendResult{}, refuse(protocol.RespMessageIllegal, "TimeDelayLevel is not supported for batched messages")
+				return none, refuse(protocol.RespMessageIllegal, "TimeDelayLevel is not supported for batched messages")
 			}
 			ext := proto
 			ext.Message = protocol.Message{Topic: r.Topic, Flag: m.Flag, Properties: m.Properties, Body: m.Body}
@@ -132,30 +171,14 @@ func (c *Core) Send(r SendRequest) (SendResult, error) {
 	if half {
 		// Stored in the half queue until END_TRANSACTION; a DELAY applies at commit.
 		if err := c.toHalf(r.ProducerGroup, msgs[0]); err != nil {
-			return SendResult{}, err
+			return none, err
 		}
 	} else if !r.Batch {
-		if err := c.divertSend(&r, msgs[0]); err != nil { // retry.go: %RETRY% -> %DLQ%, DELAY -> schedule topic
-			return SendResult{}, err
+		if err := c.divertSend(r, msgs[0]); err != nil { // retry.go: %RETRY% -> %DLQ%, DELAY -> schedule topic
+			return none, err
 		}
 	}
-	res, err := c.put(msgs)
-	if err != nil {
-		return SendResult{}, c.putError(err)
-	}
-	out := SendResult{
-		MsgIDs:      make([]string, len(res)),
-		QueueID:     queueID,
-		QueueOffset: res[0].QueueOffset,
-		Region:      defaultRegion,
-	}
-	for i, pr := range res {
-		out.MsgIDs[i] = pr.OffsetMsgID()
-	}
-	if !r.Batch {
-		out.TransactionID = msgs[0].Properties[protocol.PropertyUniqClientMessageIDKey]
-	}
-	return out, nil
+	return preparedSend{msgs: msgs, queueID: queueID, batch: r.Batch}, nil
 }
 
 // checkSendTopic validates the topic of a send and returns its config,

@@ -1,0 +1,90 @@
+package core
+
+import (
+	"errors"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/store"
+)
+
+// SendOutcome is what became of one request of SendAll: its result, or
+// the error Send would have returned for it alone.
+type SendOutcome struct {
+	Result SendResult
+	Err    error
+}
+
+// SendAll stores independent sends (of any producers, topics and queues)
+// in one store write, where Send would make one write each: the sends a
+// connection delivered together, so that they share one commit, one wait
+// for it to be durable and, in a replicated group, one log entry.
+//
+// Each request is checked and rewritten alone, exactly as Send does, and
+// one refused gets Send's error for it while the rest go on. The accepted
+// ones are stored in the order given, so a producer's sends to one queue
+// keep their order. When the combined write is refused for one bad
+// message (the store's ErrInvalidOp, a record too large), each is stored
+// alone, so only the bad one fails; any other store failure is every
+// accepted request's. out[i] is rs[i]'s outcome; out is returned, grown
+// to len(rs) if it is shorter.
+func (c *Core) SendAll(rs []SendRequest, out []SendOutcome) []SendOutcome {
+	if cap(out) < len(rs) {
+		out = make([]SendOutcome, len(rs))
+	}
+	out = out[:len(rs)]
+	prepared := make([]preparedSend, len(rs))
+	n, accepted := 0, 0
+	for i := range rs {
+		p, err := c.prepareSend(&rs[i])
+		out[i] = SendOutcome{Err: err}
+		if err == nil {
+			prepared[i] = p
+			n += len(p.msgs)
+			accepted++
+		}
+	}
+	if accepted == 0 {
+		return out
+	}
+	msgs := make([]*protocol.MessageExt, 0, n)
+	for i := range prepared {
+		msgs = append(msgs, prepared[i].msgs...)
+	}
+	res, err := c.put(msgs)
+	if err != nil && accepted > 1 && badMessage(err) {
+		for i := range prepared {
+			if out[i].Err == nil {
+				out[i] = c.storePrepared(&prepared[i])
+			}
+		}
+		return out
+	}
+	for i := range prepared {
+		p := &prepared[i]
+		if out[i].Err != nil {
+			continue
+		}
+		if err != nil {
+			out[i].Err = c.putError(err)
+			continue
+		}
+		out[i].Result = p.result(res[:len(p.msgs)])
+		res = res[len(p.msgs):]
+	}
+	return out
+}
+
+// storePrepared stores one prepared send alone.
+func (c *Core) storePrepared(p *preparedSend) SendOutcome {
+	res, err := c.put(p.msgs)
+	if err != nil {
+		return SendOutcome{Err: c.putError(err)}
+	}
+	return SendOutcome{Result: p.result(res)}
+}
+
+// badMessage reports whether a store write was refused for what one of its
+// messages is, not for the state of the store.
+func badMessage(err error) bool {
+	return errors.Is(err, store.ErrInvalidOp) || errors.Is(err, store.ErrBadOp) || errors.Is(err, protocol.ErrMessageTooLarge)
+}

@@ -1,0 +1,183 @@
+package remoting
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// RunHandler serves a run: requests of one connection that arrived
+// together (decoded from one read) and that it can serve better together
+// than one by one, as the broker stores concurrent sends with one write.
+// It sets resps[i] to the answer of reqs[i] (nil for none: a oneway
+// request gets no answer whatever it is set to); resps is as long as reqs
+// and all nil on entry. It must answer through resps alone, never through
+// a Responder (Conn.Defer), and it must not keep reqs or resps.
+//
+// ctx is the connection's, cancelled when it closes.
+type RunHandler func(ctx context.Context, conn *Conn, reqs, resps []*protocol.Command)
+
+// maxRun bounds the requests of one run: a read of 64 KiB holds at most a
+// few hundred small frames, and a bound keeps one run's store write and
+// answer at a size the rest of the path expects.
+const maxRun = 64
+
+// runTable is a Server's run handler and the codes it serves.
+type runTable struct {
+	codes map[int16]bool
+	h     RunHandler
+}
+
+// HandleRun registers h for runs of requests with any of codes: two or
+// more such requests decoded from one read of a connection are handed to
+// h together, on one worker, and their answers are written with one write,
+// instead of each going to its own worker and being answered alone. A
+// lone request, and requests of other codes, still go to their Handler
+// (Handle), which must be registered for the same codes: a run handler
+// serves what a Handler would, only several at a time.
+//
+// With interceptors, each request of a run goes through the Request hooks
+// on its own (a refused one is answered with its refusal and is not in
+// what h gets) and the Response hooks after h returns. A nil h (or no
+// codes) turns runs off. Register it before Start.
+func (s *Server) HandleRun(codes []int16, h RunHandler) {
+	if h == nil || len(codes) == 0 {
+		s.runs.Store(nil)
+		return
+	}
+	rt := &runTable{codes: make(map[int16]bool, len(codes)), h: h}
+	for _, c := range codes {
+		rt.codes[c] = true
+	}
+	s.runs.Store(rt)
+}
+
+// runs is the Server's runTable, or nil.
+type runsPtr = atomic.Pointer[runTable]
+
+// runnable implements connOwner.
+func (s *Server) runnable(code int16) bool {
+	rt := s.runs.Load()
+	return rt != nil && rt.codes[code]
+}
+
+// dispatchRun implements connOwner: a run goes to one worker.
+func (s *Server) dispatchRun(c *Conn, reqs []*protocol.Command) bool {
+	return s.workers.run(task{c: c, run: reqs})
+}
+
+// serveRun implements connOwner.
+func (s *Server) serveRun(c *Conn, reqs []*protocol.Command) {
+	rt := s.runs.Load()
+	if rt == nil { // turned off since the run was collected
+		for _, req := range reqs {
+			s.serveRequest(c, req)
+		}
+		return
+	}
+	resps := make([]*protocol.Command, len(reqs))
+	if len(s.cfg.Interceptors) == 0 {
+		s.callRun(rt.h, c, reqs, resps)
+		c.answerAll(reqs, resps)
+		return
+	}
+	ctxs := make([]requestCtx, len(reqs))
+	passed := make([]*protocol.Command, 0, len(reqs))
+	at := make([]int, 0, len(reqs)) // where each of passed is in reqs
+	now := time.Now()
+	for i, req := range reqs {
+		ctx := &ctxs[i]
+		*ctx = requestCtx{Context: c.ctx, st: served{ics: s.cfg.Interceptors, start: now}}
+		if resps[i] = s.intercept(ctx, c, req); resps[i] == nil {
+			passed, at = append(passed, req), append(at, i)
+		}
+	}
+	if len(passed) > 0 {
+		out := make([]*protocol.Command, len(passed))
+		s.callRun(rt.h, c, passed, out)
+		for k, i := range at {
+			resps[i] = out[k]
+		}
+	}
+	for i, req := range reqs {
+		ctxs[i].st.finish(c, req, resps[i])
+	}
+	c.answerAll(reqs, resps)
+}
+
+// callRun runs h, turning a panic into a SYSTEM_ERROR answer to every
+// request of the run, as callHandler does for one.
+func (s *Server) callRun(h RunHandler, c *Conn, reqs, resps []*protocol.Command) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("remoting: run handler panicked", "requests", len(reqs), "remote", c.remote, "panic", p, "stack", string(debug.Stack()))
+			for i, req := range reqs {
+				resps[i] = protocol.NewResponse(req, protocol.RespSystemError, fmt.Sprintf("remoting: handler for code %d panicked: %v", req.Code, p))
+			}
+		}
+	}()
+	h(c.ctx, c, reqs, resps)
+}
+
+// collect takes a decoded request of a runnable code into the
+// connection's run, dispatching the run once it is full. Only the reading
+// goroutine calls it.
+func (c *Conn) collect(req *protocol.Command) {
+	c.run = append(c.run, req)
+	if len(c.run) >= maxRun {
+		c.flushRun()
+	}
+}
+
+// flushRun dispatches what the connection's run holds: a lone request as
+// any other, two or more together. Called by the reading goroutine once a
+// read's frames are all decoded.
+func (c *Conn) flushRun() {
+	switch n := len(c.run); n {
+	case 0:
+		return
+	case 1:
+		req := c.run[0]
+		c.run[0] = nil
+		c.run = c.run[:0]
+		if !c.owner.dispatch(c, req) {
+			c.serving.Add(-1)
+		}
+	default:
+		reqs := c.run
+		c.run = nil // handed over with the run
+		if !c.owner.dispatchRun(c, reqs) {
+			c.serving.Add(-int32(n))
+		}
+	}
+}
+
+// serveRun handles a run that flushRun dispatched.
+func (c *Conn) serveRun(reqs []*protocol.Command) {
+	c.owner.serveRun(c, reqs)
+	c.serving.Add(-int32(len(reqs)))
+}
+
+// answerAll sends the answers of a run with one write: resps[i] answers
+// reqs[i]; nil ones and those of oneway requests are not sent.
+func (c *Conn) answerAll(reqs, resps []*protocol.Command) {
+	out := resps[:0] // the answers to send, in place
+	for i, resp := range resps {
+		if resp == nil || reqs[i].IsOneway() {
+			continue
+		}
+		resp.Opaque = reqs[i].Opaque
+		resp.Flag |= protocol.FlagResponse
+		out = append(out, resp)
+	}
+	if len(out) == 0 {
+		return
+	}
+	if err := c.sendAll(out); err != nil {
+		c.log.Debug("remoting: responses not sent", "count", len(out), "err", err)
+	}
+}
