@@ -156,6 +156,8 @@ type Conn struct {
 	// dispatched together once it is (run.go). Only the reading goroutine
 	// touches it.
 	run []*protocol.Command
+	// runBytes is the bodies' size in run.
+	runBytes int
 }
 
 func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, callTimeout time.Duration, log *slog.Logger) *Conn {

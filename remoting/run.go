@@ -21,10 +21,15 @@ import (
 // ctx is the connection's, cancelled when it closes.
 type RunHandler func(ctx context.Context, conn *Conn, reqs, resps []*protocol.Command)
 
-// maxRun bounds the requests of one run: a read of 64 KiB holds at most a
-// few hundred small frames, and a bound keeps one run's store write and
-// answer at a size the rest of the path expects.
-const maxRun = 64
+// maxRun and maxRunBytes bound one run: a read of 64 KiB holds at most a
+// few hundred small frames, but a stream of large ones would otherwise
+// make one store write of all of them. A run is cut before a request that
+// would take its bodies over maxRunBytes (a request larger than that is a
+// run of its own), as the replicated group caps a combined entry.
+const (
+	maxRun      = 64
+	maxRunBytes = 4 << 20
+)
 
 // runTable is a Server's run handler and the codes it serves.
 type runTable struct {
@@ -127,7 +132,11 @@ func (s *Server) callRun(h RunHandler, c *Conn, reqs, resps []*protocol.Command)
 // connection's run, dispatching the run once it is full. Only the reading
 // goroutine calls it.
 func (c *Conn) collect(req *protocol.Command) {
+	if len(c.run) > 0 && c.runBytes+len(req.Body) > maxRunBytes {
+		c.flushRun()
+	}
 	c.run = append(c.run, req)
+	c.runBytes += len(req.Body)
 	if len(c.run) >= maxRun {
 		c.flushRun()
 	}
@@ -137,6 +146,7 @@ func (c *Conn) collect(req *protocol.Command) {
 // any other, two or more together. Called by the reading goroutine once a
 // read's frames are all decoded.
 func (c *Conn) flushRun() {
+	c.runBytes = 0
 	switch n := len(c.run); n {
 	case 0:
 		return

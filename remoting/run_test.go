@@ -92,6 +92,21 @@ func TestRequestsOfOneReadMakeARun(t *testing.T) {
 		t.Fatalf("split read: runs %v, alone %v", o.runs, o.singles)
 	}
 
+	// Bodies over maxRunBytes cut the run; one larger than that is alone.
+	o.runs, o.singles = nil, nil
+	var big []byte
+	for i, size := range []int{maxRunBytes / 2, maxRunBytes / 2, 1, maxRunBytes + 1, 10, 10} {
+		req := protocol.NewRequest(codeRun, nil, make([]byte, size))
+		req.Opaque = int32(i)
+		big = append(big, mustFrame(t, req)...)
+	}
+	if err := c.feed(big); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(o.runs) != "[[0 1] [4 5]]" || !slices.Equal(o.singles, []int32{2, 3}) {
+		t.Fatalf("large bodies: runs %v, alone %v", o.runs, o.singles)
+	}
+
 	o.runs, o.singles = nil, nil
 	many := make([]int16, maxRun+5)
 	for i := range many {

@@ -21,6 +21,7 @@ type benchFlags struct {
 	msgs         int64
 	size         int
 	producers    int
+	senders      int
 	consumers    int
 	batch        int
 	async        bool
@@ -81,6 +82,7 @@ func addBenchFlags(fl *pflag.FlagSet, f *benchFlags, which int) {
 	if which&benchProduceFlags != 0 {
 		fl.IntVar(&f.size, "size", 128, "body size in bytes")
 		fl.IntVar(&f.producers, "producers", 1, "concurrent producers, each with its own connection")
+		fl.IntVar(&f.senders, "senders", 1, "goroutines per producer, each sending synchronously over the producer's connection (an application's threads sharing one producer)")
 		fl.IntVar(&f.batch, "batch", 1, "messages per send call (more than 1: a batch)")
 		fl.BoolVar(&f.async, "async", false, "send asynchronously, up to --inflight sends outstanding per producer")
 		fl.IntVar(&f.inflight, "inflight", 64, "outstanding sends per producer with --async")
@@ -102,8 +104,11 @@ func newBenchProduceCmd(a *app) *cobra.Command {
 		Short: "Send messages as fast as the producers can",
 		Long: `Send --msgs messages of --size bytes from --producers producers, each sending
 --batch messages per call, synchronously or with --async; report throughput and
-the latency of each send call.`,
+the latency of each send call. With --senders N, N goroutines share each
+producer's connection, each sending synchronously, as an application's
+threads share one producer.`,
 		Example: `  runnelctl bench produce --msgs 100000 --size 1024 --producers 16
+  runnelctl bench produce --msgs 100000 --size 1024 --producers 1 --senders 16
   runnelctl bench produce --duration 1m --batch 32 --async -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -190,6 +195,11 @@ func (f *benchFlags) validate(cmd *cobra.Command, which int) error {
 		}
 		if f.producers < 1 || f.producers > maxBenchClients {
 			bad("--producers %d: want 1 to %d", f.producers, maxBenchClients)
+		}
+		if f.senders < 1 || f.senders > maxBenchClients {
+			bad("--senders %d: want 1 to %d", f.senders, maxBenchClients)
+		} else if f.senders > 1 && f.async {
+			bad("--senders needs synchronous sends: with --async a producer has --inflight sends outstanding")
 		}
 		if f.batch < 1 || f.batch > maxBenchBatch {
 			bad("--batch %d: want 1 to %d", f.batch, maxBenchBatch)

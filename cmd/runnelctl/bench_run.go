@@ -136,11 +136,15 @@ func (r *benchRun) produce(ctx, runCtx context.Context) (*phaseReport, error) {
 	fail := func(err error) {
 		failOnce.Do(func() { failErr = err; stop() })
 	}
-	hists := make([]*hdrhistogram.Histogram, f.producers)
+	senders := max(f.senders, 1)
+	hists := make([]*hdrhistogram.Histogram, f.producers*senders)
 	start := time.Now()
 	for i, p := range producers {
-		hists[i] = newLatencyHistogram()
-		wg.Go(func() { r.producer(ctx, runCtx, p, &c, body, hists[i], fail) })
+		for k := range senders {
+			h := newLatencyHistogram()
+			hists[i*senders+k] = h
+			wg.Go(func() { r.producer(ctx, runCtx, p, &c, body, h, fail) })
+		}
 	}
 	wg.Wait()
 	elapsed := time.Since(start)

@@ -70,13 +70,19 @@ func TestBenchProduceThenConsume(t *testing.T) {
 	}
 	rep = benchJSON(t, ns, "bench", "produce", "--topic", topic, "--msgs", "300", "--size", "100", "--async", "--inflight", "8")
 	checkPhase(t, "async produce", rep.Produce, 300, 100, 300)
+	// 2 producers of 8 senders each: 16 sends in flight over 2 connections.
+	rep = benchJSON(t, ns, "bench", "produce", "--topic", topic, "--msgs", "200", "--size", "100", "--producers", "2", "--senders", "8")
+	checkPhase(t, "senders produce", rep.Produce, 200, 100, 200)
+	if rep.Produce.Clients != 2 {
+		t.Fatalf("senders produce: %+v", rep.Produce)
+	}
 
 	// A new group consumes every message once: one timing each.
-	rep = benchJSON(t, ns, "bench", "consume", "--topic", topic, "--msgs", "800", "--group", "bench_pc")
+	rep = benchJSON(t, ns, "bench", "consume", "--topic", topic, "--msgs", "1000", "--group", "bench_pc")
 	if rep.Produce != nil {
 		t.Fatalf("consume reported a produce side: %+v", rep.Produce)
 	}
-	checkPhase(t, "consume", rep.Consume, 800, 100, 800)
+	checkPhase(t, "consume", rep.Consume, 1000, 100, 1000)
 
 	// The group committed them: a second run finds nothing new.
 	rep = benchJSON(t, ns, "bench", "consume", "--topic", topic, "--msgs", "0", "--duration", "1s", "--group", "bench_pc")
@@ -179,6 +185,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"bench", "produce", "--batch", "0"}, "--batch 0"},
 		{[]string{"bench", "produce", "--batch", "1024", "--size", "8192"}, "over the 4194304"},
 		{[]string{"bench", "produce", "--inflight", "4"}, "--inflight needs --async"},
+		{[]string{"bench", "produce", "--senders", "0"}, "--senders 0: want 1 to 1024"},
+		{[]string{"bench", "produce", "--senders", "4", "--async"}, "--senders needs synchronous sends"},
 		{[]string{"bench", "run", "--consumers", "0", "--producers", "0"}, "--producers 0: want 1 to 1024; --consumers 0"},
 		{[]string{"bench", "consume", "--size", "10"}, "unknown flag: --size"},
 		{[]string{"bench", "produce", "--topic", ""}, "--topic is empty"},
