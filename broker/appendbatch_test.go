@@ -172,3 +172,74 @@ func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
 	default:
 	}
 }
+
+// The senders at work are counted in messages, not calls: one call may
+// carry a whole run of a connection's sends (remoting/run.go), and a wave
+// of senders that a second read splits in two must still share one entry.
+func TestAppendBatcherCountsMessages(t *testing.T) {
+	started := make(chan int, 8)
+	release := make(chan struct{})
+	var clock time.Time
+	var clockMu sync.Mutex
+	a := &appendBatcher{
+		maxLinger: time.Hour,
+		now: func() time.Time { // every proposal took an hour (see above)
+			clockMu.Lock()
+			defer clockMu.Unlock()
+			clock = clock.Add(time.Hour)
+			return clock
+		},
+		propose: func(op *store.Op) (*store.ApplyResult, error) {
+			started <- len(op.Messages)
+			<-release
+			return &store.ApplyResult{Appended: make([]store.Appended, len(op.Messages))}, nil
+		},
+	}
+	send := func(n int) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.append(&store.Op{Kind: store.OpAppend, Messages: make([]store.AppendMessage, n)})
+			done <- err
+		}()
+		return done
+	}
+	calls := []chan error{send(12)}
+	if n := <-started; n != 12 {
+		t.Fatalf("first proposal carries %d messages, want 12", n)
+	}
+	calls = append(calls, send(4))
+	testwait.For(t, 10*time.Second, "a run of 4 queued behind the first", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.pending) == 1
+	})
+	release <- struct{}{}
+	// 16 senders at work: the 4 pending wait for 12 more, which come in two
+	// runs (two calls, the count of calls at work before).
+	testwait.For(t, 10*time.Second, "the next lead waiting for its batch to fill", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.fill != nil
+	})
+	calls = append(calls, send(8))
+	testwait.For(t, 10*time.Second, "a run of 8 pending", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.pending) == 2
+	})
+	select {
+	case n := <-started:
+		t.Fatalf("a proposal of %d went with 12 of the 16 senders' messages pending", n)
+	case <-time.After(20 * time.Millisecond):
+	}
+	calls = append(calls, send(4))
+	if n := <-started; n != 16 {
+		t.Fatalf("second proposal carries %d messages, want 16", n)
+	}
+	release <- struct{}{}
+	for _, c := range calls {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
