@@ -135,6 +135,9 @@ func (c *Conn) collect(req *protocol.Command) {
 	if len(c.run) > 0 && c.runBytes+len(req.Body) > maxRunBytes {
 		c.flushRun()
 	}
+	if c.run == nil {
+		c.run = make([]*protocol.Command, 0, 16) // the last was handed over: room for a wave without regrowing
+	}
 	c.run = append(c.run, req)
 	c.runBytes += len(req.Body)
 	if len(c.run) >= maxRun {
