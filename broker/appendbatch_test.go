@@ -83,21 +83,16 @@ func TestAppendBatcherSharesProposals(t *testing.T) {
 	}
 }
 
-// The sender that led a proposal returns as soon as its entry is answered
-// (the next batch goes under another sender's lead), and the next batch
-// waits until as many calls are pending as there were senders at work
-// when the previous entry was answered, so closed-loop senders share one
-// entry per round instead of splitting into cohorts that take turns.
-func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
-	started := make(chan int, 8) // the size of each proposal, as it starts
-	release := make(chan struct{})
+// heldBatcher is a batcher whose proposals each report their size on
+// started and wait for release; every proposal took an hour by its clock,
+// so the wait for a batch to fill is bounded by maxLinger (an hour), not
+// by the test's pace.
+func heldBatcher() (a *appendBatcher, started chan int, release chan struct{}) {
+	started, release = make(chan int, 8), make(chan struct{})
 	var clock time.Time
 	var clockMu sync.Mutex
-	a := &appendBatcher{
+	a = &appendBatcher{
 		maxLinger: time.Hour,
-		// Each reading is an hour later: every proposal took an hour,
-		// so the fill wait is bounded by maxLinger, not by this test's
-		// pace.
 		now: func() time.Time {
 			clockMu.Lock()
 			defer clockMu.Unlock()
@@ -107,13 +102,19 @@ func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
 		propose: func(op *store.Op) (*store.ApplyResult, error) {
 			started <- len(op.Messages)
 			<-release
-			res := &store.ApplyResult{}
-			for range op.Messages {
-				res.Appended = append(res.Appended, store.Appended{})
-			}
-			return res, nil
+			return &store.ApplyResult{Appended: make([]store.Appended, len(op.Messages))}, nil
 		},
 	}
+	return a, started, release
+}
+
+// The sender that led a proposal returns as soon as its entry is answered
+// (the next batch goes under another sender's lead), and the next batch
+// waits until as many calls are pending as there were senders at work
+// when the previous entry was answered, so closed-loop senders share one
+// entry per round instead of splitting into cohorts that take turns.
+func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
+	a, started, release := heldBatcher()
 	send := func() chan error {
 		done := make(chan error, 1)
 		go func() {
@@ -177,24 +178,7 @@ func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
 // carry a whole run of a connection's sends (remoting/run.go), and a wave
 // of senders that a second read splits in two must still share one entry.
 func TestAppendBatcherCountsMessages(t *testing.T) {
-	started := make(chan int, 8)
-	release := make(chan struct{})
-	var clock time.Time
-	var clockMu sync.Mutex
-	a := &appendBatcher{
-		maxLinger: time.Hour,
-		now: func() time.Time { // every proposal took an hour (see above)
-			clockMu.Lock()
-			defer clockMu.Unlock()
-			clock = clock.Add(time.Hour)
-			return clock
-		},
-		propose: func(op *store.Op) (*store.ApplyResult, error) {
-			started <- len(op.Messages)
-			<-release
-			return &store.ApplyResult{Appended: make([]store.Appended, len(op.Messages))}, nil
-		},
-	}
+	a, started, release := heldBatcher()
 	send := func(n int) chan error {
 		done := make(chan error, 1)
 		go func() {

@@ -13,6 +13,7 @@
 #
 # Alternate two builds (each on a directory it filled) to compare them.
 set -euo pipefail
+. "$(dirname "$0")/cpu-lib.sh"
 dir=$1 bin=$2 ctl=$3 msgs=${4:-100000} pb=${5:-31876}
 ns=127.0.0.1:$pb br=127.0.0.1:$((pb + 1))
 log=$(mktemp)
@@ -22,12 +23,4 @@ trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 100); do "$ctl" -n "$ns" topic route runnelctl-bench >/dev/null 2>&1 && break; sleep 0.1; done
 sleep 1
 kill -0 $pid 2>/dev/null || { echo "consume-cpu: the broker did not start:" >&2; cat "$log" >&2; exit 1; }
-cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-c0=$(cpu)
-out=$({ /usr/bin/time -f "CTLCPU %U %S" "$ctl" -n "$ns" bench consume --msgs "$msgs" --group "cpu_$RANDOM$RANDOM" -o json; } 2>&1)
-c1=$(cpu)
-rate=$(echo "$out" | grep -o '"msgsPerSec": *[0-9.]*' | head -1 | awk '{print int($2)}')
-ctlcpu=$(echo "$out" | awk '/CTLCPU/{print $2 + $3}')
-[ -n "$rate" ] || { echo "$out" >&2; exit 1; }
-awk -v c0="$c0" -v c1="$c1" -v t="$(getconf CLK_TCK)" -v n="$msgs" -v cc="$ctlcpu" -v r="$rate" \
-	'BEGIN { printf "broker %.2f us/msg  runnelctl %.2f us/msg  %s msg/s\n", (c1 - c0) / t / n * 1e6, cc / n * 1e6, r }'
+measure "$pid" "$msgs" "$ctl" -n "$ns" bench consume --msgs "$msgs" --group "cpu_$RANDOM$RANDOM" -o json

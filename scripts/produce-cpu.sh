@@ -14,6 +14,7 @@
 # Alternate two builds to compare them (PORT, default 31876, moves the
 # ports).
 set -euo pipefail
+. "$(dirname "$0")/cpu-lib.sh"
 bin=$1 ctl=$2 msgs=${3:-100000}
 shift $(($# < 3 ? $# : 3))
 [ $# -gt 0 ] || set -- --producers 16
@@ -26,12 +27,4 @@ trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -rf "$dir" "$log"
 for _ in $(seq 100); do "$ctl" -n "$ns" cluster list 2>/dev/null | grep -q "$br" && break; sleep 0.1; done
 kill -0 $pid 2>/dev/null || { echo "produce-cpu: the broker did not start:" >&2; cat "$log" >&2; exit 1; }
 "$ctl" -n "$ns" bench produce --topic cpu --msgs 3000 --size 1024 "$@" >/dev/null
-cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-c0=$(cpu)
-out=$({ /usr/bin/time -f "CTLCPU %U %S" "$ctl" -n "$ns" bench produce --topic cpu --msgs "$msgs" --size 1024 "$@" -o json; } 2>&1)
-c1=$(cpu)
-rate=$(echo "$out" | grep -o '"msgsPerSec": *[0-9.]*' | head -1 | awk '{print int($2)}')
-ctlcpu=$(echo "$out" | awk '/CTLCPU/{print $2 + $3}')
-[ -n "$rate" ] || { echo "$out" >&2; exit 1; }
-awk -v c0="$c0" -v c1="$c1" -v t="$(getconf CLK_TCK)" -v n="$msgs" -v cc="$ctlcpu" -v r="$rate" \
-	'BEGIN { printf "broker %.2f us/msg  runnelctl %.2f us/msg  %s msg/s\n", (c1 - c0) / t / n * 1e6, cc / n * 1e6, r }'
+measure "$pid" "$msgs" "$ctl" -n "$ns" bench produce --topic cpu --msgs "$msgs" --size 1024 "$@" -o json
