@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"sync"
 	"time"
 
@@ -224,7 +223,7 @@ func (a *appendBatcher) run(batch []*appendCall) {
 		op.Messages = append(op.Messages, c.op.Messages...)
 	}
 	res, err := a.propose(op)
-	if err != nil && (errors.Is(err, store.ErrInvalidOp) || errors.Is(err, store.ErrBadOp)) {
+	if err != nil && store.RefusedOp(err) {
 		for _, c := range batch {
 			a.single(c)
 		}

@@ -16,9 +16,9 @@ import (
 // registerHandlers wires every request code the broker serves.
 func (b *Broker) registerHandlers() {
 	h := b.srv.Handle
-	h(protocol.ReqSendMessage, b.handleSend)
-	h(protocol.ReqSendMessageV2, b.handleSend)
-	h(protocol.ReqSendBatchMessage, b.handleSend)
+	for _, code := range sendCodes {
+		h(code, b.handleSend)
+	}
 	b.srv.HandleRun(sendCodes, b.handleSendRun)
 	h(protocol.ReqSendReplyMessage, b.handleSendReply)
 	h(protocol.ReqSendReplyMessageV2, b.handleSendReply)

@@ -49,7 +49,7 @@ func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps 
 	if len(rs) == 0 {
 		return
 	}
-	for k, o := range b.core.SendAll(rs, nil) {
+	for k, o := range b.core.SendAll(rs) {
 		req := reqs[at[k]]
 		if o.Err != nil {
 			resps[at[k]] = failure(req, o.Err)

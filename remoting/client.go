@@ -251,7 +251,7 @@ func (cl *Client) dispatchRun(c *Conn, reqs []*protocol.Command) bool {
 // serveRun implements connOwner, one request after another.
 func (cl *Client) serveRun(c *Conn, reqs []*protocol.Command) {
 	for _, req := range reqs {
-		cl.handlers.serve(cl.log, c, req)
+		cl.serveRequest(c, req)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -48,7 +47,8 @@ type runTable struct {
 // With interceptors, each request of a run goes through the Request hooks
 // on its own (a refused one is answered with its refusal and is not in
 // what h gets) and the Response hooks after h returns. A nil h (or no
-// codes) turns runs off. Register it before Start.
+// codes) turns runs off; a run collected before that is served by the
+// Handlers, one request after another.
 func (s *Server) HandleRun(codes []int16, h RunHandler) {
 	if h == nil || len(codes) == 0 {
 		s.runs.Store(nil)
@@ -60,9 +60,6 @@ func (s *Server) HandleRun(codes []int16, h RunHandler) {
 	}
 	s.runs.Store(rt)
 }
-
-// runs is the Server's runTable, or nil.
-type runsPtr = atomic.Pointer[runTable]
 
 // runnable implements connOwner.
 func (s *Server) runnable(code int16) bool {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -16,7 +17,7 @@ type Server struct {
 	cfg      ServerConfig
 	log      *slog.Logger
 	handlers handlerTable
-	runs     runsPtr // the run handler (run.go), or nil
+	runs     atomic.Pointer[runTable] // the run handler (run.go), or nil
 
 	mu struct {
 		sync.Mutex

@@ -393,6 +393,14 @@ func raise(a int64Atomic, v int64) bool {
 // was written.
 var ErrInvalidOp = errors.New("store: invalid op")
 
+// RefusedOp reports whether err is the store refusing an op for what the
+// op is (ErrInvalidOp, or ErrBadOp for bytes that are no op), not for the
+// state of the store: nothing was written, every store refuses the same op
+// the same way, and the op's other parts may succeed alone.
+func RefusedOp(err error) bool {
+	return errors.Is(err, ErrInvalidOp) || errors.Is(err, ErrBadOp)
+}
+
 // buildLocked writes op into b and computes its effect, reading only the
 // store's state: this is the deterministic core of the apply path.
 func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending, error) {

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"errors"
-
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -23,15 +21,11 @@ type SendOutcome struct {
 // one refused gets Send's error for it while the rest go on. The accepted
 // ones are stored in the order given, so a producer's sends to one queue
 // keep their order. When the combined write is refused for one bad
-// message (the store's ErrInvalidOp, a record too large), each is stored
+// message (store.RefusedOp: a record too large, say), each is stored
 // alone, so only the bad one fails; any other store failure is every
-// accepted request's. out[i] is rs[i]'s outcome; out is returned, grown
-// to len(rs) if it is shorter.
-func (c *Core) SendAll(rs []SendRequest, out []SendOutcome) []SendOutcome {
-	if cap(out) < len(rs) {
-		out = make([]SendOutcome, len(rs))
-	}
-	out = out[:len(rs)]
+// accepted request's. The i-th outcome is rs[i]'s.
+func (c *Core) SendAll(rs []SendRequest) []SendOutcome {
+	out := make([]SendOutcome, len(rs))
 	prepared := make([]preparedSend, len(rs))
 	n, accepted := 0, 0
 	for i := range rs {
@@ -51,7 +45,7 @@ func (c *Core) SendAll(rs []SendRequest, out []SendOutcome) []SendOutcome {
 		msgs = append(msgs, prepared[i].msgs...)
 	}
 	res, err := c.put(msgs)
-	if err != nil && accepted > 1 && badMessage(err) {
+	if err != nil && accepted > 1 && store.RefusedOp(err) {
 		for i := range prepared {
 			if out[i].Err == nil {
 				out[i] = c.storePrepared(&prepared[i])
@@ -81,10 +75,4 @@ func (c *Core) storePrepared(p *preparedSend) SendOutcome {
 		return SendOutcome{Err: c.putError(err)}
 	}
 	return SendOutcome{Result: p.result(res)}
-}
-
-// badMessage reports whether a store write was refused for what one of its
-// messages is, not for the state of the store.
-func badMessage(err error) bool {
-	return errors.Is(err, store.ErrInvalidOp) || errors.Is(err, store.ErrBadOp) || errors.Is(err, protocol.ErrMessageTooLarge)
 }

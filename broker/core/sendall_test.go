@@ -50,7 +50,7 @@ func TestSendAllSharesOneWrite(t *testing.T) {
 			{Body: []byte("b2")}, {Body: []byte("b3")}}},
 	}
 	before := c.Store().Stats().Syncs
-	out := c.SendAll(rs, nil)
+	out := c.SendAll(rs)
 	if got := c.Store().Stats().Syncs - before; got != 1 {
 		t.Fatalf("SendAll of 4 accepted sends made %d store writes, want 1", got)
 	}
@@ -99,7 +99,7 @@ func TestSendAllIsolatesABadMessage(t *testing.T) {
 	send(t, c, "A", "", 0)
 	big := string(bytes.Repeat([]byte("x"), 100<<10)) // within the broker's limit, over the store's
 	rs := []SendRequest{sendReq("A", 0, "ok1"), sendReq("A", 0, big), sendReq("A", 0, "ok2")}
-	out := c.SendAll(rs, nil)
+	out := c.SendAll(rs)
 	var e *Error
 	if !errors.As(out[1].Err, &e) || e.Code != protocol.RespMessageIllegal {
 		t.Fatalf("the oversized message: %v, want MESSAGE_ILLEGAL", out[1].Err)
@@ -126,7 +126,7 @@ func TestSendAllStoreFailure(t *testing.T) {
 	if err := c.CreateTopic(protocol.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	out := c.SendAll([]SendRequest{sendReq("A", 0, "1"), sendReq("A", 99, "2"), sendReq("A", 1, "3")}, make([]SendOutcome, 1))
+	out := c.SendAll([]SendRequest{sendReq("A", 0, "1"), sendReq("A", 99, "2"), sendReq("A", 1, "3")})
 	for i, code := range []int16{protocol.RespServiceNotAvailable, protocol.RespSystemError, protocol.RespServiceNotAvailable} {
 		var e *Error
 		if !errors.As(out[i].Err, &e) || e.Code != code {

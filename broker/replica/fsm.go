@@ -54,9 +54,7 @@ func (f *fsm) apply(l *raft.Log) any {
 
 // deterministic says err is what every replica's store answers for the
 // same op (it changed nothing anywhere), so the replicas still agree.
-func deterministic(err error) bool {
-	return errors.Is(err, store.ErrBadOp) || errors.Is(err, store.ErrInvalidOp)
-}
+func deterministic(err error) bool { return store.RefusedOp(err) }
 
 // Snapshot captures the store as of the last applied entry. The store's
 // Snapshot takes its Pebble snapshots before it writes a byte, so the
