@@ -70,11 +70,17 @@ func TestBenchProduceThenConsume(t *testing.T) {
 	}
 	rep = benchJSON(t, ns, "bench", "produce", "--topic", topic, "--msgs", "300", "--size", "100", "--async", "--inflight", "8")
 	checkPhase(t, "async produce", rep.Produce, 300, 100, 300)
-	// 2 producers of 8 senders each: 16 sends in flight over 2 connections.
+	// 2 producers of 8 senders each: 16 sends in flight over 2 connections,
+	// so the broker reads several at once and stores them with one write
+	// (one send in flight per producer would take a write each).
+	syncs := cl.Broker(0).Store().Stats().Syncs
 	rep = benchJSON(t, ns, "bench", "produce", "--topic", topic, "--msgs", "200", "--size", "100", "--producers", "2", "--senders", "8")
 	checkPhase(t, "senders produce", rep.Produce, 200, 100, 200)
 	if rep.Produce.Clients != 2 {
 		t.Fatalf("senders produce: %+v", rep.Produce)
+	}
+	if n := cl.Broker(0).Store().Stats().Syncs - syncs; n >= 150 {
+		t.Fatalf("200 sends of 8 senders per connection took %d store writes: were they in flight together?", n)
 	}
 
 	// A new group consumes every message once: one timing each.
