@@ -10,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -59,12 +60,11 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		h.Subscription = sub.SubString
 	}
 	h.SysFlag = protocol.BuildPullSysFlag(commit > 0, suspendMax > 0, postSub && sub != nil, false)
-	// The broker answers a held pull at suspendMax; allow for the trip.
-	ctx, cancel := context.WithTimeout(ctx, suspendMax+10*time.Second)
-	defer cancel()
 	req := protocol.NewRequest(protocol.ReqPullMessage, nil, nil)
 	req.MoreExt = h.Append(nil)
-	resp, err := inst.rc.Invoke(ctx, addr, req)
+	// The broker answers a held pull at suspendMax; allow for the trip. The
+	// answer's header is read raw, into the typed header: no map.
+	resp, err := inst.rc.InvokeWith(ctx, addr, req, remoting.CallOptions{Timeout: suspendMax + 10*time.Second, RawAnswer: true})
 	if err != nil {
 		return nil, pullFailed(ctx, inst, mq, addr, transportError("pull "+mq.String(), mq.BrokerName, addr, err))
 	}
@@ -81,7 +81,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 		return nil, pullFailed(ctx, inst, mq, addr, brokerError("pull "+mq.String(), mq.BrokerName, addr, resp))
 	}
 	var rh protocol.PullMessageResponseHeader
-	if err := rh.Decode(resp.ExtFields); err != nil {
+	if err := rh.DecodeCommand(resp); err != nil {
 		return nil, fmt.Errorf("client: pull %v from %s (%s): %w", mq, mq.BrokerName, addr, err)
 	}
 	res.next, res.minOffset, res.maxOffset = rh.NextBeginOffset, rh.MinOffset, rh.MaxOffset

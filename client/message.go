@@ -3,11 +3,13 @@ package client
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/topicconf"
 )
@@ -68,6 +70,56 @@ func validateGroup(field, group string) error {
 		return fmt.Errorf("%w: %s %q must be 1..255 of letters, digits, %%, |, _ and -", ErrBadConfig, field, group)
 	}
 	return nil
+}
+
+// wireProperties is message.MarshalProperties of m.properties() with
+// UNIQ_KEY set to uniq, without the map: the pairs are gathered on the
+// stack, sorted and written once. A typed field overrides the same key in
+// m.Properties, as in properties. One string is all a send's properties
+// cost.
+func (m *Message) wireProperties(uniq string) string {
+	var small [16]message.Property
+	ps := small[:0]
+	for k, v := range m.Properties {
+		ps = append(ps, message.Property{Name: k, Value: v})
+	}
+	if m.Tags != "" {
+		ps = setProperty(ps, protocol.PropertyTags, m.Tags)
+	}
+	if len(m.Keys) > 0 {
+		ps = setProperty(ps, protocol.PropertyKeys, strings.Join(m.Keys, protocol.KeySeparator))
+	}
+	if m.DelayLevel > 0 {
+		ps = setProperty(ps, protocol.PropertyDelayTimeLevel, strconv.Itoa(m.DelayLevel))
+	}
+	if !m.DeliverAt.IsZero() {
+		ps = setProperty(ps, protocol.PropertyTimerDeliverMS, strconv.FormatInt(m.DeliverAt.UnixMilli(), 10))
+	}
+	if m.DeliverAfter > 0 {
+		ps = setProperty(ps, propertyTimerDelayMS, strconv.FormatInt(m.DeliverAfter.Milliseconds(), 10))
+	}
+	if m.ShardingKey != "" {
+		ps = setProperty(ps, protocol.PropertyShardingKey, m.ShardingKey)
+	}
+	ps = setProperty(ps, protocol.PropertyUniqClientMessageIDKey, uniq)
+	slices.SortFunc(ps, func(a, b message.Property) int { return strings.Compare(a.Name, b.Name) })
+	n := 0
+	for _, p := range ps {
+		n += len(p.Name) + len(p.Value) + 2
+	}
+	var buf [512]byte
+	return string(message.AppendSortedProperties(buf[:0:min(n, len(buf))], ps))
+}
+
+// setProperty sets name to value among ps, replacing an earlier value.
+func setProperty(ps []message.Property, name, value string) []message.Property {
+	for i := range ps {
+		if ps[i].Name == name {
+			ps[i].Value = value
+			return ps
+		}
+	}
+	return append(ps, message.Property{Name: name, Value: value})
 }
 
 // properties returns the wire properties of m (without UNIQ_KEY).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/message"
@@ -175,6 +176,27 @@ func TestConsumerDataSubscribesRetryTopicInClusteringOnly(t *testing.T) {
 		}
 		if strings.Join(topics, ",") != want {
 			t.Fatalf("%v subscribes %v, want %s", model, topics, want)
+		}
+	}
+}
+
+// TestWireProperties: a single send's properties, gathered without a map,
+// are what the map gives (message.MarshalProperties of properties() with
+// UNIQ_KEY): a typed field over the same key in Properties, UNIQ_KEY over
+// a caller's, sorted, and past the stack buffer's 512 bytes.
+func TestWireProperties(t *testing.T) {
+	long := strings.Repeat("v", 600)
+	for name, m := range map[string]*Message{
+		"none":  {Topic: "T"},
+		"tags":  {Topic: "T", Tags: "a", Keys: []string{"k1", "k2"}},
+		"typed": {Topic: "T", Tags: "b", DelayLevel: 3, ShardingKey: "s", Properties: map[string]string{"TAGS": "old", "DELAY": "9", "zz": "1", "A": "2"}},
+		"timer": {Topic: "T", DeliverAt: time.UnixMilli(1764403200123), Properties: map[string]string{"UNIQ_KEY": "callers"}},
+		"after": {Topic: "T", DeliverAfter: 1500 * time.Millisecond, Properties: map[string]string{"long": long}},
+	} {
+		props := m.properties()
+		props[protocol.PropertyUniqClientMessageIDKey] = "ID1"
+		if got, want := m.wireProperties("ID1"), message.MarshalProperties(props); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
 }

@@ -149,7 +149,7 @@ func AppendProperties(dst []byte, props map[string]string) []byte {
 		return dst
 	}
 	var small [8]Property // most messages have a handful of properties
-	return appendSortedProperties(dst, SortProperties(small[:0], props))
+	return AppendSortedProperties(dst, SortProperties(small[:0], props))
 }
 
 // Property is one name/value pair of a message's properties.
@@ -177,7 +177,10 @@ func PropertyOf(props []Property, name string) string {
 	return ""
 }
 
-func appendSortedProperties(dst []byte, props []Property) []byte {
+// AppendSortedProperties appends the wire form of props, pairs already in
+// name order (SortProperties), to dst: what AppendProperties appends for
+// their map.
+func AppendSortedProperties(dst []byte, props []Property) []byte {
 	for _, p := range props {
 		dst = append(dst, p.Name...)
 		dst = append(dst, NameValueSeparator)

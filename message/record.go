@@ -127,7 +127,7 @@ func AppendStoredMessageOf(dst []byte, m *MessageExt, props []Property) ([]byte,
 	dst = append(dst, byte(len(m.Topic)))
 	dst = append(dst, m.Topic...)
 	dst = be.AppendUint16(dst, uint16(propsLen))
-	dst = appendSortedProperties(dst, props)
+	dst = AppendSortedProperties(dst, props)
 	return dst, nil
 }
 

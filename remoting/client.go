@@ -10,6 +10,7 @@ import (
 	"net"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -67,6 +68,51 @@ func (cl *Client) Invoke(ctx context.Context, addr string, req *protocol.Command
 		return nil, err
 	}
 	return c.Invoke(ctx, req)
+}
+
+// InvokeWith is Invoke with opts; see Conn.InvokeWith. When it has to
+// dial (or wait for another caller's dial), opts.Timeout bounds that too.
+func (cl *Client) InvokeWith(ctx context.Context, addr string, req *protocol.Command, opts CallOptions) (*protocol.Command, error) {
+	c := cl.liveConn(addr)
+	if c == nil {
+		dctx := ctx
+		if opts.Timeout > 0 {
+			var cancel context.CancelFunc
+			dctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+			defer cancel()
+		}
+		start := time.Now()
+		var err error
+		if c, err = cl.Conn(dctx, addr); err != nil {
+			return nil, err
+		}
+		if opts.Timeout > 0 {
+			if opts.Timeout -= time.Since(start); opts.Timeout <= 0 {
+				return nil, &TimeoutError{Addr: addr, Code: req.Code}
+			}
+		}
+	}
+	return c.InvokeWith(ctx, req, opts)
+}
+
+// liveConn returns the open connection to addr, or nil when there is none
+// yet (or it is being dialled, or has closed).
+func (cl *Client) liveConn(addr string) *Conn {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	d := cl.mu.conns[addr]
+	if d == nil {
+		return nil
+	}
+	select {
+	case <-d.done:
+	default:
+		return nil
+	}
+	if d.err != nil || d.conn.Err() != nil {
+		return nil
+	}
+	return d.conn
 }
 
 // InvokeAsync sends req to addr and returns once it is written; cb runs

@@ -174,6 +174,9 @@ func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, 
 	c.log = log.With("conn", c.id, "remote", remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.pmu.calls = make(map[int32]*call)
+	// Answers keep their ext fields raw until finish knows whose they
+	// are: only a call that asked (CallOptions.RawAnswer) reads them so.
+	c.limits.RawAnswers = true
 	c.in.max = maxFrame
 	c.lastRead.Store(time.Now().UnixNano())
 	return c
@@ -526,6 +529,7 @@ func (c *Conn) serve(req *protocol.Command) {
 // setLimits bounds the headers of the requests c accepts; call it before
 // its first bytes are fed.
 func (c *Conn) setLimits(lim protocol.Limits) {
+	lim.RawAnswers = true
 	c.limits = lim
 	c.in.maxHeader = lim.MaxHeaderSize
 	c.in.oversize = c.onOversize

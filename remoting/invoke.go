@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,11 +14,55 @@ import (
 // call is one outstanding request awaiting its response. Whoever removes it
 // from the connection's table completes it, so it completes exactly once.
 type call struct {
-	done chan struct{} // closed on completion (synchronous calls)
+	done chan struct{} // signalled once on completion (synchronous calls)
 	resp *protocol.Command
 	err  error
 	cb   func(*protocol.Command, error) // set for asynchronous calls
 	stop func() bool                    // stops the async call's timer and context watch
+	// raw leaves the answer's ext fields undecoded (CallOptions.RawAnswer).
+	raw bool
+	// timer bounds a pooled synchronous call's wait; it is stopped when
+	// the call goes back to the pool.
+	timer *time.Timer
+}
+
+// syncCalls pools synchronous calls with their done channel and timer: a
+// producer's send made three allocations for them (the call, its channel,
+// a timer or a context's), of the ~25 its send and answer cost our client.
+// A call goes back only when its waiter has taken the completion or owns
+// it (the call left the table by its hand), so nobody signals a pooled
+// call.
+var syncCalls = sync.Pool{New: func() any {
+	return &call{done: make(chan struct{}, 1)}
+}}
+
+func getSyncCall(raw bool) *call {
+	cl := syncCalls.Get().(*call)
+	cl.raw = raw
+	return cl
+}
+
+func putSyncCall(cl *call) {
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	cl.resp, cl.err = nil, nil
+	syncCalls.Put(cl)
+}
+
+// CallOptions are a synchronous call's options beyond Invoke's.
+type CallOptions struct {
+	// Timeout bounds the wait for the answer; 0 means the connection's
+	// CallTimeout. A ctx deadline that comes first still ends the call.
+	// Unlike a ctx made with context.WithTimeout for each call, it costs
+	// the call no allocation.
+	Timeout time.Duration
+	// RawAnswer leaves the answer's ext fields undecoded, as a send's or a
+	// pull's request arrives at a server: the caller reads them with a
+	// typed header's DecodeCommand, Command.Ext or Command.Fields, never
+	// through ExtFields (nil meanwhile). A send's answer then builds no
+	// map.
+	RawAnswer bool
 }
 
 // Invoke sends req to the peer and waits for the response, which is matched
@@ -27,57 +72,86 @@ type call struct {
 // none, the configured call timeout), with ctx's error when ctx is
 // cancelled, and with ErrConnClosed when the connection closes first.
 func (c *Conn) Invoke(ctx context.Context, req *protocol.Command) (*protocol.Command, error) {
+	return c.InvokeWith(ctx, req, CallOptions{})
+}
+
+// InvokeWith is Invoke with opts.
+func (c *Conn) InvokeWith(ctx context.Context, req *protocol.Command, opts CallOptions) (*protocol.Command, error) {
 	cmd, err := c.prepare(req)
 	if err != nil {
 		return nil, err
 	}
 	if c.out == nil {
-		return c.invoke(ctx, cmd)
+		return c.invoke(ctx, cmd, opts)
 	}
 	start := time.Now()
-	resp, err := c.invoke(ctx, cmd)
+	resp, err := c.invoke(ctx, cmd, opts)
 	c.observe(cmd, resp, err, start)
 	return resp, err
 }
 
-func (c *Conn) invoke(ctx context.Context, cmd *protocol.Command) (*protocol.Command, error) {
-	cl := &call{done: make(chan struct{})}
+func (c *Conn) invoke(ctx context.Context, cmd *protocol.Command, opts CallOptions) (*protocol.Command, error) {
+	cl := getSyncCall(opts.RawAnswer)
 	if err := c.register(cmd.Opaque, cl); err != nil {
+		putSyncCall(cl)
 		return nil, err
 	}
+	// The wait is bounded by ctx's deadline when it comes first, else by
+	// the call's own timeout.
+	wait := opts.Timeout
+	if wait <= 0 {
+		wait = c.callTimeout
+	}
 	var start time.Time // for the error of a context deadline
-	if _, ok := ctx.Deadline(); ok {
+	ctxFirst := false
+	if dl, ok := ctx.Deadline(); ok {
 		start = time.Now()
+		ctxFirst = dl.Sub(start) <= wait
 	}
 	if err := c.send(cmd, true); err != nil {
 		if c.unregister(cmd.Opaque) {
+			putSyncCall(cl)
 			return nil, err
 		}
-		<-cl.done
-		return cl.resp, cl.err
+		return c.taken(cl)
 	}
 
 	var timeout <-chan time.Time
-	if start.IsZero() {
-		t := time.NewTimer(c.callTimeout)
-		defer t.Stop()
-		timeout = t.C
+	if !ctxFirst {
+		if cl.timer == nil {
+			cl.timer = time.NewTimer(wait)
+		} else {
+			cl.timer.Reset(wait)
+		}
+		timeout = cl.timer.C
 	}
 	select {
 	case <-cl.done:
-		return cl.resp, cl.err
+		resp, err := cl.resp, cl.err
+		putSyncCall(cl)
+		return resp, err
 	case <-ctx.Done():
 		if c.unregister(cmd.Opaque) {
+			putSyncCall(cl)
 			return nil, c.ctxError(ctx, cmd, start)
 		}
 	case <-timeout:
 		if c.unregister(cmd.Opaque) {
-			return nil, c.timeoutError(cmd, c.callTimeout)
+			putSyncCall(cl)
+			return nil, c.timeoutError(cmd, wait)
 		}
 	}
 	// The response or the close won the race and is completing the call.
+	return c.taken(cl)
+}
+
+// taken waits for the completion of a call that someone else took out of
+// the table, and returns it.
+func (c *Conn) taken(cl *call) (*protocol.Command, error) {
 	<-cl.done
-	return cl.resp, cl.err
+	resp, err := cl.resp, cl.err
+	putSyncCall(cl)
+	return resp, err
 }
 
 // InvokeAsync sends req like Invoke and returns once it is written; cb runs
@@ -269,9 +343,15 @@ func (c *Conn) complete(resp *protocol.Command) {
 }
 
 func (c *Conn) finish(cl *call, resp *protocol.Command, err error) {
+	if resp != nil && !cl.raw {
+		// Decoded for every caller that did not ask for the raw answer
+		// (CallOptions.RawAnswer): a client's connection leaves every
+		// answer's ext fields undecoded until it knows whose it is.
+		resp.Fields()
+	}
 	if cl.cb == nil {
 		cl.resp, cl.err = resp, err
-		close(cl.done)
+		cl.done <- struct{}{}
 		return
 	}
 	if cl.stop != nil {

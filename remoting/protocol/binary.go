@@ -29,12 +29,14 @@ func languageCode(s string) byte {
 // binaryFixed is code(2) language(1) version(2) opaque(4) flag(4) remarkLen(4) extLen(4).
 const binaryFixed = 21
 
-func decodeBinaryHeader(b []byte) (*Command, error) { return decodeBinaryHeaderLimit(b, 0, true) }
+func decodeBinaryHeader(b []byte) (*Command, error) {
+	return decodeBinaryHeaderLimit(b, 0, true, false)
+}
 
 // decodeBinaryHeaderLimit decodes a header, keeping at most maxExt ext
 // fields (0: any number); with lazy, a hot request's are left undecoded
-// (extraw.go).
-func decodeBinaryHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) {
+// (extraw.go), and with rawAnswers every response's.
+func decodeBinaryHeaderLimit(b []byte, maxExt int, lazy, rawAnswers bool) (*Command, error) {
 	if len(b) < binaryFixed {
 		return nil, fmt.Errorf("%w: binary header of %d bytes", ErrBadHeader, len(b))
 	}
@@ -67,7 +69,7 @@ func decodeBinaryHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) 
 	if len(ext) == 0 {
 		return c, nil
 	}
-	if lazy && c.Flag&FlagResponse == 0 && lazyExtCode(c.Code) {
+	if keepRaw(c, lazy, rawAnswers) {
 		n, err := walkBinaryExt(ext, nil)
 		if err != nil {
 			return nil, err

@@ -40,6 +40,19 @@ func lazyExtCode(code int16) bool {
 	return false
 }
 
+// keepRaw reports whether the decoder leaves c's ext fields undecoded:
+// with lazy, a lazyExtCode request's, and with rawAnswers too any
+// response's.
+func keepRaw(c *Command, lazy, rawAnswers bool) bool {
+	if !lazy {
+		return false
+	}
+	if c.Flag&FlagResponse != 0 {
+		return rawAnswers
+	}
+	return lazyExtCode(c.Code)
+}
+
 // extSpan is where one field of a checked JSON ext section is: offsets of
 // its key's and its value's text (a string's between its quotes), and
 // whether that text has escapes, to be undone when it is read.

@@ -141,6 +141,67 @@ func TestLazyExtResponsesAndOtherCodes(t *testing.T) {
 	}
 }
 
+// TestRawAnswers: decoded with Limits.RawAnswers (a remoting connection),
+// every response keeps its ext fields undecoded, in either encoding and
+// wherever JSON puts the flag, and the typed answers read from them what
+// the map gives; requests are as without it.
+func TestRawAnswers(t *testing.T) {
+	send := [][2]string{{"msgId", "0A00000100002A9F0000000000000042"}, {"queueId", "3"}, {"queueOffset", "66"},
+		{"MSG_REGION", "DefaultRegion"}, {"TRACE_ON", "true"}, {"transactionId", "7F00"}}
+	pull := [][2]string{{"suggestWhichBrokerId", "0"}, {"nextBeginOffset", "32"}, {"minOffset", "0"}, {"maxOffset", "40"}}
+	jsonExt := func(fs [][2]string) string {
+		var parts []string
+		for _, f := range fs {
+			parts = append(parts, strconv.Quote(f[0])+":"+strconv.Quote(f[1]))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	frames := map[string][]byte{
+		"sendBinary":      binaryFrame(javaBinaryHeader(0, 0, 453, 2, FlagResponse, "", send), ""),
+		"sendJSON":        jsonFrame(`{"code":0,"flag":1,"opaque":2,"extFields":`+jsonExt(send)+`}`, ""),
+		"sendJSONFlagAft": jsonFrame(`{"code":0,"extFields":`+jsonExt(send)+`,"flag":1,"opaque":2}`, ""),
+		"pullBinary":      binaryFrame(javaBinaryHeader(19, 0, 453, 2, FlagResponse, "", pull), "body"),
+		"pullJSON":        jsonFrame(`{"code":19,"extFields":`+jsonExt(pull)+`,"flag":1}`, "body"),
+	}
+	for name, f := range frames {
+		t.Run(name, func(t *testing.T) {
+			raw, err := DecodeFrameLimits(f, Limits{RawAnswers: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			eager, err := eagerDecode(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw.ExtFields != nil || raw.rawExt == nil {
+				t.Fatalf("an answer's ext fields decoded into a map: %v", raw.ExtFields)
+			}
+			if strings.HasPrefix(name, "send") {
+				var got, want SendMessageResponseHeader
+				if err := got.DecodeCommand(raw); err != nil || want.Decode(eager.ExtFields) != nil || got != want || got.QueueOffset != 66 {
+					t.Fatalf("send answer %+v %v, want %+v", got, err, want)
+				}
+			} else {
+				var got, want PullMessageResponseHeader
+				if err := got.DecodeCommand(raw); err != nil || want.Decode(eager.ExtFields) != nil || got != want || got.MaxOffset != 40 {
+					t.Fatalf("pull answer %+v %v, want %+v", got, err, want)
+				}
+			}
+			if raw.ExtFields != nil {
+				t.Fatal("a typed read built the map")
+			}
+			if !mapsEqual(raw.Fields(), eager.ExtFields) {
+				t.Fatalf("Fields() = %v, want %v", raw.ExtFields, eager.ExtFields)
+			}
+		})
+	}
+	// A request that is not a send or a pull still has its map.
+	c, err := DecodeFrameLimits(binaryFrame(javaBinaryHeader(105, 0, 453, 2, 0, "", [][2]string{{"topic", "T"}}), ""), Limits{RawAnswers: true})
+	if err != nil || c.rawExt != nil || c.ExtFields["topic"] != "T" {
+		t.Fatalf("%v %v", c, err)
+	}
+}
+
 // TestLazyExtBadHeaders: a hot request whose ext fields do not parse is
 // still refused by the frame decoder (the connection is closed, as before),
 // and one whose values are wrong gets the same HeaderError as from the map.
@@ -235,6 +296,28 @@ func FuzzLazyExt(f *testing.F) {
 		}
 		if lazy.rawExt != nil && !lazyExtCode(lazy.Code) {
 			t.Fatalf("code %d left undecoded", lazy.Code)
+		}
+		raw, rawErr := DecodeFrameLimits(frame, Limits{RawAnswers: true})
+		if (rawErr == nil) != (eagerErr == nil) {
+			t.Fatalf("raw answers %v, map decode %v", rawErr, eagerErr)
+		}
+		if raw.IsResponse() {
+			if len(eager.ExtFields) > 0 && raw.rawExt == nil {
+				t.Fatal("an answer decoded into a map with RawAnswers")
+			}
+			for _, pair := range [][2]any{
+				{&SendMessageResponseHeader{}, &SendMessageResponseHeader{}},
+				{&PullMessageResponseHeader{}, &PullMessageResponseHeader{}},
+			} {
+				err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(raw)
+				werr := pair[1].(extDecoderI).Decode(eager.ExtFields)
+				if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
+					t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
+				}
+			}
+			if !mapsEqual(raw.Fields(), eager.ExtFields) {
+				t.Fatalf("raw answer Fields() = %v, map decode %v", raw.ExtFields, eager.ExtFields)
+			}
 		}
 		for k, v := range eager.ExtFields {
 			if got := lazy.Ext(k); got != v {

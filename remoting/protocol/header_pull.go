@@ -140,7 +140,19 @@ type PullMessageResponseHeader struct {
 
 // Decode reads the header; all four fields are required, as in Java.
 func (h *PullMessageResponseHeader) Decode(ext map[string]string) error {
-	d := newExtDecoder("PULL_MESSAGE response", ext)
+	return h.decode(newExtDecoder("PULL_MESSAGE response", ext))
+}
+
+// DecodeCommand is Decode of resp's ext fields, read without decoding them
+// into a map when they are undecoded (an answer read raw,
+// remoting.CallOptions.RawAnswer).
+func (h *PullMessageResponseHeader) DecodeCommand(resp *Command) error {
+	var d extDecoder
+	d.fromCommand("PULL_MESSAGE response", resp)
+	return h.decode(&d)
+}
+
+func (h *PullMessageResponseHeader) decode(d *extDecoder) error {
 	*h = PullMessageResponseHeader{
 		SuggestWhichBrokerID: d.int64("suggestWhichBrokerId", true, 0),
 		NextBeginOffset:      d.int64("nextBeginOffset", true, 0),

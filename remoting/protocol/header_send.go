@@ -202,7 +202,19 @@ type SendMessageResponseHeader struct {
 
 // Decode reads the header; msgId, queueId and queueOffset are required.
 func (h *SendMessageResponseHeader) Decode(ext map[string]string) error {
-	d := newExtDecoder("SEND_MESSAGE response", ext)
+	return h.decode(newExtDecoder("SEND_MESSAGE response", ext))
+}
+
+// DecodeCommand is Decode of resp's ext fields, read without decoding them
+// into a map when they are undecoded (an answer read raw,
+// remoting.CallOptions.RawAnswer).
+func (h *SendMessageResponseHeader) DecodeCommand(resp *Command) error {
+	var d extDecoder
+	d.fromCommand("SEND_MESSAGE response", resp)
+	return h.decode(&d)
+}
+
+func (h *SendMessageResponseHeader) decode(d *extDecoder) error {
 	*h = SendMessageResponseHeader{
 		MsgID:         d.str("msgId", true),
 		QueueID:       d.int32("queueId", true, 0),

@@ -160,15 +160,16 @@ func (d *jsonDecoder) literal(lit string) bool {
 	return false
 }
 
-func decodeJSONHeader(b []byte) (*Command, error) { return decodeJSONHeaderLimit(b, 0, true) }
+func decodeJSONHeader(b []byte) (*Command, error) { return decodeJSONHeaderLimit(b, 0, true, false) }
 
 // decodeJSONHeaderLimit decodes a header, keeping at most maxExt ext fields
 // (0: any number). Past the limit, and for a code outside int16, it reads
 // on without keeping anything, so the error can carry the opaque and flag
 // that may follow.
 //
-// With lazy, a hot request's ext fields are left undecoded (extraw.go).
-func decodeJSONHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) {
+// With lazy, a hot request's ext fields are left undecoded (extraw.go),
+// and with rawAnswers every response's.
+func decodeJSONHeaderLimit(b []byte, maxExt int, lazy, rawAnswers bool) (*Command, error) {
 	d := jsonDecoder{b: b, maxExt: maxExt}
 	c := &Command{}
 	badCode := int64(0)
@@ -228,8 +229,9 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) {
 				}
 			case "extFields":
 				// Lazy only when the code is known by now (every RocketMQ
-				// client writes it first); the flag is checked at the end.
-				if err := d.extFields(c, lazy && codeSeen && lazyExtCode(c.Code)); err != nil {
+				// client writes it first); the flag, which may come after,
+				// is checked at the end.
+				if err := d.extFields(c, codeSeen && (keepRaw(c, lazy, false) || rawAnswers)); err != nil {
 					return nil, err
 				}
 			default:
@@ -253,9 +255,9 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy bool) (*Command, error) {
 	if d.i != len(d.b) {
 		return nil, d.errorf("trailing data after header")
 	}
-	if c.rawExt != nil && (c.IsResponse() || !lazyExtCode(c.Code)) {
-		// A response, or a "code" repeated after the extFields: the map
-		// after all.
+	if c.rawExt != nil && !keepRaw(c, lazy, rawAnswers) {
+		// A response (unless rawAnswers), or a "code" repeated after the
+		// extFields: the map after all.
 		c.Fields()
 	}
 	if badCode != 0 {

@@ -26,6 +26,12 @@ type Limits struct {
 	// MaxExtFields is the most extFields entries accepted. Default
 	// DefaultMaxExtFields.
 	MaxExtFields int
+	// RawAnswers leaves every response's ext fields undecoded, as the
+	// requests of sends and pulls are (extraw.go), for a receiver that
+	// decodes them (Command.Fields) when it has found the call the answer
+	// is for and that call did not ask to read them raw. It does not bound
+	// anything; it rides here as the one set of decode options.
+	RawAnswers bool
 }
 
 // Default limits of a server's requests (see Limits).

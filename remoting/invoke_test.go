@@ -1,0 +1,132 @@
+package remoting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runnelmq/runnel/remoting/protocol"
+)
+
+// TestRawAnswer: a call with CallOptions.RawAnswer gets its answer's ext
+// fields undecoded, readable through Ext, Fields and a typed header; any
+// other call, sync or async, gets them in ExtFields as before. Both
+// transports, both header encodings.
+func TestRawAnswer(t *testing.T) {
+	for _, tr := range []string{TransportNetpoll, TransportStd} {
+		for _, ser := range []byte{protocol.SerializeJSON, protocol.SerializeRocketMQ} {
+			t.Run(fmt.Sprintf("%s/ser%d", tr, ser), func(t *testing.T) {
+				answer := func(_ context.Context, _ *Conn, req *protocol.Command) *protocol.Command {
+					resp := protocol.NewResponse(req, protocol.RespSuccess, "")
+					resp.MoreExt = protocol.SendMessageResponseHeader{MsgID: "ID", QueueID: 3, QueueOffset: 66, MsgRegion: "DefaultRegion", TraceOn: "true"}.Append(nil)
+					return resp
+				}
+				s := startServer(t, tr, nil, map[int16]Handler{codeEcho: answer})
+				cl := newClient(t, nil)
+				req := protocol.NewRequest(codeEcho, nil, nil)
+				req.SerializeType = ser
+
+				raw, err := cl.InvokeWith(context.Background(), s.Addr(), req, CallOptions{RawAnswer: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if raw.ExtFields != nil {
+					t.Fatalf("a raw answer was decoded into a map: %v", raw.ExtFields)
+				}
+				var h protocol.SendMessageResponseHeader
+				if err := h.DecodeCommand(raw); err != nil || h.MsgID != "ID" || h.QueueID != 3 || h.QueueOffset != 66 {
+					t.Fatalf("typed read of a raw answer: %+v %v", h, err)
+				}
+				if raw.Ext("queueOffset") != "66" || raw.Fields()["msgId"] != "ID" {
+					t.Fatalf("Ext/Fields of a raw answer: %v", raw.ExtFields)
+				}
+
+				plain, err := cl.Invoke(context.Background(), s.Addr(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if plain.ExtFields["queueOffset"] != "66" {
+					t.Fatalf("a plain call's answer has ExtFields %v", plain.ExtFields)
+				}
+				got := make(chan *protocol.Command, 1)
+				if err := cl.InvokeAsync(context.Background(), s.Addr(), req, func(resp *protocol.Command, err error) {
+					if err != nil {
+						t.Error(err)
+					}
+					got <- resp
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if resp := <-got; resp == nil || resp.ExtFields["msgId"] != "ID" {
+					t.Fatalf("an async call's answer: %v", resp)
+				}
+			})
+		}
+	}
+}
+
+// TestCallOptionsTimeout: CallOptions.Timeout bounds a call in place of the
+// configured call timeout, a ctx deadline that comes first still wins, and
+// a pooled call whose timer fired serves the next call with a fresh one (a
+// stale expiry would end that call at once).
+func TestCallOptionsTimeout(t *testing.T) {
+	var mu sync.Mutex
+	delay := map[string]time.Duration{}
+	held := func(_ context.Context, c *Conn, req *protocol.Command) *protocol.Command {
+		mu.Lock()
+		d, ok := delay[req.Ext("k")]
+		mu.Unlock()
+		if !ok {
+			return nil
+		}
+		time.Sleep(d)
+		return echo(context.Background(), c, req)
+	}
+	s := startServer(t, TransportNetpoll, nil, map[int16]Handler{codeHold: held})
+	cl := newClient(t, func(c *ClientConfig) { c.CallTimeout = 10 * time.Second })
+	mu.Lock()
+	delay["slowish"] = 80 * time.Millisecond
+	mu.Unlock()
+	req := func(k string) *protocol.Command {
+		return protocol.NewRequest(codeHold, map[string]string{"k": k}, nil)
+	}
+
+	// Dialled first: a call that dials spends part of its timeout on it.
+	if _, err := cl.Conn(context.Background(), s.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 5; round++ {
+		start := time.Now()
+		_, err := cl.InvokeWith(context.Background(), s.Addr(), req("never"), CallOptions{Timeout: 30 * time.Millisecond})
+		var te *TimeoutError
+		if !errors.As(err, &te) || te.After != 30*time.Millisecond {
+			t.Fatalf("round %d: a call past its own timeout: %v", round, err)
+		}
+		if el := time.Since(start); el > 5*time.Second {
+			t.Fatalf("round %d: the call's timeout was not its own: it waited %v", round, el)
+		}
+		// The same goroutine gets the pooled call back: its timer must
+		// not end this call early.
+		resp, err := cl.InvokeWith(context.Background(), s.Addr(), req("slowish"), CallOptions{Timeout: 10 * time.Second})
+		if err != nil || resp.Ext("k") != "slowish" {
+			t.Fatalf("round %d: a call after a timed-out one: %v %v", round, resp, err)
+		}
+	}
+
+	// A ctx deadline before the call's timeout ends the call.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, err := cl.InvokeWith(ctx, s.Addr(), req("never"), CallOptions{Timeout: 10 * time.Second}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ctx deadline first: %v", err)
+	}
+	c, err := cl.Conn(context.Background(), s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pendingCalls(c); n != 0 {
+		t.Fatalf("%d calls left in the pending table", n)
+	}
+}
