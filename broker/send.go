@@ -49,13 +49,21 @@ func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps 
 	if len(rs) == 0 {
 		return
 	}
+	// The answers' fields share one array: one allocation a run, not one
+	// an answer.
+	fields := make([]protocol.Field, 0, len(rs)*protocol.SendResponseFields)
 	for k, o := range b.core.SendAll(rs) {
 		req := reqs[at[k]]
 		if o.Err != nil {
 			resps[at[k]] = failure(req, o.Err)
-		} else {
-			resps[at[k]] = sendAnswer(req, o.Result)
+			continue
 		}
+		n := len(fields)
+		fs := sendAnswerFields(fields[n:n:n+protocol.SendResponseFields], o.Result)
+		if len(fs) <= protocol.SendResponseFields {
+			fields = fields[:n+len(fs)]
+		}
+		resps[at[k]] = successFields(req, fs)
 	}
 }
 
@@ -84,6 +92,12 @@ func decodeSend(c *remoting.Conn, req *protocol.Command) (core.SendRequest, *pro
 
 // sendAnswer is the success answer to a send.
 func sendAnswer(req *protocol.Command, res core.SendResult) *protocol.Command {
+	return successFields(req, sendAnswerFields(nil, res))
+}
+
+// sendAnswerFields appends the header fields of a send's success answer to
+// dst.
+func sendAnswerFields(dst []protocol.Field, res core.SendResult) []protocol.Field {
 	out := protocol.SendMessageResponseHeader{
 		MsgID:         strings.Join(res.MsgIDs, ","),
 		QueueID:       res.QueueID,
@@ -92,7 +106,7 @@ func sendAnswer(req *protocol.Command, res core.SendResult) *protocol.Command {
 		TraceOn:       "true",
 		TransactionID: res.TransactionID,
 	}
-	return successFields(req, out.Append(nil))
+	return out.Append(dst)
 }
 
 // sendRequestOf is the core's request for a decoded send header: a batch's

@@ -470,6 +470,18 @@ func (p *Producer) sendWithRetry(ctx context.Context, inst *instance, r *sendReq
 	return SendResult{}, lastErr
 }
 
+// fieldBuf is a pooled field list of a send's header.
+type fieldBuf struct{ fs []protocol.Field }
+
+var sendFieldBufs = sync.Pool{New: func() any { return new(fieldBuf) }}
+
+// put clears the list (its strings are the sent message's) and pools it.
+func (b *fieldBuf) put() {
+	clear(b.fs)
+	b.fs = b.fs[:0]
+	sendFieldBufs.Put(b)
+}
+
 // sendTo makes one attempt. retry says whether another attempt may help.
 func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, r *sendRequest, oneway bool) (SendResult, error, bool) {
 	addr := inst.routes.masterAddr(mq.BrokerName)
@@ -507,9 +519,14 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	case r.reply:
 		code = protocol.ReqSendReplyMessageV2
 	}
-	// The header goes as a field list, not a map (see AppendV2).
+	// The header goes as a field list, not a map (see AppendV2), in a
+	// pooled array: the call encodes it before it returns, and keeps
+	// nothing of it.
+	fb := sendFieldBufs.Get().(*fieldBuf)
+	defer fb.put()
 	req := protocol.NewRequest(code, nil, r.body)
-	req.MoreExt = h.AppendV2(nil)
+	req.MoreExt = h.AppendV2(fb.fs[:0])
+	fb.fs = req.MoreExt
 	req.SerializeType = protocol.SerializeRocketMQ
 	if oneway {
 		if err := inst.rc.InvokeOneway(b.context(), addr, req); err != nil {

@@ -290,15 +290,17 @@ func (cl *Client) dispatch(c *Conn, req *protocol.Command) bool {
 func (cl *Client) runnable(int16) bool { return false }
 
 // dispatchRun implements connOwner; never called, as runnable is false.
-func (cl *Client) dispatchRun(c *Conn, reqs []*protocol.Command) bool {
-	return cl.spawn(func() { c.serveRun(reqs) })
+func (cl *Client) dispatchRun(c *Conn, reqs []*protocol.Command, frames [][]byte) bool {
+	return cl.spawn(func() { c.serveRun(reqs, frames) })
 }
 
-// serveRun implements connOwner, one request after another.
-func (cl *Client) serveRun(c *Conn, reqs []*protocol.Command) {
+// serveRun implements connOwner, one request after another, by handlers
+// that may keep them: the frames are not recycled.
+func (cl *Client) serveRun(c *Conn, reqs []*protocol.Command) bool {
 	for _, req := range reqs {
 		cl.serveRequest(c, req)
 	}
+	return false
 }
 
 // serveRequest implements connOwner.

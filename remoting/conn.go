@@ -41,10 +41,14 @@ type connOwner interface {
 	// runnable says whether requests of code are collected into runs
 	// (run.go) rather than dispatched one by one.
 	runnable(code int16) bool
-	// dispatchRun calls c.serveRun(reqs) as dispatch calls c.serve.
-	dispatchRun(c *Conn, reqs []*protocol.Command) bool
-	// serveRun handles a run; it runs in a dispatched goroutine.
-	serveRun(c *Conn, reqs []*protocol.Command)
+	// dispatchRun calls c.serveRun(reqs, frames) as dispatch calls
+	// c.serve.
+	dispatchRun(c *Conn, reqs []*protocol.Command, frames [][]byte) bool
+	// serveRun handles a run; it runs in a dispatched goroutine. It
+	// reports whether the run's frames may be recycled: nothing of the
+	// requests is kept (a run handler served it, and no answer carries a
+	// body).
+	serveRun(c *Conn, reqs []*protocol.Command) bool
 }
 
 // maxKeptWriteBuf is the largest write buffer a server's Conn keeps between
@@ -156,6 +160,9 @@ type Conn struct {
 	// dispatched together once it is (run.go). Only the reading goroutine
 	// touches it.
 	run []*protocol.Command
+	// runFrames are the frames of run's requests that came from the frame
+	// pools, given back when the run has been served (framepool.go).
+	runFrames [][]byte
 	// runBytes is the bodies' size in run.
 	runBytes int
 }
@@ -510,7 +517,7 @@ func (c *Conn) onFrame(frame []byte) error {
 	}
 	c.serving.Add(1)
 	if c.owner.runnable(cmd.Code) {
-		c.collect(cmd)
+		c.collect(cmd, frame)
 		return nil
 	}
 	if !c.owner.dispatch(c, cmd) {

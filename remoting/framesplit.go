@@ -20,6 +20,9 @@ type frameSplitter struct {
 	maxHeader int                        // 0: no bound beyond max
 	oversize  func(oversizedFrame) error // required when maxHeader > 0
 	trust     int                        // announced length allocated up front; serverTrustedLen when less
+	// pooled takes frames of pooled sizes from the frame pools (a server's
+	// connections, whose runs give them back: framepool.go).
+	pooled bool
 
 	prefix [8]byte // the length and the header word
 	nPre   int     // bytes of prefix collected
@@ -110,7 +113,11 @@ func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
 			// Trust the length field for the allocation only up to
 			// s.trust and grow with the bytes that actually arrive beyond
 			// it: a peer announcing 16 MiB and sending nothing costs little.
-			s.frame = make([]byte, 0, min(n, max(len(p)+4, s.trust, serverTrustedLen)))
+			if s.pooled && frameClass(n) >= 0 {
+				s.frame = getFrame(n)
+			} else {
+				s.frame = make([]byte, 0, min(n, max(len(p)+4, s.trust, serverTrustedLen)))
+			}
 			s.frame = append(s.frame, s.prefix[4:]...)
 		}
 		k := min(s.need-len(s.frame), len(p))

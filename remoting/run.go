@@ -68,24 +68,23 @@ func (s *Server) runnable(code int16) bool {
 }
 
 // dispatchRun implements connOwner: a run goes to one worker.
-func (s *Server) dispatchRun(c *Conn, reqs []*protocol.Command) bool {
-	return s.workers.run(task{c: c, run: reqs})
+func (s *Server) dispatchRun(c *Conn, reqs []*protocol.Command, frames [][]byte) bool {
+	return s.workers.run(task{c: c, run: reqs, frames: frames})
 }
 
 // serveRun implements connOwner.
-func (s *Server) serveRun(c *Conn, reqs []*protocol.Command) {
+func (s *Server) serveRun(c *Conn, reqs []*protocol.Command) bool {
 	rt := s.runs.Load()
 	if rt == nil { // turned off since the run was collected
 		for _, req := range reqs {
 			s.serveRequest(c, req)
 		}
-		return
+		return false
 	}
 	resps := make([]*protocol.Command, len(reqs))
 	if len(s.cfg.Interceptors) == 0 {
 		s.callRun(rt.h, c, reqs, resps)
-		c.answerAll(reqs, resps)
-		return
+		return c.answerAll(reqs, resps)
 	}
 	ctxs := make([]requestCtx, len(reqs))
 	passed := make([]*protocol.Command, 0, len(reqs))
@@ -108,7 +107,7 @@ func (s *Server) serveRun(c *Conn, reqs []*protocol.Command) {
 	for i, req := range reqs {
 		ctxs[i].st.finish(c, req, resps[i])
 	}
-	c.answerAll(reqs, resps)
+	return c.answerAll(reqs, resps)
 }
 
 // callRun runs h, turning a panic into a SYSTEM_ERROR answer to every
@@ -128,7 +127,7 @@ func (s *Server) callRun(h RunHandler, c *Conn, reqs, resps []*protocol.Command)
 // collect takes a decoded request of a runnable code into the
 // connection's run, dispatching the run once it is full. Only the reading
 // goroutine calls it.
-func (c *Conn) collect(req *protocol.Command) {
+func (c *Conn) collect(req *protocol.Command, frame []byte) {
 	if len(c.run) > 0 && c.runBytes+len(req.Body) > maxRunBytes {
 		c.flushRun()
 	}
@@ -136,6 +135,12 @@ func (c *Conn) collect(req *protocol.Command) {
 		c.run = make([]*protocol.Command, 0, 16) // the last was handed over: room for a wave without regrowing
 	}
 	c.run = append(c.run, req)
+	if frameClass(cap(frame)) >= 0 {
+		if c.runFrames == nil {
+			c.runFrames = make([][]byte, 0, 16)
+		}
+		c.runFrames = append(c.runFrames, frame)
+	}
 	c.runBytes += len(req.Body)
 	if len(c.run) >= maxRun {
 		c.flushRun()
@@ -151,43 +156,60 @@ func (c *Conn) flushRun() {
 	case 0:
 		return
 	case 1:
+		// A lone request's handler may keep it: its frame is the
+		// collector's.
 		req := c.run[0]
 		c.run[0] = nil
 		c.run = c.run[:0]
+		clear(c.runFrames)
+		c.runFrames = c.runFrames[:0]
 		if !c.owner.dispatch(c, req) {
 			c.serving.Add(-1)
 		}
 	default:
-		reqs := c.run
-		c.run = nil // handed over with the run
-		if !c.owner.dispatchRun(c, reqs) {
+		reqs, frames := c.run, c.runFrames
+		c.run, c.runFrames = nil, nil // handed over with the run
+		if !c.owner.dispatchRun(c, reqs, frames) {
 			c.serving.Add(-int32(n))
 		}
 	}
 }
 
-// serveRun handles a run that flushRun dispatched.
-func (c *Conn) serveRun(reqs []*protocol.Command) {
-	c.owner.serveRun(c, reqs)
+// serveRun handles a run that flushRun dispatched, and gives its frames
+// back when its owner kept nothing of them (framepool.go).
+func (c *Conn) serveRun(reqs []*protocol.Command, frames [][]byte) {
+	if c.owner.serveRun(c, reqs) {
+		for _, f := range frames {
+			putFrame(f)
+		}
+	}
 	c.serving.Add(-int32(len(reqs)))
 }
 
 // answerAll sends the answers of a run with one write: resps[i] answers
-// reqs[i]; nil ones and those of oneway requests are not sent.
-func (c *Conn) answerAll(reqs, resps []*protocol.Command) {
+// reqs[i]; nil ones and those of oneway requests are not sent. It reports
+// whether no answer had a body: one may be a request's (an echo), and a
+// body the write borrows (minBorrowedBody) is read after sendAll returns,
+// so the run's frames are then left to the collector.
+func (c *Conn) answerAll(reqs, resps []*protocol.Command) bool {
 	out := resps[:0] // the answers to send, in place
+	bodiless := true
 	for i, resp := range resps {
 		if resp == nil || reqs[i].IsOneway() {
 			continue
+		}
+		if len(resp.Body) > 0 {
+			bodiless = false
 		}
 		resp.Opaque = reqs[i].Opaque
 		resp.Flag |= protocol.FlagResponse
 		out = append(out, resp)
 	}
 	if len(out) == 0 {
-		return
+		return bodiless
 	}
 	if err := c.sendAll(out); err != nil {
 		c.log.Debug("remoting: responses not sent", "count", len(out), "err", err)
 	}
+	return bodiless
 }

@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -29,7 +31,7 @@ func (o *runOwner) dispatch(_ *Conn, req *protocol.Command) bool {
 	o.singles = append(o.singles, req.Opaque)
 	return true
 }
-func (o *runOwner) dispatchRun(_ *Conn, reqs []*protocol.Command) bool {
+func (o *runOwner) dispatchRun(_ *Conn, reqs []*protocol.Command, _ [][]byte) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var ops []int32
@@ -287,4 +289,105 @@ func TestRunHandlerPanic(t *testing.T) {
 		}
 	}
 	t.Fatal("no run in 51 bursts")
+}
+
+// TestRunFramesRecycled: the frames of a run its handler served, with
+// answers that carry no body, go back to the frame pools, and a test
+// binary overwrites them as they do (framepool.go), so a handler that
+// broke the contract and kept a body sees it change. A run answered with
+// bodies, and a lone request, keep their frames. The bodies are of a
+// pooled size (a 1 KiB message's send).
+func TestRunFramesRecycled(t *testing.T) {
+	if !poisonFrames {
+		t.Fatal("a test binary should poison recycled frames")
+	}
+	forEachTransport(t, func(t *testing.T, tr string) {
+		var mu sync.Mutex
+		var kept [][]byte // bodies the handlers kept, against the contract
+		var runs int
+		var conn *Conn
+		s := startServer(t, tr, nil, map[int16]Handler{codeRun: func(_ context.Context, c *Conn, req *protocol.Command) *protocol.Command {
+			mu.Lock()
+			defer mu.Unlock()
+			kept, conn = append(kept, req.Body), c
+			return protocol.NewResponse(req, protocol.RespSuccess, "alone")
+		}})
+		s.HandleRun([]int16{codeRun}, func(_ context.Context, c *Conn, reqs, resps []*protocol.Command) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs++
+			conn = c
+			for i, req := range reqs {
+				kept = append(kept, req.Body)
+				resps[i] = protocol.NewResponse(req, protocol.RespSuccess, "")
+				if req.Ext("echo") != "" {
+					resps[i].Body = req.Body
+				}
+			}
+		})
+		nc := rawConn(t, s.Addr())
+		body := bytes.Repeat([]byte{'m'}, 1024)
+		// send writes n requests at once and reads their answers, until
+		// the server made a run of them (a read may split them), then
+		// waits until the connection's handlers are done.
+		send := func(n int, echo bool) (inRun bool) {
+			for attempt := 0; ; attempt++ {
+				mu.Lock()
+				kept, runs = nil, 0
+				mu.Unlock()
+				var buf []byte
+				for i := range n {
+					req := protocol.NewRequest(codeRun, map[string]string{}, body)
+					req.Opaque = int32(attempt*100 + i)
+					if echo {
+						req.SetExt("echo", "yes")
+					}
+					buf = append(buf, mustFrame(t, req)...)
+				}
+				if _, err := nc.Write(buf); err != nil {
+					t.Fatal(err)
+				}
+				for range n {
+					if _, err := readFrame(t, nc); err != nil {
+						t.Fatal(err)
+					}
+				}
+				mu.Lock()
+				c, made := conn, runs > 0
+				mu.Unlock()
+				testwait.For(t, 5*time.Second, "the connection's handlers to finish", func() bool { return c.serving.Load() == 0 })
+				if made == (n > 1) || attempt == 50 {
+					return made
+				}
+			}
+		}
+		changed := func() (n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, b := range kept {
+				if !bytes.Equal(b, body) {
+					n++
+				}
+			}
+			return n
+		}
+		if !send(8, false) {
+			t.Fatal("no run in 50 bursts of 8 requests written at once")
+		}
+		if n := changed(); n == 0 {
+			t.Fatal("the frames of a run answered without bodies were not recycled")
+		}
+		if !send(8, true) {
+			t.Fatal("no run in 50 bursts of 8 requests written at once")
+		}
+		if n := changed(); n != 0 {
+			t.Fatalf("%d frames of a run answered with their bodies were recycled", n)
+		}
+		if send(1, false) {
+			t.Fatal("a lone request made a run")
+		}
+		if n := changed(); n != 0 {
+			t.Fatal("a lone request's frame was recycled")
+		}
+	})
 }

@@ -218,6 +218,7 @@ func (s *Server) serveRequest(c *Conn, req *protocol.Command) {
 func (s *Server) addConn(tr transport, remote, local string) *Conn {
 	c := newConn(s, tr, remote, local, s.cfg.MaxFrameSize, s.cfg.CallTimeout, s.log)
 	c.setLimits(s.cfg.limits())
+	c.in.pooled = true
 	c.setOut(s.cfg.OutInterceptors)
 	s.mu.Lock()
 	if s.mu.closed {

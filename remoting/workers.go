@@ -69,8 +69,10 @@ type worker struct {
 type task struct {
 	c   *Conn
 	req *protocol.Command
-	// run, if set, is a run of requests to serve together (run.go).
-	run []*protocol.Command
+	// run, if set, is a run of requests to serve together (run.go), and
+	// frames the pooled frames they were decoded from.
+	run    []*protocol.Command
+	frames [][]byte
 }
 
 // run serves t on a parked worker, or a new one when none is parked. It
@@ -98,7 +100,7 @@ func (p *workerPool) run(t task) bool {
 func (p *workerPool) work(w *worker, t task) {
 	for {
 		if t.run != nil {
-			t.c.serveRun(t.run)
+			t.c.serveRun(t.run, t.frames)
 		} else {
 			t.c.serve(t.req)
 		}

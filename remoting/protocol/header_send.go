@@ -232,13 +232,14 @@ func (h SendMessageResponseHeader) Encode() map[string]string {
 	return fieldMap(h.Append(nil))
 }
 
-// sendRespFields is the most fields SendMessageResponseHeader.Append adds.
-const sendRespFields = 7
+// SendResponseFields is the most fields SendMessageResponseHeader.Append
+// adds: room for them lets a caller append without a reallocation.
+const SendResponseFields = 7
 
 // Append appends Encode's fields to dst: a broker answering a send puts
 // them in Command.MoreExt, so a send's answer builds no map.
 func (h SendMessageResponseHeader) Append(dst []Field) []Field {
-	e := fieldList{slices.Grow(dst, sendRespFields)}
+	e := fieldList{slices.Grow(dst, SendResponseFields)}
 	e.str("msgId", h.MsgID)
 	e.int32("queueId", h.QueueID)
 	e.int64("queueOffset", h.QueueOffset)
