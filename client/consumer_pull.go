@@ -64,7 +64,7 @@ func pullRPC(ctx context.Context, inst *instance, group string, mq queue.Message
 	req.MoreExt = h.Append(nil)
 	// The broker answers a held pull at suspendMax; allow for the trip. The
 	// answer's header is read raw, into the typed header: no map.
-	resp, err := inst.rc.InvokeWith(ctx, addr, req, remoting.CallOptions{Timeout: suspendMax + 10*time.Second, RawAnswer: true})
+	resp, err := inst.rc.InvokeWith(ctx, addr, req, remoting.CallOptions{Timeout: suspendMax + 10*time.Second, RawAnswer: true, Give: true})
 	if err != nil {
 		return nil, pullFailed(ctx, inst, mq, addr, transportError("pull "+mq.String(), mq.BrokerName, addr, err))
 	}

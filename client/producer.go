@@ -230,11 +230,11 @@ func (p *Producer) Send(ctx context.Context, msgs ...*Message) (SendResult, erro
 	if err != nil {
 		return SendResult{}, err
 	}
-	req, err := p.prepare(msgs)
-	if err != nil {
+	var req sendRequest // on the stack: a synchronous send keeps it
+	if err := p.prepareInto(msgs, &req); err != nil {
 		return SendResult{}, err
 	}
-	return p.sendWithRetry(ctx, inst, req, p.cfg.RetryTimes, false)
+	return p.sendWithRetry(ctx, inst, &req, p.cfg.RetryTimes, false)
 }
 
 // SendAsync sends like Send in the background and calls cb once with the
@@ -312,21 +312,30 @@ func (r *sendRequest) msgID() string {
 }
 
 func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
+	r := new(sendRequest)
+	if err := p.prepareInto(msgs, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// prepareInto is prepare into r.
+func (p *Producer) prepareInto(msgs []*Message, r *sendRequest) error {
 	if len(msgs) == 0 {
-		return nil, fmt.Errorf("%w: no message to send", ErrBadMessage)
+		return fmt.Errorf("%w: no message to send", ErrBadMessage)
 	}
 	for _, m := range msgs {
 		if m == nil {
-			return nil, fmt.Errorf("%w: nil message", ErrBadMessage)
+			return fmt.Errorf("%w: nil message", ErrBadMessage)
 		}
 		if err := m.validate(p.cfg.MaxMessageSize); err != nil {
-			return nil, err
+			return err
 		}
 		if m.Topic != msgs[0].Topic {
-			return nil, fmt.Errorf("%w: a batch mixes topics %s and %s", ErrBadMessage, msgs[0].Topic, m.Topic)
+			return fmt.Errorf("%w: a batch mixes topics %s and %s", ErrBadMessage, msgs[0].Topic, m.Topic)
 		}
 	}
-	r := &sendRequest{topic: msgs[0].Topic, first: msgs[0]}
+	*r = sendRequest{topic: msgs[0].Topic, first: msgs[0]}
 	if len(msgs) == 1 {
 		m := msgs[0]
 		r.id = p.uniq.Next()
@@ -337,17 +346,17 @@ func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
 		if p.cfg.CompressOver > 0 && len(m.Body) >= p.cfg.CompressOver {
 			z, err := message.Compress(m.Body, p.cfg.CompressLevel)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			r.body, r.sysFlag = z, protocol.SysFlagCompressed
 		}
-		return r, nil
+		return nil
 	}
 	r.batch = true
 	inner := make([]*protocol.Message, len(msgs))
 	for i, m := range msgs {
 		if m.delayed() > 0 {
-			return nil, fmt.Errorf("%w: a batch cannot carry delayed messages", ErrBadMessage)
+			return fmt.Errorf("%w: a batch cannot carry delayed messages", ErrBadMessage)
 		}
 		props := m.properties()
 		// Unlike the official Go client we give batch messages ids too, so
@@ -359,13 +368,13 @@ func (p *Producer) prepare(msgs []*Message) (*sendRequest, error) {
 	}
 	body, err := encodeBatch(inner)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(body) > p.cfg.MaxMessageSize {
-		return nil, fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte limit", ErrBadMessage, len(body), p.cfg.MaxMessageSize)
+		return fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte limit", ErrBadMessage, len(body), p.cfg.MaxMessageSize)
 	}
 	r.body = body
-	return r, nil
+	return nil
 }
 
 // retryable reports whether a send answer may succeed on another broker.
@@ -539,7 +548,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 		return SendResult{}, transportError("send", mq.BrokerName, addr, &remoting.TimeoutError{Addr: addr, Code: code}), true
 	}
 	// The answer's header is read raw, into the typed header: no map.
-	resp, err := inst.rc.InvokeWith(b.parent, addr, req, remoting.CallOptions{Timeout: left, RawAnswer: true})
+	resp, err := inst.rc.InvokeWith(b.parent, addr, req, remoting.CallOptions{Timeout: left, RawAnswer: true, Give: true})
 	if err != nil {
 		return SendResult{}, transportError("send", mq.BrokerName, addr, err), true
 	}

@@ -130,3 +130,19 @@ func TestCallOptionsTimeout(t *testing.T) {
 		t.Fatalf("%d calls left in the pending table", n)
 	}
 }
+
+// TestGivenRequest: a request given to the call (CallOptions.Give) is sent
+// as it is, its opaque and flags set in place, where Invoke sends a copy.
+func TestGivenRequest(t *testing.T) {
+	s := startServer(t, TransportNetpoll, nil, map[int16]Handler{codeEcho: echo})
+	cl := newClient(t, nil)
+	req := protocol.NewRequest(codeEcho, map[string]string{"k": "v"}, []byte("b"))
+	req.Opaque, req.Flag = 0, protocol.FlagOneway
+	resp, err := cl.InvokeWith(context.Background(), s.Addr(), req, CallOptions{Give: true})
+	if err != nil || resp.Ext("k") != "v" || string(resp.Body) != "b" {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if req.Opaque == 0 || req.Opaque != resp.Opaque || req.Flag != 0 {
+		t.Fatalf("the given request was not the one sent: opaque %d (answer's %d), flag %d", req.Opaque, resp.Opaque, req.Flag)
+	}
+}
