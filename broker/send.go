@@ -18,7 +18,7 @@ const maxPropertiesLen = 32767
 // handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
 // SEND_BATCH_MESSAGE (320).
 func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	r, refused := decodeSend(c, req)
+	r, refused := decodeSend(c, req, nil)
 	if refused != nil {
 		return refused
 	}
@@ -38,8 +38,9 @@ var sendCodes = []int16{protocol.ReqSendMessage, protocol.ReqSendMessageV2, prot
 func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps []*protocol.Command) {
 	rs := make([]core.SendRequest, 0, len(reqs))
 	at := make([]int, 0, len(reqs)) // where each of rs is in reqs
+	var strs protocol.Strings       // the run's sends share their group's and topic's strings
 	for i, req := range reqs {
-		r, refused := decodeSend(c, req)
+		r, refused := decodeSend(c, req, &strs)
 		if refused != nil {
 			resps[i] = refused
 			continue
@@ -67,9 +68,10 @@ func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps 
 	}
 }
 
-// decodeSend is the core's request for a send, or the answer refusing it.
-func decodeSend(c *remoting.Conn, req *protocol.Command) (core.SendRequest, *protocol.Command) {
-	h, err := protocol.DecodeSendMessageCommand(req)
+// decodeSend is the core's request for a send, or the answer refusing it;
+// strs, if set, makes the header's strings (protocol.Strings).
+func decodeSend(c *remoting.Conn, req *protocol.Command, strs *protocol.Strings) (core.SendRequest, *protocol.Command) {
+	h, err := protocol.DecodeSendMessageCommandWith(req, strs)
 	if err != nil {
 		return core.SendRequest{}, errResponse(req, protocol.RespSystemError, "%v", err)
 	}

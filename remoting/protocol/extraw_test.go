@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // eagerDecode is the map decode of frame: what DecodeFrame gave before
@@ -338,12 +339,18 @@ func FuzzLazyExt(f *testing.F) {
 			t.Fatal("Ext of an absent key")
 		}
 		code := lazy.Code
+		var strs Strings // shared by the decodes, as by a run's
 		for _, c := range []int16{ReqSendMessage, ReqSendMessageV2, ReqSendBatchMessage, code} {
 			lazy.Code = c
 			got, err := DecodeSendMessageCommand(lazy)
 			want, werr := DecodeSendMessageHeader(c, eager.ExtFields)
 			if got != want || errString(err) != errString(werr) {
 				t.Fatalf("send %d: %+v %v, map decode %+v %v", c, got, err, want, werr)
+			}
+			for range 2 {
+				if got, err := DecodeSendMessageCommandWith(lazy, &strs); got != want || errString(err) != errString(werr) {
+					t.Fatalf("send %d with Strings: %+v %v, map decode %+v %v", c, got, err, want, werr)
+				}
 			}
 		}
 		lazy.Code = code
@@ -372,4 +379,39 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestStringsReused: the sends of a run decoded with one Strings share the
+// strings of the values they repeat (the group, the topic), and get their
+// own for the rest; a value past maxRecentString is never kept.
+func TestStringsReused(t *testing.T) {
+	frame := func(topic, props string) *Command {
+		req := &Command{Code: ReqSendMessageV2, SerializeType: SerializeRocketMQ,
+			ExtFields: SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
+				QueueID: 1, BornTimestamp: 1, Properties: props}.EncodeV2()}
+		b, err := EncodeFrame(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := DecodeFrame(b[4:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	var strs Strings
+	long := strings.Repeat("p", maxRecentString+1)
+	a, err := DecodeSendMessageCommandWith(frame("orders", "UNIQ_KEY\x01A\x02"), &strs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := DecodeSendMessageCommandWith(frame("orders", long), &strs)
+	c, _ := DecodeSendMessageCommandWith(frame("payments", long), &strs)
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	if b.Topic != "orders" || !same(a.Topic, b.Topic) || !same(a.ProducerGroup, c.ProducerGroup) {
+		t.Fatalf("repeated values were not shared: %q %q", a.Topic, b.Topic)
+	}
+	if c.Topic != "payments" || same(b.Properties, c.Properties) || b.Properties != long {
+		t.Fatalf("values were shared that should not be: %q", c.Topic)
+	}
 }

@@ -61,6 +61,8 @@ type extDecoder struct {
 	idx     []extSpan
 	idxText []byte
 	err     error
+	// strs, when set, makes the strings of raw values (Strings).
+	strs *Strings
 }
 
 func newExtDecoder(name string, ext map[string]string) *extDecoder {
@@ -109,9 +111,44 @@ func (d *extDecoder) lookup(key string, required bool) (s string, b []byte, ok b
 func (d *extDecoder) str(key string, required bool) string {
 	s, b, _ := d.lookup(key, required)
 	if d.isRaw {
+		if d.strs != nil {
+			return d.strs.of(b)
+		}
 		return internValue(b)
 	}
 	return s
+}
+
+// Strings remembers the last short values a decoder made strings of, and
+// gives the same string back for the same bytes: the sends of a run (one
+// producer's, as a rule) repeat their group, topic and broker name, and
+// each was an allocation each. The zero value is ready to use; it is not
+// safe for concurrent use.
+type Strings struct {
+	recent [4]string
+	next   int
+}
+
+// maxRecentString is the longest value Strings remembers: a send's
+// properties, different in every send, would only push out the rest.
+const maxRecentString = 96
+
+func (s *Strings) of(b []byte) string {
+	if v, ok := commonExtValues[string(b)]; ok {
+		return v
+	}
+	if len(b) > maxRecentString {
+		return string(b)
+	}
+	for _, v := range s.recent {
+		if v == string(b) {
+			return v
+		}
+	}
+	v := string(b)
+	s.recent[s.next] = v
+	s.next = (s.next + 1) % len(s.recent)
+	return v
 }
 
 // number reads key's value as an integer of bits, or def.

@@ -57,11 +57,19 @@ func DecodeSendMessageHeader(code int16, ext map[string]string) (SendMessageRequ
 // DecodeSendMessageCommand is DecodeSendMessageHeader of req's code and ext
 // fields, read without decoding them into a map when they are undecoded.
 func DecodeSendMessageCommand(req *Command) (SendMessageRequestHeader, error) {
+	return DecodeSendMessageCommandWith(req, nil)
+}
+
+// DecodeSendMessageCommandWith is DecodeSendMessageCommand making the
+// strings of undecoded values with strs (nil: a string each), which a run
+// of sends shares.
+func DecodeSendMessageCommandWith(req *Command, strs *Strings) (SendMessageRequestHeader, error) {
 	var (
 		h SendMessageRequestHeader
 		d extDecoder
 	)
 	d.fromCommand(RequestCodeName(req.Code), req)
+	d.strs = strs
 	return h, h.decode(req.Code, &d)
 }
 
