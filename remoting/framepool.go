@@ -3,6 +3,7 @@ package remoting
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -42,6 +43,9 @@ var framePools [4]sync.Pool
 // poisonFrames says whether a frame put back is overwritten first: in test
 // binaries.
 var poisonFrames = testing.Testing()
+
+// putFrameHook, when set (by a test), sees each frame put back.
+var putFrameHook atomic.Pointer[func([]byte)]
 
 // frameClass returns the pool of a frame of n bytes, or -1.
 func frameClass(n int) int {
@@ -84,6 +88,9 @@ func putFrame(b []byte) {
 	if poisonFrames {
 		for i := range b {
 			b[i] = 0xA5
+		}
+		if h := putFrameHook.Load(); h != nil {
+			(*h)(b)
 		}
 	}
 	switch k {
