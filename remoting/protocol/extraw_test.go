@@ -383,7 +383,8 @@ func errString(err error) string {
 
 // TestStringsReused: the sends of a run decoded with one Strings share the
 // strings of the values they repeat (the group, the topic), and get their
-// own for the rest; a value past maxRecentString is never kept.
+// own for the rest (the properties); a value past maxRecentString is never
+// kept.
 func TestStringsReused(t *testing.T) {
 	frame := func(topic, props string) *Command {
 		req := &Command{Code: ReqSendMessageV2, SerializeType: SerializeRocketMQ,
@@ -400,18 +401,21 @@ func TestStringsReused(t *testing.T) {
 		return c
 	}
 	var strs Strings
-	long := strings.Repeat("p", maxRecentString+1)
-	a, err := DecodeSendMessageCommandWith(frame("orders", "UNIQ_KEY\x01A\x02"), &strs)
-	if err != nil {
-		t.Fatal(err)
+	long := strings.Repeat("t", maxRecentString+1)
+	decode := func(topic, props string) SendMessageRequestHeader {
+		h, err := DecodeSendMessageCommandWith(frame(topic, props), &strs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	}
-	b, _ := DecodeSendMessageCommandWith(frame("orders", long), &strs)
-	c, _ := DecodeSendMessageCommandWith(frame("payments", long), &strs)
+	a, b := decode("orders", "P\x01a\x02"), decode("orders", "P\x01a\x02")
+	c, d := decode(long, "P\x01a\x02"), decode(long, "P\x01a\x02")
 	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
-	if b.Topic != "orders" || !same(a.Topic, b.Topic) || !same(a.ProducerGroup, c.ProducerGroup) {
+	if b.Topic != "orders" || !same(a.Topic, b.Topic) || !same(a.ProducerGroup, d.ProducerGroup) {
 		t.Fatalf("repeated values were not shared: %q %q", a.Topic, b.Topic)
 	}
-	if c.Topic != "payments" || same(b.Properties, c.Properties) || b.Properties != long {
+	if c.Topic != long || same(c.Topic, d.Topic) || same(a.Properties, b.Properties) || b.Properties != "P\x01a\x02" {
 		t.Fatalf("values were shared that should not be: %q", c.Topic)
 	}
 }

@@ -111,6 +111,16 @@ func (d *extDecoder) lookup(key string, required bool) (s string, b []byte, ok b
 func (d *extDecoder) str(key string, required bool) string {
 	s, b, _ := d.lookup(key, required)
 	if d.isRaw {
+		return internValue(b)
+	}
+	return s
+}
+
+// repeated is str for a value that repeats from one request to the next
+// (a group, a topic), made with d.strs when it is set.
+func (d *extDecoder) repeated(key string, required bool) string {
+	s, b, _ := d.lookup(key, required)
+	if d.isRaw {
 		if d.strs != nil {
 			return d.strs.of(b)
 		}
@@ -119,18 +129,18 @@ func (d *extDecoder) str(key string, required bool) string {
 	return s
 }
 
-// Strings remembers the last short values a decoder made strings of, and
-// gives the same string back for the same bytes: the sends of a run (one
-// producer's, as a rule) repeat their group, topic and broker name, and
-// each was an allocation each. The zero value is ready to use; it is not
-// safe for concurrent use.
+// Strings remembers the last values a decoder made strings of for the
+// fields that repeat (extDecoder.repeated), and gives the same string back
+// for the same bytes: the sends of a run (one producer's, as a rule)
+// repeat their group, topic and broker name, and each was an allocation
+// each. The zero value is ready to use; it is not safe for concurrent
+// use.
 type Strings struct {
 	recent [4]string
 	next   int
 }
 
-// maxRecentString is the longest value Strings remembers: a send's
-// properties, different in every send, would only push out the rest.
+// maxRecentString is the longest value Strings remembers.
 const maxRecentString = 96
 
 func (s *Strings) of(b []byte) string {

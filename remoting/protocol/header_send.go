@@ -92,9 +92,9 @@ func (h *SendMessageRequestHeader) DecodeV2(ext map[string]string) error {
 
 func (h *SendMessageRequestHeader) decodeV1(d *extDecoder) error {
 	*h = SendMessageRequestHeader{
-		ProducerGroup:         d.str("producerGroup", true),
-		Topic:                 d.str("topic", true),
-		DefaultTopic:          d.str("defaultTopic", true),
+		ProducerGroup:         d.repeated("producerGroup", true),
+		Topic:                 d.repeated("topic", true),
+		DefaultTopic:          d.repeated("defaultTopic", true),
 		DefaultTopicQueueNums: d.int32("defaultTopicQueueNums", true, 0),
 		QueueID:               d.int32("queueId", true, 0),
 		SysFlag:               d.int32("sysFlag", true, 0),
@@ -105,7 +105,7 @@ func (h *SendMessageRequestHeader) decodeV1(d *extDecoder) error {
 		UnitMode:              d.bool("unitMode", false),
 		MaxReconsumeTimes:     d.int32("maxReconsumeTimes", false, -1),
 		Batch:                 d.bool("batch", false),
-		BrokerName:            d.str("bname", false),
+		BrokerName:            d.repeated("bname", false),
 	}
 	return d.err
 }
@@ -113,9 +113,9 @@ func (h *SendMessageRequestHeader) decodeV1(d *extDecoder) error {
 func (h *SendMessageRequestHeader) decodeV2(d *extDecoder) error {
 	k := sendV2Keys
 	*h = SendMessageRequestHeader{
-		ProducerGroup:         d.str(k.producerGroup, true),
-		Topic:                 d.str(k.topic, true),
-		DefaultTopic:          d.str(k.defaultTopic, true),
+		ProducerGroup:         d.repeated(k.producerGroup, true),
+		Topic:                 d.repeated(k.topic, true),
+		DefaultTopic:          d.repeated(k.defaultTopic, true),
 		DefaultTopicQueueNums: d.int32(k.defaultTopicQueueNums, true, 0),
 		QueueID:               d.int32(k.queueID, true, 0),
 		SysFlag:               d.int32(k.sysFlag, true, 0),
@@ -126,7 +126,7 @@ func (h *SendMessageRequestHeader) decodeV2(d *extDecoder) error {
 		UnitMode:              d.bool(k.unitMode, false),
 		MaxReconsumeTimes:     d.int32(k.maxReconsumeTimes, false, -1),
 		Batch:                 d.bool(k.batch, false),
-		BrokerName:            d.str(k.brokerName, false),
+		BrokerName:            d.repeated(k.brokerName, false),
 	}
 	if he, ok := d.err.(*HeaderError); ok {
 		he.Field += " (" + v2LongName[he.Field] + ")"
