@@ -23,7 +23,9 @@ type Interceptor struct {
 	// neither the handler nor later interceptors' Request run. A oneway
 	// request refused gets no answer, as a oneway request never does.
 	//
-	// A panic is answered SYSTEM_ERROR, as a handler's is.
+	// A panic is answered SYSTEM_ERROR, as a handler's is. Neither hook may
+	// keep req, or its Body, past its return: a run's frames are recycled
+	// (framepool.go).
 	Request Handler
 	// Response, if set, runs once the request's answer is settled, in
 	// reverse chain order, for each interceptor whose Request ran (every one

@@ -15,7 +15,9 @@ import (
 // It sets resps[i] to the answer of reqs[i] (nil for none: a oneway
 // request gets no answer whatever it is set to); resps is as long as reqs
 // and all nil on entry. It must answer through resps alone, never through
-// a Responder (Conn.Defer), and it must not keep reqs or resps.
+// a Responder (Conn.Defer), and it must not keep reqs or resps, nor any
+// part of them (a body, an ext value's bytes) past its return: the frames
+// they were decoded from are recycled (framepool.go).
 //
 // ctx is the connection's, cancelled when it closes.
 type RunHandler func(ctx context.Context, conn *Conn, reqs, resps []*protocol.Command)
