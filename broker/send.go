@@ -50,8 +50,8 @@ func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps 
 	if len(rs) == 0 {
 		return
 	}
-	// The answers' fields share one array: one allocation a run, not one
-	// an answer.
+	// The answers' fields share one array, sized for all of them: one
+	// allocation a run, not one an answer.
 	fields := make([]protocol.Field, 0, len(rs)*protocol.SendResponseFields)
 	for k, o := range b.core.SendAll(rs) {
 		req := reqs[at[k]]
@@ -60,11 +60,8 @@ func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps 
 			continue
 		}
 		n := len(fields)
-		fs := sendAnswerFields(fields[n:n:n+protocol.SendResponseFields], o.Result)
-		if len(fs) <= protocol.SendResponseFields {
-			fields = fields[:n+len(fs)]
-		}
-		resps[at[k]] = successFields(req, fs)
+		fields = sendAnswerFields(fields, o.Result)
+		resps[at[k]] = successFields(req, fields[n:len(fields):len(fields)])
 	}
 }
 

@@ -72,78 +72,61 @@ func validateGroup(field, group string) error {
 	return nil
 }
 
+// typedProperties calls set with each property m's typed fields give it,
+// the one list of them: they override the same keys in m.Properties.
+func (m *Message) typedProperties(set func(name, value string)) {
+	if m.Tags != "" {
+		set(protocol.PropertyTags, m.Tags)
+	}
+	if len(m.Keys) > 0 {
+		set(protocol.PropertyKeys, strings.Join(m.Keys, protocol.KeySeparator))
+	}
+	if m.DelayLevel > 0 {
+		set(protocol.PropertyDelayTimeLevel, strconv.Itoa(m.DelayLevel))
+	}
+	if !m.DeliverAt.IsZero() {
+		set(protocol.PropertyTimerDeliverMS, strconv.FormatInt(m.DeliverAt.UnixMilli(), 10))
+	}
+	if m.DeliverAfter > 0 {
+		set(propertyTimerDelayMS, strconv.FormatInt(m.DeliverAfter.Milliseconds(), 10))
+	}
+	if m.ShardingKey != "" {
+		set(protocol.PropertyShardingKey, m.ShardingKey)
+	}
+}
+
 // wireProperties is message.MarshalProperties of m.properties() with
 // UNIQ_KEY set to uniq, without the map: the pairs are gathered on the
-// stack, sorted and written once. A typed field overrides the same key in
-// m.Properties, as in properties. One string is all a send's properties
-// cost.
+// stack, sorted and written once. One string is all a single send's
+// properties cost.
 func (m *Message) wireProperties(uniq string) string {
 	var small [16]message.Property
 	ps := small[:0]
 	for k, v := range m.Properties {
 		ps = append(ps, message.Property{Name: k, Value: v})
 	}
-	if m.Tags != "" {
-		ps = setProperty(ps, protocol.PropertyTags, m.Tags)
-	}
-	if len(m.Keys) > 0 {
-		ps = setProperty(ps, protocol.PropertyKeys, strings.Join(m.Keys, protocol.KeySeparator))
-	}
-	if m.DelayLevel > 0 {
-		ps = setProperty(ps, protocol.PropertyDelayTimeLevel, strconv.Itoa(m.DelayLevel))
-	}
-	if !m.DeliverAt.IsZero() {
-		ps = setProperty(ps, protocol.PropertyTimerDeliverMS, strconv.FormatInt(m.DeliverAt.UnixMilli(), 10))
-	}
-	if m.DeliverAfter > 0 {
-		ps = setProperty(ps, propertyTimerDelayMS, strconv.FormatInt(m.DeliverAfter.Milliseconds(), 10))
-	}
-	if m.ShardingKey != "" {
-		ps = setProperty(ps, protocol.PropertyShardingKey, m.ShardingKey)
-	}
-	ps = setProperty(ps, protocol.PropertyUniqClientMessageIDKey, uniq)
-	slices.SortFunc(ps, func(a, b message.Property) int { return strings.Compare(a.Name, b.Name) })
-	n := 0
-	for _, p := range ps {
-		n += len(p.Name) + len(p.Value) + 2
-	}
-	var buf [512]byte
-	return string(message.AppendSortedProperties(buf[:0:min(n, len(buf))], ps))
-}
-
-// setProperty sets name to value among ps, replacing an earlier value.
-func setProperty(ps []message.Property, name, value string) []message.Property {
-	for i := range ps {
-		if ps[i].Name == name {
-			ps[i].Value = value
-			return ps
+	set := func(name, value string) {
+		for i := range ps {
+			if ps[i].Name == name {
+				ps[i].Value = value
+				return
+			}
 		}
+		ps = append(ps, message.Property{Name: name, Value: value})
 	}
-	return append(ps, message.Property{Name: name, Value: value})
+	m.typedProperties(set)
+	set(protocol.PropertyUniqClientMessageIDKey, uniq)
+	slices.SortFunc(ps, func(a, b message.Property) int { return strings.Compare(a.Name, b.Name) })
+	var buf [512]byte
+	return string(message.AppendSortedProperties(buf[:0], ps))
 }
 
-// properties returns the wire properties of m (without UNIQ_KEY).
+// properties returns the wire properties of m (without UNIQ_KEY), for a
+// batch's messages.
 func (m *Message) properties() map[string]string {
 	p := make(map[string]string, len(m.Properties)+4)
 	maps.Copy(p, m.Properties)
-	if m.Tags != "" {
-		p[protocol.PropertyTags] = m.Tags
-	}
-	if len(m.Keys) > 0 {
-		p[protocol.PropertyKeys] = strings.Join(m.Keys, protocol.KeySeparator)
-	}
-	if m.DelayLevel > 0 {
-		p[protocol.PropertyDelayTimeLevel] = strconv.Itoa(m.DelayLevel)
-	}
-	if !m.DeliverAt.IsZero() {
-		p[protocol.PropertyTimerDeliverMS] = strconv.FormatInt(m.DeliverAt.UnixMilli(), 10)
-	}
-	if m.DeliverAfter > 0 {
-		p[propertyTimerDelayMS] = strconv.FormatInt(m.DeliverAfter.Milliseconds(), 10)
-	}
-	if m.ShardingKey != "" {
-		p[protocol.PropertyShardingKey] = m.ShardingKey
-	}
+	m.typedProperties(func(name, value string) { p[name] = value })
 	return p
 }
 

@@ -199,4 +199,9 @@ func TestWireProperties(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
+	// And as the wire has it, whatever the map path does.
+	m := &Message{Topic: "T", Tags: "b", Keys: []string{"k1", "k2"}, Properties: map[string]string{"TAGS": "old", "A": "2"}}
+	if got, want := m.wireProperties("ID1"), "A\x012\x02KEYS\x01k1 k2\x02TAGS\x01b\x02UNIQ_KEY\x01ID1\x02"; got != want {
+		t.Errorf("wire properties %q, want %q", got, want)
+	}
 }

@@ -47,6 +47,13 @@ var poisonFrames = testing.Testing()
 // putFrameHook, when set (by a test), sees each frame put back.
 var putFrameHook atomic.Pointer[func([]byte)]
 
+// pooledFrame reports whether a frame has the capacity of a pool's buffers,
+// so that putFrame takes it.
+func pooledFrame(b []byte) bool {
+	k := frameClass(cap(b))
+	return k >= 0 && cap(b) == 1<<(k+minFrameShift)
+}
+
 // frameClass returns the pool of a frame of n bytes, or -1.
 func frameClass(n int) int {
 	if n < minPooledFrame || n > maxPooledFrame {
@@ -80,11 +87,11 @@ func getFrame(n int) []byte {
 // putFrame gives a frame back to its pool when its capacity is exactly a
 // class's; any other is left to the collector.
 func putFrame(b []byte) {
-	b = b[:cap(b)]
-	k := frameClass(len(b))
-	if k < 0 || len(b) != 1<<(k+minFrameShift) {
+	if !pooledFrame(b) {
 		return
 	}
+	b = b[:cap(b)]
+	k := frameClass(len(b))
 	if poisonFrames {
 		for i := range b {
 			b[i] = 0xA5

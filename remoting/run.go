@@ -137,7 +137,7 @@ func (c *Conn) collect(req *protocol.Command, frame []byte) {
 		c.run = make([]*protocol.Command, 0, 16) // the last was handed over: room for a wave without regrowing
 	}
 	c.run = append(c.run, req)
-	if frameClass(cap(frame)) >= 0 {
+	if pooledFrame(frame) {
 		if c.runFrames == nil {
 			c.runFrames = make([][]byte, 0, 16)
 		}

@@ -99,9 +99,9 @@ func decodeFrame(frame []byte, lim Limits, lazy bool) (*Command, error) {
 	)
 	switch serType {
 	case SerializeJSON:
-		cmd, err = decodeJSONHeaderLimit(header, lim.MaxExtFields, lazy, lazy && lim.RawAnswers)
+		cmd, err = decodeJSONHeaderLimit(header, lim.MaxExtFields, lazy, lim.RawAnswers)
 	case SerializeRocketMQ:
-		cmd, err = decodeBinaryHeaderLimit(header, lim.MaxExtFields, lazy, lazy && lim.RawAnswers)
+		cmd, err = decodeBinaryHeaderLimit(header, lim.MaxExtFields, lazy, lim.RawAnswers)
 	default:
 		return nil, fmt.Errorf("%w: unknown serialize type %d", ErrBadHeader, serType)
 	}

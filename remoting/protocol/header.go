@@ -108,25 +108,23 @@ func (d *extDecoder) lookup(key string, required bool) (s string, b []byte, ok b
 }
 
 // str reads a string; required means the key must exist.
-func (d *extDecoder) str(key string, required bool) string {
-	s, b, _ := d.lookup(key, required)
-	if d.isRaw {
-		return internValue(b)
-	}
-	return s
-}
+func (d *extDecoder) str(key string, required bool) string { return d.strWith(key, required, nil) }
 
 // repeated is str for a value that repeats from one request to the next
 // (a group, a topic), made with d.strs when it is set.
 func (d *extDecoder) repeated(key string, required bool) string {
+	return d.strWith(key, required, d.strs)
+}
+
+func (d *extDecoder) strWith(key string, required bool, strs *Strings) string {
 	s, b, _ := d.lookup(key, required)
-	if d.isRaw {
-		if d.strs != nil {
-			return d.strs.of(b)
-		}
-		return internValue(b)
+	switch {
+	case !d.isRaw:
+		return s
+	case strs != nil:
+		return strs.of(b)
 	}
-	return s
+	return internValue(b)
 }
 
 // Strings remembers the last values a decoder made strings of for the

@@ -229,9 +229,10 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy, rawAnswers bool) (*Comman
 				}
 			case "extFields":
 				// Lazy only when the code is known by now (every RocketMQ
-				// client writes it first); the flag, which may come after,
-				// is checked at the end.
-				if err := d.extFields(c, codeSeen && (keepRaw(c, lazy, false) || rawAnswers)); err != nil {
+				// client writes it first). The flag may come after: kept
+				// raw here whenever it could be a response, keepRaw
+				// decides at the end.
+				if err := d.extFields(c, codeSeen && lazy && (lazyExtCode(c.Code) || rawAnswers)); err != nil {
 					return nil, err
 				}
 			default:
