@@ -440,7 +440,7 @@ func (p *Producer) sendWithRetry(ctx context.Context, inst *instance, r *sendReq
 		route := inst.routes.get(r.topic)
 		if route == nil || len(route.publish) == 0 {
 			var err error
-			route, err = inst.publishRoute(b.context(), r.topic, p.cfg.CreateTopicKey, p.cfg.DefaultTopicQueueNums)
+			route, err = inst.lookUpPublishRoute(b.context(), r.topic, p.cfg.CreateTopicKey, p.cfg.DefaultTopicQueueNums)
 			if err != nil {
 				if lastErr == nil {
 					lastErr = err
@@ -496,7 +496,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	addr := inst.routes.masterAddr(mq.BrokerName)
 	if addr == "" {
 		var err error
-		if addr, err = inst.brokerAddr(b.context(), mq.BrokerName); err != nil {
+		if addr, err = inst.lookUpBrokerAddr(b.context(), mq.BrokerName); err != nil {
 			return SendResult{}, err, true
 		}
 	}

@@ -239,6 +239,12 @@ func (in *instance) publishRoute(ctx context.Context, topic, templateTopic strin
 	if r := in.routes.get(topic); r != nil && len(r.publish) > 0 {
 		return r, nil
 	}
+	return in.lookUpPublishRoute(ctx, topic, templateTopic, defaultQueues)
+}
+
+// lookUpPublishRoute is publishRoute past its cache: for a caller that
+// checked the cache itself, before it had a context to look up with.
+func (in *instance) lookUpPublishRoute(ctx context.Context, topic, templateTopic string, defaultQueues int) (*topicRoute, error) {
 	r, err := in.updateRoute(ctx, topic)
 	if err == nil && len(r.publish) > 0 {
 		return r, nil
@@ -272,6 +278,12 @@ func (in *instance) brokerAddr(ctx context.Context, broker string) (string, erro
 	if a := in.routes.masterAddr(broker); a != "" {
 		return a, nil
 	}
+	return in.lookUpBrokerAddr(ctx, broker)
+}
+
+// lookUpBrokerAddr is brokerAddr past its cache, for a caller that checked
+// it already.
+func (in *instance) lookUpBrokerAddr(ctx context.Context, broker string) (string, error) {
 	in.refreshRoutes(ctx)
 	if a := in.routes.masterAddr(broker); a != "" {
 		return a, nil

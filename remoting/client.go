@@ -100,10 +100,14 @@ func (cl *Client) InvokeWith(ctx context.Context, addr string, req *protocol.Com
 func (cl *Client) liveConn(addr string) *Conn {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	d := cl.mu.conns[addr]
-	if d == nil {
-		return nil
+	if d := cl.mu.conns[addr]; d != nil {
+		return d.live()
 	}
+	return nil
+}
+
+// live returns d's connection once its dial succeeded, while it is open.
+func (d *dialing) live() *Conn {
 	select {
 	case <-d.done:
 	default:
@@ -165,8 +169,8 @@ func (cl *Client) Conn(ctx context.Context, addr string) (*Conn, error) {
 		if d.err != nil {
 			return nil, d.err
 		}
-		if d.conn.Err() == nil {
-			return d.conn, nil
+		if c := d.live(); c != nil {
+			return c, nil
 		}
 		// Closed since; connClosed removes it from the map, then we redial.
 		cl.forget(addr, d)
@@ -284,23 +288,6 @@ func (cl *Client) spawn(fn func()) bool {
 // each gets a goroutine of its own rather than a pool.
 func (cl *Client) dispatch(c *Conn, req *protocol.Command) bool {
 	return cl.spawn(func() { c.serve(req) })
-}
-
-// runnable implements connOwner: a client serves no runs.
-func (cl *Client) runnable(int16) bool { return false }
-
-// dispatchRun implements connOwner; never called, as runnable is false.
-func (cl *Client) dispatchRun(c *Conn, reqs []*protocol.Command, frames [][]byte) bool {
-	return cl.spawn(func() { c.serveRun(reqs, frames) })
-}
-
-// serveRun implements connOwner, one request after another, by handlers
-// that may keep them: the frames are not recycled.
-func (cl *Client) serveRun(c *Conn, reqs []*protocol.Command) bool {
-	for _, req := range reqs {
-		cl.serveRequest(c, req)
-	}
-	return false
 }
 
 // serveRequest implements connOwner.

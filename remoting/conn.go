@@ -38,8 +38,13 @@ type connOwner interface {
 	serveRequest(c *Conn, req *protocol.Command)
 	// connClosed runs once, after c is closed.
 	connClosed(c *Conn, reason error)
+}
+
+// runOwner is a connOwner that serves runs (run.go): a Server. A Client
+// serves no runs, so its connections dispatch every request alone.
+type runOwner interface {
 	// runnable says whether requests of code are collected into runs
-	// (run.go) rather than dispatched one by one.
+	// rather than dispatched one by one.
 	runnable(code int16) bool
 	// dispatchRun calls c.serveRun(reqs, frames) as dispatch calls
 	// c.serve.
@@ -90,6 +95,7 @@ type Conn struct {
 	local       string
 	tr          transport
 	owner       connOwner
+	runs        runOwner // owner, when it serves runs; else nil
 	log         *slog.Logger
 	callTimeout time.Duration
 	// out are the client interceptors of a Client's connection; nil on a
@@ -178,6 +184,7 @@ func newConn(owner connOwner, tr transport, remote, local string, maxFrame int, 
 		keptWriteBuf: maxKeptWriteBuf,
 		closed:       make(chan struct{}),
 	}
+	c.runs, _ = owner.(runOwner)
 	c.log = log.With("conn", c.id, "remote", remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.pmu.calls = make(map[int32]*call)
@@ -516,7 +523,7 @@ func (c *Conn) onFrame(frame []byte) error {
 		c.notePeer(cmd)
 	}
 	c.serving.Add(1)
-	if c.owner.runnable(cmd.Code) {
+	if c.runs != nil && c.runs.runnable(cmd.Code) {
 		c.collect(cmd, frame)
 		return nil
 	}

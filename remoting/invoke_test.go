@@ -131,6 +131,28 @@ func TestCallOptionsTimeout(t *testing.T) {
 	}
 }
 
+// TestPooledCallTimer: a pooled call's timer that fired while nobody
+// waited on it must not fire for the call's next user. The pooled call
+// relies on Go 1.23's timers (go.mod's go line): Stop and Reset discard a
+// pending expiry, where older timers kept it buffered in C. Tested on one
+// call, not through the pool, which may hand another call to the next Get.
+func TestPooledCallTimer(t *testing.T) {
+	cl := getSyncCall(false)
+	cl.timer = time.NewTimer(time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // fired; C not read
+	putSyncCall(cl)
+	cl.timer.Reset(time.Hour) // as invoke re-arms a pooled call's timer
+	select {
+	case <-cl.timer.C:
+		t.Fatal("a pooled call's timer delivered the expiry of its previous use")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if cl.resp != nil || cl.err != nil || len(cl.done) != 0 {
+		t.Fatalf("a pooled call kept its previous outcome: resp %v, err %v, %d done", cl.resp, cl.err, len(cl.done))
+	}
+	putSyncCall(cl)
+}
+
 // TestGivenRequest: a request given to the call (CallOptions.Give) is sent
 // as it is, its opaque and flags set in place, where Invoke sends a copy.
 func TestGivenRequest(t *testing.T) {

@@ -63,18 +63,18 @@ func (s *Server) HandleRun(codes []int16, h RunHandler) {
 	s.runs.Store(rt)
 }
 
-// runnable implements connOwner.
+// runnable implements runOwner.
 func (s *Server) runnable(code int16) bool {
 	rt := s.runs.Load()
 	return rt != nil && rt.codes[code]
 }
 
-// dispatchRun implements connOwner: a run goes to one worker.
+// dispatchRun implements runOwner: a run goes to one worker.
 func (s *Server) dispatchRun(c *Conn, reqs []*protocol.Command, frames [][]byte) bool {
 	return s.workers.run(task{c: c, run: reqs, frames: frames})
 }
 
-// serveRun implements connOwner.
+// serveRun implements runOwner.
 func (s *Server) serveRun(c *Conn, reqs []*protocol.Command) bool {
 	rt := s.runs.Load()
 	if rt == nil { // turned off since the run was collected
@@ -171,7 +171,7 @@ func (c *Conn) flushRun() {
 	default:
 		reqs, frames := c.run, c.runFrames
 		c.run, c.runFrames = nil, nil // handed over with the run
-		if !c.owner.dispatchRun(c, reqs, frames) {
+		if !c.runs.dispatchRun(c, reqs, frames) {
 			c.serving.Add(-int32(n))
 		}
 	}
@@ -180,7 +180,7 @@ func (c *Conn) flushRun() {
 // serveRun handles a run that flushRun dispatched, and gives its frames
 // back when its owner kept nothing of them (framepool.go).
 func (c *Conn) serveRun(reqs []*protocol.Command, frames [][]byte) {
-	if c.owner.serveRun(c, reqs) {
+	if c.runs.serveRun(c, reqs) {
 		for _, f := range frames {
 			putFrame(f)
 		}

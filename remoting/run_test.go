@@ -17,22 +17,22 @@ import (
 
 const codeRun int16 = 1010
 
-// runOwner is a connOwner that records what a Conn dispatches.
-type runOwner struct {
+// recordingOwner is a runOwner that records what a Conn dispatches.
+type recordingOwner struct {
 	poolOwner
 	mu      sync.Mutex
 	singles []int32   // opaques dispatched alone
 	runs    [][]int32 // opaques of each run
 }
 
-func (o *runOwner) runnable(code int16) bool { return code == codeRun }
-func (o *runOwner) dispatch(_ *Conn, req *protocol.Command) bool {
+func (o *recordingOwner) runnable(code int16) bool { return code == codeRun }
+func (o *recordingOwner) dispatch(_ *Conn, req *protocol.Command) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.singles = append(o.singles, req.Opaque)
 	return true
 }
-func (o *runOwner) dispatchRun(_ *Conn, reqs []*protocol.Command, _ [][]byte) bool {
+func (o *recordingOwner) dispatchRun(_ *Conn, reqs []*protocol.Command, _ [][]byte) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var ops []int32
@@ -42,6 +42,7 @@ func (o *runOwner) dispatchRun(_ *Conn, reqs []*protocol.Command, _ [][]byte) bo
 	o.runs = append(o.runs, ops)
 	return true
 }
+func (o *recordingOwner) serveRun(*Conn, []*protocol.Command) bool { panic("not used") }
 
 func frames(t *testing.T, codes ...int16) []byte {
 	var b []byte
@@ -57,7 +58,7 @@ func frames(t *testing.T, codes ...int16) []byte {
 // order they came, and the others one by one; a lone runnable request
 // is dispatched as any other, and a run is cut at maxRun.
 func TestRequestsOfOneReadMakeARun(t *testing.T) {
-	o := &runOwner{}
+	o := &recordingOwner{}
 	c := newConn(o, nil, "peer", "local", 1<<24, 0, quietLogger())
 	seq := []int16{codeRun, codeRun, codeEcho, codeRun, codeEcho, codeRun}
 	if err := c.feed(frames(t, seq...)); err != nil {

@@ -30,11 +30,6 @@ func (o *poolOwner) spawn(fn func()) bool {
 func (o *poolOwner) dispatch(*Conn, *protocol.Command) bool      { panic("not used") }
 func (o *poolOwner) serveRequest(_ *Conn, req *protocol.Command) { o.fn(req) }
 func (o *poolOwner) connClosed(*Conn, error)                     {}
-func (o *poolOwner) runnable(int16) bool                         { return false }
-func (o *poolOwner) dispatchRun(*Conn, []*protocol.Command, [][]byte) bool {
-	panic("not used")
-}
-func (o *poolOwner) serveRun(*Conn, []*protocol.Command) bool { panic("not used") }
 
 func newTestPool(fn func(req *protocol.Command)) (*workerPool, *poolOwner, *Conn) {
 	o := &poolOwner{fn: fn}
