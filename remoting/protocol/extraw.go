@@ -136,10 +136,22 @@ func internKey(key []byte) string {
 
 // internValue is internKey for values.
 func internValue(val []byte) string {
-	if v, ok := commonExtValues[string(val)]; ok {
+	if v, ok := commonExtValue(val); ok {
 		return v
 	}
 	return string(val)
+}
+
+// commonExtValue returns the shared string of val when it is one of
+// commonExtValues. A longer value is not looked up: hashing a send's
+// properties (a hundred bytes and more) to learn that they are not "true"
+// was a tenth of a send header's decode.
+func commonExtValue(val []byte) (string, bool) {
+	if len(val) > maxCommonExtValue {
+		return "", false
+	}
+	v, ok := commonExtValues[string(val)]
+	return v, ok
 }
 
 // rawField is one ext field of a raw section.
@@ -153,6 +165,11 @@ type rawFields struct {
 	n     int
 	small [24]rawField
 	more  []rawField
+	// letter[k-'a'] is 1 + the index of the last field whose key is the
+	// one lowercase letter k, 0 for none: the short keys of the V2 send
+	// header ("a" to "n"), read in one step instead of a scan each (a
+	// header is read one get per field).
+	letter [26]uint8
 }
 
 func (t *rawFields) add(key, val []byte) {
@@ -161,19 +178,40 @@ func (t *rawFields) add(key, val []byte) {
 	} else {
 		t.more = append(t.more, rawField{key, val})
 	}
+	if len(key) == 1 && key[0]-'a' < 26 {
+		if t.n < 255 {
+			t.letter[key[0]-'a'] = uint8(t.n + 1)
+		} else {
+			t.letter[key[0]-'a'] = 0 // past the index: get scans
+		}
+	}
 	t.n++
 }
 
-// get returns the last value of key.
+// at is the i'th field.
+func (t *rawFields) at(i int) *rawField {
+	if i < len(t.small) {
+		return &t.small[i]
+	}
+	return &t.more[i-len(t.small)]
+}
+
+// get returns the last value of key. The keys' lengths and first bytes
+// are compared before their bytes: most keys of a header differ there,
+// and a full comparison is a call.
 func (t *rawFields) get(key string) ([]byte, bool) {
-	for i := len(t.more) - 1; i >= 0; i-- {
-		if string(t.more[i].key) == key {
-			return t.more[i].val, true
+	if len(key) == 1 && key[0]-'a' < 26 {
+		if i := t.letter[key[0]-'a']; i > 0 {
+			return t.at(int(i) - 1).val, true
+		}
+		if t.n < 255 {
+			return nil, false // every one-letter key of the first 255 is indexed
 		}
 	}
-	for i := min(t.n, len(t.small)) - 1; i >= 0; i-- {
-		if string(t.small[i].key) == key {
-			return t.small[i].val, true
+	for i := t.n - 1; i >= 0; i-- {
+		f := t.at(i)
+		if len(f.key) == len(key) && (key == "" || f.key[0] == key[0]) && string(f.key) == key {
+			return f.val, true
 		}
 	}
 	return nil, false

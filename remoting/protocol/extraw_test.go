@@ -419,3 +419,38 @@ func TestStringsReused(t *testing.T) {
 		t.Fatalf("values were shared that should not be: %q", c.Topic)
 	}
 }
+
+// TestRawFieldsGet: a raw table reads every key as its last value, as the
+// map does, whether the key is one letter (indexed) or longer (scanned),
+// in the fixed array or past it, and past the 255 fields the letter index
+// covers.
+func TestRawFieldsGet(t *testing.T) {
+	for _, n := range []int{0, 1, 14, 24, 25, 254, 255, 256, 300} {
+		var tab rawFields
+		want := map[string]string{}
+		keys := []string{"a", "b", "n", "z", "", "topic", "A", "{", "ab"}
+		for i := range n {
+			k := keys[(i*7)%len(keys)]
+			v := strconv.Itoa(i)
+			tab.add([]byte(k), []byte(v))
+			want[k] = v
+		}
+		for _, k := range append(keys, "c", "queueId") {
+			got, ok := tab.get(k)
+			w, wok := want[k]
+			if ok != wok || string(got) != w {
+				t.Errorf("%d fields: get(%q) = %q %v, want %q %v", n, k, got, ok, w, wok)
+			}
+		}
+	}
+	// A letter first seen in the index's range and again past it.
+	var tab rawFields
+	tab.add([]byte("g"), []byte("first"))
+	for range 300 {
+		tab.add([]byte("x1"), []byte("-"))
+	}
+	tab.add([]byte("g"), []byte("last"))
+	if got, ok := tab.get("g"); !ok || string(got) != "last" {
+		t.Errorf("get(g) past the index = %q %v, want last", got, ok)
+	}
+}

@@ -142,7 +142,7 @@ type Strings struct {
 const maxRecentString = 96
 
 func (s *Strings) of(b []byte) string {
-	if v, ok := commonExtValues[string(b)]; ok {
+	if v, ok := commonExtValue(b); ok {
 		return v
 	}
 	if len(b) > maxRecentString {

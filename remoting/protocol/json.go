@@ -228,11 +228,12 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy, rawAnswers bool) (*Comman
 					return nil, err
 				}
 			case "extFields":
-				// Lazy only when the code is known by now (every RocketMQ
-				// client writes it first). The flag may come after: kept
-				// raw here whenever it could be a response, keepRaw
-				// decides at the end.
-				if err := d.extFields(c, codeSeen && lazy && (lazyExtCode(c.Code) || rawAnswers)); err != nil {
+				// A request's are lazy when its code is known by now
+				// (every RocketMQ client writes it first). The flag may
+				// come after, so with rawAnswers they are kept raw
+				// whenever this could be a response, code or not, and
+				// keepRaw decides at the end.
+				if err := d.extFields(c, lazy && (codeSeen && lazyExtCode(c.Code) || rawAnswers)); err != nil {
 					return nil, err
 				}
 			default:
@@ -729,6 +730,15 @@ var commonExtKeys = internTable(
 var commonExtValues = internTable(
 	"", "true", "false", "TBW102", "TAG", "-1", "20000", "DefaultRegion", "16",
 )
+
+// maxCommonExtValue is the length of the longest of commonExtValues.
+var maxCommonExtValue = func() int {
+	n := 0
+	for v := range commonExtValues {
+		n = max(n, len(v))
+	}
+	return n
+}()
 
 func internTable(s ...string) map[string]string {
 	m := make(map[string]string, len(s))
