@@ -63,11 +63,7 @@ func (cl *Client) HandleDefault(h Handler) { cl.handlers.set(0, h, true) }
 // Invoke sends req to addr and waits for the response; see Conn.Invoke. The
 // connection is dialled if there is none.
 func (cl *Client) Invoke(ctx context.Context, addr string, req *protocol.Command) (*protocol.Command, error) {
-	c, err := cl.Conn(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	return c.Invoke(ctx, req)
+	return cl.InvokeWith(ctx, addr, req, CallOptions{})
 }
 
 // InvokeWith is Invoke with opts; see Conn.InvokeWith. When it has to

@@ -49,9 +49,15 @@ var putFrameHook atomic.Pointer[func([]byte)]
 
 // pooledFrame reports whether a frame has the capacity of a pool's buffers,
 // so that putFrame takes it.
-func pooledFrame(b []byte) bool {
+func pooledFrame(b []byte) bool { return poolOf(b) >= 0 }
+
+// poolOf returns the pool whose buffers have b's capacity, or -1.
+func poolOf(b []byte) int {
 	k := frameClass(cap(b))
-	return k >= 0 && cap(b) == 1<<(k+minFrameShift)
+	if k < 0 || cap(b) != 1<<(k+minFrameShift) {
+		return -1
+	}
+	return k
 }
 
 // frameClass returns the pool of a frame of n bytes, or -1.
@@ -87,11 +93,11 @@ func getFrame(n int) []byte {
 // putFrame gives a frame back to its pool when its capacity is exactly a
 // class's; any other is left to the collector.
 func putFrame(b []byte) {
-	if !pooledFrame(b) {
+	k := poolOf(b)
+	if k < 0 {
 		return
 	}
 	b = b[:cap(b)]
-	k := frameClass(len(b))
 	if poisonFrames {
 		for i := range b {
 			b[i] = 0xA5

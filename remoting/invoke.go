@@ -42,6 +42,18 @@ func getSyncCall(raw bool) *call {
 	return cl
 }
 
+// arm starts the call's timer for wait, reusing a pooled call's, and
+// returns its channel. An expiry of the timer's last use that nobody read
+// is not delivered: Reset discards it (Go 1.23 timers, go.mod's go line).
+func (cl *call) arm(wait time.Duration) <-chan time.Time {
+	if cl.timer == nil {
+		cl.timer = time.NewTimer(wait)
+	} else {
+		cl.timer.Reset(wait)
+	}
+	return cl.timer.C
+}
+
 func putSyncCall(cl *call) {
 	if cl.timer != nil {
 		cl.timer.Stop()
@@ -124,12 +136,7 @@ func (c *Conn) invoke(ctx context.Context, cmd *protocol.Command, opts CallOptio
 
 	var timeout <-chan time.Time
 	if !ctxFirst {
-		if cl.timer == nil {
-			cl.timer = time.NewTimer(wait)
-		} else {
-			cl.timer.Reset(wait)
-		}
-		timeout = cl.timer.C
+		timeout = cl.arm(wait)
 	}
 	select {
 	case <-cl.done:

@@ -69,9 +69,9 @@ func TestRawAnswer(t *testing.T) {
 }
 
 // TestCallOptionsTimeout: CallOptions.Timeout bounds a call in place of the
-// configured call timeout, a ctx deadline that comes first still wins, and
-// a pooled call whose timer fired serves the next call with a fresh one (a
-// stale expiry would end that call at once).
+// configured call timeout, a call after a timed-out one is not ended by
+// its timer (TestPooledCallTimer checks the pooled timer itself), and a ctx
+// deadline that comes first still wins.
 func TestCallOptionsTimeout(t *testing.T) {
 	var mu sync.Mutex
 	delay := map[string]time.Duration{}
@@ -108,8 +108,7 @@ func TestCallOptionsTimeout(t *testing.T) {
 		if el := time.Since(start); el > 5*time.Second {
 			t.Fatalf("round %d: the call's timeout was not its own: it waited %v", round, el)
 		}
-		// The same goroutine gets the pooled call back: its timer must
-		// not end this call early.
+		// Often the timed-out call comes back from the pool for this one.
 		resp, err := cl.InvokeWith(context.Background(), s.Addr(), req("slowish"), CallOptions{Timeout: 10 * time.Second})
 		if err != nil || resp.Ext("k") != "slowish" {
 			t.Fatalf("round %d: a call after a timed-out one: %v %v", round, resp, err)
@@ -132,23 +131,29 @@ func TestCallOptionsTimeout(t *testing.T) {
 }
 
 // TestPooledCallTimer: a pooled call's timer that fired while nobody
-// waited on it must not fire for the call's next user. The pooled call
-// relies on Go 1.23's timers (go.mod's go line): Stop and Reset discard a
-// pending expiry, where older timers kept it buffered in C. Tested on one
-// call, not through the pool, which may hand another call to the next Get.
+// waited on it must not fire again when the call is armed for its next
+// use (call.arm, as invoke arms it), and fires at the time it is armed
+// for. Tested on one call, not through the
+// pool, which may hand another call to the next Get.
 func TestPooledCallTimer(t *testing.T) {
 	cl := getSyncCall(false)
-	cl.timer = time.NewTimer(time.Millisecond)
+	cl.arm(time.Millisecond)
 	time.Sleep(20 * time.Millisecond) // fired; C not read
 	putSyncCall(cl)
-	cl.timer.Reset(time.Hour) // as invoke re-arms a pooled call's timer
+	if cl.resp != nil || cl.err != nil || len(cl.done) != 0 {
+		t.Fatalf("a pooled call kept its previous outcome: resp %v, err %v, %d done", cl.resp, cl.err, len(cl.done))
+	}
 	select {
-	case <-cl.timer.C:
+	case <-cl.arm(time.Hour):
 		t.Fatal("a pooled call's timer delivered the expiry of its previous use")
 	case <-time.After(50 * time.Millisecond):
 	}
-	if cl.resp != nil || cl.err != nil || len(cl.done) != 0 {
-		t.Fatalf("a pooled call kept its previous outcome: resp %v, err %v, %d done", cl.resp, cl.err, len(cl.done))
+	putSyncCall(cl)
+	// And armed again, it fires at its new time.
+	select {
+	case <-cl.arm(5 * time.Millisecond):
+	case <-time.After(5 * time.Second):
+		t.Fatal("a pooled call's timer, armed again, did not fire")
 	}
 	putSyncCall(cl)
 }
