@@ -19,6 +19,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/runnelmq/runnel/remoting"
 	"io"
 	"os"
 	"os/signal"
@@ -38,14 +39,15 @@ func main() {
 	flag.IntVar(&w.Producers, "producers", 16, "goroutines sending synchronously")
 	flag.DurationVar(&w.Timeout, "timeout", 5*time.Minute, "longest produce or consume phase")
 	runs := flag.Int("runs", 3, "rounds; each runs every system once")
-	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official, runnel-batch, runnel-topics")
+	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official, runnel-batch, runnel-topics; a Runnel system may name its transport, as runnel@netpoll")
+	transport := flag.String("transport", defaultTransport, "the in-process Runnel cluster's remoting transport where a system names none: std or netpoll")
 	batch := flag.Int("batch", 32, "messages per send of the runnel-batch system")
 	topics := flag.Int("topics", 1000, "topics (8 queues each) the runnel-topics system spreads its sends over; it does not consume")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (every system, server and client: they share this process) to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the whole run to this file when it ends")
 	traceFile := flag.String("trace", "", "write an execution trace of the whole run to this file (go tool trace; keep -msgs small)")
 	flag.Parse()
-	systems, err := pickSystems(*only, *batch, *topics)
+	systems, err := pickSystems(*only, *batch, *topics, *transport)
 	if err == nil && (w.Msgs < 1 || w.Size < 1 || w.Producers < 1 || *runs < 1) {
 		err = fmt.Errorf("-msgs, -size, -producers and -runs must be at least 1")
 	}
@@ -83,26 +85,36 @@ func main() {
 	}
 }
 
-func pickSystems(list string, batch, topics int) ([]System, error) {
+func pickSystems(list string, batch, topics int, transport string) ([]System, error) {
 	var out []System
 	for _, name := range strings.Split(list, ",") {
-		switch strings.TrimSpace(name) {
+		name, tr, _ := strings.Cut(strings.TrimSpace(name), "@")
+		if tr == "" {
+			tr = transport
+		}
+		if tr != remoting.TransportStd && tr != remoting.TransportNetpoll {
+			return nil, fmt.Errorf("-systems %s@%s / -transport: unknown transport %q (want std or netpoll)", name, tr, tr)
+		}
+		if name == "nats" && tr != transport {
+			return nil, fmt.Errorf("-systems: nats@%s: a transport is Runnel's", tr)
+		}
+		switch name {
 		case "runnel":
-			out = append(out, &runnelSystem{})
+			out = append(out, &runnelSystem{Transport: tr})
 		case "runnel-batch":
 			if batch < 2 {
 				return nil, fmt.Errorf("-batch must be at least 2 for runnel-batch")
 			}
-			out = append(out, &runnelSystem{Batch: batch})
+			out = append(out, &runnelSystem{Batch: batch, Transport: tr})
 		case "runnel-topics":
 			if topics < 2 {
 				return nil, fmt.Errorf("-topics must be at least 2 for runnel-topics")
 			}
-			out = append(out, &runnelSystem{Topics: topics})
+			out = append(out, &runnelSystem{Topics: topics, Transport: tr})
 		case "nats":
 			out = append(out, natsSystem{})
 		case "official":
-			out = append(out, &officialSystem{})
+			out = append(out, &officialSystem{Transport: tr})
 		default:
 			return nil, fmt.Errorf("-systems: unknown system %q (want runnel, nats, official, runnel-batch, runnel-topics)", name)
 		}
@@ -142,8 +154,9 @@ func compare(ctx context.Context, out io.Writer, w Workload, systems []System, r
 }
 
 // summarize prints each system's median rates and its median ratios to
-// NATS and to plain runnel in the same round (when they ran; the
-// runnel-batch and runnel-topics goals are ratios to plain runnel).
+// NATS and to plain runnel on the same transport in the same round (when
+// they ran; the runnel-batch and runnel-topics goals are ratios to plain
+// runnel).
 func summarize(out io.Writer, rounds [][]Result) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\tproduce vs runnel\tCPU µs/msg produce\tconsume\n", len(rounds))
@@ -159,7 +172,7 @@ func summarize(out io.Writer, rounds [][]Result) {
 					consRatio = append(consRatio, r.ConsumeRate()/n.ConsumeRate())
 				}
 			}
-			if n, ok := find(round, "runnel"); ok {
+			if n, ok := find(round, plainRunnel(r.System)); ok {
 				runnelRatio = append(runnelRatio, r.ProduceRate()/n.ProduceRate())
 			}
 		}
@@ -174,6 +187,14 @@ func summarize(out io.Writer, rounds [][]Result) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%s\n", first.System, median(prod), consumed, ratio(prodRatio), ratio(consRatio), ratio(runnelRatio), median(prodCPU), consumedCPU)
 	}
 	_ = tw.Flush()
+}
+
+// plainRunnel names the plain runnel system on system's transport.
+func plainRunnel(system string) string {
+	if _, tr, ok := strings.Cut(system, "@"); ok {
+		return "runnel@" + tr
+	}
+	return "runnel"
 }
 
 func find(round []Result, system string) (Result, bool) {

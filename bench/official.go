@@ -15,15 +15,19 @@ import (
 
 // officialSystem is Runnel driven by the official RocketMQ Go client
 // (github.com/apache/rocketmq-client-go/v2): SendSync and a push consumer.
-type officialSystem struct{ seq int }
+// Transport is the cluster's remoting transport (default defaultTransport).
+type officialSystem struct {
+	Transport string
+	seq       int
+}
 
-func (*officialSystem) Name() string { return "official" }
+func (s *officialSystem) Name() string { return withTransport("official", s.Transport) }
 
 func (s *officialSystem) Run(ctx context.Context, dir string, w Workload) (res Result, err error) {
 	rlog.SetLogLevel("fatal")
 	s.seq++
 	res.System, res.Msgs = s.Name(), w.Msgs
-	cl, err := startRunnel(ctx, dir, []string{benchTopic})
+	cl, err := startRunnel(ctx, dir, s.Transport, []string{benchTopic})
 	if err != nil {
 		return res, err
 	}

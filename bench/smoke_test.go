@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/runnelmq/runnel/remoting"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func runSmoke(t *testing.T, systems ...System) {
 }
 
 func TestSmokeRunnelAndNATS(t *testing.T) {
-	runSmoke(t, &runnelSystem{}, natsSystem{})
+	runSmoke(t, &runnelSystem{}, &runnelSystem{Transport: remoting.TransportNetpoll}, natsSystem{})
 }
 
 // The batch and topic-spread variants move every message too (the spread
@@ -54,6 +55,59 @@ func TestSmokeRunnelBatchAndTopics(t *testing.T) {
 	}
 	if res.System != "runnel-topics20" || res.Msgs != smoke.Msgs || res.Produce.Wall <= 0 || res.Consume != (phase{}) {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestPickSystems(t *testing.T) {
+	names := func(systems []System) string {
+		var out []string
+		for _, s := range systems {
+			out = append(out, s.Name())
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		list, transport, want, err string
+	}{
+		{list: "runnel, nats,official", transport: "std", want: "runnel,nats,official"},
+		{list: "runnel,runnel@netpoll,runnel-batch@netpoll,official@netpoll", transport: "std",
+			want: "runnel,runnel@netpoll,runnel-batch32@netpoll,official@netpoll"},
+		// Where -transport is netpoll, the names say so, and @std is the default's.
+		{list: "runnel,runnel-topics,runnel@std,nats", transport: "netpoll", want: "runnel@netpoll,runnel-topics20@netpoll,runnel,nats"},
+		{list: "runnel@quic", transport: "std", err: `unknown transport "quic"`},
+		{list: "runnel", transport: "", err: `unknown transport ""`},
+		{list: "nats@netpoll", transport: "std", err: "a transport is Runnel's"},
+		{list: "kafka", transport: "std", err: `unknown system "kafka"`},
+	} {
+		systems, err := pickSystems(c.list, 32, 20, c.transport)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("pickSystems(%q, %q): error %v, want one saying %q", c.list, c.transport, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("pickSystems(%q, %q): %v", c.list, c.transport, err)
+		case c.err == "" && names(systems) != c.want:
+			t.Errorf("pickSystems(%q, %q) = %s, want %s", c.list, c.transport, names(systems), c.want)
+		}
+	}
+}
+
+// Each row's "vs runnel" is to plain runnel on its own transport.
+func TestSummaryRatiosByTransport(t *testing.T) {
+	ph := func(wall time.Duration) phase { return phase{Wall: wall, CPU: time.Millisecond} }
+	round := []Result{
+		{System: "runnel", Msgs: 100, Produce: ph(time.Second)},
+		{System: "runnel-batch32", Msgs: 100, Produce: ph(time.Second / 4)},
+		{System: "runnel@netpoll", Msgs: 100, Produce: ph(2 * time.Second)},
+		{System: "runnel-batch32@netpoll", Msgs: 100, Produce: ph(time.Second / 2)},
+	}
+	var out bytes.Buffer
+	summarize(&out, [][]Result{round})
+	want := map[string]string{"runnel": "1.00x", "runnel-batch32": "4.00x", "runnel@netpoll": "1.00x", "runnel-batch32@netpoll": "4.00x"}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		f := strings.Fields(line)
+		if f[5] != want[f[0]] {
+			t.Errorf("%s: produce vs runnel %s, want %s\n%s", f[0], f[5], want[f[0]], out.String())
+		}
 	}
 }
 
