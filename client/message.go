@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
@@ -167,11 +169,51 @@ func (m *Message) delayed() int {
 	return n
 }
 
-// encodeBatch lays messages end to end in the batch body format.
-func encodeBatch(msgs []*protocol.Message) ([]byte, error) {
-	b, err := protocol.AppendBatch(nil, msgs)
+// encodeBatch lays messages end to end in the batch body format, after
+// dst.
+func encodeBatch(dst []byte, msgs []*protocol.Message) ([]byte, error) {
+	b, err := protocol.AppendBatch(dst, msgs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	return b, nil
+}
+
+// Recycled batch bodies.
+//
+// A batch's body (32 KiB and more for 32 1 KiB messages) is garbage as
+// soon as its send is written: the connection copies a request into its
+// write buffer before the call waits for the answer. A batch send made it
+// anew each time, a quarter of the bytes a batch producer allocated. Send
+// and SendAsync give theirs back once their last attempt returned; in a
+// test binary it is overwritten first, so that anything that kept a piece
+// of it reads garbage and fails its test.
+var batchBodies sync.Pool // *[]byte
+
+// maxPooledBatchBody bounds the bodies kept: a rare huge batch does not
+// pin its memory.
+const maxPooledBatchBody = 256 << 10
+
+// poisonBatchBodies says whether a body given back is overwritten first.
+var poisonBatchBodies = testing.Testing()
+
+func getBatchBody() *[]byte {
+	if v, ok := batchBodies.Get().(*[]byte); ok {
+		return v
+	}
+	return new([]byte)
+}
+
+func putBatchBody(b *[]byte) {
+	if cap(*b) > maxPooledBatchBody {
+		return
+	}
+	if poisonBatchBodies {
+		full := (*b)[:cap(*b)]
+		for i := range full {
+			full[i] = 0xA5
+		}
+	}
+	*b = (*b)[:0]
+	batchBodies.Put(b)
 }

@@ -234,7 +234,9 @@ func (p *Producer) Send(ctx context.Context, msgs ...*Message) (SendResult, erro
 	if err := p.prepareInto(msgs, &req); err != nil {
 		return SendResult{}, err
 	}
-	return p.sendWithRetry(ctx, inst, &req, p.cfg.RetryTimes, false)
+	res, err := p.sendWithRetry(ctx, inst, &req, p.cfg.RetryTimes, false)
+	req.release()
+	return res, err
 }
 
 // SendAsync sends like Send in the background and calls cb once with the
@@ -266,7 +268,9 @@ func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), ms
 		defer p.wg.Done()
 		// The caller's ctx may end as soon as SendAsync returns; the send
 		// keeps only its values and is bounded by SendTimeout.
-		cb(p.sendWithRetry(context.WithoutCancel(ctx), inst, req, p.cfg.RetryTimes, false))
+		res, err := p.sendWithRetry(context.WithoutCancel(ctx), inst, req, p.cfg.RetryTimes, false)
+		req.release()
+		cb(res, err)
 	}()
 	return nil
 }
@@ -295,6 +299,8 @@ type sendRequest struct {
 	flag    int32
 	props   string
 	body    []byte
+	// pooled holds body when it is a recycled batch body (release).
+	pooled *[]byte
 	// id is a single message's UNIQ_KEY; ids are a batch's.
 	id  string
 	ids []string
@@ -366,15 +372,27 @@ func (p *Producer) prepareInto(msgs []*Message, r *sendRequest) error {
 		r.ids = append(r.ids, id)
 		inner[i] = &protocol.Message{Topic: m.Topic, Flag: m.Flag, Properties: props, Body: m.Body}
 	}
-	body, err := encodeBatch(inner)
+	buf := getBatchBody()
+	body, err := encodeBatch(*buf, inner)
 	if err != nil {
+		putBatchBody(buf)
 		return err
 	}
+	*buf = body
 	if len(body) > p.cfg.MaxMessageSize {
+		putBatchBody(buf)
 		return fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte limit", ErrBadMessage, len(body), p.cfg.MaxMessageSize)
 	}
-	r.body = body
+	r.body, r.pooled = body, buf
 	return nil
+}
+
+// release gives a batch's body back once no attempt will send it again.
+func (r *sendRequest) release() {
+	if r.pooled != nil {
+		putBatchBody(r.pooled)
+		r.pooled, r.body = nil, nil
+	}
 }
 
 // retryable reports whether a send answer may succeed on another broker.

@@ -43,7 +43,7 @@ func TestEncodeBatchLayout(t *testing.T) {
 		{Flag: 3, Body: []byte("one"), Properties: map[string]string{"TAGS": "A"}},
 		{Body: bytes.Repeat([]byte{7}, 300)},
 	}
-	out, err := encodeBatch(msgs)
+	out, err := encodeBatch(nil, msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,5 +203,49 @@ func TestWireProperties(t *testing.T) {
 	m := &Message{Topic: "T", Tags: "b", Keys: []string{"k1", "k2"}, Properties: map[string]string{"TAGS": "old", "A": "2"}}
 	if got, want := m.wireProperties("ID1"), "A\x012\x02KEYS\x01k1 k2\x02TAGS\x01b\x02UNIQ_KEY\x01ID1\x02"; got != want {
 		t.Errorf("wire properties %q, want %q", got, want)
+	}
+}
+
+// TestBatchBodyRecycled: a batch's body is a recycled buffer that release
+// gives back (overwritten, in a test binary), and nothing else is: a
+// single message's body is its caller's.
+func TestBatchBodyRecycled(t *testing.T) {
+	cfg := DefaultProducerConfig()
+	cfg.Client = testClient("127.0.0.1:1")
+	p, err := NewProducer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := bytes.Repeat([]byte{'m'}, 1024)
+	batch := make([]*Message, 32)
+	for i := range batch {
+		batch[i] = &Message{Topic: "T", Body: payload}
+	}
+	var r sendRequest
+	if err := p.prepareInto(batch, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.pooled == nil || len(*r.pooled) != len(r.body) || &(*r.pooled)[0] != &r.body[0] {
+		t.Fatal("a batch's body is not the recycled buffer")
+	}
+	body := r.body
+	r.release()
+	if r.pooled != nil || r.body != nil {
+		t.Fatal("release left the body with the request")
+	}
+	if len(bytes.Trim(body, "\xa5")) != 0 {
+		t.Fatal("the body given back was not overwritten")
+	}
+
+	one := &Message{Topic: "T", Body: payload}
+	if err := p.prepareInto([]*Message{one}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.pooled != nil {
+		t.Fatal("a single message's body was taken for recycling")
+	}
+	r.release()
+	if !bytes.Equal(one.Body, bytes.Repeat([]byte{'m'}, 1024)) {
+		t.Fatal("release touched a single message's body")
 	}
 }

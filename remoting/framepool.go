@@ -29,16 +29,17 @@ import (
 
 // Frames of minPooledFrame..maxPooledFrame bytes come from the pools, in
 // classes of powers of two from 2 KiB: a 1 KiB message's send (about 1.2
-// KiB) takes a 2 KiB buffer. Smaller frames cost little to allocate, and
-// larger ones are rare enough.
+// KiB) takes a 2 KiB buffer, a batch of 32 of them (about 37 KiB) a 64 KiB
+// one. Smaller frames cost little to allocate; larger ones are rare, and
+// a pool of them would pin megabytes between collections.
 const (
 	minPooledFrame = 1 << 10
-	maxPooledFrame = 16 << 10
+	maxPooledFrame = 64 << 10
 	minFrameShift  = 11 // the smallest class, 2 KiB
 )
 
 // framePools hold *[N]byte, so that putting one back allocates nothing.
-var framePools [4]sync.Pool
+var framePools [6]sync.Pool
 
 // poisonFrames says whether a frame put back is overwritten first: in test
 // binaries.
@@ -85,6 +86,10 @@ func getFrame(n int) []byte {
 			return a[:0]
 		case *[16 << 10]byte:
 			return a[:0]
+		case *[32 << 10]byte:
+			return a[:0]
+		case *[64 << 10]byte:
+			return a[:0]
 		}
 	}
 	return make([]byte, 0, 1<<(k+minFrameShift))
@@ -115,5 +120,9 @@ func putFrame(b []byte) {
 		framePools[2].Put((*[8 << 10]byte)(b))
 	case 3:
 		framePools[3].Put((*[16 << 10]byte)(b))
+	case 4:
+		framePools[4].Put((*[32 << 10]byte)(b))
+	case 5:
+		framePools[5].Put((*[64 << 10]byte)(b))
 	}
 }
