@@ -7,6 +7,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/namesrv"
+	"github.com/runnelmq/runnel/remoting"
 )
 
 // BenchmarkEndToEnd measures produce-and-consume throughput with this
@@ -16,13 +21,30 @@ import (
 // consumed. Run it short:
 //
 //	go test -run ^$ -bench EndToEnd -benchtime 2000x ./client/
+//
+// runnel-std is the cluster on the standard library's transport, which in
+// one process with its clients measured faster than netpoll
+// (docs/performance.md, session 17). Run each alone (-bench
+// 'EndToEnd/^runnel$' and 'EndToEnd/^runnel-std$'): a netpoll server's
+// start adds a P to the process (remoting.addPollerProcs).
 func BenchmarkEndToEnd(b *testing.B) {
-	b.Run("runnel", func(b *testing.B) {
-		c := startCluster(b)
-		be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
-		b.Run("single", func(b *testing.B) { benchEndToEnd(b, be, 1) })
-		b.Run("batch32", func(b *testing.B) { benchEndToEnd(b, be, 32) })
-	})
+	for _, c := range []struct {
+		name string
+		opts []cluster.Option
+	}{
+		{"runnel", nil},
+		{"runnel-std", []cluster.Option{
+			cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.Transport = remoting.TransportStd }),
+			cluster.Configure(func(_ int, cfg *broker.Config) { cfg.Transport = remoting.TransportStd }),
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			c := startCluster(b, c.opts...)
+			be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
+			b.Run("single", func(b *testing.B) { benchEndToEnd(b, be, 1) })
+			b.Run("batch32", func(b *testing.B) { benchEndToEnd(b, be, 32) })
+		})
+	}
 }
 
 func benchEndToEnd(b *testing.B, be *backend, batch int) {
