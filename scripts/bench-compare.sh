@@ -8,6 +8,11 @@
 # The comparison is its own module (bench/), so the main module does not
 # depend on nats-server.
 #
+# Runnel runs in this process beside its clients, as NATS does, on the
+# standard library's transport (a broker in its own process serves with
+# netpoll; docs/performance.md, session 17, measures both): a Runnel system
+# may name its transport (runnel@netpoll), and -transport sets the default.
+#
 # Two more Runnel rows measure #18's goals that are ratios to plain Runnel:
 # runnel-batch (sends of -batch messages, default 32) and runnel-topics
 # (sends spread over -topics topics, default 1000; produce only).
