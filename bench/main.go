@@ -19,7 +19,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/runnelmq/runnel/remoting"
 	"io"
 	"os"
 	"os/signal"
@@ -30,6 +29,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/runnelmq/runnel/remoting"
 )
 
 func main() {

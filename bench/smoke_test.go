@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/runnelmq/runnel/remoting"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/remoting"
 )
 
 // smoke is a workload small enough for a test run.
