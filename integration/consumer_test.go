@@ -242,11 +242,13 @@ func TestResumeFromCommittedOffsets(t *testing.T) {
 	first := newCollector()
 	pc := newPushConsumer(t, c, group, topic, "*", first.add)
 	testwait.For(t, 20*time.Second, "first batch", func() bool { return first.len() == 40 })
-	pc.shutdown() // persists its offsets with oneway updates as it closes
-	// Those updates travel on the old connection and the new instance's
-	// offset queries on another; the broker orders requests per connection,
-	// not across them, so wait until the updates are applied.
-	waitCommitted(t, c, group, topic, 40)
+	// Committed while the consumer runs (it persists every 5 s), not
+	// after its Shutdown: that may persist before the offset of the batch
+	// whose listener just returned (waitCommittedToEnd), and the next
+	// instance would be handed it again. The updates a client sends as it
+	// closes, unanswered, are TestOffsetUpdateBeforeReset's (broker).
+	waitCommittedToEnd(t, c, group, topic, 4)
+	pc.shutdown()
 
 	sendN(t, p, topic, "two", 40, "")
 	second := newCollector()
@@ -306,13 +308,17 @@ func TestIdleConsumerDoesNotPoll(t *testing.T) {
 func waitCommitted(t *testing.T, c *cluster.Cluster, group, topic string, want int64) {
 	t.Helper()
 	// 30 s: a running official consumer persists every 5 s.
-	testwait.For(t, 30*time.Second, fmt.Sprintf("offsets of %s committed up to %d", group, want), func() bool {
+	testwait.Until(t, 30*time.Second, fmt.Sprintf("offsets of %s committed up to %d", group, want), func() error {
 		var sum int64
+		offs := make([]int64, 4)
 		for q := range int32(4) {
-			off, _ := c.Broker(0).ConsumerOffset(group, topic, q)
-			sum += off
+			offs[q], _ = c.Broker(0).ConsumerOffset(group, topic, q)
+			sum += offs[q]
 		}
-		return sum == want
+		if sum != want {
+			return fmt.Errorf("queues committed to %v, %d in all", offs, sum)
+		}
+		return nil
 	})
 }
 
