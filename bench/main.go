@@ -192,10 +192,8 @@ func summarize(out io.Writer, rounds [][]Result) {
 
 // plainRunnel names the plain runnel system on system's transport.
 func plainRunnel(system string) string {
-	if _, tr, ok := strings.Cut(system, "@"); ok {
-		return "runnel@" + tr
-	}
-	return "runnel"
+	_, tr, _ := strings.Cut(system, "@")
+	return withTransport("runnel", tr)
 }
 
 func find(round []Result, system string) (Result, bool) {

@@ -28,7 +28,7 @@ import (
 // 'EndToEnd/^runnel$' and 'EndToEnd/^runnel-std$'): a netpoll server's
 // start adds a P to the process (remoting.addPollerProcs).
 func BenchmarkEndToEnd(b *testing.B) {
-	for _, c := range []struct {
+	for _, v := range []struct {
 		name string
 		opts []cluster.Option
 	}{
@@ -38,8 +38,8 @@ func BenchmarkEndToEnd(b *testing.B) {
 			cluster.Configure(func(_ int, cfg *broker.Config) { cfg.Transport = remoting.TransportStd }),
 		}},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			c := startCluster(b, c.opts...)
+		b.Run(v.name, func(b *testing.B) {
+			c := startCluster(b, v.opts...)
 			be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
 			b.Run("single", func(b *testing.B) { benchEndToEnd(b, be, 1) })
 			b.Run("batch32", func(b *testing.B) { benchEndToEnd(b, be, 32) })

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/poison"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/topicconf"
@@ -184,18 +184,14 @@ func encodeBatch(dst []byte, msgs []*protocol.Message) ([]byte, error) {
 // A batch's body (32 KiB and more for 32 1 KiB messages) is garbage as
 // soon as its send is written: the connection copies a request into its
 // write buffer before the call waits for the answer. A batch send made it
-// anew each time, a quarter of the bytes a batch producer allocated. Send
-// and SendAsync give theirs back once their last attempt returned; in a
-// test binary it is overwritten first, so that anything that kept a piece
-// of it reads garbage and fails its test.
+// anew each time, a quarter of the bytes a batch producer allocated.
+// sendWithRetry gives it back once its last attempt returned (overwritten
+// first in a test binary: package poison).
 var batchBodies sync.Pool // *[]byte
 
 // maxPooledBatchBody bounds the bodies kept: a rare huge batch does not
 // pin its memory.
 const maxPooledBatchBody = 256 << 10
-
-// poisonBatchBodies says whether a body given back is overwritten first.
-var poisonBatchBodies = testing.Testing()
 
 func getBatchBody() *[]byte {
 	if v, ok := batchBodies.Get().(*[]byte); ok {
@@ -208,12 +204,7 @@ func putBatchBody(b *[]byte) {
 	if cap(*b) > maxPooledBatchBody {
 		return
 	}
-	if poisonBatchBodies {
-		full := (*b)[:cap(*b)]
-		for i := range full {
-			full[i] = 0xA5
-		}
-	}
+	poison.Overwrite((*b)[:cap(*b)])
 	*b = (*b)[:0]
 	batchBodies.Put(b)
 }

@@ -234,9 +234,7 @@ func (p *Producer) Send(ctx context.Context, msgs ...*Message) (SendResult, erro
 	if err := p.prepareInto(msgs, &req); err != nil {
 		return SendResult{}, err
 	}
-	res, err := p.sendWithRetry(ctx, inst, &req, p.cfg.RetryTimes, false)
-	req.release()
-	return res, err
+	return p.sendWithRetry(ctx, inst, &req, p.cfg.RetryTimes, false)
 }
 
 // SendAsync sends like Send in the background and calls cb once with the
@@ -268,9 +266,7 @@ func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), ms
 		defer p.wg.Done()
 		// The caller's ctx may end as soon as SendAsync returns; the send
 		// keeps only its values and is bounded by SendTimeout.
-		res, err := p.sendWithRetry(context.WithoutCancel(ctx), inst, req, p.cfg.RetryTimes, false)
-		req.release()
-		cb(res, err)
+		cb(p.sendWithRetry(context.WithoutCancel(ctx), inst, req, p.cfg.RetryTimes, false))
 	}()
 	return nil
 }
@@ -387,7 +383,7 @@ func (p *Producer) prepareInto(msgs []*Message, r *sendRequest) error {
 	return nil
 }
 
-// release gives a batch's body back once no attempt will send it again.
+// release gives a batch's recycled body back; r is not sent again.
 func (r *sendRequest) release() {
 	if r.pooled != nil {
 		putBatchBody(r.pooled)
@@ -448,7 +444,11 @@ func (b *sendBudget) err() error {
 	return nil
 }
 
+// sendWithRetry sends r, to another broker after a retryable failure, up
+// to retries more times within SendTimeout. r is spent: a recycled batch
+// body goes back when it returns.
 func (p *Producer) sendWithRetry(ctx context.Context, inst *instance, r *sendRequest, retries int, oneway bool) (SendResult, error) {
+	defer r.release() // no attempt sends r again
 	b := newSendBudget(ctx, p.cfg.SendTimeout)
 	defer b.release()
 	inst.notePublish(r.topic)

@@ -4,7 +4,9 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
-	"testing"
+	"unsafe"
+
+	"github.com/runnelmq/runnel/internal/poison"
 )
 
 // Recycled request frames.
@@ -23,9 +25,7 @@ import (
 // Invariant: a frame is put back only by Conn.serveRun, after the run
 // handler returned and the run's answers (which carry no body of the
 // requests: checked there) were encoded into the write buffer. In a test
-// binary a frame put back is overwritten first, so that anything keeping a
-// piece of it reads garbage and fails its test rather than passing by
-// luck.
+// binary a frame put back is overwritten first (package poison).
 
 // Frames of minPooledFrame..maxPooledFrame bytes come from the pools, in
 // classes of powers of two from 2 KiB: a 1 KiB message's send (about 1.2
@@ -34,16 +34,15 @@ import (
 // a pool of them would pin megabytes between collections.
 const (
 	minPooledFrame = 1 << 10
-	maxPooledFrame = 64 << 10
 	minFrameShift  = 11 // the smallest class, 2 KiB
+	maxFrameShift  = 16 // the largest, 64 KiB
+	maxPooledFrame = 1 << maxFrameShift
 )
 
-// framePools hold *[N]byte, so that putting one back allocates nothing.
-var framePools [6]sync.Pool
-
-// poisonFrames says whether a frame put back is overwritten first: in test
-// binaries.
-var poisonFrames = testing.Testing()
+// framePools[k] holds buffers of exactly 1<<(k+minFrameShift) bytes, each
+// by its first byte: a pointer, so putting one back allocates nothing, and
+// the class says its length.
+var framePools [maxFrameShift - minFrameShift + 1]sync.Pool
 
 // putFrameHook, when set (by a test), sees each frame put back.
 var putFrameHook atomic.Pointer[func([]byte)]
@@ -76,23 +75,11 @@ func getFrame(n int) []byte {
 	if k < 0 {
 		return make([]byte, 0, n)
 	}
+	size := 1 << (k + minFrameShift)
 	if v := framePools[k].Get(); v != nil {
-		switch a := v.(type) {
-		case *[2 << 10]byte:
-			return a[:0]
-		case *[4 << 10]byte:
-			return a[:0]
-		case *[8 << 10]byte:
-			return a[:0]
-		case *[16 << 10]byte:
-			return a[:0]
-		case *[32 << 10]byte:
-			return a[:0]
-		case *[64 << 10]byte:
-			return a[:0]
-		}
+		return unsafe.Slice(v.(*byte), size)[:0]
 	}
-	return make([]byte, 0, 1<<(k+minFrameShift))
+	return make([]byte, 0, size)
 }
 
 // putFrame gives a frame back to its pool when its capacity is exactly a
@@ -103,26 +90,9 @@ func putFrame(b []byte) {
 		return
 	}
 	b = b[:cap(b)]
-	if poisonFrames {
-		for i := range b {
-			b[i] = 0xA5
-		}
-		if h := putFrameHook.Load(); h != nil {
-			(*h)(b)
-		}
+	poison.Overwrite(b)
+	if h := putFrameHook.Load(); h != nil {
+		(*h)(b)
 	}
-	switch k {
-	case 0:
-		framePools[0].Put((*[2 << 10]byte)(b))
-	case 1:
-		framePools[1].Put((*[4 << 10]byte)(b))
-	case 2:
-		framePools[2].Put((*[8 << 10]byte)(b))
-	case 3:
-		framePools[3].Put((*[16 << 10]byte)(b))
-	case 4:
-		framePools[4].Put((*[32 << 10]byte)(b))
-	case 5:
-		framePools[5].Put((*[64 << 10]byte)(b))
-	}
+	framePools[k].Put(unsafe.SliceData(b))
 }
