@@ -211,12 +211,13 @@ func (s *session) run(ctx context.Context) error {
 func (s *session) read(ctx context.Context, pull *client.PullConsumer, mqs []queue.MessageQueue, out *output, logger *slog.Logger) error {
 	p := s.plan
 	r := newReader(pull, p, out, logger)
-	fmt.Fprintf(s.stderr, "consumer: reading %s of %s\n", plural(len(mqs), "queue", "queues"), p.topic)
 	rctx, stopReading := context.WithCancel(ctx)
+	r.add(rctx, mqs, false)
+	fmt.Fprintf(s.stderr, "consumer: reading %s of %s\n", plural(len(mqs), "queue", "queues"), p.topic)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.run(rctx, mqs)
+		r.run(rctx)
 	}()
 	stopStatus := s.startStatus(ctx, out, r.queues, r)
 	reason := waitStop(ctx, out, p.idle, time.After)
@@ -235,12 +236,7 @@ func (s *session) read(ctx context.Context, pull *client.PullConsumer, mqs []que
 // timeout) is returned as its reason.
 func (s *session) waitForTopic(ctx context.Context, pull *client.PullConsumer) (mqs []queue.MessageQueue, appeared bool, reason stopReason, err error) {
 	p := s.plan
-	var idle <-chan time.Time
-	if p.idle > 0 {
-		t := time.NewTimer(p.idle)
-		defer t.Stop()
-		idle = t.C
-	}
+	deadline := time.Now().Add(p.idle) // for --idle-timeout
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, startTimeout)
 		mqs, err = pull.MessageQueues(callCtx, p.topic)
@@ -259,15 +255,14 @@ func (s *session) waitForTopic(ctx context.Context, pull *client.PullConsumer) (
 			appeared = true
 			fmt.Fprintf(s.stderr, "consumer: topic %s does not exist yet; waiting for it (Ctrl-C to stop)\n", p.topic)
 		}
-		t := time.NewTimer(topicWaitPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		wait := topicWaitPoll
+		if p.idle > 0 {
+			if wait = min(wait, time.Until(deadline)); wait <= 0 {
+				return nil, appeared, stopIdle, nil
+			}
+		}
+		if !pause(ctx, wait) {
 			return nil, appeared, stopSignal, nil
-		case <-idle:
-			t.Stop()
-			return nil, appeared, stopIdle, nil
-		case <-t.C:
 		}
 	}
 }

@@ -221,6 +221,24 @@ func checkGroups(t *testing.T, cl *cluster.Cluster, want ...string) {
 	}
 }
 
+// binaryCluster builds the binary, starts a cluster with topic of queues
+// queues and returns it with an official producer.
+func binaryCluster(t *testing.T, topic string, queues int) (*cluster.Cluster, rocketmq.Producer) {
+	t.Helper()
+	consumerBinary(t)
+	cl := cluster.Start(t)
+	createTopic(t, cl, topic, queues)
+	return cl, officialProducer(t, cl)
+}
+
+// withGroup is args with --group group, unless group is "".
+func withGroup(group string, args ...string) []string {
+	if group == "" {
+		return args
+	}
+	return append(args, "--group", group)
+}
+
 // createTopic creates topic with n queues on every broker.
 func createTopic(t *testing.T, cl *cluster.Cluster, topic string, n int) {
 	t.Helper()

@@ -20,11 +20,9 @@ import (
 // to exist, and with one the group's offsets are committed on exit,
 // exactly the printed messages per queue.
 func TestProcessPrintsExactlyWhatWasSent(t *testing.T) {
-	consumerBinary(t)
-	cl := cluster.Start(t)
 	const topic, n = "debug-orders", 12
-	createTopic(t, cl, topic, 4)
-	msgs := produce(t, officialProducer(t, cl), topic, 0, n, "TagA", "TagB")
+	cl, prod := binaryCluster(t, topic, 4)
+	msgs := produce(t, prod, topic, 0, n, "TagA", "TagB")
 
 	t.Run("json", func(t *testing.T) {
 		code, out, stderr := runConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--from", "first", "--max", fmt.Sprint(n), "--format", "json")
@@ -80,11 +78,7 @@ func TestProcessPrintsExactlyWhatWasSent(t *testing.T) {
 	// exactly those committed even though four queues are consumed at once.
 	for _, group := range []string{"", "debug-max"} {
 		t.Run("max group="+group, func(t *testing.T) {
-			args := []string{"--topic", topic, "--from", "first", "--max", "5", "--format", "json"}
-			if group != "" {
-				args = append(args, "--group", group)
-			}
-			code, out, stderr := runConsumer(t, cl.NamesrvAddr(), args...)
+			code, out, stderr := runConsumer(t, cl.NamesrvAddr(), withGroup(group, "--topic", topic, "--from", "first", "--max", "5", "--format", "json")...)
 			if code != 0 || len(out) != 5 {
 				t.Fatalf("exit %d, %d lines, want 0 and 5; stderr:\n%s", code, len(out), stderr)
 			}
@@ -121,11 +115,8 @@ func TestProcessIdleTimeoutExitsCleanly(t *testing.T) {
 // queue are exactly the messages it printed, including any it printed
 // while stopping.
 func TestProcessSIGINTMidStream(t *testing.T) {
-	consumerBinary(t)
-	cl := cluster.Start(t)
 	const topic = "stream"
-	createTopic(t, cl, topic, 4)
-	prod := officialProducer(t, cl)
+	cl, prod := binaryCluster(t, topic, 4)
 	produce(t, prod, topic, 0, 10, "TagA")
 
 	p := startConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--group", "debug-stream", "--from", "first", "--format", "json")
@@ -175,11 +166,9 @@ func TestProcessSIGINTMidStream(t *testing.T) {
 // TestProcessTagFilter: only messages whose tag is in the expression are
 // printed, and the filtered ones do not count as lag.
 func TestProcessTagFilter(t *testing.T) {
-	consumerBinary(t)
-	cl := cluster.Start(t)
 	const topic = "tagged"
-	createTopic(t, cl, topic, 2)
-	msgs := produce(t, officialProducer(t, cl), topic, 0, 9, "TagA", "TagB", "TagC")
+	cl, prod := binaryCluster(t, topic, 2)
+	msgs := produce(t, prod, topic, 0, 9, "TagA", "TagB", "TagC")
 	var want []sent
 	for _, s := range msgs {
 		if s.tag != "TagB" {
@@ -198,18 +187,11 @@ func TestProcessTagFilter(t *testing.T) {
 // consumer started, although the queues still hold their first messages
 // (where brokers start new groups at 0), with a new group or none.
 func TestProcessFromLast(t *testing.T) {
-	consumerBinary(t)
-	cl := cluster.Start(t)
 	const topic = "fresh"
-	createTopic(t, cl, topic, 2)
-	prod := officialProducer(t, cl)
+	cl, prod := binaryCluster(t, topic, 2)
 	produce(t, prod, topic, 0, 4, "old")
 	for i, tc := range []struct{ group, started string }{{"", "consumer: reading"}, {"debug-fresh", "consumer: consuming"}} {
-		args := []string{"--topic", topic, "--max", "3", "--format", "json"}
-		if tc.group != "" {
-			args = append(args, "--group", tc.group)
-		}
-		p := startConsumer(t, cl.NamesrvAddr(), args...)
+		p := startConsumer(t, cl.NamesrvAddr(), withGroup(tc.group, "--topic", topic, "--max", "3", "--format", "json")...)
 		p.waitStderr(tc.started, 30*time.Second)
 		late := produce(t, prod, topic, 4+3*i, 3, "new")
 		code, out := p.wait(30 * time.Second)
@@ -234,11 +216,7 @@ func TestProcessWaitsForTopic(t *testing.T) {
 			if group != "" {
 				topic = "later-g"
 			}
-			args := []string{"--topic", topic, "--max", "3", "--format", "json"}
-			if group != "" {
-				args = append(args, "--group", group)
-			}
-			p := startConsumer(t, cl.NamesrvAddr(), args...)
+			p := startConsumer(t, cl.NamesrvAddr(), withGroup(group, "--topic", topic, "--max", "3", "--format", "json")...)
 			const waiting = "does not exist yet; waiting for it"
 			p.waitStderr(waiting, 30*time.Second)
 			// The first send creates the topic (autoCreateTopicEnable).

@@ -58,44 +58,40 @@ func newReader(pull *client.PullConsumer, p plan, out *output, log *slog.Logger)
 	return r
 }
 
-// run reads mqs from where --from says, and the queues the route adds
-// later from their first message (all of a queue that came after the
-// start is new), until ctx ends. It returns once every queue's goroutine
-// has.
-func (r *reader) run(ctx context.Context, mqs []queue.MessageQueue) {
-	defer r.wg.Wait()
-	r.add(ctx, mqs, false)
-	t := time.NewTicker(readerRecheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if mqs, err := r.pull.MessageQueues(ctx, r.plan.topic); err == nil {
-			r.add(ctx, mqs, true)
-		}
-	}
-}
-
-// add starts a goroutine for each queue of mqs not read yet.
+// add starts reading each queue of mqs not read yet: from where --from
+// says, or from its first message with fromStart (a queue that came after
+// the start holds only messages newer than the consumer). Each queue's
+// start offset is placed before add returns, so that what is sent after it
+// is read.
 func (r *reader) add(ctx context.Context, mqs []queue.MessageQueue, fromStart bool) {
 	for _, mq := range mqs {
 		r.mu.Lock()
 		_, known := r.mu.next[mq]
-		if !known {
-			r.mu.next[mq] = -1 // placed by readQueue
-		}
 		r.mu.Unlock()
 		if known {
 			continue
 		}
+		off, err := r.startOffset(ctx, mq, fromStart)
+		if err != nil {
+			off = -1 // readQueue asks again
+		}
+		r.setNext(mq, off)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.readQueue(ctx, mq, fromStart)
+			r.readQueue(ctx, mq, fromStart, off)
 		}()
+	}
+}
+
+// run reads the queues the route adds later until ctx ends, then waits
+// for every queue's goroutine.
+func (r *reader) run(ctx context.Context) {
+	defer r.wg.Wait()
+	for pause(ctx, readerRecheck) {
+		if mqs, err := r.pull.MessageQueues(ctx, r.plan.topic); err == nil {
+			r.add(ctx, mqs, true)
+		}
 	}
 }
 
@@ -139,13 +135,13 @@ func (r *reader) startOffset(ctx context.Context, mq queue.MessageQueue, fromSta
 	return r.pull.MaxOffset(ctx, mq)
 }
 
-// readQueue pulls mq until ctx ends or out takes no more.
-func (r *reader) readQueue(ctx context.Context, mq queue.MessageQueue, fromStart bool) {
+// readQueue pulls mq from next (-1: not placed yet) until ctx ends or out
+// takes no more.
+func (r *reader) readQueue(ctx context.Context, mq queue.MessageQueue, fromStart bool, next int64) {
 	opts := client.PullOptions{Expression: r.plan.expr, Wait: readerHold}
 	if r.plan.sql {
 		opts.ExpressionType = client.SQL92Expression
 	}
-	next := int64(-1)
 	for ctx.Err() == nil {
 		var err error
 		if next < 0 {
@@ -181,10 +177,18 @@ func (r *reader) failed(ctx context.Context, mq queue.MessageQueue, err error) {
 		return
 	}
 	r.log.Warn("consumer: reading a queue failed; trying again", "queue", mq.String(), "err", err)
-	t := time.NewTimer(readerRetry)
+	pause(ctx, readerRetry)
+}
+
+// pause waits d, or less when ctx ends first; it reports whether ctx is
+// still live.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return false
 	case <-t.C:
+		return true
 	}
 }
