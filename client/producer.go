@@ -542,7 +542,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	// them (sendSmartMsg), and in RocketMQ's binary header encoding rather
 	// than JSON: both sides then skip JSON's quoting and scanning and the
 	// long key names (Java brokers read either; the answer comes back in
-	// the request's encoding). See docs/performance.md, "The send path".
+	// the request's encoding). See docs/performance-history.md, "The send path".
 	code := protocol.ReqSendMessageV2
 	switch {
 	case r.batch:
