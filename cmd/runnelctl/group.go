@@ -84,9 +84,8 @@ without -g).`,
 		Example: `  runnelctl group progress billing
   runnelctl group progress --group billing --topic orders -o json
   runnelctl group progress`,
-		Args: maxArgs(1, "the group"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			group, err := arg.get(cmd, args)
+			group, err := arg.get(cmd, args, false)
 			if err != nil {
 				return err
 			}

@@ -108,14 +108,10 @@ defaults it applies, and a note on stderr says so. The group is the argument
 or --group.`,
 		Example: `  runnelctl group config billing
   runnelctl group config --group billing -o json`,
-		Args: maxArgs(1, "the group"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			group, err := arg.get(cmd, args)
+			group, err := arg.get(cmd, args, true)
 			if err != nil {
 				return err
-			}
-			if group == "" {
-				return fmt.Errorf("group config needs the group")
 			}
 			return a.perBroker(cmd.Context(), target, func(adm *admin.Admin, ctx context.Context, n admin.Node) (map[string]string, error) {
 				g, found, err := adm.GroupSettingsOn(ctx, n, group)

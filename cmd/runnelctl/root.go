@@ -314,14 +314,21 @@ func maxArgs(n int, what string) cobra.PositionalArgs {
 // --group, as topic commands take their topic.
 type groupArg struct{ name string }
 
+// register adds --group to cmd and lets it take the group as its one
+// argument.
 func (g *groupArg) register(a *app, cmd *cobra.Command) {
+	cmd.Args = maxArgs(1, "the group")
 	cmd.Flags().StringVarP(&g.name, "group", "g", "", "the consumer group (or the argument)")
 	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
 }
 
-// get returns the group: either, or both if they agree; "" when neither.
-func (g *groupArg) get(cmd *cobra.Command, args []string) (string, error) {
+// get returns the group: either, or both if they agree; "" when neither
+// and it is not required.
+func (g *groupArg) get(cmd *cobra.Command, args []string, required bool) (string, error) {
 	if len(args) == 0 {
+		if required && g.name == "" {
+			return "", fmt.Errorf("%s needs the group (the argument or --group)", cmd.CommandPath())
+		}
 		return g.name, nil
 	}
 	if cmd.Flags().Changed("group") && g.name != args[0] {
