@@ -76,6 +76,21 @@ func startBrokerAt(t testing.TB, dir string, mod func(*config.Config)) *Broker {
 	return b
 }
 
+// withClient starts a broker without name servers and a raw client to it.
+func withClient(t testing.TB) (*Broker, *rawClient) {
+	t.Helper()
+	b := startBroker(t, nil)
+	return b, newRawClient(t, b.Addr())
+}
+
+// withTopic is withClient with topic created, with queues queues.
+func withTopic(t testing.TB, topic string, queues int32) (*Broker, *rawClient) {
+	t.Helper()
+	b, rc := withClient(t)
+	rc.createTopic(topic, queues)
+	return b, rc
+}
+
 // rawClient is a remoting client to one broker that records the
 // broker-initiated requests it receives (notifications).
 type rawClient struct {
