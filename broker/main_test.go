@@ -150,9 +150,8 @@ func (rc *rawClient) call(code int16, ext map[string]string, body []byte) *proto
 
 func (rc *rawClient) callTimeout(code int16, ext map[string]string, body []byte, d time.Duration) *protocol.Command {
 	rc.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	resp, err := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(code, ext, body))
+	// The connection's own call timeout (3 s) would end the call first.
+	resp, err := rc.cl.InvokeWith(context.Background(), rc.addr, protocol.NewRequest(code, ext, body), remoting.CallOptions{Timeout: d})
 	if err != nil {
 		rc.t.Fatalf("call %s: %v", protocol.RequestCodeName(code), err)
 	}
