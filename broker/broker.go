@@ -12,9 +12,9 @@ import (
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/replica"
-	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -94,7 +94,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	levels, err := schedule.ParseLevels(cfg.MessageDelayLevel)
+	levels, err := due.ParseLevels(cfg.MessageDelayLevel)
 	if err != nil { // Validate parses them too; kept for a clear error
 		return nil, fmt.Errorf("%w: MessageDelayLevel: %v", ErrBadConfig, err)
 	}
@@ -186,7 +186,7 @@ func New(cfg Config) (*Broker, error) {
 }
 
 // coreConfig is what the core takes of the broker's config.
-func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
+func (b *Broker) coreConfig(levels due.Levels) core.Config {
 	c := b.cfg
 	return core.Config{
 		BrokerName: c.BrokerName, ClusterName: c.ClusterName,

@@ -14,7 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.uber.org/goleak"
 
-	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -35,7 +35,7 @@ type testCore struct {
 func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
 	clock := fakeclock.Default()
-	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
+	levels, err := due.ParseLevels(due.DefaultLevels)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // record) but
 // never the transport, and never a remoting command: a gRPC front door or
 // raft's apply must be able to call them without building one.
-var wireFree = []string{"broker/core", "broker/clients", "broker/lock", "broker/longpoll", "broker/offsets", "broker/schedule", "broker/filter", "broker/timer", "broker/dueloop", "broker/transaction", "broker/consumercall"}
+var wireFree = []string{"broker/core", "broker/clients", "broker/lock", "broker/longpoll", "broker/offsets", "broker/due", "broker/filter", "broker/transaction", "broker/consumercall"}
 
 // wireNames are the remoting/protocol identifiers that are the wire itself.
 var wireNames = map[string]bool{"Command": true, "NewRequest": true, "NewResponse": true}
