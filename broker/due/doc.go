@@ -93,5 +93,5 @@
 // Every entry is delivered at or after its due time on the injected
 // clock; progress saved never counts an entry whose message is not
 // durable; the one goroutine Start runs is stopped and waited for by
-// Close, which lets a Step in progress (a bounded amount of work) finish.
+// Close, which lets a Step in progress finish.
 package due

@@ -61,8 +61,8 @@ func (c *Config) ensureDefaults() {
 var ErrBadConfig = errors.New("due: bad config")
 
 // scanBudget bounds the records one Step reads of a source's lane, so a
-// long re-read after a restart delivers what falls due meanwhile, and a
-// Close waits for one bounded Step.
+// long re-read after a restart delivers what falls due meanwhile, and the
+// index takes in a long backlog of due delayed messages a chunk a Step.
 const scanBudget = 8192
 
 // Service delivers what falls due. Step does the work; Start runs it in

@@ -38,10 +38,10 @@ type Source interface {
 	// written before the checkpoint held this source (it may then read
 	// what older versions stored).
 	Resume(state []byte) error
-	// Scan passes to add every entry stored since the last Scan that is
-	// still to deliver, reading at most budget records, and reports
-	// whether it read all there is for now (false: the Service steps
-	// again at once).
+	// Scan passes to add the entries stored since the last Scan that are
+	// still to deliver, reading at most budget records of each of its
+	// lanes, and reports whether it read all there is for now (false:
+	// the Service steps again at once).
 	Scan(add func(Entry), now int64, budget int) (done bool, err error)
 	// Fire decides what a due entry becomes: the message to write (to the
 	// real queue for a delayed message; for POP, to the group's retry
