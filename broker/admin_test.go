@@ -135,7 +135,10 @@ func TestToolQueries(t *testing.T) {
 	resp := rc.call(protocol.ReqGetConsumerConnectionList, map[string]string{"consumerGroup": "cg"}, nil)
 	expect(t, resp, protocol.RespSuccess, "")
 	var cc struct {
-		ConnectionSet     []connection                         `json:"connectionSet"`
+		ConnectionSet []struct {
+			ClientID   string `json:"clientId"`
+			ClientAddr string `json:"clientAddr"`
+		} `json:"connectionSet"`
 		SubscriptionTable map[string]protocol.SubscriptionData `json:"subscriptionTable"`
 		MessageModel      string                               `json:"messageModel"`
 	}

@@ -2,9 +2,11 @@ package broker
 
 import (
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"testing"
+
+	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -114,7 +116,7 @@ func TestSQL92HeartbeatSubscriptionFilters(t *testing.T) {
 
 // With enablePropertyFilter off, SQL92 is refused as Java refuses it.
 func TestSQL92RefusedWhenPropertyFilterIsOff(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.EnablePropertyFilter = false })
+	b := startBroker(t, func(c *config.Config) { c.EnablePropertyFilter = false })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("SQLOFF", 1)
 	rc.sendProps("SQLOFF", map[string]string{"a": "1"}, "m")
@@ -167,7 +169,7 @@ func TestSQL92PullExpressionsCompiledOnce(t *testing.T) {
 func TestSQL92FilterSupportRetry(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint("filterSupportRetry=", on), func(t *testing.T) {
-			b := startBroker(t, func(c *Config) { c.FilterSupportRetry = on })
+			b := startBroker(t, func(c *config.Config) { c.FilterSupportRetry = on })
 			rc := newRawClient(t, b.Addr())
 			rc.createTopic("SQLR", 1)
 			subs := []protocol.SubscriptionData{

@@ -2,12 +2,13 @@ package broker
 
 import (
 	"context"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -58,7 +59,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	// The burst leaves request workers parked for the requests to come
 	// (up to its concurrency, for a few seconds); they are the server's,
 	// not the held pulls'.
-	parked := b.srv.ParkedWorkers()
+	parked := b.Remoting().Server().ParkedWorkers()
 	extra := runtime.NumGoroutine() - goroutines - parked
 	t.Logf("%d held pulls: %d bytes of heap each (client's pending calls included), %d extra goroutines besides %d parked workers", n, perPull, extra, parked)
 	if extra > 100 {

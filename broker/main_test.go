@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"go.uber.org/goleak"
@@ -37,8 +38,8 @@ func testLogger() *slog.Logger {
 
 func newFakeClock() *fakeclock.Clock { return fakeclock.Default() }
 
-func testConfig(t testing.TB, dir string) Config {
-	cfg := DefaultConfig()
+func testConfig(t testing.TB, dir string) config.Config {
+	cfg := config.Default()
 	cfg.ListenAddr = "127.0.0.1:0"
 	cfg.StoreDir = dir
 	cfg.Logger = testLogger()
@@ -50,7 +51,7 @@ func testConfig(t testing.TB, dir string) Config {
 }
 
 // startBroker starts a broker without name servers; mod adjusts its config.
-func startBroker(t testing.TB, mod func(*Config)) *Broker {
+func startBroker(t testing.TB, mod func(*config.Config)) *Broker {
 	t.Helper()
 	return startBrokerAt(t, t.TempDir(), mod)
 }
@@ -58,7 +59,7 @@ func startBroker(t testing.TB, mod func(*Config)) *Broker {
 // startBrokerAt is startBroker on the store in dir, so that a test can stop
 // a broker (Close or Abort; the cleanup's second Close is a no-op) and start
 // another on the same store.
-func startBrokerAt(t testing.TB, dir string, mod func(*Config)) *Broker {
+func startBrokerAt(t testing.TB, dir string, mod func(*config.Config)) *Broker {
 	t.Helper()
 	cfg := testConfig(t, dir)
 	if mod != nil {
@@ -96,7 +97,7 @@ func newRawClient(t testing.TB, addr string) *rawClient {
 // with no socket: the test cuts its network with the returned Cut.
 func newMemClient(t testing.TB, b *Broker) (*rawClient, *remoting.InMemory) {
 	t.Helper()
-	mem := remoting.NewInMemory(b.srv)
+	mem := remoting.NewInMemory(b.Remoting().Server())
 	return newRawClientDial(t, b.Addr(), mem.Dial), mem
 }
 

@@ -1,10 +1,12 @@
 package broker
 
 import (
-	"github.com/runnelmq/runnel/internal/testwait"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -114,7 +116,7 @@ func TestAbortLosesUnpersistedOffsets(t *testing.T) {
 }
 
 func TestOffsetsPersistPeriodically(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.OffsetPersistInterval = 20 * time.Millisecond })
+	b := startBroker(t, func(c *config.Config) { c.OffsetPersistInterval = 20 * time.Millisecond })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("PP", 1)
 	expect(t, updateOffset(rc, "g", "PP", 0, 11), protocol.RespSuccess, "")

@@ -2,10 +2,11 @@ package broker
 
 import (
 	"context"
-	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"

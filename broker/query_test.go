@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -48,7 +49,7 @@ func TestViewAndQueryMessage(t *testing.T) {
 // queried outside its window is not found by either.
 func TestQueryMessageTimeRange(t *testing.T) {
 	clock := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clock.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clock.Now })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Q", 1)
 	stored := clock.Now().UnixMilli()

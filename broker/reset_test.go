@@ -1,8 +1,9 @@
 package broker
 
 import (
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )

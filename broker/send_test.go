@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func TestSendValidation(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.MaxMessageSize = 1024 })
+	b := startBroker(t, func(c *config.Config) { c.MaxMessageSize = 1024 })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Two", 2)
 
@@ -58,7 +59,7 @@ func TestSendValidation(t *testing.T) {
 }
 
 func TestSendAutoCreateDisabled(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.AutoCreateTopicEnable = false })
+	b := startBroker(t, func(c *config.Config) { c.AutoCreateTopicEnable = false })
 	rc := newRawClient(t, b.Addr())
 	expect(t, rc.send("Nope", 0, "", "x"), protocol.RespTopicNotExist, "not exist")
 	if _, ok := b.core.Topic("TBW102"); ok {
@@ -171,7 +172,7 @@ func mustBatch(t testing.TB, msgs []*protocol.Message) []byte {
 }
 
 func TestSendToRetryTopicCreatesIt(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.AutoCreateTopicEnable = false })
+	b := startBroker(t, func(c *config.Config) { c.AutoCreateTopicEnable = false })
 	rc := newRawClient(t, b.Addr())
 	h := sendHeader("%RETRY%grp", 0, map[string]string{"RETRY_TOPIC": "T", "DELAY": "3"})
 	h.ReconsumeTimes = 1

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -258,11 +259,11 @@ func TestSendTransactionBatchRefused(t *testing.T) {
 }
 
 func TestTransactionConfig(t *testing.T) {
-	d := DefaultConfig()
+	d := config.Default()
 	if d.TransactionTimeout != 6*time.Second || d.TransactionCheckMax != 15 || d.TransactionCheckInterval != time.Minute {
 		t.Fatalf("defaults %v %d %v, want Java's 6 s, 15, 60 s", d.TransactionTimeout, d.TransactionCheckMax, d.TransactionCheckInterval)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	conf := "transactionTimeOut=3000\ntransactionCheckMax=5\ntransactionCheckInterval=1500\n"
 	if ignored, err := cfg.ApplyProperties(strings.NewReader(conf)); err != nil || len(ignored) != 0 {
 		t.Fatalf("ApplyProperties: %v, ignored %v", err, ignored)
@@ -271,15 +272,15 @@ func TestTransactionConfig(t *testing.T) {
 		t.Fatalf("config %v %d %v", cfg.TransactionTimeout, cfg.TransactionCheckMax, cfg.TransactionCheckInterval)
 	}
 	for _, bad := range []string{"transactionTimeOut=-1", "transactionCheckMax=x", "transactionCheckInterval=0"} {
-		c := DefaultConfig()
-		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("%q: %v, want ErrBadConfig", bad, err)
+		c := config.Default()
+		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, config.ErrBadConfig) {
+			t.Errorf("%q: %v, want config.ErrBadConfig", bad, err)
 		}
 	}
-	c := DefaultConfig()
+	c := config.Default()
 	c.StoreDir = "/tmp/x"
 	c.TransactionCheckInterval = -time.Second
-	if err := c.Validate(); !errors.Is(err, ErrBadConfig) {
+	if err := c.Validate(); !errors.Is(err, config.ErrBadConfig) {
 		t.Errorf("negative TransactionCheckInterval: %v", err)
 	}
 }

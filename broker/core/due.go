@@ -7,7 +7,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -89,11 +88,11 @@ func (c *Core) divertTimer(m *message.MessageExt) error {
 	_, err := due.TransformTimer(m, c.cfg.Now(), maxDelay)
 	switch {
 	case errors.Is(err, due.ErrTooLate):
-		return errorf(protocol.RespMessageIllegal,
+		return errorf(IllegalMessage,
 			"timer message illegal, the delay time should not be bigger than the max delay %dms; or if set del msg, the delay time should be bigger than the current time",
 			maxDelay.Milliseconds())
 	case err != nil:
-		return errorf(protocol.RespMessageIllegal, "the message is illegal: %v", err)
+		return errorf(IllegalMessage, "the message is illegal: %v", err)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/due"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 func sendProps(c *testCore, topic string, props map[string]string) (SendResult, error) {
@@ -22,7 +22,7 @@ func sendProps(c *testCore, topic string, props map[string]string) (SendResult, 
 func TestSendTimer(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0) // create the topic
-	if _, err := sendProps(c, "T", map[string]string{protocol.PropertyTimerDelaySec: "10"}); err != nil {
+	if _, err := sendProps(c, "T", map[string]string{message.PropertyTimerDelaySec: "10"}); err != nil {
 		t.Fatal(err)
 	}
 	st := c.Store()
@@ -38,20 +38,20 @@ func TestSendTimer(t *testing.T) {
 		t.Fatalf("at its time: %v, T/1 %d", err, st.MaxOffset("T", 1))
 	}
 
-	if _, err := sendProps(c, "T", map[string]string{protocol.PropertyDelayTimeLevel: "1", protocol.PropertyTimerDelaySec: "10"}); err != nil {
+	if _, err := sendProps(c, "T", map[string]string{message.PropertyDelayTimeLevel: "1", message.PropertyTimerDelaySec: "10"}); err != nil {
 		t.Fatal(err)
 	}
 	if st.MaxOffset(due.ScheduleTopic, 0) != 1 || st.MaxOffset(due.TimerTopic, 0) != 1 {
 		t.Fatalf("DELAY and TIMER: schedule %d, timer %d", st.MaxOffset(due.ScheduleTopic, 0), st.MaxOffset(due.TimerTopic, 0))
 	}
 
-	_, err := sendProps(c, "T", map[string]string{protocol.PropertyTimerDeliverMS: "soon"})
+	_, err := sendProps(c, "T", map[string]string{message.PropertyTimerDeliverMS: "soon"})
 	var e *Error
-	if !errors.As(err, &e) || e.Code != protocol.RespMessageIllegal {
+	if !errors.As(err, &e) || e.Reason != IllegalMessage {
 		t.Fatalf("a bad TIMER_DELIVER_MS: %v", err)
 	}
-	_, err = sendProps(c, "T", map[string]string{protocol.PropertyTimerDelaySec: "259201"})
-	if !errors.As(err, &e) || e.Code != protocol.RespMessageIllegal ||
+	_, err = sendProps(c, "T", map[string]string{message.PropertyTimerDelaySec: "259201"})
+	if !errors.As(err, &e) || e.Reason != IllegalMessage ||
 		!strings.HasPrefix(e.Remark, "timer message illegal, the delay time should not be bigger than the max delay 259200000ms") {
 		t.Fatalf("a timer beyond 3 days: %v", err)
 	}

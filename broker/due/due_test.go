@@ -228,7 +228,8 @@ func TestNewValidates(t *testing.T) {
 
 // TestOneIndexOneRecord: delayed and timer messages due at once go out
 // in one Step of one index, and all their progress is one record: no
-// per-level delay offset, no "timer" checkpoint.
+// per-level delay offset, no "timer" checkpoint; a Step that moves no
+// progress writes nothing.
 func TestOneIndexOneRecord(t *testing.T) {
 	e := newEnv(t)
 	l := Levels{time.Second, 2 * time.Second}
@@ -242,6 +243,9 @@ func TestOneIndexOneRecord(t *testing.T) {
 	}})
 	if next := step(t, s); !next.Equal(t0.Add(2*time.Second)) || s.Waiting() != 2 {
 		t.Fatalf("next %v, %d waiting", next, s.Waiting())
+	}
+	if _, ok, _ := e.st.Checkpoint(CheckpointName); ok {
+		t.Fatal("a Step that delivered nothing wrote the checkpoint")
 	}
 	e.clock.Advance(2 * time.Second)
 	if next := step(t, s); !next.IsZero() || writes != 1 {

@@ -78,7 +78,7 @@ type Service struct {
 	// kept are checkpoint sections of no configured source, written back
 	// as they were (a source switched off loses no progress).
 	kept []section
-	// saved is the checkpoint record last written (or read).
+	// saved is the checkpoint record last written, or what New resumed.
 	saved []byte
 
 	loop *loop
@@ -123,13 +123,16 @@ func New(cfg Config) (*Service, error) {
 				s.kept = append(s.kept, sec)
 			}
 		}
-		s.saved = v
 	}
 	for _, src := range s.srcs {
 		if err := src.Resume(state[src.Name()]); err != nil {
 			return nil, fmt.Errorf("due: %s: %w", src.Name(), err)
 		}
 	}
+	// What was resumed counts as saved: the record is written when the
+	// progress moves, not at every start (in a store of an older version,
+	// the old records stay the progress until then).
+	s.saved = s.encodeLocked()
 	return s, nil
 }
 
@@ -226,12 +229,7 @@ func (s *Service) fireLocked(now int64) error {
 
 // saveLocked writes the checkpoint record if the progress changed.
 func (s *Service) saveLocked() error {
-	secs := make([]section, 0, len(s.srcs)+len(s.kept))
-	for _, src := range s.srcs {
-		secs = append(secs, section{name: src.Name(), state: src.Progress(nil)})
-	}
-	secs = append(secs, s.kept...)
-	v := appendCheckpoint(nil, secs)
+	v := s.encodeLocked()
 	if bytes.Equal(v, s.saved) {
 		return nil
 	}
@@ -240,4 +238,13 @@ func (s *Service) saveLocked() error {
 	}
 	s.saved = v
 	return nil
+}
+
+// encodeLocked returns the checkpoint record of the progress now.
+func (s *Service) encodeLocked() []byte {
+	secs := make([]section, 0, len(s.srcs)+len(s.kept))
+	for _, src := range s.srcs {
+		secs = append(secs, section{name: src.Name(), state: src.Progress(nil)})
+	}
+	return appendCheckpoint(nil, append(secs, s.kept...))
 }

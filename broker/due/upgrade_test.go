@@ -62,6 +62,9 @@ func TestUpgradeFromOldProgress(t *testing.T) {
 	e.reopen()
 
 	s := e.service(opts{levels: l})
+	if _, ok, _ := e.st.Checkpoint(CheckpointName); ok {
+		t.Fatal("the record written before any progress moved")
+	}
 	if n, tn := s.delay.Next(), s.timer.Next(); n[0] != 1 || n[1] != 0 || tn[0] != 1 {
 		t.Fatalf("progress resumed as delay %v timer %v, want level 1 at 1 and the timer queue at 1", n, tn)
 	}

@@ -1,4 +1,4 @@
-package broker
+package remotingdoor
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -25,11 +26,11 @@ type connChannel struct {
 type channelKey struct{}
 
 // channel returns the connection's Channel, made once per connection.
-func (b *Broker) channel(c *remoting.Conn) *connChannel {
+func (d *Door) channel(c *remoting.Conn) *connChannel {
 	if ch, ok := c.Value(channelKey{}).(*connChannel); ok {
 		return ch
 	}
-	ch := &connChannel{conn: c, log: b.log}
+	ch := &connChannel{conn: c, log: d.log}
 	c.SetValue(channelKey{}, ch)
 	return ch
 }
@@ -64,12 +65,16 @@ func (ch *connChannel) ResetOffset(topic, group string, timestamp int64, table m
 	ch.oneway(protocol.ReqResetConsumerClientOffset, ext, protocol.ResetOffsetBody{OffsetTable: table}.Encode())
 }
 
-func (ch *connChannel) CheckTransactionState(h protocol.CheckTransactionStateRequestHeader, msg []byte) {
+func (ch *connChannel) CheckTransactionState(c transaction.Check, msg []byte) {
+	h := protocol.CheckTransactionStateRequestHeader{
+		TranStateTableOffset: c.QueueOffset, CommitLogOffset: c.CommitLogOffset,
+		MsgID: c.MsgID, TransactionID: c.TransactionID, OffsetMsgID: c.OffsetMsgID,
+	}
 	ch.oneway(protocol.ReqCheckTransactionState, h.Encode(), msg)
 }
 
 func replyOf(resp *protocol.Command) core.ClientReply {
-	return core.ClientReply{Code: resp.Code, Remark: resp.Remark, Ext: resp.ExtFields, Body: resp.Body}
+	return core.ClientReply{OK: resp.Code == protocol.RespSuccess, Status: int32(resp.Code), Remark: resp.Remark, Ext: resp.ExtFields, Body: resp.Body}
 }
 
 func (ch *connChannel) ConsumerRunningInfo(ctx context.Context, group, clientID string, jstack bool, done func(core.ClientReply, error)) error {

@@ -1,4 +1,4 @@
-package broker
+package remotingdoor
 
 import (
 	"context"
@@ -17,12 +17,12 @@ const maxPropertiesLen = 32767
 
 // handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
 // SEND_BATCH_MESSAGE (320).
-func (b *Broker) handleSend(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleSend(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
 	r, refused := decodeSend(c, req, nil)
 	if refused != nil {
 		return refused
 	}
-	res, err := b.core.Send(r)
+	res, err := d.core.Send(r)
 	if err != nil {
 		return failure(req, err)
 	}
@@ -35,7 +35,7 @@ var sendCodes = []int16{protocol.ReqSendMessage, protocol.ReqSendMessageV2, prot
 // handleSendRun serves a run of sends (remoting.RunHandler): the sends a
 // connection delivered in one read, stored with one write
 // (core.SendAll) and answered as handleSend answers each.
-func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps []*protocol.Command) {
+func (d *Door) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps []*protocol.Command) {
 	rs := make([]core.SendRequest, 0, len(reqs))
 	at := make([]int, 0, len(reqs)) // where each of rs is in reqs
 	var strs protocol.Strings       // the run's sends share their group's and topic's strings
@@ -53,7 +53,7 @@ func (b *Broker) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps 
 	// The answers' fields share one array, sized for all of them: one
 	// allocation a run, not one an answer.
 	fields := make([]protocol.Field, 0, len(rs)*protocol.SendResponseFields)
-	for k, o := range b.core.SendAll(rs) {
+	for k, o := range d.core.SendAll(rs) {
 		req := reqs[at[k]]
 		if o.Err != nil {
 			resps[at[k]] = failure(req, o.Err)

@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"errors"
@@ -23,14 +23,14 @@ func TestConfigValidate(t *testing.T) {
 		"max msg size":  func(c *Config) { c.MaxMessageSize = -1 },
 		"register ival": func(c *Config) { c.RegisterInterval = -time.Second },
 	} {
-		cfg := DefaultConfig()
+		cfg := Default()
 		cfg.StoreDir = "/tmp/x"
 		mod(&cfg)
 		if err := cfg.Validate(); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%s: %v, want ErrBadConfig", name, err)
 		}
 	}
-	cfg := DefaultConfig()
+	cfg := Default()
 	cfg.StoreDir = "/tmp/x"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -42,11 +42,11 @@ func TestConfigValidate(t *testing.T) {
 // added to DefaultConfig but not to ensureDefaults fails here.
 func TestEnsureDefaultsFillsEveryDefault(t *testing.T) {
 	var got Config
-	got.ensureDefaults()
+	got.EnsureDefaults()
 	if got.Now == nil {
 		t.Fatal("Now left nil")
 	}
-	want := DefaultConfig()
+	want := Default()
 	want.AutoCreateTopicEnable = false // taken as given
 	want.EnablePropertyFilter = false  // likewise
 	got.Now, want.Now = nil, nil       // funcs do not compare
@@ -54,7 +54,7 @@ func TestEnsureDefaultsFillsEveryDefault(t *testing.T) {
 		t.Fatalf("ensureDefaults on a zero Config:\n got %+v\nwant %+v", got, want)
 	}
 	set := Config{MaxSuspend: time.Second, TransactionCheckMax: 3}
-	set.ensureDefaults()
+	set.EnsureDefaults()
 	if set.MaxSuspend != time.Second || set.TransactionCheckMax != 3 {
 		t.Fatalf("set fields overwritten: MaxSuspend %v, TransactionCheckMax %d", set.MaxSuspend, set.TransactionCheckMax)
 	}
@@ -75,7 +75,7 @@ fileReservedTime=48
 defaultTopicQueueNums=8
 deleteWhen=04
 `
-	cfg := DefaultConfig()
+	cfg := Default()
 	ignored, err := cfg.ApplyProperties(strings.NewReader(conf))
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ deleteWhen=04
 	if !slices.Equal(ignored, []string{"deleteWhen"}) {
 		t.Errorf("ignored %v", ignored)
 	}
-	want := DefaultConfig()
+	want := Default()
 	if cfg.ClusterName != "Prod" || cfg.BrokerName != "broker-z" || cfg.ListenAddr != ":20911" ||
 		cfg.AdvertiseAddr != "192.0.2.7:20911" || cfg.StoreDir != "/data/rmq" || cfg.FlushMode != store.SyncFlush ||
 		cfg.AutoCreateTopicEnable || cfg.FileReservedTime != 48*time.Hour || cfg.DefaultTopicQueueNums != 8 ||
@@ -91,7 +91,7 @@ deleteWhen=04
 		t.Errorf("config %+v", cfg)
 	}
 	for _, bad := range []string{"listenPort=x", "brokerId=one", "flushDiskType=SOMETIMES", "autoCreateTopicEnable=maybe", "just a line"} {
-		c := DefaultConfig()
+		c := Default()
 		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%q: %v, want ErrBadConfig", bad, err)
 		}
@@ -104,12 +104,12 @@ func TestResolveAdvertise(t *testing.T) {
 		{"192.0.2.1:5000", "127.0.0.1:4000", "192.0.2.1:5000"},
 		{"192.0.2.1:0", "127.0.0.1:4000", "192.0.2.1:4000"},
 	} {
-		got, err := resolveAdvertise(tc.configured, tc.listening)
+		got, err := Advertise(tc.configured, tc.listening)
 		if err != nil || got.String() != tc.want {
-			t.Errorf("resolveAdvertise(%q, %q) = %v, %v; want %s", tc.configured, tc.listening, got, err, tc.want)
+			t.Errorf("Advertise(%q, %q) = %v, %v; want %s", tc.configured, tc.listening, got, err, tc.want)
 		}
 	}
-	got, err := resolveAdvertise("", "[::]:4000")
+	got, err := Advertise("", "[::]:4000")
 	if err != nil || !got.Addr().Is4() || got.Port() != 4000 {
 		t.Errorf("unspecified host: %v %v", got, err)
 	}
@@ -153,7 +153,7 @@ func TestApplyPropertiesReadsProtocolSyntax(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%.40q: ParseProperties: %v", text, err)
 		}
-		c := DefaultConfig()
+		c := Default()
 		if ignored, err := c.ApplyProperties(strings.NewReader(text)); err != nil || len(ignored) != 0 {
 			t.Fatalf("%.40q: ApplyProperties: %v, ignored %v", text, err, ignored)
 		}
@@ -163,7 +163,7 @@ func TestApplyPropertiesReadsProtocolSyntax(t *testing.T) {
 	}
 	for _, bad := range []string{"brokerName", "brokerName=a\n  no separator\n"} {
 		_, perr := protocol.ParseProperties(bad)
-		c := DefaultConfig()
+		c := Default()
 		_, aerr := c.ApplyProperties(strings.NewReader(bad))
 		if !errors.Is(perr, protocol.ErrPropertiesSyntax) || !errors.Is(aerr, protocol.ErrPropertiesSyntax) || !errors.Is(aerr, ErrBadConfig) {
 			t.Errorf("%q: ParseProperties %v, ApplyProperties %v", bad, perr, aerr)
@@ -175,7 +175,7 @@ func TestApplyPropertiesReadsProtocolSyntax(t *testing.T) {
 // advertiseAddr are Runnel's keys, which listenPort and brokerIP1 refine
 // when a file holds both.
 func TestConfigSet(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	if known, err := c.Set("listenAddr", "127.0.0.1:1"); !known || err != nil || c.ListenAddr != "127.0.0.1:1" {
 		t.Fatalf("listenAddr: %v %v %q", known, err, c.ListenAddr)
 	}
@@ -191,7 +191,7 @@ func TestConfigSet(t *testing.T) {
 	if known, err := c.Set("brokerId", "one"); !known || !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), `brokerId="one"`) {
 		t.Fatalf("a bad value: %v %v", known, err)
 	}
-	f := DefaultConfig()
+	f := Default()
 	if _, err := f.ApplyProperties(strings.NewReader("listenPort=20911\nlistenAddr=10.0.0.1:1\nadvertiseAddr=h:1\nbrokerIP1=192.0.2.9\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"cmp"
@@ -20,15 +20,15 @@ import (
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/remoting"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // ErrBadConfig is wrapped by configuration errors; the message names the
 // bad field.
 var ErrBadConfig = errors.New("broker: bad config")
 
-// Config configures a Broker. Start from DefaultConfig; the RocketMQ key a
+// Config configures a broker process. Start from Default; the RocketMQ key a
 // field corresponds to is given where one exists.
 type Config struct {
 	// ListenAddr is the address to serve clients on (listenPort). Default
@@ -239,9 +239,9 @@ type ReplicationConfig struct {
 	SnapshotThreshold, TrailingLogs uint64
 }
 
-// DefaultConfig returns the defaults for every field (StoreDir is left
+// Default returns the defaults for every field (StoreDir is left
 // empty and must be set).
-func DefaultConfig() Config {
+func Default() Config {
 	return Config{
 		ListenAddr:            ":10911",
 		BrokerName:            "broker-a",
@@ -251,7 +251,7 @@ func DefaultConfig() Config {
 		DefaultTopicQueueNums: 4,
 		FileReservedTime:      72 * time.Hour,
 		MaxMessageSize:        4 << 20,
-		BrokerPermission:      protocol.PermRead | protocol.PermWrite,
+		BrokerPermission:      topicconf.PermRead | topicconf.PermWrite,
 		RegisterInterval:      30 * time.Second,
 		OffsetPersistInterval: 5 * time.Second,
 		ChannelExpiry:         120 * time.Second,
@@ -272,11 +272,11 @@ func DefaultConfig() Config {
 	}
 }
 
-// ensureDefaults fills zero fields that have no meaningful zero value.
+// EnsureDefaults fills zero fields that have no meaningful zero value.
 // AutoCreateTopicEnable, BrokerID and FlushMode (AsyncFlush is its zero)
 // are taken as given.
-func (c *Config) ensureDefaults() {
-	d := DefaultConfig()
+func (c *Config) EnsureDefaults() {
+	d := Default()
 	c.ListenAddr = cmp.Or(c.ListenAddr, d.ListenAddr)
 	c.BrokerName = cmp.Or(c.BrokerName, d.BrokerName)
 	c.ClusterName = cmp.Or(c.ClusterName, d.ClusterName)
@@ -327,7 +327,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: DefaultTopicQueueNums %d not in 1..%d", ErrBadConfig, c.DefaultTopicQueueNums, core.MaxQueueNums)
 	case c.MaxMessageSize <= 0:
 		return fmt.Errorf("%w: MaxMessageSize %d", ErrBadConfig, c.MaxMessageSize)
-	case c.BrokerPermission&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit) != 0:
+	case c.BrokerPermission&^(topicconf.PermRead|topicconf.PermWrite|topicconf.PermInherit) != 0:
 		return fmt.Errorf("%w: BrokerPermission %d has unknown bits", ErrBadConfig, c.BrokerPermission)
 	case c.RegisterInterval <= 0:
 		return fmt.Errorf("%w: RegisterInterval %v", ErrBadConfig, c.RegisterInterval)
@@ -390,7 +390,7 @@ func (r *ReplicationConfig) validate() error {
 	case r.HeartbeatTimeout < 0 || r.ElectionTimeout < 0:
 		return fmt.Errorf("%w: raft timeouts %v, %v", ErrBadConfig, r.HeartbeatTimeout, r.ElectionTimeout)
 	}
-	if r.slaveID() < 0 {
+	if r.SlaveID() < 0 {
 		return fmt.Errorf("%w: dLegerSelfId %q is not among dLegerPeers", ErrBadConfig, r.SelfID)
 	}
 	switch len(r.Peers) {
@@ -401,9 +401,9 @@ func (r *ReplicationConfig) validate() error {
 	return nil
 }
 
-// slaveID is the brokerId this node registers as a slave: 1 + its index
+// SlaveID is the brokerId this node registers as a slave: 1 + its index
 // in Peers (-1 if it is not there).
-func (r *ReplicationConfig) slaveID() int64 {
+func (r *ReplicationConfig) SlaveID() int64 {
 	for i, p := range r.Peers {
 		if p.ID == r.SelfID {
 			return int64(i) + 1
@@ -440,9 +440,9 @@ func validName(s string) bool {
 	return true
 }
 
-// resolveAdvertise returns the address to advertise, given the configured
+// Advertise returns the address to advertise, given the configured
 // one (possibly empty) and the address the server listens on.
-func resolveAdvertise(configured, listening string) (netip.AddrPort, error) {
+func Advertise(configured, listening string) (netip.AddrPort, error) {
 	addr := configured
 	if addr == "" {
 		addr = listening

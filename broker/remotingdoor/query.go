@@ -1,4 +1,4 @@
-package broker
+package remotingdoor
 
 import (
 	"context"
@@ -17,8 +17,8 @@ const uniqueKeyQueryFlag = "_UNIQUE_KEY_QUERY"
 
 // handleViewMessage serves VIEW_MESSAGE_BY_ID (33): the stored message at a
 // commit log offset.
-func (b *Broker) handleViewMessage(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ViewMessageRequestHeader) *protocol.Command {
-	rec, err := b.core.ViewMessage(h.Offset)
+func (d *Door) handleViewMessage(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ViewMessageRequestHeader) *protocol.Command {
+	rec, err := d.core.ViewMessage(h.Offset)
 	if err != nil {
 		return failure(req, err)
 	}
@@ -28,9 +28,9 @@ func (b *Broker) handleViewMessage(ctx context.Context, _ *remoting.Conn, req *p
 // handleQueryMessage serves QUERY_MESSAGE (12): messages of a topic by key
 // (KEYS) within a store-time window, or by UNIQ_KEY when the request
 // carries _UNIQUE_KEY_QUERY=true.
-func (b *Broker) handleQueryMessage(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.QueryMessageRequestHeader) *protocol.Command {
+func (d *Door) handleQueryMessage(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.QueryMessageRequestHeader) *protocol.Command {
 	uniq, _ := strconv.ParseBool(req.Ext(uniqueKeyQueryFlag))
-	res, err := b.core.QueryMessage(core.MessageQuery{
+	res, err := d.core.QueryMessage(core.MessageQuery{
 		Topic: h.Topic, Key: h.Key, MaxNum: int(h.MaxNum), Begin: h.BeginTimestamp, End: h.EndTimestamp, Unique: uniq,
 	})
 	if err != nil {

@@ -1,11 +1,11 @@
-package broker
+package registration
 
 import (
 	"context"
 	"sync"
 	"sync/atomic"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // Incremental registration (Java BrokerController.registerIncrementBrokerData).
@@ -41,67 +41,67 @@ type incrementalReg struct {
 	waiters []chan struct{} // creations waiting for the next round
 }
 
-// registerChangesAndWait asks for a round and returns once a round that
-// started after the call has registered (or failed to register) every
-// change made before it, or the broker is stopping.
-func (b *Broker) registerChangesAndWait() {
-	b.mu.Lock()
-	started := b.mu.started
-	b.mu.Unlock()
-	if !started || len(b.cfg.NamesrvAddrs) == 0 {
+// ChangesAndWait asks for a round and returns once a round that started
+// after the call has registered (or failed to register) every change made
+// before it, or the Registrar is stopping.
+func (r *Registrar) ChangesAndWait() {
+	r.mu.Lock()
+	started := r.mu.started && !r.mu.stopped
+	r.mu.Unlock()
+	if !started || len(r.cfg.NamesrvAddrs) == 0 {
 		return // Start registers the whole table first
 	}
 	done := make(chan struct{})
-	b.inc.mu.Lock()
-	b.inc.waiters = append(b.inc.waiters, done)
-	b.inc.mu.Unlock()
-	b.kickRegister()
+	r.inc.mu.Lock()
+	r.inc.waiters = append(r.inc.waiters, done)
+	r.inc.mu.Unlock()
+	r.Kick()
 	select {
 	case <-done:
-	case <-b.stop:
+	case <-r.stop:
 	}
 }
 
 // registerChanges is one round of the loop after a kick: the changed
 // topics to each name server that has the rest, the whole table to those
 // that need it. It returns how many name servers failed.
-func (b *Broker) registerChanges(ctx context.Context) (failed int) {
-	b.inc.mu.Lock()
-	waiters := b.inc.waiters
-	b.inc.waiters = nil
-	b.inc.mu.Unlock()
+func (r *Registrar) registerChanges(ctx context.Context) (failed int) {
+	r.inc.mu.Lock()
+	waiters := r.inc.waiters
+	r.inc.waiters = nil
+	r.inc.mu.Unlock()
 	defer func() {
 		for _, w := range waiters {
 			close(w)
 		}
 	}()
 	// Taken after the waiters: every change a waiter made is in it.
-	changed, removed, version := b.core.TakeTopicChanges()
-	writable := b.core.Store().Writable() == nil
-	if removed || writable != b.inc.writable.Load() {
-		return b.registerAll(ctx)
+	changed, removed, version := r.cfg.Broker.TakeTopicChanges()
+	writable := r.cfg.Broker.Writable()
+	if removed || writable != r.inc.writable.Load() {
+		return r.registerAll(ctx)
 	}
 	var full, partial []string
-	for _, addr := range b.cfg.NamesrvAddrs {
-		if _, ok := b.inc.needFull.Load(addr); ok {
+	for _, addr := range r.cfg.NamesrvAddrs {
+		if _, ok := r.inc.needFull.Load(addr); ok {
 			full = append(full, addr)
 		} else if len(changed) > 0 {
 			partial = append(partial, addr)
 		}
 	}
 	if len(full) > 0 {
-		table, v := b.core.Topics()
+		table, v := r.cfg.Broker.Topics()
 		if !writable {
 			table, v = notWritable(table, v)
 		}
-		failed += b.registerFullWith(ctx, full, table, v)
+		failed += r.registerFullWith(ctx, full, table, v)
 	}
 	if len(partial) > 0 {
 		if !writable {
 			changed, version = notWritable(changed, version)
 		}
-		for _, addr := range b.registerTopicsWith(ctx, partial, changed, version) {
-			b.inc.needFull.Store(addr, true)
+		for _, addr := range r.registerTopicsWith(ctx, partial, changed, version) {
+			r.inc.needFull.Store(addr, true)
 			failed++
 		}
 	}
@@ -110,18 +110,18 @@ func (b *Broker) registerChanges(ctx context.Context) (failed int) {
 
 // registerFullWith registers the whole table with addrs, noting which of
 // them still need it.
-func (b *Broker) registerFullWith(ctx context.Context, addrs []string, table map[string]protocol.TopicConfig, v protocol.DataVersion) (failed int) {
+func (r *Registrar) registerFullWith(ctx context.Context, addrs []string, table map[string]topicconf.Config, v topicconf.DataVersion) (failed int) {
 	// Cleared first, so a connection that closes meanwhile marks it again.
 	for _, addr := range addrs {
-		b.inc.needFull.Delete(addr)
+		r.inc.needFull.Delete(addr)
 	}
-	down := b.registerTopicsWith(ctx, addrs, table, v)
+	down := r.registerTopicsWith(ctx, addrs, table, v)
 	for _, addr := range down {
-		b.inc.needFull.Store(addr, true)
+		r.inc.needFull.Store(addr, true)
 	}
 	return len(down)
 }
 
 // namesrvNeedsFull marks a name server whose connection closed: it may
 // have restarted with an empty table, so it gets the whole table next.
-func (b *Broker) namesrvNeedsFull(addr string) { b.inc.needFull.Store(addr, true) }
+func (r *Registrar) namesrvNeedsFull(addr string) { r.inc.needFull.Store(addr, true) }

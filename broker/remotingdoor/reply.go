@@ -1,4 +1,4 @@
-package broker
+package remotingdoor
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // handleSendReply serves SEND_REPLY_MESSAGE (324) and _V2 (325): a
 // consumer's reply to a request, pushed by the core to the requester. The
 // replier is answered once the push is (the handler returns nil).
-func (b *Broker) handleSendReply(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleSendReply(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
 	h, err := protocol.DecodeSendMessageCommand(req)
 	if err != nil {
 		return errResponse(req, protocol.RespSystemError, "%v", err)
@@ -23,7 +23,7 @@ func (b *Broker) handleSendReply(ctx context.Context, c *remoting.Conn, req *pro
 		return refused
 	}
 	later := c.Defer(ctx, req)
-	b.core.Reply(r, func(res core.SendResult, err error) {
+	d.core.Reply(r, func(res core.SendResult, err error) {
 		if err != nil {
 			_ = later.Respond(failure(req, err))
 			return

@@ -1,11 +1,11 @@
-package broker
+package remotingdoor
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"maps"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/remoting"
@@ -14,51 +14,75 @@ import (
 
 // handleCreateTopic serves UPDATE_AND_CREATE_TOPIC (17). The new table is
 // registered with the name servers before the answer.
-func (b *Broker) handleCreateTopic(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.CreateTopicRequestHeader) *protocol.Command {
+func (d *Door) handleCreateTopic(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.CreateTopicRequestHeader) *protocol.Command {
 	tc := protocol.TopicConfig{
 		TopicName: h.Topic, ReadQueueNums: int(h.ReadQueueNums), WriteQueueNums: int(h.WriteQueueNums),
 		Perm: int(h.Perm), TopicFilterType: h.TopicFilterType, TopicSysFlag: int(h.TopicSysFlag), Order: h.Order,
 	}
-	return outcome(req, b.core.CreateTopic(tc, c.RemoteAddr()))
+	return outcome(req, d.core.CreateTopic(tc, c.RemoteAddr()))
 }
 
 // handleDeleteTopic serves DELETE_TOPIC_IN_BROKER (215).
-func (b *Broker) handleDeleteTopic(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.DeleteTopicRequestHeader) *protocol.Command {
-	return outcome(req, b.core.DeleteTopic(h.Topic, c.RemoteAddr()))
+func (d *Door) handleDeleteTopic(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.DeleteTopicRequestHeader) *protocol.Command {
+	return outcome(req, d.core.DeleteTopic(h.Topic, c.RemoteAddr()))
 }
 
 // handleGetAllTopicConfig serves GET_ALL_TOPIC_CONFIG (21).
-func (b *Broker) handleGetAllTopicConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	table, version := b.core.Topics()
+func (d *Door) handleGetAllTopicConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	table, version := d.core.Topics()
 	return jsonResponse(req, protocol.TopicConfigSerializeWrapper{TopicConfigTable: table, DataVersion: version})
 }
 
 // handleTopicStats serves GET_TOPIC_STATS_INFO (202).
-func (b *Broker) handleTopicStats(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetTopicStatsInfoRequestHeader) *protocol.Command {
-	stats, err := b.core.TopicStats(h.Topic)
+func (d *Door) handleTopicStats(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetTopicStatsInfoRequestHeader) *protocol.Command {
+	stats, err := d.core.TopicStats(h.Topic)
 	if err != nil {
 		return failure(req, err)
+	}
+	table := protocol.TopicStatsTable{OffsetTable: make(map[protocol.MessageQueue]protocol.TopicOffset, len(stats))}
+	for _, q := range stats {
+		table.OffsetTable[q.Queue] = protocol.TopicOffset{MinOffset: q.MinOffset, MaxOffset: q.MaxOffset, LastUpdateTimestamp: q.LastUpdate}
+	}
+	return success(req, nil, table.Encode())
+}
+
+// handleConsumeStats serves GET_CONSUME_STATS (208).
+func (d *Door) handleConsumeStats(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumeStatsRequestHeader) *protocol.Command {
+	progress := d.core.ConsumeStats(h.ConsumerGroup, h.Topic)
+	stats := protocol.ConsumeStats{OffsetTable: make(map[protocol.MessageQueue]protocol.OffsetWrapper, len(progress))}
+	for _, p := range progress {
+		// The pull offset is the committed one: the broker keeps no other.
+		stats.OffsetTable[p.Queue] = protocol.OffsetWrapper{BrokerOffset: p.BrokerOffset, ConsumerOffset: p.ConsumerOffset,
+			PullOffset: p.ConsumerOffset, LastTimestamp: p.LastTimestamp}
 	}
 	return success(req, nil, stats.Encode())
 }
 
-// handleConsumeStats serves GET_CONSUME_STATS (208).
-func (b *Broker) handleConsumeStats(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumeStatsRequestHeader) *protocol.Command {
-	return success(req, nil, b.core.ConsumeStats(h.ConsumerGroup, h.Topic).Encode())
-}
-
 // handleRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28): a KVTable.
-func (b *Broker) handleRuntimeInfo(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	table := b.core.RuntimeInfo()
-	b.replicaRuntimeInfo(table)
+func (d *Door) handleRuntimeInfo(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	info := d.core.RuntimeInfo()
+	table := map[string]string{
+		"brokerVersionDesc":  "Runnel",
+		"brokerVersion":      strconv.Itoa(int(protocol.Version)),
+		"bootTimestamp":      strconv.FormatInt(info.BootTime.UnixMilli(), 10),
+		"runtime":            time.Since(info.BootTime).Round(time.Second).String(),
+		"commitLogMinOffset": strconv.FormatInt(info.CommitLogMinOffset, 10),
+		"commitLogMaxOffset": strconv.FormatInt(info.CommitLogMaxOffset, 10),
+		"brokerName":         info.BrokerName,
+		"clusterName":        info.ClusterName,
+		"topicCount":         strconv.Itoa(info.Topics),
+		"heldPulls":          strconv.Itoa(info.HeldPulls),
+		"goroutines":         strconv.Itoa(info.Goroutines),
+	}
+	maps.Copy(table, d.proc.RuntimeInfo())
 	return jsonResponse(req, map[string]any{"table": table})
 }
 
 // handleGetAllConsumerOffsets serves GET_ALL_CONSUMER_OFFSET (43) (Java
 // ConsumerOffsetSerializeWrapper): {"offsetTable":{"topic@group":{"0":12}}}.
-func (b *Broker) handleGetAllConsumerOffsets(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleGetAllConsumerOffsets(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 	table := map[string]map[string]int64{}
-	for _, e := range b.core.ConsumerOffsets() {
+	for _, e := range d.core.ConsumerOffsets() {
 		k := e.Topic + "@" + e.Group
 		if table[k] == nil {
 			table[k] = map[string]int64{}
@@ -69,12 +93,12 @@ func (b *Broker) handleGetAllConsumerOffsets(_ context.Context, _ *remoting.Conn
 }
 
 // handleTopicConsumeByWho serves QUERY_TOPIC_CONSUME_BY_WHO (300).
-func (b *Broker) handleTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 	topic := req.Ext("topic")
 	if topic == "" {
 		return errResponse(req, protocol.RespSystemError, "protocol: QUERY_TOPIC_CONSUME_BY_WHO header: topic: missing")
 	}
-	return jsonResponse(req, map[string][]string{"groupList": b.core.TopicConsumers(topic)})
+	return jsonResponse(req, map[string][]string{"groupList": d.core.TopicConsumers(topic)})
 }
 
 // connection is one client connection in RocketMQ's Connection JSON.
@@ -95,12 +119,12 @@ func connectionsJSON(cs []core.Connection) []connection {
 
 // handleConsumerConnections serves GET_CONSUMER_CONNECTION_LIST (203)
 // (Java ConsumerConnection, for mqadmin consumerConnection).
-func (b *Broker) handleConsumerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleConsumerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 	group := req.Ext("consumerGroup")
 	if group == "" {
 		return errResponse(req, protocol.RespSystemError, "protocol: GET_CONSUMER_CONNECTION_LIST header: consumerGroup: missing")
 	}
-	g, err := b.core.ConsumerConnections(group)
+	g, err := d.core.ConsumerConnections(group)
 	if err != nil {
 		return failure(req, err)
 	}
@@ -126,12 +150,12 @@ func (b *Broker) handleConsumerConnections(_ context.Context, _ *remoting.Conn, 
 }
 
 // handleProducerConnections serves GET_PRODUCER_CONNECTION_LIST (204).
-func (b *Broker) handleProducerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleProducerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 	group := req.Ext("producerGroup")
 	if group == "" {
 		return errResponse(req, protocol.RespSystemError, "protocol: GET_PRODUCER_CONNECTION_LIST header: producerGroup: missing")
 	}
-	cs, err := b.core.ProducerConnections(group)
+	cs, err := d.core.ProducerConnections(group)
 	if err != nil {
 		return failure(req, err)
 	}
@@ -140,36 +164,13 @@ func (b *Broker) handleProducerConnections(_ context.Context, _ *remoting.Conn, 
 
 // handleGetTopicConfig serves GET_TOPIC_CONFIG (351): one topic's config
 // (Java 5 TopicConfigAndQueueMapping, without static-topic mapping).
-func (b *Broker) handleGetTopicConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleGetTopicConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 	topic := req.Ext("topic")
-	tc, ok := b.core.Topic(topic)
+	tc, ok := d.core.Topic(topic)
 	if !ok {
 		return errResponse(req, protocol.RespTopicNotExist, "No topic in this broker. topic: %s", topic)
 	}
 	return jsonResponse(req, tc)
-}
-
-// handleGetBrokerConfig serves GET_BROKER_CONFIG (26): the configuration in
-// force as RocketMQ properties text, under RocketMQ's key names.
-func (b *Broker) handleGetBrokerConfig(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	c := b.Config()
-	props := map[string]string{
-		"brokerPermission":      strconv.Itoa(c.BrokerPermission),
-		"timerMaxDelaySec":      formatSeconds(c.TimerMaxDelay),
-		"brokerName":            c.BrokerName,
-		"brokerClusterName":     c.ClusterName,
-		"brokerId":              strconv.FormatInt(c.BrokerID, 10),
-		"namesrvAddr":           strings.Join(c.NamesrvAddrs, ";"),
-		"listenPort":            portOf(b.Addr()),
-		"brokerIP1":             hostOf(b.AdvertisedAddr()),
-		"storePathRootDir":      c.StoreDir,
-		"flushDiskType":         c.FlushMode.String(),
-		"autoCreateTopicEnable": fmt.Sprint(c.AutoCreateTopicEnable),
-		"defaultTopicQueueNums": fmt.Sprint(c.DefaultTopicQueueNums),
-		"fileReservedTime":      fmt.Sprint(int(c.FileReservedTime.Hours())),
-		"maxMessageSize":        fmt.Sprint(c.MaxMessageSize),
-	}
-	return success(req, nil, []byte(protocol.FormatProperties(props)))
 }
 
 // jsonResponse answers req SUCCESS with v as its JSON body.
@@ -179,18 +180,4 @@ func jsonResponse(req *protocol.Command, v any) *protocol.Command {
 		return errResponse(req, protocol.RespSystemError, "%v", err)
 	}
 	return success(req, nil, body)
-}
-
-func portOf(addr string) string {
-	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
-		return addr[i+1:]
-	}
-	return ""
-}
-
-func hostOf(addr string) string {
-	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
-		return strings.Trim(addr[:i], "[]")
-	}
-	return addr
 }

@@ -1,4 +1,4 @@
-package broker
+package remotingdoor
 
 import (
 	"context"
@@ -19,16 +19,16 @@ func consumerReply(req *protocol.Command, r core.ClientReply, err error) *protoc
 	if err != nil {
 		return failure(req, err)
 	}
-	out := protocol.NewResponse(req, r.Code, r.Remark)
+	out := protocol.NewResponse(req, int16(r.Status), r.Remark)
 	out.ExtFields, out.Body = r.Ext, r.Body
 	return out
 }
 
 // handleConsumerRunningInfo serves GET_CONSUMER_RUNNING_INFO (307) from an
 // admin.
-func (b *Broker) handleConsumerRunningInfo(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.GetConsumerRunningInfoRequestHeader) *protocol.Command {
+func (d *Door) handleConsumerRunningInfo(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.GetConsumerRunningInfoRequestHeader) *protocol.Command {
 	later := c.Defer(ctx, req)
-	b.core.ConsumerRunningInfo(h.ConsumerGroup, h.ClientID, h.JstackEnable, func(r core.ClientReply, err error) {
+	d.core.ConsumerRunningInfo(h.ConsumerGroup, h.ClientID, h.JstackEnable, func(r core.ClientReply, err error) {
 		_ = later.Respond(consumerReply(req, r, err))
 	})
 	return nil
@@ -37,10 +37,10 @@ func (b *Broker) handleConsumerRunningInfo(ctx context.Context, c *remoting.Conn
 // handleConsumeMessageDirectly serves CONSUME_MESSAGE_DIRECTLY (309) from
 // an admin (consumerGroup, clientId, msgId — an offsetMsgId — and
 // optionally topic).
-func (b *Broker) handleConsumeMessageDirectly(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleConsumeMessageDirectly(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
 	later := c.Defer(ctx, req)
 	r := core.DirectConsume{Group: req.Ext("consumerGroup"), ClientID: req.Ext("clientId"), MsgID: req.Ext("msgId"), Topic: req.Ext("topic")}
-	b.core.ConsumeMessageDirectly(r, func(r core.ClientReply, err error) {
+	d.core.ConsumeMessageDirectly(r, func(r core.ClientReply, err error) {
 		_ = later.Respond(consumerReply(req, r, err))
 	})
 	return nil
@@ -49,9 +49,9 @@ func (b *Broker) handleConsumeMessageDirectly(ctx context.Context, c *remoting.C
 // handleGetConsumerStatus serves INVOKE_BROKER_TO_GET_CONSUMER_STATUS
 // (223): the answer is a GetConsumerStatusBody,
 // {"messageQueueTable":{},"consumerTable":{<clientId>:{<mq>:offset}}}.
-func (b *Broker) handleGetConsumerStatus(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
+func (d *Door) handleGetConsumerStatus(ctx context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
 	later := c.Defer(ctx, req)
-	b.core.ConsumerStatus(req.Ext("topic"), req.Ext("group"), req.Ext("clientAddr"), func(tables map[string][]byte, err error) {
+	d.core.ConsumerStatus(req.Ext("topic"), req.Ext("group"), req.Ext("clientAddr"), func(tables map[string][]byte, err error) {
 		if err != nil {
 			_ = later.Respond(failure(req, err))
 			return

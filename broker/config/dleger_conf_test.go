@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 
 // A RocketMQ DLedger broker.conf configures a replicated group member.
 func TestApplyDLedgerProperties(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	cfg.StoreDir = t.TempDir()
 	_, err := cfg.ApplyProperties(strings.NewReader(`
 brokerName=RaftNode00
@@ -26,7 +26,7 @@ slaveReadEnable=true
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ensureDefaults()
+	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ slaveReadEnable=true
 	if r.HeartbeatTimeout != 600*time.Millisecond || r.ElectionTimeout != 300*time.Millisecond {
 		t.Errorf("timeouts %v %v, want 600ms and the 300ms default", r.HeartbeatTimeout, r.ElectionTimeout)
 	}
-	if id := r.slaveID(); id != 2 {
+	if id := r.SlaveID(); id != 2 {
 		t.Errorf("slave id %d, want 2 (n1 is second in dLegerPeers)", id)
 	}
 }
@@ -49,7 +49,7 @@ func TestDLedgerConfigRefusals(t *testing.T) {
 		{"dLegerPeers=n0-nohostport", "dLegerPeers entry"},
 		{"raftElectionTimeoutMs=0", "positive"},
 	} {
-		cfg := DefaultConfig()
+		cfg := Default()
 		_, err := cfg.ApplyProperties(strings.NewReader(tc.conf))
 		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want ErrBadConfig with %q", tc.conf, err, tc.want)
@@ -63,7 +63,7 @@ func TestDLedgerConfigRefusals(t *testing.T) {
 		{func(r *ReplicationConfig) { r.SelfID = "" }, "dLegerSelfId is empty"},
 		{func(r *ReplicationConfig) { r.Peers = r.Peers[:2] }, "1, 3 or 5"},
 	} {
-		cfg := DefaultConfig()
+		cfg := Default()
 		cfg.StoreDir = t.TempDir()
 		cfg.Replication = ReplicationConfig{Enable: true, SelfID: "n0",
 			Peers: []replica.Peer{{ID: "n0", Addr: "a:1"}, {ID: "n1", Addr: "b:1"}, {ID: "n2", Addr: "c:1"}}}

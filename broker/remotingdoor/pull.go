@@ -1,4 +1,4 @@
-package broker
+package remotingdoor
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 // handlePull serves PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361). A pull
 // the core holds is answered later, through the connection's channel.
-func (b *Broker) handlePull(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.PullMessageRequestHeader) *protocol.Command {
-	ch := b.channel(c)
+func (d *Door) handlePull(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.PullMessageRequestHeader) *protocol.Command {
+	ch := d.channel(c)
 	r := core.PullRequest{
 		Group:           h.ConsumerGroup,
 		Topic:           h.Topic,
@@ -34,7 +34,7 @@ func (b *Broker) handlePull(ctx context.Context, c *remoting.Conn, req *protocol
 	// A held pull is answered later: the Responder owns its opaque, oneway
 	// and the closed connection. Taken before the core may park it.
 	later := c.Defer(ctx, req)
-	res, held, err := b.core.Pull(r, func(res core.PullResult, err error) {
+	res, held, err := d.core.Pull(r, func(res core.PullResult, err error) {
 		_ = later.Respond(pullResponse(req, res, err))
 	})
 	if held {
@@ -44,19 +44,27 @@ func (b *Broker) handlePull(ctx context.Context, c *remoting.Conn, req *protocol
 
 }
 
+// pullCodes are the response codes of the pull statuses.
+var pullCodes = [...]int16{
+	core.PullFound:        protocol.RespSuccess,
+	core.PullNoNewMessage: protocol.RespPullNotFound,
+	core.PullRetry:        protocol.RespPullRetryImmediately,
+	core.PullOffsetMoved:  protocol.RespPullOffsetMoved,
+}
+
 // pullResponse encodes a pull's answer.
 func pullResponse(req *protocol.Command, res core.PullResult, err error) *protocol.Command {
 	if err != nil {
 		return failure(req, err)
 	}
-	resp := protocol.NewResponse(req, res.Code, res.Remark)
+	resp := protocol.NewResponse(req, pullCodes[res.Status], res.Remark)
 	resp.MoreExt = protocol.PullMessageResponseHeader{
 		SuggestWhichBrokerID: res.SuggestWhichBrokerID,
 		NextBeginOffset:      res.NextBeginOffset,
 		MinOffset:            res.MinOffset,
 		MaxOffset:            res.MaxOffset,
 	}.Append(nil)
-	if res.Code == protocol.RespSuccess {
+	if res.Status == core.PullFound {
 		// The connection gives the records back once it has written them.
 		resp.Body, resp.ReleaseBody = res.Messages, res.Recycle
 	}

@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 // the default is Java's 3 days; a value that is not a positive number of
 // seconds is refused.
 func TestTimerMaxDelaySec(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	if cfg.TimerMaxDelay != 72*time.Hour {
 		t.Fatalf("default TimerMaxDelay %v", cfg.TimerMaxDelay)
 	}
@@ -22,13 +22,13 @@ func TestTimerMaxDelaySec(t *testing.T) {
 		t.Fatalf("TimerMaxDelay %v after timerMaxDelaySec=600", cfg.TimerMaxDelay)
 	}
 	for _, bad := range []string{"timerMaxDelaySec=0", "timerMaxDelaySec=-5", "timerMaxDelaySec=3d", "timerMaxDelaySec=99999999999"} {
-		c := DefaultConfig()
+		c := Default()
 		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%q: %v, want ErrBadConfig", bad, err)
 		}
 	}
 	var zero Config
-	zero.ensureDefaults()
+	zero.EnsureDefaults()
 	if zero.TimerMaxDelay != 72*time.Hour {
 		t.Fatalf("ensureDefaults TimerMaxDelay %v", zero.TimerMaxDelay)
 	}
