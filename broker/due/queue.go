@@ -1,6 +1,7 @@
 package due
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -76,10 +77,14 @@ type laneOff struct {
 // lane is one queue of the source's topic.
 type lane struct {
 	id int32
-	// next is the next queue offset to read; p the offsets read and not
-	// yet fired: the lane's progress is the lowest of them, or next.
-	next int64
-	p    pending
+	// next is the next queue offset to read. The entries read and not
+	// yet fired are, for an ordered lane, window (they fire in offset
+	// order, and the window keeps where each record is, so Fire reads it
+	// without a second queue lookup), for an unordered one p. The lane's
+	// progress is the lowest of them, or next (low).
+	next   int64
+	window []placed
+	p      pending
 	// lastDue is the due time of the last entry read. An ordered lane is
 	// read no further while it lies ahead: nothing after it falls due
 	// before it.
@@ -96,6 +101,19 @@ type lane struct {
 	// last read reached it.
 	cursor, saved, resumeBelow int64
 	resuming, caughtUp         bool
+}
+
+// placed is an entry of an ordered lane's window: its queue offset and
+// the commit log offset of its record.
+type placed struct{ off, phys int64 }
+
+// low returns the lane's lowest offset not yet fired: every offset below
+// it is done.
+func (l *lane) low() int64 {
+	if len(l.window) > 0 {
+		return l.window[0].off
+	}
+	return l.p.low(l.next)
 }
 
 // laneState is a lane's saved progress (checkpoint.go).
@@ -150,7 +168,7 @@ func (s *QueueSource) Next() map[int32]int64 {
 	defer s.mu.Unlock()
 	out := make(map[int32]int64, len(s.lanes))
 	for _, l := range s.lanes {
-		out[l.id] = l.p.low(l.next)
+		out[l.id] = l.low()
 	}
 	return out
 }
@@ -193,7 +211,7 @@ func (s *QueueSource) Progress(dst []byte) []byte {
 	defer s.mu.Unlock()
 	out := make([]laneState, 0, len(s.lanes)+len(s.kept))
 	for _, l := range s.lanes {
-		out = append(out, laneState{id: l.id, next: l.p.low(l.next), cursor: l.saved})
+		out = append(out, laneState{id: l.id, next: l.low(), cursor: l.saved})
 	}
 	out = append(out, s.kept...)
 	slices.SortFunc(out, func(a, b laneState) int { return int(a.id) - int(b.id) })
@@ -247,7 +265,7 @@ func (s *QueueSource) scanOrdered(l *lane, add func(Entry), now int64, budget in
 		}
 		l.lastDue = e.StoreTimestamp + delay
 		add(Entry{Due: l.lastDue, Off: off, Lane: l.id, Check: l.checkEnd < 0})
-		l.p.add(off)
+		l.window = append(l.window, placed{off: off, phys: e.PhysOffset})
 		off++
 	}
 	l.next = off
@@ -362,14 +380,19 @@ func (s *QueueSource) read(phys int64) (*message.MessageExt, error) {
 func (s *QueueSource) Fire(e Entry) (*message.MessageExt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	qe, err := s.st.QueueEntry(s.topic, e.Lane, e.Off)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil // removed by retention
+	l := s.lanes[e.Lane]
+	phys, ok := l.placed(e.Off)
+	if !ok {
+		qe, err := s.st.QueueEntry(s.topic, e.Lane, e.Off)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil // removed by retention
+		}
+		if err != nil {
+			return nil, fmt.Errorf("queue %d offset %d: %w", e.Lane, e.Off, err)
+		}
+		phys = qe.PhysOffset
 	}
-	if err != nil {
-		return nil, fmt.Errorf("queue %d offset %d: %w", e.Lane, e.Off, err)
-	}
-	m, err := s.read(qe.PhysOffset)
+	m, err := s.read(phys)
 	if err != nil || m == nil {
 		return nil, err
 	}
@@ -381,7 +404,6 @@ func (s *QueueSource) Fire(e Entry) (*message.MessageExt, error) {
 	if !e.Check {
 		return out, nil
 	}
-	l := s.lanes[e.Lane]
 	if s.ordered() && l.checkEnd >= 0 && e.Off > l.checkEnd {
 		return out, nil // after the first entry found not delivered
 	}
@@ -435,10 +457,16 @@ func (s *QueueSource) Fired(e Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lanes[e.Lane]
-	l.p.fired(e.Off)
 	if s.ordered() {
+		// Fired in offset order: what is before e in the window is done.
+		i := 0
+		for i < len(l.window) && l.window[i].off <= e.Off {
+			i++
+		}
+		l.window = l.window[i:]
 		return
 	}
+	l.p.fired(e.Off)
 	l.cursor = max(l.cursor, e.Due)
 	// The cursor is saved only while the index is complete: an entry not
 	// yet read may be due before it, and must not be taken as delivered
@@ -448,6 +476,16 @@ func (s *QueueSource) Fired(e Entry) {
 	}
 }
 
+// placed returns where the record of an ordered lane's entry at off is,
+// if the window holds it.
+func (l *lane) placed(off int64) (int64, bool) {
+	i, ok := slices.BinarySearchFunc(l.window, off, func(p placed, off int64) int { return cmp.Compare(p.off, off) })
+	if !ok {
+		return 0, false
+	}
+	return l.window[i].phys, true
+}
+
 // Waiting returns how many of the source's entries are read and not yet
 // delivered (for tests and tools).
 func (s *QueueSource) Waiting() int {
@@ -455,7 +493,7 @@ func (s *QueueSource) Waiting() int {
 	defer s.mu.Unlock()
 	n := 0
 	for _, l := range s.lanes {
-		n += len(l.p.offs) - len(l.p.gone)
+		n += len(l.window) + len(l.p.offs) - len(l.p.gone)
 	}
 	return n
 }
