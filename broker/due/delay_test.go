@@ -33,6 +33,15 @@ func (e *env) schedule(levels Levels, topic string, q int32, body string, level 
 	return res[0].CommitLogOffset
 }
 
+// scheduleLevel1 stores a message for T/0 at level 1 for each body, with
+// UNIQ_KEY u-<body>.
+func (e *env) scheduleLevel1(l Levels, bodies ...string) {
+	e.t.Helper()
+	for _, b := range bodies {
+		e.schedule(l, "T", 0, b, 1, "u-"+b)
+	}
+}
+
 func mustLevels(t *testing.T, s string) Levels {
 	t.Helper()
 	l, err := ParseLevels(s)
@@ -195,13 +204,9 @@ func TestRestartResumes(t *testing.T) {
 func TestCrashBetweenDeliverAndProgress(t *testing.T) {
 	e := newEnv(t)
 	l := mustLevels(t, "1s")
-	e.schedule(l, "T", 0, "a", 1, "u-a")
-	e.schedule(l, "T", 0, "b", 1, "u-b")
+	e.scheduleLevel1(l, "a", "b")
 	e.clock.Advance(time.Second)
-	lost := &faultStore{Store: e.st, failCheckpoint: true}
-	if _, err := e.service(opts{levels: l, st: lost}).Step(); err == nil {
-		t.Fatal("the lost progress write not reported")
-	}
+	e.stepLosingProgress(opts{levels: l})
 	e.schedule(l, "T", 0, "b-dup", 1, "u-b") // a producer retry of b
 	e.reopen()
 	if _, ok, _ := e.st.Checkpoint(CheckpointName); ok {
@@ -232,23 +237,14 @@ func TestCrashBetweenDeliverAndProgress(t *testing.T) {
 func TestResumeCheckFiredAgain(t *testing.T) {
 	e := newEnv(t)
 	l := mustLevels(t, "1s")
-	e.schedule(l, "T", 0, "a", 1, "u-a")
-	e.schedule(l, "T", 0, "b", 1, "u-b")
+	e.scheduleLevel1(l, "a", "b")
 	e.clock.Advance(time.Second)
-	if _, err := e.service(opts{levels: l, batch: 1, st: &faultStore{Store: e.st, failCheckpoint: true}}).Step(); err == nil {
-		t.Fatal("the lost progress write not reported")
-	}
+	e.stepLosingProgress(opts{levels: l, batch: 1})
 	if got := e.bodies("T", 0); fmt.Sprint(got) != "[a]" {
 		t.Fatalf("before the restart: %v", got)
 	}
 	fail := true
-	s := e.service(opts{levels: l, deliver: func(ms []*message.MessageExt) error {
-		if fail {
-			return errors.New("injected")
-		}
-		_, err := e.st.Put(ms)
-		return err
-	}})
+	s := e.service(opts{levels: l, deliver: e.failing(&fail)})
 	if _, err := s.Step(); err == nil {
 		t.Fatal("the failed write not reported")
 	}
@@ -266,13 +262,7 @@ func TestDeliverErrorRetries(t *testing.T) {
 	l := mustLevels(t, "1s")
 	e.schedule(l, "T", 0, "a", 1, "u-a")
 	fail := true
-	s := e.service(opts{levels: l, deliver: func(ms []*message.MessageExt) error {
-		if fail {
-			return errors.New("disk full")
-		}
-		_, err := e.st.Put(ms)
-		return err
-	}})
+	s := e.service(opts{levels: l, deliver: e.failing(&fail)})
 	e.clock.Advance(time.Second)
 	next, err := s.Step()
 	if err == nil || next.IsZero() {

@@ -162,6 +162,29 @@ func (e *env) messages(topic string, q int32) []*message.MessageExt {
 	return out
 }
 
+// failing returns a Deliver that fails while *fail is true and
+// otherwise puts into e's store.
+func (e *env) failing(fail *bool) func([]*message.MessageExt) error {
+	return func(ms []*message.MessageExt) error {
+		if *fail {
+			return errors.New("injected")
+		}
+		_, err := e.st.Put(ms)
+		return err
+	}
+}
+
+// stepLosingProgress runs one Step of a Service whose progress writes
+// fail, as a crash between the delivering write and the progress write
+// leaves the store.
+func (e *env) stepLosingProgress(o opts) {
+	e.t.Helper()
+	o.st = &faultStore{Store: e.st, failCheckpoint: true}
+	if _, err := e.service(o).Step(); err == nil {
+		e.t.Fatal("the lost progress write not reported")
+	}
+}
+
 func step(t testing.TB, s *rig) time.Time {
 	t.Helper()
 	next, err := s.Step()

@@ -33,9 +33,7 @@ func (e *env) oldDeliver(topic string, q int32, off int64, restore func(*message
 func TestUpgradeFromOldProgress(t *testing.T) {
 	e := newEnv(t)
 	l := mustLevels(t, "1s 2s")
-	for _, b := range []string{"a", "b", "c"} {
-		e.schedule(l, "T", 0, b, 1, "u-"+b)
-	}
+	e.scheduleLevel1(l, "a", "b", "c")
 	e.schedule(l, "T", 0, "d", 2, "u-d")
 	e.timer("t1", time.Second)
 	e.timer("t2", 2*time.Second)
