@@ -27,8 +27,10 @@ type Entry struct {
 // the one index; when an entry falls due Fire decides what it becomes;
 // once every entry of a batch is decided, their messages are written in
 // one atomic write, and Fired is told of each; then Progress is saved.
-// A batch whose write failed is fired again later: Fire must give the
-// same answer for the same entry until it is Fired.
+// A batch whose write failed is fired again later, so Fire must not take
+// an entry for done because it answered for it before: only Fired says
+// so (the built-in sources' resume check matches a delivered copy to the
+// same entry again).
 type Source interface {
 	// Name keys the source's section of the checkpoint. It never changes:
 	// a store written by one version is resumed by the next.
