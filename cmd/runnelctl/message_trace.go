@@ -38,15 +38,10 @@ on --topic (default ` + trace.Topic + `).`,
 			if err != nil {
 				return err
 			}
-			msgs, err := adm.QueryMessageByKey(cmd.Context(), admin.KeyQuery{Topic: topic, Key: id, Max: maxMsgs})
+			recs, err := adm.MessageTrace(cmd.Context(), id, topic, maxMsgs)
 			if err != nil {
 				return err
 			}
-			bodies := make([]string, len(msgs))
-			for i, m := range msgs {
-				bodies[i] = string(m.Body)
-			}
-			recs := trace.Of(id, bodies)
 			if a.output == "json" {
 				if recs == nil {
 					recs = []trace.Record{}
