@@ -76,24 +76,51 @@ func (a *Admin) UpdateGroup(ctx context.Context, group, cluster string, brokers 
 // the defaults when the broker only knows the group (or not at all: found
 // is then false).
 func (a *Admin) GroupConfig(ctx context.Context, n Node, group string) (cfg protocol.SubscriptionGroupConfig, found bool, err error) {
+	s, found, err := a.GroupSettings(ctx, n, group)
+	return s.SubscriptionGroupConfig, found, err
+}
+
+// GroupSettings is a group's config with the RocketMQ 5 fields the shared
+// config type does not keep, as a broker that has them reports them.
+type GroupSettings struct {
+	protocol.SubscriptionGroupConfig
+	// ConsumeMessageOrderly is RocketMQ 5's FIFO switch of the group; nil
+	// when the broker does not report one.
+	ConsumeMessageOrderly *bool `json:"consumeMessageOrderly,omitempty"`
+	// RetryPolicy is RocketMQ 5's groupRetryPolicy as the broker wrote it
+	// ({"type":"EXPONENTIAL",...}); empty when it has none.
+	RetryPolicy json.RawMessage `json:"groupRetryPolicy,omitempty"`
+}
+
+// GroupSettings returns a group's config on broker n
+// (GET_ALL_SUBSCRIPTIONGROUP_CONFIG): the one it stores, or the defaults
+// when it has none (found is then false).
+func (a *Admin) GroupSettings(ctx context.Context, n Node, group string) (s GroupSettings, found bool, err error) {
 	const op = "subscription group configs"
+	s.SubscriptionGroupConfig = groupconf.New(group)
 	resp, err := a.callBrokerOK(ctx, op, n, protocol.NewRequest(protocol.ReqGetAllSubscriptionGroupConfig, nil, nil))
 	if err != nil {
-		return cfg, false, err
+		return s, false, err
 	}
 	var w struct {
 		SubscriptionGroupTable map[string]json.RawMessage `json:"subscriptionGroupTable"`
 	}
 	if err := protocol.UnmarshalLenient(resp.Body, &w); err != nil {
-		return cfg, false, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
+		return s, false, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
 	}
 	raw, ok := w.SubscriptionGroupTable[group]
-	cfg = groupconf.New(group)
 	if !ok {
-		return cfg, false, nil
+		return s, false, nil
 	}
-	if err := protocol.UnmarshalLenient(raw, &cfg); err != nil {
-		return cfg, false, fmt.Errorf("admin: %s: %s: group %s: %w: %v", op, n, group, protocol.ErrBadBody, err)
+	if err := protocol.UnmarshalLenient(raw, &s.SubscriptionGroupConfig); err != nil {
+		return s, false, fmt.Errorf("admin: %s: %s: group %s: %w: %v", op, n, group, protocol.ErrBadBody, err)
 	}
-	return cfg, true, nil
+	var extra struct {
+		ConsumeMessageOrderly *bool           `json:"consumeMessageOrderly"`
+		RetryPolicy           json.RawMessage `json:"groupRetryPolicy"`
+	}
+	if protocol.UnmarshalLenient(raw, &extra) == nil {
+		s.ConsumeMessageOrderly, s.RetryPolicy = extra.ConsumeMessageOrderly, extra.RetryPolicy
+	}
+	return s, true, nil
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/topicconf"
@@ -90,6 +92,10 @@ type TopicSpec struct {
 	// Order marks the topic as ordered in the brokers' topic config.
 	// Default: kept, or false on a new topic.
 	Order *bool
+	// Attributes are RocketMQ 5 topic attributes to set, such as
+	// "message.type" (NORMAL, FIFO, DELAY, TRANSACTION); sent as
+	// "+key=value,..." only when there are any. Default none.
+	Attributes map[string]string
 }
 
 // TopicWrite is what CreateTopic did on one broker.
@@ -138,6 +144,11 @@ func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]TopicWrite, 
 	if spec.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 || spec.Perm < 0 {
 		return nil, fmt.Errorf("%w: perm %d has bits other than 8|4|2|1", ErrBadArgument, spec.Perm)
 	}
+	for k, v := range spec.Attributes {
+		if k == "" || strings.ContainsAny(k, "+=,") || strings.ContainsAny(v, "=,") {
+			return nil, fmt.Errorf("%w: attribute %q=%q: want a key and value without '=' or ','", ErrBadArgument, k, v)
+		}
+	}
 	op := fmt.Sprintf("create topic %q", spec.Topic)
 	targets, err := a.writeTargets(ctx, op, spec.Cluster, spec.Brokers)
 	if err != nil {
@@ -175,6 +186,7 @@ func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]TopicWrite, 
 			Perm:            int32(w.Perm),
 			TopicFilterType: protocol.TopicFilterSingleTag,
 			Order:           w.Order,
+			Attributes:      encodeAttributes(spec.Attributes),
 		}
 		if old != nil {
 			h.TopicSysFlag = int32(old.TopicSysFlag)
@@ -389,4 +401,14 @@ func (a *Admin) TopicStats(ctx context.Context, topic string) ([]QueueStats, err
 		return cmp.Or(cmp.Compare(x.Broker, y.Broker), cmp.Compare(x.QueueID, y.QueueID))
 	})
 	return out, nil
+}
+
+// encodeAttributes writes attributes as RocketMQ 5's admin sends them to
+// be added: "+key=value", comma-separated, sorted.
+func encodeAttributes(attrs map[string]string) string {
+	parts := make([]string, 0, len(attrs))
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		parts = append(parts, "+"+k+"="+attrs[k])
+	}
+	return strings.Join(parts, ",")
 }

@@ -260,7 +260,7 @@ func (a *app) statsAll(ctx context.Context, all bool) error {
 		return err
 	}
 	if !all {
-		topics = slices.DeleteFunc(topics, systemTopic)
+		topics = slices.DeleteFunc(topics, admin.IsSystemTopic)
 	}
 	rows := []statsRow{}
 	for _, topic := range topics {

@@ -159,18 +159,6 @@ func printNodes(a *app, what string, nodes []admin.Node) error {
 	return t.flush()
 }
 
-// systemTopic reports whether t is one of RocketMQ's internal topics.
-func systemTopic(t string) bool {
-	switch t {
-	case protocol.DefaultTopicKey, "SCHEDULE_TOPIC_XXXX", "OFFSET_MOVED_EVENT", "SELF_TEST_TOPIC",
-		"BenchmarkTest", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-		"TRANS_CHECK_MAX_TIME_TOPIC", "rmq_sys_REVIVE_LOG":
-		return true
-	}
-	return strings.HasPrefix(t, "%RETRY%") || strings.HasPrefix(t, "%DLQ%") ||
-		strings.HasPrefix(t, "rmq_sys_") || strings.HasPrefix(t, "RMQ_SYS_")
-}
-
 func newTopicListCmd(a *app) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
@@ -199,13 +187,8 @@ says so and stdout stays empty.`,
 				if err != nil {
 					return err
 				}
-				// Brokers also register topics named after their cluster
-				// and broker group, and <cluster>_REPLY_TOPIC.
-				names := map[string]bool{}
-				for _, b := range brokers {
-					names[b.Cluster], names[b.Name], names[b.Cluster+"_REPLY_TOPIC"] = true, true, true
-				}
-				topics = slices.DeleteFunc(topics, func(t string) bool { return systemTopic(t) || names[t] })
+				names := admin.ClusterTopics(brokers)
+				topics = slices.DeleteFunc(topics, func(t string) bool { return admin.IsSystemTopic(t) || names[t] })
 			}
 			if a.output == "json" {
 				if topics == nil {
