@@ -43,6 +43,7 @@ type Options struct {
 const (
 	left, right, top, bottom = 52, 12, 28, 22
 	palette                  = 6
+	minSpan                  = time.Minute
 )
 
 // Lines draws lines on one chart.
@@ -74,8 +75,13 @@ func Lines(o Options, lines ...Line) template.HTML {
 	if !o.Now.IsZero() {
 		hi = o.Now
 	}
-	if o.Window > 0 {
+	// The axis spans the window, or less while the samples do not fill
+	// it yet (a minute at least): a chart a minute old is not a sliver
+	// at the right edge of ten empty minutes.
+	if o.Window > 0 && (n == 0 || lo.Before(hi.Add(-o.Window))) {
 		lo = hi.Add(-o.Window)
+	} else if o.Window > 0 && hi.Sub(lo) < minSpan {
+		lo = hi.Add(-min(minSpan, o.Window))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" role="img" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`,
@@ -108,7 +114,7 @@ func Lines(o Options, lines ...Line) template.HTML {
 	}
 	xOf := func(t time.Time) float64 { return float64(left) + pw*float64(t.Sub(lo))/float64(span) }
 	yOf := func(v float64) float64 { return float64(top) + ph - ph*v/yMax }
-	lx := float64(left) + 150
+	lx := float64(left) + 7*float64(len(o.Title)) + 16 // the legend follows the title
 	for i, l := range lines {
 		cls := fmt.Sprintf("s%d", i%palette)
 		var pts []string

@@ -44,7 +44,7 @@ func TestLinesDrawsEveryLineAndEscapesNames(t *testing.T) {
 	if strings.Count(svg, "<polyline") != 1 || strings.Count(svg, "<circle") != 1 {
 		t.Fatalf("want one polyline and one dot: %s", svg)
 	}
-	if !strings.Contains(svg, "27 msg/s") || !strings.Contains(svg, "-2m") || !strings.Contains(svg, ">now<") {
+	if !strings.Contains(svg, "27 msg/s") || !strings.Contains(svg, "-1.5m") || !strings.Contains(svg, ">now<") {
 		t.Fatalf("legend or axis missing: %s", svg)
 	}
 }

@@ -37,7 +37,14 @@ var rules = []struct {
 	{"client", []string{"broker", "namesrv", "store", "cmd", "integration"}, "the client must work against any RocketMQ broker"},
 	{"namesrv", []string{"broker", "client", "store", "cmd", "integration"}, "the name server stands alone"},
 	{"broker", []string{"namesrv", "client", "cmd", "integration"}, "the broker does not embed a client or name server"},
+	{"console", []string{"broker", "namesrv", "store", "cmd", "integration"}, "the console works against any RocketMQ cluster: it reaches it through client/admin only"},
 }
+
+// consoleImports are the only module packages the console may import:
+// it reaches the cluster through the admin client alone (never raw
+// remoting, never our own producer or consumer), and uses the wire's and
+// the client's types.
+var consoleImports = []string{"client/admin", "client/queue", "client/trace", "remoting/protocol", "message", "topicconf", "groupconf", "console"}
 
 // pure packages hold logic tested without sockets.
 var pure = []string{"message", "topicconf", "groupconf", "acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
@@ -183,5 +190,34 @@ func TestRulesCatchViolations(t *testing.T) {
 	}
 	if got := violations(good); len(got) != 0 {
 		t.Fatalf("allowed imports reported: %v", got)
+	}
+}
+
+func TestConsoleReachesTheClusterThroughAdminOnly(t *testing.T) {
+	all := imports(t, repoRoot(t))
+	found := false
+	for pkg, imps := range all {
+		if !under(pkg, "console") {
+			continue
+		}
+		found = true
+		for _, imp := range imps {
+			target, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			allowed := false
+			for _, a := range consoleImports {
+				if target == a || a == "console" && under(target, a) {
+					allowed = true
+				}
+			}
+			if !allowed {
+				t.Errorf("%s imports %s: the console may import only %v", pkg, target, consoleImports)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no console package found")
 	}
 }
