@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -32,13 +33,19 @@ type pageData struct {
 	// RefreshMs is how often the page's live parts reload; 0 never.
 	RefreshMs int
 	Cluster   string // the name servers, for the header
+	// API is this page's JSON under /api, "" for none.
+	API string
 	Now       time.Time
 	M         any
 }
 
 func (c *Console) pageData(r *http.Request, se *session, title, nav string, m any) pageData {
+	notice := r.URL.Query().Get("notice")
+	if r.URL.Query().Get("quiet") == "1" {
+		notice = "" // the page shows the result itself
+	}
 	return pageData{Title: title, Nav: nav, User: se.user, CSRF: se.csrf, Login: c.cfg.Login.User != "",
-		Notice: r.URL.Query().Get("notice"), RefreshMs: int(c.cfg.SampleInterval / time.Millisecond),
+		Notice: notice, API: "/api" + r.URL.Path + queryWithout(r.URL.Query(), "notice", "quiet"), RefreshMs: int(c.cfg.SampleInterval / time.Millisecond),
 		Cluster: strings.Join(c.cfg.Admin.NamesrvAddrs, ";"), Now: c.cfg.Now(), M: m}
 }
 
@@ -157,4 +164,15 @@ func (c *Console) render(w http.ResponseWriter, status int, name string, p pageD
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// queryWithout is q's query string (with its "?") without keys.
+func queryWithout(q url.Values, keys ...string) string {
+	for _, k := range keys {
+		q.Del(k)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
 }

@@ -156,7 +156,17 @@ func (c *Console) groupView(ctx context.Context, r *http.Request) (string, any, 
 			}
 		}
 	}
-	slices.Sort(m.Topics)
+	// The group's own topics first, its retry topic last.
+	slices.SortFunc(m.Topics, func(a, b string) int {
+		ra, rb := strings.HasPrefix(a, admin.RetryGroupTopicPrefix), strings.HasPrefix(b, admin.RetryGroupTopicPrefix)
+		if ra != rb {
+			if ra {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
 	nodes, err := c.adm.BrokerNodes(ctx, nil)
 	if err != nil {
 		m.Errors = append(m.Errors, describe(err))

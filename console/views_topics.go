@@ -268,5 +268,6 @@ func (c *Console) sendMessage(ctx context.Context, f url.Values) (any, string, s
 		return nil, "", "", err
 	}
 	next := "/topic" + queryOf("name", name, "sent", res.MsgID, "offsetMsgId", res.OffsetMsgID)
-	return res, fmt.Sprintf("Sent to %s queue %d at offset %d: message id %s.", res.Broker, res.QueueID, res.QueueOffset, res.MsgID), next, nil
+	// The page names the message; the API's notice says where it went.
+	return res, fmt.Sprintf("Sent to %s queue %d at offset %d: message id %s.", res.Broker, res.QueueID, res.QueueOffset, res.MsgID), next + "&quiet=1", nil
 }

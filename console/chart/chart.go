@@ -114,7 +114,9 @@ func Lines(o Options, lines ...Line) template.HTML {
 	}
 	xOf := func(t time.Time) float64 { return float64(left) + pw*float64(t.Sub(lo))/float64(span) }
 	yOf := func(v float64) float64 { return float64(top) + ph - ph*v/yMax }
-	lx := float64(left) + 7*float64(len(o.Title)) + 16 // the legend follows the title
+	// The legend sits at the top right, laid out from the right edge.
+	type key struct{ cls, label string }
+	var keys []key
 	for i, l := range lines {
 		cls := fmt.Sprintf("s%d", i%palette)
 		var pts []string
@@ -136,10 +138,14 @@ func Lines(o Options, lines ...Line) template.HTML {
 				last += " " + o.Unit
 			}
 		}
-		label := html.EscapeString(fmt.Sprintf("%s %s", l.Name, last))
+		keys = append(keys, key{cls, l.Name + " " + last})
+	}
+	x := float64(o.Width - right)
+	for i := len(keys) - 1; i >= 0; i-- {
+		x -= 6.2 * float64(len([]rune(keys[i].label)))
 		fmt.Fprintf(&b, `<rect class="key %s" x="%.0f" y="8" width="10" height="10"/><text class="legend" x="%.0f" y="17">%s</text>`,
-			cls, lx, lx+14, label)
-		lx += 14 + 7*float64(len(l.Name)+len(last)+2)
+			keys[i].cls, x-14, x, html.EscapeString(keys[i].label))
+		x -= 26
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
