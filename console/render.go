@@ -35,8 +35,8 @@ type pageData struct {
 	Cluster   string // the name servers, for the header
 	// API is this page's JSON under /api, "" for none.
 	API string
-	Now       time.Time
-	M         any
+	Now time.Time
+	M   any
 }
 
 func (c *Console) pageData(r *http.Request, se *session, title, nav string, m any) pageData {
