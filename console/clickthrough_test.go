@@ -141,7 +141,9 @@ func TestBrowserClickThrough(t *testing.T) {
 	consume(t, e.c, group, topic, &consumed)
 	b.waitFor("the lag to fall to 0 on the page", `document.getElementById("lag").textContent.trim() === "0"`)
 	b.waitText("#clients", "remoting")
-	b.waitFor("a lag chart with a line", `document.querySelector("#group-live svg polyline") !== null`)
+	// The chart draws it too: the samples rise to the reset and fall to 0.
+	b.waitFor("the lag chart's line down to 0", `document.querySelector("#group-live svg polyline") !== null &&
+		[...document.querySelectorAll("#group-live svg text.legend")].some(t => t.textContent === "lag 0")`)
 	b.screenshot("group-drained")
 
 	// Dead letters: two of the topic's messages, one resent from the page.
