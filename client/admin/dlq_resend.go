@@ -44,7 +44,7 @@ func (a *Admin) dlqRanges(ctx context.Context, topic string) ([]dlqRange, error)
 		// Brokers before RocketMQ 4.7 (and Runnel before it followed 4.7)
 		// create dead-letter topics write-only.
 		return nil, fmt.Errorf("%w: topic %s has no readable queue: brokers before RocketMQ 4.7 create dead-letter topics write-only (perm W); give it perm RW to read it",
-			ErrBadArgument, topic)
+			ErrNotReadable, topic)
 	}
 	stats, err := a.TopicStats(ctx, topic)
 	if err != nil {
