@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/namesrv"
@@ -58,7 +59,7 @@ func startRunnel(ctx context.Context, dir, transport string, topics []string) (*
 		return nil, err
 	}
 	c := &runnelCluster{ns: ns}
-	bCfg := broker.DefaultConfig()
+	bCfg := config.Default()
 	bCfg.ListenAddr = "127.0.0.1:0"
 	bCfg.NamesrvAddrs = []string{ns.Addr()}
 	bCfg.StoreDir = dir

@@ -11,12 +11,15 @@ import (
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/acl/auth"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/metrics"
+	"github.com/runnelmq/runnel/broker/registration"
+	"github.com/runnelmq/runnel/broker/remotingdoor"
 	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
-	"github.com/runnelmq/runnel/remoting"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -24,48 +27,39 @@ import (
 // ErrClosed is returned by Start after Close, and by Close the second time.
 var ErrClosed = errors.New("broker: closed")
 
-// Broker is one RocketMQ broker process: the core (broker/core) over its
-// store, the remoting front door that adapts RocketMQ's wire onto it, and
-// the registration with the name servers.
+// Broker is one RocketMQ broker process: its front doors over the core
+// (broker/core) and its store, and the registration with the name servers.
 type Broker struct {
-	cfg Config
+	cfg config.Config
 	log *slog.Logger
 
 	core *core.Core
-	srv  *remoting.Server
-	ns   *remoting.Client
+	// doors are the ways in, in the order they start; remoting is the
+	// first of them, every broker's.
+	doors    []Door
+	remoting *remotingdoor.Door
+	reg      *registration.Registrar
 	// metrics is the Prometheus exporter (exporter.go).
 	metrics *metrics.Metrics
 	acl     *acl.Checker  // nil without ACLEnable
 	auth    *auth.Manager // ACL 2.0's users and ACLs; always there (admin requests)
 	// node is the raft node of a replicated group (nil on a single
-	// broker); master says it is announced leader (replicated.go), term
-	// the raft term of its last role change.
+	// broker) and group its backend; master says it is the announced
+	// leader (replicated.go), term the raft term of its last role change.
 	node   *replica.Node
-	repl   replicated
+	group  *replica.Backend
 	master atomic.Bool
 	term   atomic.Uint64
 
-	// storeHost is the advertised address, registered with name servers;
-	// set once by Start.
+	// storeHost is the remoting door's advertised address, registered with
+	// name servers and written into stored messages; set once by Start.
 	storeHost atomic.Pointer[netip.AddrPort]
-	// regMu serialises registrations, so the last one a name server
-	// applies carries the current brokerId (a role change and a kicked
-	// registration race otherwise).
-	regMu sync.Mutex
-	// regKick asks the registration loop to register now.
-	regKick chan struct{}
 	// rtMu serialises runtime config updates (runtime_config.go); rtSaved
-	// is what RuntimeConfigFile holds. storeMaxBody is the largest
+	// is what config.RuntimeConfigFile holds. storeMaxBody is the largest
 	// maxMessageSize the store was opened for.
 	rtMu         sync.Mutex
 	rtSaved      map[string]string
 	storeMaxBody int
-	// nsDown holds the name servers whose last registration failed
-	// (address -> true), so a failure is logged once.
-	nsDown sync.Map
-	// inc is the state of registering only changed topics.
-	inc incrementalReg
 
 	mu struct {
 		sync.Mutex
@@ -73,30 +67,29 @@ type Broker struct {
 		closed  bool
 	}
 	stop chan struct{}
-	// ctx is cancelled by Close; it bounds calls to name servers.
-	ctx    context.Context
-	cancel context.CancelFunc
-	// bg counts the registration loop.
+	// bg counts the process's own loops (a group node's leadership watch
+	// and retention).
 	bg sync.WaitGroup
 }
 
 // New opens the store in cfg.StoreDir, loads topics and consumer offsets,
-// and prepares the server. Nothing listens until Start.
-func New(cfg Config) (*Broker, error) {
-	cfg.ensureDefaults()
-	saved, err := loadRuntimeConfig(&cfg)
+// and prepares the doors. Nothing listens until Start. Doors beyond the
+// remoting door are added with AddDoor before Start.
+func New(cfg config.Config) (*Broker, error) {
+	cfg.EnsureDefaults()
+	saved, err := config.LoadRuntime(&cfg)
 	if err != nil {
 		return nil, err
 	}
 	if len(saved) > 0 {
-		cfg.Logger.Info("broker: runtime config applied over the configuration", "file", RuntimeConfigFile, "keys", protocol.FormatProperties(saved))
+		cfg.Logger.Info("broker: runtime config applied over the configuration", "file", config.RuntimeConfigFile, "keys", protocol.FormatProperties(saved))
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	levels, err := schedule.ParseLevels(cfg.MessageDelayLevel)
 	if err != nil { // Validate parses them too; kept for a clear error
-		return nil, fmt.Errorf("%w: MessageDelayLevel: %v", ErrBadConfig, err)
+		return nil, fmt.Errorf("%w: MessageDelayLevel: %v", config.ErrBadConfig, err)
 	}
 	tlsMode, serverTLS, err := cfg.TLS.ServerTLS()
 	if err != nil {
@@ -109,19 +102,22 @@ func New(cfg Config) (*Broker, error) {
 	b := &Broker{
 		cfg:     cfg,
 		log:     cfg.Logger.With("broker", cfg.BrokerName),
-		regKick: make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		rtSaved: saved,
 	}
-	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.reg = registration.New(registration.Config{
+		NamesrvAddrs: cfg.NamesrvAddrs, BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName,
+		Interval: cfg.RegisterInterval, TLS: nsTLS, Interceptors: b.credentials().Interceptor(),
+		Logger: b.log, Broker: registered{b},
+	})
 	sopts := store.DefaultOptions(cfg.StoreDir)
 	sopts.FlushMode = cfg.FlushMode
 	sopts.FileReservedTime = cfg.FileReservedTime
 	// The store limit covers the whole record; the body limit is checked
 	// by the core, which answers Java's code and remark. It leaves room to
 	// raise maxMessageSize at run time up to Java's default.
-	b.storeMaxBody = max(cfg.MaxMessageSize, minStoreMessageSize)
-	sopts.MaxMessageSize = b.storeMaxBody + storeRecordSlack
+	b.storeMaxBody = max(cfg.MaxMessageSize, config.MinStoreMessageSize)
+	sopts.MaxMessageSize = b.storeMaxBody + config.StoreRecordSlack
 	sopts.Now = cfg.Now
 	sopts.DiskMaxUsedSpaceRatio = cfg.DiskMaxUsedSpaceRatio
 	sopts.DiskSpaceCleanForciblyRatio = cfg.DiskSpaceCleanForciblyRatio
@@ -136,7 +132,7 @@ func New(cfg Config) (*Broker, error) {
 		if onDisk != nil {
 			onDisk(full)
 		}
-		b.kickRegister()
+		b.reg.Kick()
 	}
 	var c *core.Core
 	if cfg.Replication.Enable {
@@ -145,43 +141,40 @@ func New(cfg Config) (*Broker, error) {
 		c, err = core.Open(b.coreConfig(levels), sopts)
 	}
 	if err != nil {
+		_ = b.reg.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	b.core = c
+	fail := func(err error) (*Broker, error) {
+		b.closeACL()
+		_ = b.reg.Close()
+		_ = c.Close(false)
+		return nil, fmt.Errorf("broker: %w", err)
+	}
 	if cfg.ACLEnable {
 		if b.acl, err = acl.Open(acl.Options{File: cfg.ACLFile, Logger: b.log}); err != nil {
-			_ = c.Close(false)
-			return nil, fmt.Errorf("broker: %w", err)
+			return fail(err)
 		}
 	}
 	authCfg := cfg.Auth
 	authCfg.Cluster, authCfg.Logger = cfg.ClusterName, b.log
 	authCfg.InitLater = b.node != nil // a group's master creates them (watchLeadership)
 	if b.auth, err = auth.Open(authCfg, authStore{c}); err != nil {
-		b.closeACL()
-		_ = c.Close(false)
-		return nil, fmt.Errorf("broker: %w", err)
+		return fail(err)
 	}
 	b.newMetrics()
-	srv, err := remoting.NewServer(remoting.ServerConfig{
-		Addr:         cfg.ListenAddr,
-		Transport:    cfg.Transport,
-		TLSMode:      tlsMode,
-		TLS:          serverTLS,
-		OnClose:      func(conn *remoting.Conn) { b.core.ChannelClosed(conn.ID()) },
-		Logger:       b.log,
-		Interceptors: b.interceptors(),
-		// The broker's calls to clients sign as its calls to name servers do.
-		OutInterceptors: b.credentials().Interceptor(),
-	})
-	if err != nil {
-		b.closeACL()
-		_ = c.Close(false)
-		return nil, fmt.Errorf("broker: %w", err)
+	rcfg := remotingdoor.Config{
+		Core: c, Process: process{b}, ACL: b.acl, Auth: b.auth, Logger: b.log,
+		Server: remotingServerConfig(cfg, tlsMode, serverTLS, b.credentials(), b.log),
 	}
-	b.srv = srv
-	b.registerHandlers()
-	b.ns = remoting.NewClient(remoting.ClientConfig{Logger: b.log, TLS: nsTLS, OnClose: b.namesrvConnClosed, Interceptors: b.credentials().Interceptor()})
+	if cfg.Metrics.Enabled() {
+		ic := b.metrics.Interceptor()
+		rcfg.Metrics = &ic
+	}
+	if b.remoting, err = remotingdoor.New(rcfg); err != nil {
+		return fail(err)
+	}
+	b.doors = append(b.doors, b.remoting)
 	return b, nil
 }
 
@@ -213,16 +206,29 @@ func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
 		Logger:                   b.log,
 		TopicsChanged: func(wait bool) {
 			if wait {
-				b.registerChangesAndWait()
+				b.reg.ChangesAndWait()
 			} else {
-				b.kickRegister()
+				b.reg.Kick()
 			}
 		},
 	}
 }
 
-// Start listens, registers with the name servers and starts the background
-// loops.
+// AddDoor adds a front door beside the remoting door, before Start: it
+// starts after the doors before it, stops accepting and closes with them
+// (Close's order). Adding a door touches no other door.
+func (b *Broker) AddDoor(d Door) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mu.started || b.mu.closed {
+		return errors.New("broker: doors are added before Start")
+	}
+	b.doors = append(b.doors, d)
+	return nil
+}
+
+// Start opens the doors, registers with the name servers and starts the
+// background loops.
 func (b *Broker) Start() error {
 	b.mu.Lock()
 	switch {
@@ -236,57 +242,68 @@ func (b *Broker) Start() error {
 	b.mu.started = true
 	b.mu.Unlock()
 
-	if err := b.srv.Start(); err != nil {
+	if err := b.remoting.Start(); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
-	host, err := resolveAdvertise(b.cfg.AdvertiseAddr, b.srv.Addr())
+	host, err := config.Advertise(b.cfg.AdvertiseAddr, b.remoting.Addr())
 	if err != nil {
-		_ = b.srv.Close()
+		_ = b.remoting.Close()
 		return err
 	}
 	b.storeHost.Store(&host)
+	for _, d := range b.doors[1:] {
+		if err := d.Start(); err != nil {
+			b.closeDoors()
+			return fmt.Errorf("broker: %s door: %w", d.Name(), err)
+		}
+	}
 	if err := b.core.Start(host); err != nil {
-		_ = b.srv.Close()
+		b.closeDoors()
 		return fmt.Errorf("broker: %w", err)
 	}
 	if err := b.metrics.Start(); err != nil {
-		_ = b.srv.Close()
+		b.closeDoors()
 		return fmt.Errorf("broker: metrics: %w", err)
 	}
-	b.registerAll(b.ctx)
-	b.bg.Add(1)
-	go func() {
-		defer b.bg.Done()
-		b.registerLoop()
-	}()
+	b.reg.Start(host)
 	if b.node != nil {
-		b.bg.Add(1)
-		go func() {
-			defer b.bg.Done()
-			b.watchLeadership()
-		}()
-		b.bg.Add(1)
-		go func() {
-			defer b.bg.Done()
-			b.retainLoop()
-		}()
+		b.spawn(b.watchLeadership)
+		b.spawn(func() { b.group.Retain(b.stop, b.master.Load, b.cfg.Now, b.log) })
 	}
-	b.log.Info("broker: serving", "addr", b.srv.Addr(), "advertise", host.String(),
-		"cluster", b.cfg.ClusterName, "namesrv", b.cfg.NamesrvAddrs, "store", b.cfg.StoreDir)
+	attrs := []any{"addr", b.remoting.Addr(), "advertise", host.String(), "cluster", b.cfg.ClusterName,
+		"namesrv", b.cfg.NamesrvAddrs, "store", b.cfg.StoreDir}
+	for _, d := range b.doors[1:] {
+		attrs = append(attrs, d.Name(), d.Addr())
+	}
+	b.log.Info("broker: serving", attrs...)
 	return nil
 }
 
-// Addr returns the address the server listens on, "" before Start.
-func (b *Broker) Addr() string { return b.srv.Addr() }
+func (b *Broker) spawn(fn func()) {
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		fn()
+	}()
+}
 
-// AdvertisedAddr returns the address clients are told to use, "" before
-// Start.
+// Addr returns the address the remoting door listens on, "" before Start.
+func (b *Broker) Addr() string { return b.remoting.Addr() }
+
+// AdvertisedAddr returns the address remoting clients are told to use, ""
+// before Start.
 func (b *Broker) AdvertisedAddr() string {
 	if h := b.storeHost.Load(); h != nil {
 		return h.String()
 	}
 	return ""
 }
+
+// Doors returns the broker's front doors, the remoting door first.
+func (b *Broker) Doors() []Door { return append([]Door(nil), b.doors...) }
+
+// Remoting returns the remoting door (tests connect to it in memory).
+func (b *Broker) Remoting() *remotingdoor.Door { return b.remoting }
 
 // Core returns the broker's core, the behaviour every front door calls.
 func (b *Broker) Core() *core.Core { return b.core }
@@ -296,7 +313,7 @@ func (b *Broker) Store() *store.Store { return b.core.Store() }
 
 // Config returns the configuration in force, defaults filled in and the
 // runtime changes (updateBrokerConfig) applied.
-func (b *Broker) Config() Config {
+func (b *Broker) Config() config.Config {
 	c := b.cfg
 	rt := b.core.Runtime()
 	c.BrokerPermission, c.MaxMessageSize, c.TimerMaxDelay = rt.BrokerPermission, rt.MaxMessageSize, rt.TimerMaxDelay
@@ -313,12 +330,17 @@ func (b *Broker) Run(ctx context.Context) error {
 	return b.Close()
 }
 
-// Close shuts the broker down in a fixed order: the core drains (held
-// pulls are answered while their connections are still open, its loops
-// stop); the registration loop stops; the server closes every connection
-// and waits for its handlers; the broker unregisters from the name
-// servers; the core persists consumer offsets and closes the store last,
-// since everything before may still read or write it.
+// Close shuts the broker down in a fixed order:
+//  1. every door stops accepting connections (open ones are served on);
+//  2. the core drains: held requests are answered while their
+//     connections are still open, its loops stop;
+//  3. the process's loops stop and the name servers are told: the
+//     registration loop ends and the broker unregisters, so clients stop
+//     routing here before their connections drop;
+//  4. the metrics exporter stops (scrapes read the store);
+//  5. every door closes its connections and waits for its handlers;
+//  6. the core persists consumer offsets and closes the store last, since
+//     everything before may still read or write it.
 func (b *Broker) Close() error { return b.shutdown(true) }
 
 // Abort stops the broker the way a crash would, as far as clients can
@@ -337,29 +359,40 @@ func (b *Broker) shutdown(clean bool) error {
 	started := b.mu.started
 	b.mu.Unlock()
 
+	for _, d := range b.doors {
+		d.StopAccepting()
+	}
 	b.core.Drain()
 	close(b.stop)
-	b.cancel()
 	b.bg.Wait()
+	b.reg.Stop()
+	if started && clean {
+		b.reg.Unregister()
+	}
 	var errs []error
-	// Scrapes read the store: the exporter stops before it closes.
 	if err := b.metrics.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: close metrics: %w", err))
 	}
 	if started {
-		if err := b.srv.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("broker: close server: %w", err))
-		}
-		if clean {
-			b.unregisterAll()
-		}
+		errs = append(errs, b.closeDoors())
 	}
-	_ = b.ns.Close()
+	_ = b.reg.Close()
 	b.closeACL()
 	if err := b.core.Close(clean); err != nil {
 		errs = append(errs, fmt.Errorf("broker: %w", err))
 	}
 	b.log.Info("broker: closed")
+	return errors.Join(errs...)
+}
+
+// closeDoors closes every door, the last added first.
+func (b *Broker) closeDoors() error {
+	var errs []error
+	for i := len(b.doors) - 1; i >= 0; i-- {
+		if err := b.doors[i].Close(); err != nil {
+			errs = append(errs, fmt.Errorf("broker: close %s door: %w", b.doors[i].Name(), err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -388,7 +421,7 @@ func (b *Broker) ConsumerIDs(group string) []string { return b.core.ConsumerIDs(
 
 // LockOwner returns the client holding a live orderly lock on mq in group
 // (LOCK_BATCH_MQ), for tests and tools.
-func (b *Broker) LockOwner(group string, mq protocol.MessageQueue) (clientID string, ok bool) {
+func (b *Broker) LockOwner(group string, mq message.Queue) (clientID string, ok bool) {
 	return b.core.LockOwner(group, mq)
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -115,7 +116,7 @@ func TestConsumerRunningInfoDoesNotBlockTheAdmin(t *testing.T) {
 }
 
 func TestConsumerRunningInfoTimeoutAndClose(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.ConsumerCallTimeout = 50 * time.Millisecond })
+	b := startBroker(t, func(c *config.Config) { c.ConsumerCallTimeout = 50 * time.Millisecond })
 	release := make(chan struct{})
 	fakeConsumer(t, b.Addr(), "silent", "g", map[int16]remoting.Handler{
 		protocol.ReqGetConsumerRunningInfo: func(context.Context, *remoting.Conn, *protocol.Command) *protocol.Command {
@@ -188,7 +189,7 @@ func TestConsumeMessageDirectlyForwardsTheStoredMessage(t *testing.T) {
 }
 
 func TestGetConsumerStatusGathersOnlineClients(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.ConsumerCallTimeout = 50 * time.Millisecond })
+	b := startBroker(t, func(c *config.Config) { c.ConsumerCallTimeout = 50 * time.Millisecond })
 	status := func(body string) remoting.Handler {
 		return func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 			if req.Ext("topic") != "CA" || req.Ext("group") != "g" {
@@ -230,23 +231,4 @@ func TestGetConsumerStatusGathersOnlineClients(t *testing.T) {
 	}
 	expect(t, admin.call(protocol.ReqInvokeBrokerToGetConsumerStatus, map[string]string{"topic": "CA", "group": "none"}, nil),
 		protocol.RespSystemError, "No Any Consumer online in the consumer group: [none]")
-}
-
-func TestRawField(t *testing.T) {
-	for _, tc := range []struct {
-		body, want string
-		ok         bool
-	}{
-		{`{"messageQueueTable":{{"topic":"T"}:1}}`, `{{"topic":"T"}:1}`, true},
-		{`{"a":"messageQueueTable","messageQueueTable" : [1,{"x":"}"}] }`, `[1,{"x":"}"}]`, true},
-		{`{"x":{"messageQueueTable":1}}`, ``, false},
-		{`{"messageQueueTable":12,"b":2}`, `12`, true},
-		{`{"messageQueueTable":{`, ``, false},
-		{`{"s":"\"messageQueueTable\":1"}`, ``, false},
-	} {
-		got, ok := rawField([]byte(tc.body), "messageQueueTable")
-		if ok != tc.ok || string(got) != tc.want {
-			t.Errorf("rawField(%s) = %s %v, want %s %v", tc.body, got, ok, tc.want, tc.ok)
-		}
-	}
 }

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"github.com/runnelmq/runnel/broker/metrics"
-	"github.com/runnelmq/runnel/remoting"
 )
 
 // newMetrics builds the broker's exporter over its core. It exists even
@@ -24,25 +23,6 @@ func (b *Broker) raftMetrics() (metrics.RaftStatus, bool) {
 	}
 	return metrics.RaftStatus{ID: st.ID, Role: st.State, Term: st.Term,
 		CommitIndex: st.CommitIndex, AppliedIndex: st.AppliedIndex, LastIndex: st.LastIndex}, true
-}
-
-// interceptors are the remoting server's, in chain order. The metrics
-// interceptor comes first: Response hooks run for the interceptors whose
-// Request ran, so the first one sees every request, refused ones (ACL)
-// included, with its final answer. Config.Interceptors come last, behind
-// ACL's check.
-func (b *Broker) interceptors() []remoting.Interceptor {
-	var ics []remoting.Interceptor
-	if b.cfg.Metrics.Enabled() {
-		ics = append(ics, b.metrics.Interceptor())
-	}
-	if b.acl != nil {
-		ics = append(ics, b.acl.Interceptor())
-	}
-	if b.auth.Enabled() {
-		ics = append(ics, b.authInterceptor())
-	}
-	return append(ics, b.cfg.Interceptors...)
 }
 
 // MetricsURL returns where /metrics is served, "" when it is not (the

@@ -2,9 +2,11 @@ package broker
 
 import (
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"testing"
+
+	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -52,9 +54,7 @@ var sqlMessages = []struct {
 // matching messages (a client cannot filter SQL92 again), over every
 // operator family and the null cases.
 func TestSQL92PullFiltersOnTheBroker(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQL", 1)
+	_, rc := withTopic(t, "SQL", 1)
 	for _, m := range sqlMessages {
 		rc.sendProps("SQL", m.props, m.body)
 	}
@@ -94,9 +94,7 @@ func TestSQL92PullFiltersOnTheBroker(t *testing.T) {
 // A push consumer's SQL92 subscription comes with its heartbeat; its pulls
 // (which the official client labels TAG) are filtered by it.
 func TestSQL92HeartbeatSubscriptionFilters(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQLH", 1)
+	_, rc := withTopic(t, "SQLH", 1)
 	for _, m := range sqlMessages {
 		rc.sendProps("SQLH", m.props, m.body)
 	}
@@ -114,7 +112,7 @@ func TestSQL92HeartbeatSubscriptionFilters(t *testing.T) {
 
 // With enablePropertyFilter off, SQL92 is refused as Java refuses it.
 func TestSQL92RefusedWhenPropertyFilterIsOff(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.EnablePropertyFilter = false })
+	b := startBroker(t, func(c *config.Config) { c.EnablePropertyFilter = false })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("SQLOFF", 1)
 	rc.sendProps("SQLOFF", map[string]string{"a": "1"}, "m")
@@ -126,9 +124,7 @@ func TestSQL92RefusedWhenPropertyFilterIsOff(t *testing.T) {
 // A held SQL92 pull is woken only by a matching arrival: non-matching ones
 // hold it again past them.
 func TestSQL92HeldPullWakesOnMatch(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQLW", 1)
+	b, rc := withTopic(t, "SQLW", 1)
 	h := pullHeader("g", "SQLW", 0, 0, 32, protocol.PullFlagSubscription|protocol.PullFlagSuspend)
 	h.ExpressionType, h.Subscription = protocol.ExpressionTypeSQL92, "n >= 3"
 	got := make(chan *protocol.Command, 1)
@@ -145,9 +141,7 @@ func TestSQL92HeldPullWakesOnMatch(t *testing.T) {
 
 // A bounded cache compiles each pull consumer's expression once.
 func TestSQL92PullExpressionsCompiledOnce(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQLC", 1)
+	b, rc := withTopic(t, "SQLC", 1)
 	rc.sendProps("SQLC", map[string]string{"a": "1"}, "m")
 	for range 3 {
 		for _, e := range []string{"a = 1", "a = 2"} {
@@ -167,7 +161,7 @@ func TestSQL92PullExpressionsCompiledOnce(t *testing.T) {
 func TestSQL92FilterSupportRetry(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint("filterSupportRetry=", on), func(t *testing.T) {
-			b := startBroker(t, func(c *Config) { c.FilterSupportRetry = on })
+			b := startBroker(t, func(c *config.Config) { c.FilterSupportRetry = on })
 			rc := newRawClient(t, b.Addr())
 			rc.createTopic("SQLR", 1)
 			subs := []protocol.SubscriptionData{

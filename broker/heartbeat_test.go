@@ -2,10 +2,12 @@ package broker
 
 import (
 	"encoding/json"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -70,7 +72,7 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 
 func TestClientExpiry(t *testing.T) {
 	clock := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clock.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clock.Now })
 	a := newRawClient(t, b.Addr())
 	c := newRawClient(t, b.Addr())
 	expect(t, a.heartbeat("client-a", "g"), protocol.RespSuccess, "")
@@ -85,8 +87,7 @@ func TestClientExpiry(t *testing.T) {
 }
 
 func TestLockBatch(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	_, rc := withClient(t)
 	mqs := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 1}}
 	lockFor := func(client string, qs []protocol.MessageQueue) []protocol.MessageQueue {
 		body := protocol.LockBatchRequestBody{ConsumerGroup: "g", ClientID: client, MQSet: qs}.Encode()

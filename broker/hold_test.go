@@ -2,12 +2,13 @@ package broker
 
 import (
 	"context"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -19,9 +20,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds 10,000 pulls")
 	}
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Many", 1)
+	b, rc := withTopic(t, "Many", 1)
 	const n = 10_000
 	h := pullHeader("g", "Many", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagSubscription)
 	h.Subscription = "*"
@@ -58,7 +57,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	// The burst leaves request workers parked for the requests to come
 	// (up to its concurrency, for a few seconds); they are the server's,
 	// not the held pulls'.
-	parked := b.srv.ParkedWorkers()
+	parked := b.Remoting().Server().ParkedWorkers()
 	extra := runtime.NumGoroutine() - goroutines - parked
 	t.Logf("%d held pulls: %d bytes of heap each (client's pending calls included), %d extra goroutines besides %d parked workers", n, perPull, extra, parked)
 	if extra > 100 {

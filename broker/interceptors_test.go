@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -24,7 +25,7 @@ func TestConfigInterceptorsRunBehindACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen atomic.Int32
-	b := startBrokerAt(t, t.TempDir(), func(cfg *Config) {
+	b := startBrokerAt(t, t.TempDir(), func(cfg *config.Config) {
 		cfg.ACLEnable, cfg.ACLFile = true, file
 		cfg.Interceptors = []remoting.Interceptor{{Request: func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 			seen.Add(1)

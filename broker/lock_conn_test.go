@@ -1,9 +1,11 @@
 package broker
 
 import (
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -29,7 +31,7 @@ func lockOver(t *testing.T, rc *rawClient, group, client string, mqs []protocol.
 // without renewal, c2 gets them.
 func TestLockOutlivesConnection(t *testing.T) {
 	clock := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clock.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clock.Now })
 	mqs := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 1}}
 
 	// c1 comes over an in-memory connection, whose network the test cuts.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"go.uber.org/goleak"
@@ -37,8 +38,8 @@ func testLogger() *slog.Logger {
 
 func newFakeClock() *fakeclock.Clock { return fakeclock.Default() }
 
-func testConfig(t testing.TB, dir string) Config {
-	cfg := DefaultConfig()
+func testConfig(t testing.TB, dir string) config.Config {
+	cfg := config.Default()
 	cfg.ListenAddr = "127.0.0.1:0"
 	cfg.StoreDir = dir
 	cfg.Logger = testLogger()
@@ -50,7 +51,7 @@ func testConfig(t testing.TB, dir string) Config {
 }
 
 // startBroker starts a broker without name servers; mod adjusts its config.
-func startBroker(t testing.TB, mod func(*Config)) *Broker {
+func startBroker(t testing.TB, mod func(*config.Config)) *Broker {
 	t.Helper()
 	return startBrokerAt(t, t.TempDir(), mod)
 }
@@ -58,7 +59,7 @@ func startBroker(t testing.TB, mod func(*Config)) *Broker {
 // startBrokerAt is startBroker on the store in dir, so that a test can stop
 // a broker (Close or Abort; the cleanup's second Close is a no-op) and start
 // another on the same store.
-func startBrokerAt(t testing.TB, dir string, mod func(*Config)) *Broker {
+func startBrokerAt(t testing.TB, dir string, mod func(*config.Config)) *Broker {
 	t.Helper()
 	cfg := testConfig(t, dir)
 	if mod != nil {
@@ -73,6 +74,21 @@ func startBrokerAt(t testing.TB, dir string, mod func(*Config)) *Broker {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
+}
+
+// withClient starts a broker without name servers and a raw client to it.
+func withClient(t testing.TB) (*Broker, *rawClient) {
+	t.Helper()
+	b := startBroker(t, nil)
+	return b, newRawClient(t, b.Addr())
+}
+
+// withTopic is withClient with topic created, with queues queues.
+func withTopic(t testing.TB, topic string, queues int32) (*Broker, *rawClient) {
+	t.Helper()
+	b, rc := withClient(t)
+	rc.createTopic(topic, queues)
+	return b, rc
 }
 
 // rawClient is a remoting client to one broker that records the
@@ -96,7 +112,7 @@ func newRawClient(t testing.TB, addr string) *rawClient {
 // with no socket: the test cuts its network with the returned Cut.
 func newMemClient(t testing.TB, b *Broker) (*rawClient, *remoting.InMemory) {
 	t.Helper()
-	mem := remoting.NewInMemory(b.srv)
+	mem := remoting.NewInMemory(b.Remoting().Server())
 	return newRawClientDial(t, b.Addr(), mem.Dial), mem
 }
 
@@ -134,9 +150,8 @@ func (rc *rawClient) call(code int16, ext map[string]string, body []byte) *proto
 
 func (rc *rawClient) callTimeout(code int16, ext map[string]string, body []byte, d time.Duration) *protocol.Command {
 	rc.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	resp, err := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(code, ext, body))
+	// The connection's own call timeout (3 s) would end the call first.
+	resp, err := rc.cl.InvokeWith(context.Background(), rc.addr, protocol.NewRequest(code, ext, body), remoting.CallOptions{Timeout: d})
 	if err != nil {
 		rc.t.Fatalf("call %s: %v", protocol.RequestCodeName(code), err)
 	}

@@ -4,14 +4,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func TestViewAndQueryMessage(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Q", 1)
+	_, rc := withTopic(t, "Q", 1)
 	h := sendHeader("Q", 0, map[string]string{"KEYS": "order-1 order-2", "UNIQ_KEY": "ABC123"})
 	resp := rc.call(protocol.ReqSendMessage, h.Encode(), []byte("findme"))
 	expect(t, resp, protocol.RespSuccess, "")
@@ -48,7 +47,7 @@ func TestViewAndQueryMessage(t *testing.T) {
 // queried outside its window is not found by either.
 func TestQueryMessageTimeRange(t *testing.T) {
 	clock := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clock.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clock.Now })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Q", 1)
 	stored := clock.Now().UnixMilli()

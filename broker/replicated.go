@@ -1,83 +1,17 @@
 package broker
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/replica"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
-
-// replicated is the core's backend on a replicated group's node: reads
-// from the node's current store, every mutation proposed through raft
-// (encoded, (*store.Op).Marshal) and answered once a majority holds it and
-// this node applied it. Concurrent proposals share raft's disk write and
-// AppendEntries round (replica's package doc, Batching).
-type replicated struct {
-	n       *replica.Node
-	timeout time.Duration
-	appends *appendBatcher // concurrent sends share an entry (appendbatch.go)
-}
-
-func (r replicated) Store() *store.Store { return r.n.Store() }
-
-func (r replicated) IsLeader() bool { return r.n.IsLeader() }
-
-func (r replicated) Close() error { return r.n.Shutdown() }
-
-func (r replicated) Put(msgs []*protocol.MessageExt) ([]store.PutResult, error) {
-	if !r.n.IsLeader() { // before encoding anything
-		return nil, r.mapErr(&replica.NotLeaderError{})
-	}
-	op, err := r.n.Store().AppendOp(msgs)
-	if err != nil {
-		return nil, err
-	}
-	appended, err := r.appends.append(op)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]store.PutResult, len(appended))
-	for i, a := range appended {
-		out[i] = store.PutResult{QueueOffset: a.QueueOffset, CommitLogOffset: a.PhysOffset, Size: a.Size,
-			StoreTimestamp: a.StoreTimestamp, StoreHost: msgs[i].StoreHost}
-	}
-	return out, nil
-}
-
-func (r replicated) Apply(op *store.Op) (*store.ApplyResult, error) { return r.propose(op) }
-
-func (r replicated) propose(op *store.Op) (*store.ApplyResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	res, err := r.n.Propose(ctx, op.Marshal())
-	if err != nil {
-		return nil, r.mapErr(err)
-	}
-	return res, nil
-}
-
-// mapErr gives the core the errors it answers: a refusal as not master
-// (a slave's answer), a node shut down as a closed store.
-func (r replicated) mapErr(err error) error {
-	switch {
-	case errors.Is(err, replica.ErrNotLeader):
-		return fmt.Errorf("%w: %w", core.ErrNotMaster, err)
-	case errors.Is(err, replica.ErrClosed):
-		return fmt.Errorf("%w: %w", store.ErrClosed, err)
-	}
-	return err
-}
 
 // replicaConfig is the raft node's config for the broker's.
 func (b *Broker) replicaConfig(sopts store.Options) replica.Config {
@@ -121,46 +55,15 @@ func (b *Broker) openReplicated(ccfg core.Config, sopts store.Options) (*core.Co
 	if err != nil {
 		return nil, err
 	}
-	be := replicated{n: n, timeout: b.cfg.Replication.ProposeTimeout}
-	be.appends = &appendBatcher{propose: be.propose}
+	be := replica.NewBackend(n, b.cfg.Replication.ProposeTimeout)
 	c, err := core.OpenBackend(ccfg, be)
 	if err != nil {
 		_ = n.Shutdown()
 		return nil, err
 	}
 	hook.Store(c)
-	b.node, b.repl = n, be
+	b.node, b.group = n, be
 	return c, nil
-}
-
-// groupRetentionInterval is how often a group's master proposes
-// retention (the store's own background retention is off on a replica:
-// each truncation must be one op in the log, the same on every node).
-const groupRetentionInterval = 10 * time.Second
-
-// retainLoop has the master propose the truncations retention calls for.
-func (b *Broker) retainLoop() {
-	t := time.NewTicker(groupRetentionInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-		}
-		for b.master.Load() {
-			op, more, err := b.node.Store().RetentionOp(b.cfg.Now())
-			if err == nil && op != nil {
-				_, err = b.repl.propose(op)
-			}
-			if err != nil {
-				b.log.Warn("broker: retention", "err", err)
-			}
-			if err != nil || op == nil || !more {
-				break
-			}
-		}
-	}
 }
 
 // watchLeadership follows the node's role: a leader (announced once its
@@ -191,9 +94,7 @@ func (b *Broker) watchLeadership() {
 					b.log.Info("broker: slave now", "term", l.Term, "leader", l.LeaderID)
 				}
 			}
-			if b.registerAll(b.ctx) > 0 {
-				b.kickRegister()
-			}
+			b.reg.RegisterAll()
 		}
 	}
 }
@@ -210,8 +111,10 @@ const (
 	InfoRaftLeaderID = "raftLeaderId"     // dLegerSelfId of the leader it knows
 )
 
-// replicaRuntimeInfo adds the group node's figures to table.
-func (b *Broker) replicaRuntimeInfo(table map[string]string) {
+// runtimeInfo is the process's runtime figures: its role as registered
+// and, on a group node, its raft state.
+func (b *Broker) runtimeInfo() map[string]string {
+	table := map[string]string{}
 	role := "SLAVE"
 	if b.IsMaster() {
 		role = "MASTER"
@@ -219,13 +122,14 @@ func (b *Broker) replicaRuntimeInfo(table map[string]string) {
 	table[InfoBrokerRole] = role
 	st, ok := b.ReplicaStatus()
 	if !ok {
-		return
+		return table
 	}
 	table[InfoRaftState] = st.State
 	table[InfoRaftTerm] = strconv.FormatUint(st.Term, 10)
 	table[InfoRaftApplied] = strconv.FormatUint(st.AppliedIndex, 10)
 	table[InfoRaftCommit] = strconv.FormatUint(st.CommitIndex, 10)
 	table[InfoRaftLeaderID] = st.LeaderID
+	return table
 }
 
 // ReplicaStatus is the node's raft state (ok false on a single broker).
@@ -243,7 +147,7 @@ func (b *Broker) Node() *replica.Node { return b.node }
 // broker always is, unless configured a slave by brokerId).
 func (b *Broker) IsMaster() bool {
 	if b.node == nil {
-		return b.cfg.BrokerID == protocol.MasterID
+		return b.cfg.BrokerID == core.MasterBrokerID
 	}
 	return b.master.Load()
 }

@@ -1,16 +1,15 @@
 package broker
 
 import (
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func TestResetOffsetThroughBroker(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("R", 2)
+	b, rc := withTopic(t, "R", 2)
 	for range 5 {
 		expect(t, rc.send("R", 0, "", "m"), protocol.RespSuccess, "")
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
@@ -18,7 +19,7 @@ import (
 // starts it at 0.
 func TestOffsetsAfterRetention(t *testing.T) {
 	clock := newFakeClock()
-	b := startBroker(t, func(c *Config) {
+	b := startBroker(t, func(c *config.Config) {
 		c.Now = clock.Now
 		c.FileReservedTime = 72 * time.Hour
 		prev := c.StoreOptions

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -98,11 +99,11 @@ func TestUpdateBrokerConfig(t *testing.T) {
 
 	// A runtime file with a key it may not hold stops the broker at New,
 	// naming the file.
-	if err := os.WriteFile(filepath.Join(dir, RuntimeConfigFile), []byte("brokerName=x\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.RuntimeConfigFile), []byte("brokerName=x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := testConfig(t, dir)
-	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), RuntimeConfigFile) {
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), config.RuntimeConfigFile) {
 		t.Fatalf("New with a bad runtime file: %v", err)
 	}
 }

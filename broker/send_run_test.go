@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -16,7 +17,7 @@ import (
 // code, the rest where they went. Bursts are written until one is read
 // whole (the kernel decides how a burst is read; nearly always at once).
 func TestSendsReadTogetherShareOneWrite(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.MaxMessageSize = 2048 })
+	b := startBroker(t, func(c *config.Config) { c.MaxMessageSize = 2048 })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Run", 4)
 	nc, err := net.Dial("tcp", b.Addr())

@@ -3,13 +3,15 @@ package broker
 import (
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testwait"
+
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -26,9 +28,9 @@ func delayBroker(t *testing.T, dir string) (*Broker, *fakeclock.Clock) {
 	return b, clk
 }
 
-func startBrokerIn(t *testing.T, dir string, clk *fakeclock.Clock, mods ...func(*Config)) *Broker {
+func startBrokerIn(t *testing.T, dir string, clk *fakeclock.Clock, mods ...func(*config.Config)) *Broker {
 	t.Helper()
-	return startBrokerAt(t, dir, func(cfg *Config) {
+	return startBrokerAt(t, dir, func(cfg *config.Config) {
 		cfg.Now = clk.Now
 		cfg.MessageDelayLevel = testLevels
 		for _, m := range mods {
@@ -286,7 +288,7 @@ func TestSendToRetryTopic(t *testing.T) {
 }
 
 func TestDelayLevelConfig(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	if cfg.MessageDelayLevel != schedule.DefaultLevels {
 		t.Fatalf("default %q", cfg.MessageDelayLevel)
 	}
@@ -294,7 +296,7 @@ func TestDelayLevelConfig(t *testing.T) {
 	if err != nil || len(ignored) != 0 || cfg.MessageDelayLevel != "1s 2s 1d" {
 		t.Fatalf("ApplyProperties: %v %v %q", err, ignored, cfg.MessageDelayLevel)
 	}
-	if _, err := cfg.ApplyProperties(strings.NewReader("messageDelayLevel=1s fast\n")); !errors.Is(err, ErrBadConfig) {
+	if _, err := cfg.ApplyProperties(strings.NewReader("messageDelayLevel=1s fast\n")); !errors.Is(err, config.ErrBadConfig) {
 		t.Fatalf("bad messageDelayLevel: %v", err)
 	}
 	if cfg.LockMaxLiveTime != 60*time.Second {
@@ -303,12 +305,12 @@ func TestDelayLevelConfig(t *testing.T) {
 	if _, err := cfg.ApplyProperties(strings.NewReader("rocketmq.broker.rebalance.lockMaxLiveTime=3000\n")); err != nil || cfg.LockMaxLiveTime != 3*time.Second {
 		t.Fatalf("lockMaxLiveTime: %v %v", err, cfg.LockMaxLiveTime)
 	}
-	if _, err := cfg.ApplyProperties(strings.NewReader("rocketmq.broker.rebalance.lockMaxLiveTime=-1\n")); !errors.Is(err, ErrBadConfig) {
+	if _, err := cfg.ApplyProperties(strings.NewReader("rocketmq.broker.rebalance.lockMaxLiveTime=-1\n")); !errors.Is(err, config.ErrBadConfig) {
 		t.Fatalf("negative lockMaxLiveTime: %v", err)
 	}
 	cfg = testConfig(t, t.TempDir())
 	cfg.MessageDelayLevel = "0s"
-	if _, err := New(cfg); !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), "MessageDelayLevel") {
+	if _, err := New(cfg); !errors.Is(err, config.ErrBadConfig) || !strings.Contains(err.Error(), "MessageDelayLevel") {
 		t.Fatalf("New with bad levels: %v", err)
 	}
 }
@@ -318,7 +320,7 @@ func TestDelayLevelConfig(t *testing.T) {
 func TestLockExpiryOnTheWire(t *testing.T) {
 	clk := newFakeClock()
 	b := startBrokerIn(t, t.TempDir(), clk)
-	short := startBrokerIn(t, t.TempDir(), clk, func(c *Config) { c.LockMaxLiveTime = 5 * time.Second })
+	short := startBrokerIn(t, t.TempDir(), clk, func(c *config.Config) { c.LockMaxLiveTime = 5 * time.Second })
 	rc := newRawClient(t, b.Addr())
 	q := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}}
 	lock := func(client string) int {

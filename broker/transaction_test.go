@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -75,9 +76,7 @@ func (rc *rawClient) endTx(h protocol.EndTransactionRequestHeader) *protocol.Com
 }
 
 func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 4)
+	b, rc := withTopic(t, "Tx", 4)
 	props := map[string]string{protocol.PropertyTags: "TagT", protocol.PropertyKeys: "k1 k2", "user": "v"}
 	sent := rc.sendHalf("Tx", 1, "pg", time.Now(), props, "payload")
 	if sent.QueueID != 1 || sent.QueueOffset != 0 || sent.TransactionID == "" {
@@ -137,9 +136,7 @@ func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
 }
 
 func TestTransactionRollbackStoresNothing(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 1)
+	b, rc := withTopic(t, "Tx", 1)
 	sent := rc.sendHalf("Tx", 0, "pg", time.Now(), nil, "no")
 	expect(t, rc.endTx(endHeader(t, "pg", sent, protocol.TransactionRollback)), protocol.RespSuccess, "")
 	expect(t, rc.endTx(endHeader(t, "pg", sent, protocol.TransactionRollback)), protocol.RespSuccess, "")
@@ -165,9 +162,7 @@ func TestTransactionRollbackStoresNothing(t *testing.T) {
 }
 
 func TestEndTransactionRefusals(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 1)
+	b, rc := withTopic(t, "Tx", 1)
 	plain := rc.send("Tx", 0, "", "plain")
 	var ph protocol.SendMessageResponseHeader
 	if err := ph.Decode(plain.Fields()); err != nil {
@@ -198,9 +193,7 @@ func TestEndTransactionRefusals(t *testing.T) {
 }
 
 func TestTransactionConcurrentCommitsStoreOnce(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 1)
+	b, rc := withTopic(t, "Tx", 1)
 	sent := rc.sendHalf("Tx", 0, "pg", time.Now(), nil, "once")
 	var wg sync.WaitGroup
 	for range 8 {
@@ -248,8 +241,7 @@ func TestTransactionCommitAfterRestart(t *testing.T) {
 }
 
 func TestSendTransactionBatchRefused(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	_, rc := withClient(t)
 	h := sendHeader("Tx", 0, nil)
 	h.Batch = true
 	h.SysFlag = protocol.SysFlagTransactionPrep
@@ -258,11 +250,11 @@ func TestSendTransactionBatchRefused(t *testing.T) {
 }
 
 func TestTransactionConfig(t *testing.T) {
-	d := DefaultConfig()
+	d := config.Default()
 	if d.TransactionTimeout != 6*time.Second || d.TransactionCheckMax != 15 || d.TransactionCheckInterval != time.Minute {
 		t.Fatalf("defaults %v %d %v, want Java's 6 s, 15, 60 s", d.TransactionTimeout, d.TransactionCheckMax, d.TransactionCheckInterval)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	conf := "transactionTimeOut=3000\ntransactionCheckMax=5\ntransactionCheckInterval=1500\n"
 	if ignored, err := cfg.ApplyProperties(strings.NewReader(conf)); err != nil || len(ignored) != 0 {
 		t.Fatalf("ApplyProperties: %v, ignored %v", err, ignored)
@@ -271,15 +263,15 @@ func TestTransactionConfig(t *testing.T) {
 		t.Fatalf("config %v %d %v", cfg.TransactionTimeout, cfg.TransactionCheckMax, cfg.TransactionCheckInterval)
 	}
 	for _, bad := range []string{"transactionTimeOut=-1", "transactionCheckMax=x", "transactionCheckInterval=0"} {
-		c := DefaultConfig()
-		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("%q: %v, want ErrBadConfig", bad, err)
+		c := config.Default()
+		if _, err := c.ApplyProperties(strings.NewReader(bad)); !errors.Is(err, config.ErrBadConfig) {
+			t.Errorf("%q: %v, want config.ErrBadConfig", bad, err)
 		}
 	}
-	c := DefaultConfig()
+	c := config.Default()
 	c.StoreDir = "/tmp/x"
 	c.TransactionCheckInterval = -time.Second
-	if err := c.Validate(); !errors.Is(err, ErrBadConfig) {
+	if err := c.Validate(); !errors.Is(err, config.ErrBadConfig) {
 		t.Errorf("negative TransactionCheckInterval: %v", err)
 	}
 }
@@ -288,8 +280,7 @@ func TestTransactionConfig(t *testing.T) {
 // transactional message to %RETRY% keeps TRAN_MSG but is a retry, not a
 // new transaction.
 func TestRetrySendIsNotHalf(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	b, rc := withClient(t)
 	h := sendHeader("%RETRY%g", 0, map[string]string{protocol.PropertyTransactionPrepared: "true", protocol.PropertyProducerGroup: "pg"})
 	expect(t, rc.call(protocol.ReqSendMessage, h.Encode(), []byte("again")), protocol.RespSuccess, "")
 	if n := b.Store().MaxOffset("%RETRY%g", 0); n != 1 {

@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
@@ -88,7 +90,7 @@ func checkPass(t testing.TB, b *Broker) TxCheckResult {
 
 func TestTransactionCheckAsksProducerAndCommits(t *testing.T) {
 	clk := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clk.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clk.Now })
 	p := newTxProducer(t, b.Addr(), "pg")
 	p.createTopic("Tx", 2)
 	sent := p.sendHalf("Tx", 1, "pg", clk.Now(), map[string]string{protocol.PropertyTags: "T"}, "checked")
@@ -140,7 +142,7 @@ func TestTransactionCheckAsksProducerAndCommits(t *testing.T) {
 
 func TestTransactionCheckAnsweredRollback(t *testing.T) {
 	clk := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clk.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clk.Now })
 	p := newTxProducer(t, b.Addr(), "pg")
 	p.createTopic("Tx", 1)
 	p.sendHalf("Tx", 0, "pg", clk.Now(), nil, "never")
@@ -159,7 +161,7 @@ func TestTransactionCheckAnsweredRollback(t *testing.T) {
 
 func TestTransactionCheckMaxDiscards(t *testing.T) {
 	clk := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clk.Now; c.TransactionCheckMax = 2 })
+	b := startBroker(t, func(c *config.Config) { c.Now = clk.Now; c.TransactionCheckMax = 2 })
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Tx", 1)
 	rc.sendHalf("Tx", 0, "pg", clk.Now(), nil, "orphan")
@@ -194,7 +196,7 @@ func TestTransactionCheckMaxDiscards(t *testing.T) {
 
 func TestTransactionCheckImmunityDefersWithoutBlocking(t *testing.T) {
 	clk := newFakeClock()
-	b := startBroker(t, func(c *Config) { c.Now = clk.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clk.Now })
 	p := newTxProducer(t, b.Addr(), "pg")
 	p.createTopic("Tx", 1)
 	p.sendHalf("Tx", 0, "pg", clk.Now(), map[string]string{protocol.PropertyCheckImmunityTimeInSecs: "60"}, "immune")
@@ -216,7 +218,7 @@ func TestTransactionCheckImmunityDefersWithoutBlocking(t *testing.T) {
 func TestTransactionCheckSurvivesRestart(t *testing.T) {
 	clk := newFakeClock()
 	dir := t.TempDir()
-	open := func() *Broker { return startBrokerAt(t, dir, func(c *Config) { c.Now = clk.Now }) }
+	open := func() *Broker { return startBrokerAt(t, dir, func(c *config.Config) { c.Now = clk.Now }) }
 	b := open()
 	rc := newRawClient(t, b.Addr())
 	rc.createTopic("Tx", 1)
@@ -254,7 +256,7 @@ func TestTransactionCheckSurvivesRestart(t *testing.T) {
 // TestTransactionCheckLoopRuns shows the loop itself checks on its
 // interval (a short one, with the real clock).
 func TestTransactionCheckLoopRuns(t *testing.T) {
-	b := startBroker(t, func(c *Config) {
+	b := startBroker(t, func(c *config.Config) {
 		c.TransactionCheckInterval = 10 * time.Millisecond
 		c.TransactionTimeout = time.Millisecond
 	})

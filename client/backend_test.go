@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -40,13 +41,13 @@ func forBackends(t *testing.T, n int, fn func(t *testing.T, be *backend)) {
 // startRunnel starts a Runnel backend of n brokers ("broker-a", ...), each
 // with a tap; configure, if set, adjusts each broker's config after the
 // tests' defaults.
-func startRunnel(t testing.TB, n int, configure func(i int, cfg *broker.Config)) *backend {
+func startRunnel(t testing.TB, n int, configure func(i int, cfg *config.Config)) *backend {
 	t.Helper()
 	be := &backend{}
 	for range n {
 		be.taps = append(be.taps, brokertap.New())
 	}
-	c := startCluster(t, cluster.Brokers(n), cluster.Configure(func(i int, cfg *broker.Config) {
+	c := startCluster(t, cluster.Brokers(n), cluster.Configure(func(i int, cfg *config.Config) {
 		cfg.MessageDelayLevel = fastDelayLevels
 		cfg.Interceptors = append(cfg.Interceptors, be.taps[i].Interceptor())
 		if configure != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
@@ -35,7 +35,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 		{"runnel", nil},
 		{"runnel-std", []cluster.Option{
 			cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.Transport = remoting.TransportStd }),
-			cluster.Configure(func(_ int, cfg *broker.Config) { cfg.Transport = remoting.TransportStd }),
+			cluster.Configure(func(_ int, cfg *config.Config) { cfg.Transport = remoting.TransportStd }),
 		}},
 	} {
 		b.Run(v.name, func(b *testing.B) {

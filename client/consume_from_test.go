@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/internal/testwait"
@@ -25,7 +25,7 @@ import (
 func TestConsumeFromLastAndTimestamp(t *testing.T) {
 	t.Run("runnel", func(t *testing.T) {
 		clock := fakeclock.New(time.Now().Add(-3 * time.Hour))
-		be := startRunnel(t, 1, func(_ int, cfg *broker.Config) {
+		be := startRunnel(t, 1, func(_ int, cfg *config.Config) {
 			cfg.StoreOptions = func(o *store.Options) {
 				o.Now = clock.Now
 				o.FileReservedTime = time.Hour

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
@@ -20,7 +20,7 @@ import (
 // intruder's request is granted.
 func TestOrderlyLocksRenewedBeforeBrokerExpiry(t *testing.T) {
 	const lease = time.Second
-	c := startCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.LockMaxLiveTime = lease }))
+	c := startCluster(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.LockMaxLiveTime = lease }))
 	be := &backend{ns: c.NamesrvAddr(), runnel: c, brokers: []string{c.BrokerAddr(0)}}
 	be.createTopic(t, "T", 2)
 	cons := newConsumer(t, be.ns, "og", func(cfg *PushConsumerConfig) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
@@ -28,9 +28,9 @@ import (
 
 // startGroup starts the two brokers of broker-a and creates topic with n
 // queues on both. configure, if set, adjusts broker i's config after that.
-func startGroup(t *testing.T, topic string, n int, configure func(i int, cfg *broker.Config)) *cluster.Cluster {
+func startGroup(t *testing.T, topic string, n int, configure func(i int, cfg *config.Config)) *cluster.Cluster {
 	t.Helper()
-	c := startCluster(t, cluster.Brokers(2), cluster.Configure(func(i int, cfg *broker.Config) {
+	c := startCluster(t, cluster.Brokers(2), cluster.Configure(func(i int, cfg *config.Config) {
 		cfg.BrokerName = "broker-a"
 		cfg.BrokerID = int64(i)
 		if configure != nil {
@@ -51,7 +51,7 @@ func startGroup(t *testing.T, topic string, n int, configure func(i int, cfg *br
 // server says so.
 func failover(t *testing.T, c *cluster.Cluster, topic string) {
 	t.Helper()
-	c.ReconfigureBroker(1, func(cfg *broker.Config) { cfg.BrokerID = protocol.MasterID })
+	c.ReconfigureBroker(1, func(cfg *config.Config) { cfg.BrokerID = protocol.MasterID })
 	waitMaster(t, c, topic, 1)
 }
 
@@ -138,7 +138,7 @@ func TestSendFindsNewMasterAtOnce(t *testing.T) {
 // the new master, within that one Send.
 func TestSendLeavesARefusingMasterAtOnce(t *testing.T) {
 	fs := faultfs.New(vfs.Default, 10<<30, 40)
-	c := startGroup(t, "FR", 2, func(i int, cfg *broker.Config) {
+	c := startGroup(t, "FR", 2, func(i int, cfg *config.Config) {
 		if i == 0 {
 			cfg.StoreOptions = func(o *store.Options) {
 				o.FS = fs

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -19,7 +19,7 @@ const sqlExpr = "a = '1' AND b > 5"
 // sqlBroker starts a Runnel broker that filters by SQL92
 // (enablePropertyFilter) with topic T of one queue.
 func sqlBroker(t *testing.T) *backend {
-	be := startRunnel(t, 1, func(_ int, cfg *broker.Config) { cfg.EnablePropertyFilter = true })
+	be := startRunnel(t, 1, func(_ int, cfg *config.Config) { cfg.EnablePropertyFilter = true })
 	be.createTopic(t, "T", 1)
 	return be
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/internal/fakeclock"
@@ -186,7 +186,7 @@ func TestProducerCompressionAsyncOneway(t *testing.T) {
 }
 
 func TestProducerErrors(t *testing.T) {
-	be := startRunnel(t, 1, func(_ int, cfg *broker.Config) { cfg.AutoCreateTopicEnable = false })
+	be := startRunnel(t, 1, func(_ int, cfg *config.Config) { cfg.AutoCreateTopicEnable = false })
 	p := startProducer(t, be.ns, nil)
 	ctx := context.Background()
 	if _, err := p.Send(ctx, &Message{Topic: "Missing", Body: []byte("x")}); !errors.Is(err, ErrTopicNotExist) {
@@ -241,7 +241,7 @@ func TestHashSelectorKeepsKeysTogether(t *testing.T) {
 // so "not yet" is a delivery pass that delivered nothing.
 func TestProducerDelayLevel(t *testing.T) {
 	clock := fakeclock.New(time.Now())
-	be := startRunnel(t, 1, func(_ int, cfg *broker.Config) {
+	be := startRunnel(t, 1, func(_ int, cfg *config.Config) {
 		cfg.Now = clock.Now
 		cfg.MessageDelayLevel = "1s 2s 3s 4s"
 	})

@@ -52,7 +52,7 @@ func (c *PushConsumer) runningInfo() []byte {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		key := qs.mq.AppendFastjsonKey(nil)
+		key := protocol.AppendQueueKey(nil, qs.mq)
 		s := qs.pq.Stats()
 		var commit int64 = -1
 		if store != nil {
@@ -112,7 +112,7 @@ func (c *PushConsumer) consumerStatus(topic string) []byte {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = mq.AppendFastjsonKey(out)
+			out = protocol.AppendQueueKey(out, mq)
 			out = append(out, ':')
 			out = strconv.AppendInt(out, snap[mq], 10)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
@@ -72,7 +73,7 @@ type txEnv struct {
 
 func startTxEnv(t *testing.T) *txEnv {
 	t.Helper()
-	c := startCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := startCluster(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.TransactionCheckInterval = time.Hour
 		cfg.TransactionTimeout = time.Nanosecond
 	}))

@@ -201,7 +201,7 @@ func TestClusterErrorsAreShownInWords(t *testing.T) {
 	e := start(t)
 	api := newAPI(t, e.con)
 	code, page := api.get("/topic?name=NoSuchTopic")
-	if code != http.StatusNotFound || !strings.Contains(page, "TOPIC_NOT_EXIST") || !strings.Contains(page, "no such topic") ||
+	if code != http.StatusNotFound || !strings.Contains(page, "TOPIC_NOT_EXIST") || !strings.Contains(page, "does not exist") ||
 		!strings.Contains(page, "Remark") || !strings.Contains(page, "name server") {
 		t.Fatalf("missing topic: %d\n%s", code, page)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/console"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -25,7 +25,7 @@ func aclCluster(t *testing.T) *env {
 		fast(cfg)
 		cfg.Admin.Credentials = acl.Credentials{AccessKey: rootUser, SecretKey: rootSecret}
 		cfg.Login = console.Login{User: opsUser, Password: opsPassword}
-	}, cluster.Configure(func(_ int, cfg *broker.Config) {
+	}, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.Auth.AuthenticationEnabled, cfg.Auth.AuthorizationEnabled = true, true
 		cfg.Auth.InitUsers = []protocol.UserInfo{{Username: rootUser, Password: rootSecret}}
 		cfg.Auth.InnerCredentials = acl.Credentials{AccessKey: rootUser, SecretKey: rootSecret}

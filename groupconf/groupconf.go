@@ -48,3 +48,11 @@ func New(group string) Config {
 		ConsumeTimeoutMinute: 15,
 	}
 }
+
+// Message models of a consumer group (RocketMQ MessageModel): a clustering
+// group shares a topic's queues among its members; each member of a
+// broadcasting group reads all of them.
+const (
+	Clustering   = "CLUSTERING"
+	Broadcasting = "BROADCASTING"
+)

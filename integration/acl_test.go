@@ -3,18 +3,19 @@ package integration
 import (
 	"context"
 	"errors"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testwait"
+
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/namesrv"
@@ -82,7 +83,7 @@ func startACLCluster(t testing.TB, brokerYAML, nsYAML string, more ...cluster.Op
 	writeACL(t, nfile, nsYAML)
 	opts := append([]cluster.Option{
 		cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.ACLFile = nfile }),
-		cluster.Configure(func(_ int, cfg *broker.Config) {
+		cluster.Configure(func(_ int, cfg *config.Config) {
 			cfg.ACLEnable, cfg.ACLFile = true, bfile
 			cfg.Credentials = acl.Credentials{AccessKey: aclAdminAK, SecretKey: aclAdminSK}
 		})}, more...)

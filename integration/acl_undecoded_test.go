@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting"
@@ -25,7 +25,7 @@ func TestACLChecksLeaveSendHeadersUndecoded(t *testing.T) {
 	for _, mode := range []string{"plain", "v2"} {
 		t.Run(mode, func(t *testing.T) {
 			var sends, decoded atomic.Int32
-			probe := cluster.Configure(func(_ int, cfg *broker.Config) {
+			probe := cluster.Configure(func(_ int, cfg *config.Config) {
 				cfg.Interceptors = append(cfg.Interceptors, remoting.Interceptor{
 					UndecodedExt: true,
 					Request: func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -21,7 +21,7 @@ import (
 // (super) user.
 func authGroup(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	return rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) {
+	return rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *config.Config) {
 		for _, kv := range [][2]string{
 			{"authenticationEnabled", "true"}, {"authorizationEnabled", "true"},
 			{"initAuthenticationUser", `{"username":"` + authRootAK + `","password":"` + authRootSK + `"}`},

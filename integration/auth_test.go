@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -22,7 +22,7 @@ const authRootAK, authRootSK = "root", "rootSecret1"
 // authorizes with ACL 2.0 (the name server checks nothing, as Java's).
 func startAuthCluster(t testing.TB, more ...cluster.Option) *cluster.Cluster {
 	t.Helper()
-	return cluster.Start(t, append([]cluster.Option{cluster.Configure(func(_ int, cfg *broker.Config) {
+	return cluster.Start(t, append([]cluster.Option{cluster.Configure(func(_ int, cfg *config.Config) {
 		for _, kv := range [][2]string{
 			{"authenticationEnabled", "true"}, {"authorizationEnabled", "true"},
 			{"initAuthenticationUser", `{"username":"` + authRootAK + `","password":"` + authRootSK + `"}`},

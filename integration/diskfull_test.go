@@ -3,13 +3,16 @@ package integration
 import (
 	"context"
 	"errors"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testwait"
+
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -20,7 +23,7 @@ import (
 // diskCluster starts one broker whose store sees the disk through fs.
 func diskCluster(t *testing.T, fs *faultfs.FS) *cluster.Cluster {
 	t.Helper()
-	return rcCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	return rcCluster(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.StoreOptions = func(o *store.Options) {
 			o.FS = fs
 			o.DiskCheckInterval = 20 * time.Millisecond
@@ -138,7 +141,7 @@ func TestDiskFull(t *testing.T) {
 // to start at once, with one error saying so.
 func TestDiskFullOpen(t *testing.T) {
 	fs := faultfs.New(vfs.Default, 10<<30, 100)
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	cfg.StoreDir = t.TempDir()
 	cfg.ListenAddr = "127.0.0.1:0"
 	cfg.StoreOptions = func(o *store.Options) { o.FS = fs }

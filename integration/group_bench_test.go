@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
@@ -31,7 +31,7 @@ func BenchmarkGroupSend(b *testing.B) {
 	for _, durability := range []string{"async", "sync"} {
 		for _, nodes := range []int{1, 3} {
 			b.Run(fmt.Sprintf("durability=%s/nodes=%d", durability, nodes), func(b *testing.B) {
-				opts := []cluster.Option{cluster.Configure(func(_ int, cfg *broker.Config) {
+				opts := []cluster.Option{cluster.Configure(func(_ int, cfg *config.Config) {
 					if durability == "sync" {
 						cfg.FlushMode = store.SyncFlush
 						cfg.Replication.LogNoSync = false

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -93,7 +93,7 @@ func (m *sendModel) waitMoreAcked(t *testing.T, n int, within time.Duration) {
 // and the deposed leader acknowledged nothing once cut off.
 func TestGroupModel(t *testing.T) {
 	const topic = "Model"
-	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.OffsetPersistInterval = 200 * time.Millisecond
 	}))
 	l := c.Leader()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
@@ -20,7 +20,7 @@ import (
 // it was last master.
 func TestGroupSlaveFollowsGroupConfigs(t *testing.T) {
 	const topic, group = "SlaveGroups", "slave-groups-cg"
-	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) { cfg.SlaveReadEnable = true }))
+	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *config.Config) { cfg.SlaveReadEnable = true }))
 	l := c.Leader()
 	waitListed(t, c, l, 10*time.Second)
 	sendUntilOK(t, rcProducer(t, c), topic, "m")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
@@ -21,7 +21,7 @@ import (
 // read of both topics (one created while it was cut off) as the leader's
 // does.
 func TestGroupSnapshotCatchUp(t *testing.T) {
-	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.Replication.SnapshotInterval = 100 * time.Millisecond
 		cfg.Replication.SnapshotThreshold = 16
 		cfg.Replication.TrailingLogs = 4

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/promtest"
@@ -17,7 +17,7 @@ import (
 // the same term, and sends move the applied index of every node to the
 // leader's commit index.
 func TestGroupRaftMetrics(t *testing.T) {
-	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.Metrics = metrics.Config{ExporterType: metrics.ExporterProm, PromHost: "127.0.0.1", PromPort: 0}
 	}))
 	l := c.Leader()

@@ -20,7 +20,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
@@ -191,7 +191,7 @@ func (s *orderedSender) result(t *testing.T) map[string]int {
 // listeners at the same time.
 func TestOrderlyTwoConsumers(t *testing.T) {
 	const lockLive = 3 * time.Second
-	c := rcCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.LockMaxLiveTime = lockLive }))
+	c := rcCluster(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.LockMaxLiveTime = lockLive }))
 	const topic, group = "OrderlyG", "g-orderly-two"
 	createTopic(t, c, 0, topic, 4)
 	createTopic(t, c, 0, "%RETRY%"+group, 1) // see TestRetryLater

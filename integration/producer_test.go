@@ -20,7 +20,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -126,7 +126,7 @@ func TestProducerModes(t *testing.T) {
 // TestSendRejections checks that bad sends through the official producer
 // fail with the broker's code and remark.
 func TestSendRejections(t *testing.T) {
-	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.MaxMessageSize = 64 << 10 }))
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MaxMessageSize = 64 << 10 }))
 	createTopic(t, c, 0, "Limits", 2)
 	p := newProducer(t, c, withNoRetry())
 	ctx := context.Background()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
@@ -34,7 +34,7 @@ func TestIncrementalRegistration(t *testing.T) {
 	}
 	rec.mu.Unlock()
 	t.Cleanup(func() { gateOnce.Do(func() { close(gate) }) })
-	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.RegisterInterval = time.Hour // only changes register during the test
 		cfg.NamesrvAddrs = append(cfg.NamesrvAddrs, rec.srv.Addr())
 	}))
@@ -119,7 +119,7 @@ func TestFailedPartialRegistrationSendsWholeTable(t *testing.T) {
 		return ok && refused.CompareAndSwap(false, true) // the first one only
 	}
 	rec.mu.Unlock()
-	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.RegisterInterval = time.Hour
 		cfg.NamesrvAddrs = append(cfg.NamesrvAddrs, rec.srv.Addr())
 	}))

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
@@ -91,7 +91,7 @@ func TestRegistration(t *testing.T) {
 // recording name server shows that the stop sent UNREGISTER_BROKER.
 func TestRegistrationWithEveryNamesrv(t *testing.T) {
 	rec := startRecordingNamesrv(t)
-	c := cluster.Start(t, cluster.Namesrvs(2), cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := cluster.Start(t, cluster.Namesrvs(2), cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.RegisterInterval = 200 * time.Millisecond
 		cfg.NamesrvAddrs = append(cfg.NamesrvAddrs, rec.srv.Addr())
 	}))
@@ -203,7 +203,7 @@ func (r *recordingNamesrv) unregistered() []protocol.UnregisterBrokerRequestHead
 // re-registers when its connection to the name server closes (retrying
 // with a short backoff), not at its next round.
 func TestRestartedNamesrvLearnsRoutesAtOnce(t *testing.T) {
-	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.RegisterInterval = 30 * time.Second }))
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.RegisterInterval = 30 * time.Second }))
 	createTopic(t, c, 0, "Back", 2)
 	addr := c.NamesrvAddr()
 	start := time.Now()
@@ -218,7 +218,7 @@ func TestRestartedNamesrvLearnsRoutesAtOnce(t *testing.T) {
 // BenchmarkNamesrvRestartRecovery: time from a name server's restart to
 // a route query answered from its new table (ms per restart).
 func BenchmarkNamesrvRestartRecovery(b *testing.B) {
-	c := cluster.Start(b, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.RegisterInterval = 30 * time.Second }))
+	c := cluster.Start(b, cluster.Configure(func(_ int, cfg *config.Config) { cfg.RegisterInterval = 30 * time.Second }))
 	createTopic(b, c, 0, "BackBench", 2)
 	addr := c.NamesrvAddr()
 	var total time.Duration

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -21,7 +21,7 @@ import (
 // level 3 + reconsumeTimes and, after MaxReconsumeTimes 2, moves the
 // message to %DLQ%<group>.
 func TestRunnelClientRetryToDLQ(t *testing.T) {
-	c := rcCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.MessageDelayLevel = shortDelaysRC }))
+	c := rcCluster(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MessageDelayLevel = shortDelaysRC }))
 	createTopic(t, c, 0, "RcRetryT", 1)
 	createTopic(t, c, 0, "%RETRY%rc-retry", 1) // see TestRetryLater
 	p := rcProducer(t, c)

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
@@ -33,7 +33,7 @@ const shortDelays = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s 1s
 func delayCluster(t *testing.T, levels string) *cluster.Cluster {
 	t.Helper()
 	t.TempDir() // see rcCluster: the directory must outlive the brokers
-	return cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.MessageDelayLevel = levels }))
+	return cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MessageDelayLevel = levels }))
 }
 
 // delivery is one call of the listener for a message.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
@@ -24,7 +24,7 @@ import (
 // positions.
 func TestSlowDisk(t *testing.T) {
 	fs := faultfs.New(vfs.Default, 100<<30, 20)
-	c := rcCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := rcCluster(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.FlushMode = store.SyncFlush
 		cfg.StoreOptions = func(o *store.Options) { o.FS = fs }
 	}))

@@ -3,15 +3,16 @@ package integration
 import (
 	"context"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testwait"
+
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/message"
@@ -77,7 +78,7 @@ func checkOnTime(t *testing.T, got map[string][]*protocol.MessageExt, body strin
 // queue at their time; one due beyond timerMaxDelaySec is refused with
 // Java's code and remark, as is a timer property that is not a number.
 func TestTimerOfficialProducer(t *testing.T) {
-	c := rcCluster(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.TimerMaxDelay = time.Minute }))
+	c := rcCluster(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.TimerMaxDelay = time.Minute }))
 	const topic = "TimerT"
 	createTopic(t, c, 0, topic, 2)
 	p := newProducer(t, c, withNoRetry())

@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"io"
 	"log/slog"
 	"os"
@@ -15,12 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testwait"
+
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/admin"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/namesrv"
@@ -72,7 +74,7 @@ func startTLSCluster(t testing.TB, mode string) tlsCluster {
 	}
 	t.Cleanup(func() { ns.Close() })
 
-	bcfg := broker.DefaultConfig()
+	bcfg := config.Default()
 	bcfg.ListenAddr = "127.0.0.1:0"
 	bcfg.StoreDir = storeDir
 	bcfg.NamesrvAddrs = []string{ns.Addr()}
@@ -307,7 +309,7 @@ func TestREADMETLSBrokerConf(t *testing.T) {
 	}
 	// Uncomment the optional client-auth keys: they must be known too.
 	conf = strings.ReplaceAll(conf, "#tls.", "tls.")
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	ignored, err := cfg.ApplyProperties(strings.NewReader(conf))
 	if err != nil || len(ignored) > 0 {
 		t.Fatalf("README broker.conf: ignored %v, %v", ignored, err)

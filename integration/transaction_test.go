@@ -16,7 +16,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
@@ -57,7 +57,7 @@ func (l *txListener) checks(body string) int {
 // back one never, and one left UNKNOW is delivered once the broker's check
 // gets COMMIT from CheckLocalTransaction.
 func TestOfficialTransactionProducer(t *testing.T) {
-	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.TransactionCheckInterval = 100 * time.Millisecond
 		cfg.TransactionTimeout = 300 * time.Millisecond
 	}))

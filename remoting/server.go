@@ -23,7 +23,9 @@ type Server struct {
 		sync.Mutex
 		started bool
 		closed  bool
-		conns   map[uint64]*Conn
+		// refusing: StopAccepting was called; new connections are closed.
+		refusing bool
+		conns    map[uint64]*Conn
 		// pending are connections of a TLS-enabled server waiting for
 		// their first byte or handshake (tls_server.go).
 		pending map[io.Closer]struct{}
@@ -121,6 +123,16 @@ func (s *Server) Conns() []*Conn {
 	return out
 }
 
+// StopAccepting closes every connection that arrives from now on, as soon
+// as it arrives; the connections already open are served on until Close.
+// A broker calls it first as it shuts down, so no client starts on a
+// broker that is draining.
+func (s *Server) StopAccepting() {
+	s.mu.Lock()
+	s.mu.refusing = true
+	s.mu.Unlock()
+}
+
 // Close stops accepting, closes every connection (failing the server's own
 // calls in flight on them and cancelling handler contexts), and waits for
 // every goroutine the server started, handlers included. Handlers should
@@ -214,14 +226,15 @@ func (s *Server) serveRequest(c *Conn, req *protocol.Command) {
 }
 
 // addConn registers a new connection and runs the OnConnect hook. It returns
-// nil when the server is closing; the caller then closes the transport.
+// nil when the server is closing or refusing connections; the caller then
+// closes the transport.
 func (s *Server) addConn(tr transport, remote, local string) *Conn {
 	c := newConn(s, tr, remote, local, s.cfg.MaxFrameSize, s.cfg.CallTimeout, s.log)
 	c.setLimits(s.cfg.limits())
 	c.in.pooled = true
 	c.setOut(s.cfg.OutInterceptors)
 	s.mu.Lock()
-	if s.mu.closed {
+	if s.mu.closed || s.mu.refusing {
 		s.mu.Unlock()
 		return nil
 	}

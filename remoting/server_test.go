@@ -437,3 +437,30 @@ func TestLargeFramesAndManyConcurrentCalls(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// TestStopAccepting: after StopAccepting a connection already open is
+// served on, and a new one is closed as it arrives.
+func TestStopAccepting(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr string) {
+		s := startServer(t, tr, nil, map[int16]Handler{codeEcho: echo})
+		ctx := context.Background()
+		open := newClient(t, nil)
+		if _, err := open.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, nil, []byte("before"))); err != nil {
+			t.Fatal(err)
+		}
+		s.StopAccepting()
+		resp, err := open.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, nil, []byte("after")))
+		if err != nil || string(resp.Body) != "after" {
+			t.Fatalf("an open connection after StopAccepting: %v %v", resp, err)
+		}
+		late := newClient(t, nil)
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if resp, err := late.Invoke(tctx, s.Addr(), protocol.NewRequest(codeEcho, nil, []byte("late"))); err == nil {
+			t.Fatalf("a new connection was served after StopAccepting: %v", resp)
+		}
+		if n := len(s.Conns()); n != 1 {
+			t.Fatalf("%d connections, want the one open before", n)
+		}
+	})
+}

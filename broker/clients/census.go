@@ -12,7 +12,7 @@ type Census struct {
 }
 
 // ProducerCensus counts producer channels by group, language and version.
-func (m *Manager) ProducerCensus() []Census {
+func (m *Manager[C]) ProducerCensus() []Census {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Census
@@ -23,7 +23,7 @@ func (m *Manager) ProducerCensus() []Census {
 }
 
 // ConsumerCensus counts consumer channels by group, language and version.
-func (m *Manager) ConsumerCensus() []Census {
+func (m *Manager[C]) ConsumerCensus() []Census {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Census
@@ -33,7 +33,7 @@ func (m *Manager) ConsumerCensus() []Census {
 	return out
 }
 
-func appendCensus(out []Census, group, consumeType string, set map[chanKey]*Channel) []Census {
+func appendCensus[C any](out []Census, group, consumeType string, set map[chanKey]*Channel[C]) []Census {
 	start := len(out)
 next:
 	for _, ch := range set {

@@ -32,11 +32,11 @@ type Config struct {
 func DefaultConfig() Config { return Config{ChannelExpiry: 120 * time.Second} }
 
 // Channel is one client over one connection.
-type Channel struct {
+type Channel[C any] struct {
 	ClientID string
 	ConnID   uint64
 	// Conn is the caller's connection handle, returned as given.
-	Conn       any
+	Conn       C
 	Language   string
 	Version    int
 	LastUpdate time.Time
@@ -65,15 +65,15 @@ type ConsumerData struct {
 }
 
 // GroupInfo is a snapshot of one consumer group.
-type GroupInfo struct {
+type GroupInfo[C any] struct {
 	ConsumerData
-	Channels []Channel
+	Channels []Channel[C]
 }
 
-type consumerGroup struct {
+type consumerGroup[C any] struct {
 	data     ConsumerData
 	subs     map[string]Subscription
-	channels map[chanKey]*Channel
+	channels map[chanKey]*Channel[C]
 }
 
 type chanKey struct {
@@ -82,40 +82,40 @@ type chanKey struct {
 }
 
 // Manager is the client table. Create it with New.
-type Manager struct {
+type Manager[C any] struct {
 	expiry time.Duration
 	now    func() time.Time
 
 	mu struct {
 		sync.Mutex
-		consumers map[string]*consumerGroup
-		producers map[string]map[chanKey]*Channel
+		consumers map[string]*consumerGroup[C]
+		producers map[string]map[chanKey]*Channel[C]
 	}
 }
 
 // New returns an empty table; now defaults to time.Now.
-func New(cfg Config, now func() time.Time) *Manager {
+func New[C any](cfg Config, now func() time.Time) *Manager[C] {
 	if cfg.ChannelExpiry <= 0 {
 		cfg.ChannelExpiry = DefaultConfig().ChannelExpiry
 	}
 	if now == nil {
 		now = time.Now
 	}
-	m := &Manager{expiry: cfg.ChannelExpiry, now: now}
-	m.mu.consumers = make(map[string]*consumerGroup)
-	m.mu.producers = make(map[string]map[chanKey]*Channel)
+	m := &Manager[C]{expiry: cfg.ChannelExpiry, now: now}
+	m.mu.consumers = make(map[string]*consumerGroup[C])
+	m.mu.producers = make(map[string]map[chanKey]*Channel[C])
 	return m
 }
 
 // RegisterConsumer records a consumer heartbeat and reports whether the
 // group's membership changed (a new client or connection).
-func (m *Manager) RegisterConsumer(ch Channel, data ConsumerData) (membershipChanged bool) {
+func (m *Manager[C]) RegisterConsumer(ch Channel[C], data ConsumerData) (membershipChanged bool) {
 	ch.LastUpdate = m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.mu.consumers[data.Group]
 	if g == nil {
-		g = &consumerGroup{subs: map[string]Subscription{}, channels: map[chanKey]*Channel{}}
+		g = &consumerGroup[C]{subs: map[string]Subscription{}, channels: map[chanKey]*Channel[C]{}}
 		m.mu.consumers[data.Group] = g
 	}
 	g.data = ConsumerData{Group: data.Group, ConsumeType: data.ConsumeType,
@@ -153,13 +153,13 @@ func (m *Manager) RegisterConsumer(ch Channel, data ConsumerData) (membershipCha
 }
 
 // RegisterProducer records a producer heartbeat.
-func (m *Manager) RegisterProducer(group string, ch Channel) {
+func (m *Manager[C]) RegisterProducer(group string, ch Channel[C]) {
 	ch.LastUpdate = m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.mu.producers[group]
 	if p == nil {
-		p = map[chanKey]*Channel{}
+		p = map[chanKey]*Channel[C]{}
 		m.mu.producers[group] = p
 	}
 	c := ch
@@ -168,7 +168,7 @@ func (m *Manager) RegisterProducer(group string, ch Channel) {
 
 // UnregisterConsumer removes a client from a consumer group (UNREGISTER_CLIENT)
 // and reports whether it was a member.
-func (m *Manager) UnregisterConsumer(group, clientID string, connID uint64) bool {
+func (m *Manager[C]) UnregisterConsumer(group, clientID string, connID uint64) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.mu.consumers[group]
@@ -185,7 +185,7 @@ func (m *Manager) UnregisterConsumer(group, clientID string, connID uint64) bool
 }
 
 // UnregisterProducer removes a client from a producer group.
-func (m *Manager) UnregisterProducer(group, clientID string, connID uint64) {
+func (m *Manager[C]) UnregisterProducer(group, clientID string, connID uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p := m.mu.producers[group]; p != nil {
@@ -198,18 +198,18 @@ func (m *Manager) UnregisterProducer(group, clientID string, connID uint64) {
 
 // ConnClosed removes every channel of a connection and returns the consumer
 // groups whose membership changed, sorted.
-func (m *Manager) ConnClosed(connID uint64) []string {
-	return m.remove(func(c *Channel) bool { return c.ConnID == connID })
+func (m *Manager[C]) ConnClosed(connID uint64) []string {
+	return m.remove(func(c *Channel[C]) bool { return c.ConnID == connID })
 }
 
 // ExpireIdle removes channels without a heartbeat for longer than the
 // configured expiry and returns the consumer groups that changed, sorted.
-func (m *Manager) ExpireIdle() []string {
+func (m *Manager[C]) ExpireIdle() []string {
 	now := m.now()
-	return m.remove(func(c *Channel) bool { return now.Sub(c.LastUpdate) > m.expiry })
+	return m.remove(func(c *Channel[C]) bool { return now.Sub(c.LastUpdate) > m.expiry })
 }
 
-func (m *Manager) remove(match func(*Channel) bool) []string {
+func (m *Manager[C]) remove(match func(*Channel[C]) bool) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var changed []string
@@ -239,14 +239,14 @@ func (m *Manager) remove(match func(*Channel) bool) []string {
 	return changed
 }
 
-func (m *Manager) dropIfEmptyLocked(name string, g *consumerGroup) {
+func (m *Manager[C]) dropIfEmptyLocked(name string, g *consumerGroup[C]) {
 	if len(g.channels) == 0 {
 		delete(m.mu.consumers, name)
 	}
 }
 
 // ConsumerIDs returns the client ids of a group, sorted.
-func (m *Manager) ConsumerIDs(group string) []string {
+func (m *Manager[C]) ConsumerIDs(group string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.mu.consumers[group]
@@ -266,7 +266,7 @@ func (m *Manager) ConsumerIDs(group string) []string {
 }
 
 // Channels returns a group's channels, sorted by client id.
-func (m *Manager) Channels(group string) []Channel {
+func (m *Manager[C]) Channels(group string) []Channel[C] {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.mu.consumers[group]
@@ -277,14 +277,14 @@ func (m *Manager) Channels(group string) []Channel {
 }
 
 // ProducerChannels returns a producer group's channels, sorted by client id.
-func (m *Manager) ProducerChannels(group string) []Channel {
+func (m *Manager[C]) ProducerChannels(group string) []Channel[C] {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return sortedChannels(m.mu.producers[group])
 }
 
-func sortedChannels(set map[chanKey]*Channel) []Channel {
-	out := make([]Channel, 0, len(set))
+func sortedChannels[C any](set map[chanKey]*Channel[C]) []Channel[C] {
+	out := make([]Channel[C], 0, len(set))
 	for _, c := range set {
 		out = append(out, *c)
 	}
@@ -300,7 +300,7 @@ func sortedChannels(set map[chanKey]*Channel) []Channel {
 // Subscription returns a group's subscription to topic. hasGroup tells a
 // group with no live member apart from a group not subscribed to topic
 // (the pull path answers them differently), from one lookup under the lock.
-func (m *Manager) Subscription(group, topic string) (s Subscription, hasGroup, ok bool) {
+func (m *Manager[C]) Subscription(group, topic string) (s Subscription, hasGroup, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.mu.consumers[group]
@@ -312,14 +312,14 @@ func (m *Manager) Subscription(group, topic string) (s Subscription, hasGroup, o
 }
 
 // Group returns a snapshot of a consumer group.
-func (m *Manager) Group(group string) (GroupInfo, bool) {
+func (m *Manager[C]) Group(group string) (GroupInfo[C], bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	g := m.mu.consumers[group]
 	if g == nil {
-		return GroupInfo{}, false
+		return GroupInfo[C]{}, false
 	}
-	info := GroupInfo{ConsumerData: g.data, Channels: sortedChannels(g.channels)}
+	info := GroupInfo[C]{ConsumerData: g.data, Channels: sortedChannels(g.channels)}
 	for _, s := range g.subs {
 		info.Subscriptions = append(info.Subscriptions, s)
 	}
@@ -328,7 +328,7 @@ func (m *Manager) Group(group string) (GroupInfo, bool) {
 }
 
 // Groups returns the names of the consumer groups with a live member, sorted.
-func (m *Manager) Groups() []string {
+func (m *Manager[C]) Groups() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]string, 0, len(m.mu.consumers))
@@ -340,7 +340,7 @@ func (m *Manager) Groups() []string {
 }
 
 // GroupsOfTopic returns the consumer groups subscribed to topic, sorted.
-func (m *Manager) GroupsOfTopic(topic string) []string {
+func (m *Manager[C]) GroupsOfTopic(topic string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string

@@ -10,9 +10,9 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-func newManager() (*Manager, *clock) {
+func newManager() (*Manager[string], *clock) {
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	return New(Config{ChannelExpiry: 2 * time.Minute}, c.now), c
+	return New[string](Config{ChannelExpiry: 2 * time.Minute}, c.now), c
 }
 
 func consumer(group string, subs ...Subscription) ConsumerData {
@@ -22,8 +22,8 @@ func consumer(group string, subs ...Subscription) ConsumerData {
 
 func TestMembershipChanges(t *testing.T) {
 	m, _ := newManager()
-	a := Channel{ClientID: "A", ConnID: 1}
-	b := Channel{ClientID: "B", ConnID: 2}
+	a := Channel[string]{ClientID: "A", ConnID: 1}
+	b := Channel[string]{ClientID: "B", ConnID: 2}
 	if !m.RegisterConsumer(a, consumer("g")) {
 		t.Fatal("first member must change the group")
 	}
@@ -37,7 +37,7 @@ func TestMembershipChanges(t *testing.T) {
 		t.Fatalf("ids = %v", got)
 	}
 	// A reconnects on a new connection: replaced, not added.
-	if m.RegisterConsumer(Channel{ClientID: "A", ConnID: 3}, consumer("g")) {
+	if m.RegisterConsumer(Channel[string]{ClientID: "A", ConnID: 3}, consumer("g")) {
 		t.Fatal("reconnect reported as a new member")
 	}
 	if got := m.Channels("g"); len(got) != 2 || got[0].ConnID != 3 {
@@ -66,11 +66,11 @@ func TestMembershipChanges(t *testing.T) {
 
 func TestExpiry(t *testing.T) {
 	m, c := newManager()
-	m.RegisterConsumer(Channel{ClientID: "A", ConnID: 1}, consumer("g1"))
-	m.RegisterConsumer(Channel{ClientID: "A", ConnID: 1}, consumer("g2"))
-	m.RegisterProducer("pg", Channel{ClientID: "A", ConnID: 1})
+	m.RegisterConsumer(Channel[string]{ClientID: "A", ConnID: 1}, consumer("g1"))
+	m.RegisterConsumer(Channel[string]{ClientID: "A", ConnID: 1}, consumer("g2"))
+	m.RegisterProducer("pg", Channel[string]{ClientID: "A", ConnID: 1})
 	c.t = c.t.Add(time.Minute)
-	m.RegisterConsumer(Channel{ClientID: "B", ConnID: 2}, consumer("g1"))
+	m.RegisterConsumer(Channel[string]{ClientID: "B", ConnID: 2}, consumer("g1"))
 	c.t = c.t.Add(time.Minute) // A: exactly at expiry, kept
 	if got := m.ExpireIdle(); len(got) != 0 {
 		t.Fatalf("expired too early: %v", got)
@@ -89,7 +89,7 @@ func TestExpiry(t *testing.T) {
 
 func TestSubscriptions(t *testing.T) {
 	m, _ := newManager()
-	ch := Channel{ClientID: "A", ConnID: 1}
+	ch := Channel[string]{ClientID: "A", ConnID: 1}
 	m.RegisterConsumer(ch, consumer("g",
 		Subscription{Topic: "T", Expression: "A || B", Version: 10},
 		Subscription{Topic: "U", Expression: "*", Version: 10}))

@@ -7,13 +7,13 @@ import "sort"
 // heartbeat first, one per connection. It is how the broker finds a client
 // by id (Java ProducerManager.findChannel, used to push a reply to the
 // client that sent the request).
-func (m *Manager) ClientChannels(clientID string) []Channel {
+func (m *Manager[C]) ClientChannels(clientID string) []Channel[C] {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := map[uint64]bool{}
-	var out []Channel
-	collect := func(set map[chanKey]*Channel) []Channel {
-		var found []Channel
+	var out []Channel[C]
+	collect := func(set map[chanKey]*Channel[C]) []Channel[C] {
+		var found []Channel[C]
 		for k, c := range set {
 			if k.clientID == clientID && !seen[k.connID] {
 				seen[k.connID] = true
@@ -23,13 +23,13 @@ func (m *Manager) ClientChannels(clientID string) []Channel {
 		sort.Slice(found, func(i, j int) bool { return found[i].LastUpdate.After(found[j].LastUpdate) })
 		return found
 	}
-	var prod []Channel
+	var prod []Channel[C]
 	for _, p := range m.mu.producers {
 		prod = append(prod, collect(p)...)
 	}
 	sort.SliceStable(prod, func(i, j int) bool { return prod[i].LastUpdate.After(prod[j].LastUpdate) })
 	out = append(out, prod...)
-	var cons []Channel
+	var cons []Channel[C]
 	for _, g := range m.mu.consumers {
 		cons = append(cons, collect(g.channels)...)
 	}

@@ -7,13 +7,13 @@ import (
 
 func TestClientChannelsProducersFirstNewestFirst(t *testing.T) {
 	now := time.Unix(1000, 0)
-	m := New(Config{}, func() time.Time { return now })
-	m.RegisterConsumer(Channel{ClientID: "a", ConnID: 1}, ConsumerData{Group: "cg"})
+	m := New[string](Config{}, func() time.Time { return now })
+	m.RegisterConsumer(Channel[string]{ClientID: "a", ConnID: 1}, ConsumerData{Group: "cg"})
 	now = now.Add(time.Second)
-	m.RegisterProducer("pg", Channel{ClientID: "a", ConnID: 2})
+	m.RegisterProducer("pg", Channel[string]{ClientID: "a", ConnID: 2})
 	now = now.Add(time.Second)
-	m.RegisterProducer("pg2", Channel{ClientID: "a", ConnID: 3})
-	m.RegisterProducer("pg", Channel{ClientID: "b", ConnID: 4})
+	m.RegisterProducer("pg2", Channel[string]{ClientID: "a", ConnID: 3})
+	m.RegisterProducer("pg", Channel[string]{ClientID: "b", ConnID: 4})
 
 	got := m.ClientChannels("a")
 	var conns []uint64

@@ -24,9 +24,13 @@ import (
 )
 
 // Reply is a client's answer to a forwarded admin call, passed back to
-// the admin as it came.
+// the admin as it came. OK says the client answered success; Status is
+// the answer's status in the protocol of the door whose channel made the
+// call (a RocketMQ response code over remoting), which only that door
+// reads.
 type Reply struct {
-	Code   int16
+	OK     bool
+	Status int32
 	Remark string
 	Ext    map[string]string
 	Body   []byte

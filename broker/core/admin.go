@@ -4,32 +4,32 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // CreateTopic creates or updates a topic (Java
 // AdminBrokerProcessor.updateAndCreateTopic). When it changed, the
 // TopicsChanged hook runs and returns before this does, so a consumer
 // started after the answer finds the route.
-func (c *Core) CreateTopic(tc protocol.TopicConfig, by string) error {
+func (c *Core) CreateTopic(tc topicconf.Config, by string) error {
 	if remark, ok := checkTopicName(tc.TopicName); !ok {
-		return refuse(protocol.RespSystemError, remark)
+		return refuse(InvalidName, remark)
 	}
 	if isSystemTopic(tc.TopicName) || tc.TopicName == c.cfg.ClusterName || tc.TopicName == c.cfg.BrokerName {
-		return errorf(protocol.RespSystemError, "The topic[%s] is conflict with system topic.", tc.TopicName)
+		return errorf(ReservedName, "The topic[%s] is conflict with system topic.", tc.TopicName)
 	}
 	if tc.ReadQueueNums <= 0 || tc.WriteQueueNums <= 0 || tc.ReadQueueNums > maxQueueNums || tc.WriteQueueNums > maxQueueNums {
-		return errorf(protocol.RespInvalidParameter,
+		return errorf(InvalidArgument,
 			"readQueueNums %d and writeQueueNums %d must be in 1..%d", tc.ReadQueueNums, tc.WriteQueueNums, maxQueueNums)
 	}
-	if tc.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 {
-		return errorf(protocol.RespInvalidParameter, "perm %d has unknown bits", tc.Perm)
+	if tc.Perm&^(topicconf.PermRead|topicconf.PermWrite|topicconf.PermInherit|topicconf.PermPriority) != 0 {
+		return errorf(InvalidArgument, "perm %d has unknown bits", tc.Perm)
 	}
 	withDefaultFilter(&tc)
 	changed, err := c.topics.put(tc)
@@ -38,7 +38,7 @@ func (c *Core) CreateTopic(tc protocol.TopicConfig, by string) error {
 	}
 	if changed {
 		c.log.Info("broker: topic created or updated", "topic", tc.TopicName, "read", tc.ReadQueueNums,
-			"write", tc.WriteQueueNums, "perm", protocol.PermString(tc.Perm), "by", by)
+			"write", tc.WriteQueueNums, "perm", topicconf.PermString(tc.Perm), "by", by)
 		c.cfg.TopicsChanged(true)
 	}
 	return nil
@@ -48,10 +48,10 @@ func (c *Core) CreateTopic(tc protocol.TopicConfig, by string) error {
 // offsets on it.
 func (c *Core) DeleteTopic(name, by string) error {
 	if remark, ok := checkTopicName(name); !ok {
-		return refuse(protocol.RespSystemError, remark)
+		return refuse(InvalidName, remark)
 	}
 	if isSystemTopic(name) {
-		return errorf(protocol.RespSystemError, "The topic[%s] is conflict with system topic.", name)
+		return errorf(ReservedName, "The topic[%s] is conflict with system topic.", name)
 	}
 	tc, _ := c.topics.get(name)
 	existed, err := c.topics.remove(name)
@@ -72,7 +72,7 @@ func (c *Core) DeleteTopic(name, by string) error {
 }
 
 // Topics returns a copy of the topic table and its version.
-func (c *Core) Topics() (map[string]protocol.TopicConfig, protocol.DataVersion) {
+func (c *Core) Topics() (map[string]topicconf.Config, topicconf.DataVersion) {
 	return c.topics.snapshot()
 }
 
@@ -82,21 +82,28 @@ func (c *Core) Topics() (map[string]protocol.TopicConfig, protocol.DataVersion) 
 // The broker's registration loop is its one caller: it registers only
 // what changed (Java's registerIncrementBrokerData) and the whole table
 // after a deletion, which a partial registration cannot express.
-func (c *Core) TakeTopicChanges() (changed map[string]protocol.TopicConfig, removed bool, version protocol.DataVersion) {
+func (c *Core) TakeTopicChanges() (changed map[string]topicconf.Config, removed bool, version topicconf.DataVersion) {
 	return c.topics.takeChanges()
 }
 
 // Topic returns one topic's config.
-func (c *Core) Topic(name string) (protocol.TopicConfig, bool) { return c.topics.get(name) }
+func (c *Core) Topic(name string) (topicconf.Config, bool) { return c.topics.get(name) }
 
-// TopicStats returns each queue's offset range and the store time of its
-// newest message.
-func (c *Core) TopicStats(topic string) (protocol.TopicStatsTable, error) {
+// QueueStats is one queue's offset range and the store time of its newest
+// message (epoch ms; 0 when empty).
+type QueueStats struct {
+	Queue                message.Queue
+	MinOffset, MaxOffset int64
+	LastUpdate           int64
+}
+
+// TopicStats returns each of a topic's queues' stats, in queue order.
+func (c *Core) TopicStats(topic string) ([]QueueStats, error) {
 	tc, ok := c.topics.get(topic)
 	if !ok {
-		return protocol.TopicStatsTable{}, errorf(protocol.RespTopicNotExist, "topic[%s] not exist", topic)
+		return nil, errorf(TopicNotFound, "topic[%s] not exist", topic)
 	}
-	stats := protocol.TopicStatsTable{OffsetTable: map[protocol.MessageQueue]protocol.TopicOffset{}}
+	stats := make([]QueueStats, 0, tc.WriteQueueNums)
 	for q := range int32(tc.WriteQueueNums) {
 		lo, hi := c.store().MinOffset(topic, q), c.store().MaxOffset(topic, q)
 		var last int64
@@ -105,40 +112,50 @@ func (c *Core) TopicStats(topic string) (protocol.TopicStatsTable, error) {
 				last = e.StoreTimestamp
 			}
 		}
-		mq := protocol.MessageQueue{Topic: topic, BrokerName: c.cfg.BrokerName, QueueID: q}
-		stats.OffsetTable[mq] = protocol.TopicOffset{MinOffset: lo, MaxOffset: hi, LastUpdateTimestamp: last}
+		mq := message.Queue{Topic: topic, BrokerName: c.cfg.BrokerName, QueueID: q}
+		stats = append(stats, QueueStats{Queue: mq, MinOffset: lo, MaxOffset: hi, LastUpdate: last})
 	}
 	return stats, nil
 }
 
-// ConsumeStats returns, per queue of topic (every topic the group holds
-// offsets on when topic is ""), the broker offset, the group's committed
-// offset (the lag is their difference) and the store time of the last
-// consumed message.
-func (c *Core) ConsumeStats(group, topic string) protocol.ConsumeStats {
+// QueueProgress is a consumer group's progress on one queue: the queue's
+// max offset, the group's committed offset (the lag is their difference;
+// 0 when it committed none) and the store time of the last message it
+// consumed (epoch ms; 0 when none).
+type QueueProgress struct {
+	Queue                        message.Queue
+	BrokerOffset, ConsumerOffset int64
+	LastTimestamp                int64
+}
+
+// ConsumeStats returns a group's progress on each queue of topic (of
+// every topic the group holds offsets on when topic is ""), by topic and
+// queue.
+func (c *Core) ConsumeStats(group, topic string) []QueueProgress {
 	topics := []string{topic}
 	if topic == "" {
 		topics = topicsOfGroup(c.offsets.Group(group, ""))
 	}
-	stats := protocol.ConsumeStats{OffsetTable: map[protocol.MessageQueue]protocol.OffsetWrapper{}}
+	var stats []QueueProgress
 	for _, t := range topics {
 		tc, ok := c.topics.get(t)
 		if !ok {
 			continue
 		}
 		for q := range int32(tc.WriteQueueNums) {
-			w := protocol.OffsetWrapper{BrokerOffset: c.store().MaxOffset(t, q)}
-			if off, ok := c.offsets.Get(offsets.Key{Group: group, Topic: t, QueueID: q}); ok {
-				w.ConsumerOffset = off
-				w.PullOffset = off
+			p := QueueProgress{
+				Queue:        message.Queue{Topic: t, BrokerName: c.cfg.BrokerName, QueueID: q},
+				BrokerOffset: c.store().MaxOffset(t, q),
 			}
-			if w.ConsumerOffset > 0 {
-				if e, err := c.store().QueueEntry(t, q, w.ConsumerOffset-1); err == nil {
-					w.LastTimestamp = e.StoreTimestamp
+			if off, ok := c.offsets.Get(offsets.Key{Group: group, Topic: t, QueueID: q}); ok {
+				p.ConsumerOffset = off
+			}
+			if p.ConsumerOffset > 0 {
+				if e, err := c.store().QueueEntry(t, q, p.ConsumerOffset-1); err == nil {
+					p.LastTimestamp = e.StoreTimestamp
 				}
 			}
-			mq := protocol.MessageQueue{Topic: t, BrokerName: c.cfg.BrokerName, QueueID: q}
-			stats.OffsetTable[mq] = w
+			stats = append(stats, p)
 		}
 	}
 	return stats
@@ -157,21 +174,26 @@ func topicsOfGroup(es []offsets.Entry) []string {
 // bootTime is when the process loaded the core, for runtime info.
 var bootTime = time.Now()
 
-// RuntimeInfo returns the runtime figures that are cheap to give, under
-// RocketMQ's KVTable keys where one exists.
-func (c *Core) RuntimeInfo() map[string]string {
-	return map[string]string{
-		"brokerVersionDesc":  "Runnel",
-		"brokerVersion":      strconv.Itoa(int(protocol.Version)),
-		"bootTimestamp":      strconv.FormatInt(bootTime.UnixMilli(), 10),
-		"runtime":            time.Since(bootTime).Round(time.Second).String(),
-		"commitLogMinOffset": strconv.FormatInt(c.store().MinPhysOffset(), 10),
-		"commitLogMaxOffset": strconv.FormatInt(c.store().MaxPhysOffset(), 10),
-		"brokerName":         c.cfg.BrokerName,
-		"clusterName":        c.cfg.ClusterName,
-		"topicCount":         strconv.Itoa(len(c.topics.names())),
-		"heldPulls":          strconv.Itoa(c.holds.Len()),
-		"goroutines":         strconv.Itoa(runtime.NumGoroutine()),
+// RuntimeInfo is what the core tells of itself at run time.
+type RuntimeInfo struct {
+	// BootTime is when the process loaded the core.
+	BootTime                               time.Time
+	BrokerName, ClusterName                string
+	CommitLogMinOffset, CommitLogMaxOffset int64
+	Topics, HeldPulls, Goroutines          int
+}
+
+// RuntimeInfo returns the runtime figures that are cheap to give.
+func (c *Core) RuntimeInfo() RuntimeInfo {
+	return RuntimeInfo{
+		BootTime:           bootTime,
+		BrokerName:         c.cfg.BrokerName,
+		ClusterName:        c.cfg.ClusterName,
+		CommitLogMinOffset: c.store().MinPhysOffset(),
+		CommitLogMaxOffset: c.store().MaxPhysOffset(),
+		Topics:             len(c.topics.names()),
+		HeldPulls:          c.holds.Len(),
+		Goroutines:         runtime.NumGoroutine(),
 	}
 }
 
@@ -211,12 +233,12 @@ type Connection struct {
 	Version                        int
 }
 
-func connectionsOf(chans []clients.Channel) []Connection {
+func connectionsOf(chans []clients.Channel[Channel]) []Connection {
 	out := make([]Connection, 0, len(chans))
 	for _, ch := range chans {
 		conn := Connection{ClientID: ch.ClientID, Language: ch.Language, Version: ch.Version}
-		if c, ok := channelOf(ch); ok {
-			conn.ClientAddr = c.RemoteAddr()
+		if ch.Conn != nil {
+			conn.ClientAddr = ch.Conn.RemoteAddr()
 		}
 		out = append(out, conn)
 	}
@@ -238,7 +260,7 @@ type ConsumerGroupInfo struct {
 func (c *Core) ConsumerConnections(group string) (ConsumerGroupInfo, error) {
 	g, ok := c.clients.Group(group)
 	if !ok || len(g.Channels) == 0 {
-		return ConsumerGroupInfo{}, errorf(protocol.RespConsumerNotOnline, "the consumer group[%s] not online", group)
+		return ConsumerGroupInfo{}, errorf(GroupOffline, "the consumer group[%s] not online", group)
 	}
 	return ConsumerGroupInfo{
 		Connections:   connectionsOf(g.Channels),
@@ -251,7 +273,7 @@ func (c *Core) ConsumerConnections(group string) (ConsumerGroupInfo, error) {
 func (c *Core) ProducerConnections(group string) ([]Connection, error) {
 	chans := c.clients.ProducerChannels(group)
 	if len(chans) == 0 {
-		return nil, errorf(protocol.RespSystemError, "the producer group[%s] not exist", group)
+		return nil, errorf(NoClient, "the producer group[%s] not exist", group)
 	}
 	return connectionsOf(chans), nil
 }

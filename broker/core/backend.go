@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -29,7 +29,7 @@ type Backend interface {
 	// installs a snapshot, so the core fetches it per request.
 	Store() *store.Store
 	// Put stores msgs as (*store.Store).Put does.
-	Put(msgs []*protocol.MessageExt) ([]store.PutResult, error)
+	Put(msgs []*message.MessageExt) ([]store.PutResult, error)
 	// Apply performs op as (*store.Store).Apply does.
 	Apply(op *store.Op) (*store.ApplyResult, error)
 	// IsLeader says whether mutations can succeed here now: always for a
@@ -47,7 +47,7 @@ type LocalBackend struct{ S *store.Store }
 func (b LocalBackend) Store() *store.Store { return b.S }
 
 // Put is (*store.Store).Put.
-func (b LocalBackend) Put(msgs []*protocol.MessageExt) ([]store.PutResult, error) {
+func (b LocalBackend) Put(msgs []*message.MessageExt) ([]store.PutResult, error) {
 	return b.S.Put(msgs)
 }
 
@@ -104,7 +104,7 @@ func (c *Core) notMaster(err error) error {
 func (c *Core) serviceNotAvailable() error {
 	pct, _ := c.store().DiskUsage()
 	r := pct / 100
-	return errorf(protocol.RespServiceNotAvailable,
+	return errorf(Unavailable,
 		"service not available now. It may be caused by one of the following reasons: the broker's disk is full [CL: %5.2f CQ: %5.2f INDEX: %5.2f], messages are put to the slave, message store has been shut down, etc.", r, r, r)
 }
 
@@ -137,7 +137,7 @@ func (s scheduleStore) PutCheckpoint(name string, v []byte) error {
 }
 
 // put stores msgs through the backend.
-func (c *Core) put(msgs []*protocol.MessageExt) ([]store.PutResult, error) {
+func (c *Core) put(msgs []*message.MessageExt) ([]store.PutResult, error) {
 	res, err := c.be.Put(msgs)
 	return res, c.notMaster(err)
 }

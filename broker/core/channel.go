@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"github.com/runnelmq/runnel/broker/clients"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/broker/transaction"
+	"github.com/runnelmq/runnel/message"
 )
 
 // Channel is a connected client as the core sees it: whatever front door
-// it came through (a remoting connection today) implements it. Calls to a
+// it came through (a remoting connection, a gRPC stream) implements it. Calls to a
 // client never hold a goroutine while the client thinks: they take a done
 // function that runs exactly once, with the answer, the failure, or
 // ErrClientTimeout.
@@ -24,10 +25,10 @@ type Channel interface {
 	// changed, so it rebalances now (oneway).
 	NotifyConsumerIDsChanged(group string)
 	// ResetOffset pushes new offsets of a topic to a consumer (oneway).
-	ResetOffset(topic, group string, timestamp int64, table map[protocol.MessageQueue]int64)
+	ResetOffset(topic, group string, timestamp int64, table map[message.Queue]int64)
 	// CheckTransactionState asks a producer how a transaction ended
 	// (oneway); msg is the half in the stored-message encoding.
-	CheckTransactionState(h protocol.CheckTransactionStateRequestHeader, msg []byte)
+	CheckTransactionState(c transaction.Check, msg []byte)
 
 	// ConsumerRunningInfo asks a consumer for its running info.
 	ConsumerRunningInfo(ctx context.Context, group, clientID string, jstack bool, done func(ClientReply, error)) error
@@ -41,20 +42,12 @@ type Channel interface {
 	PushReply(ctx context.Context, r PushedReply, done func(ClientReply, error)) error
 }
 
-// channelOf returns the Channel a client table entry was registered with.
-// The client table is pure and keeps it as an opaque value; this is the
-// one place it is read back.
-func channelOf(ch clients.Channel) (Channel, bool) {
-	c, ok := ch.Conn.(Channel)
-	return c, ok
-}
-
 // liveChannels returns the open channels of a table listing.
-func liveChannels(chans []clients.Channel) []Channel {
+func liveChannels(chans []clients.Channel[Channel]) []Channel {
 	out := make([]Channel, 0, len(chans))
 	for _, ch := range chans {
-		if c, ok := channelOf(ch); ok && !c.Closed() {
-			out = append(out, c)
+		if ch.Conn != nil && !ch.Conn.Closed() {
+			out = append(out, ch.Conn)
 		}
 	}
 	return out

@@ -8,7 +8,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/consumercall"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -35,8 +34,8 @@ func (c *Core) newConsumerCalls() *consumercall.Caller {
 			out := make([]consumercall.Member, len(entries))
 			for i, e := range entries {
 				out[i].ClientID = e.ClientID
-				if ch, ok := channelOf(e); ok {
-					out[i].Consumer = ch
+				if e.Conn != nil {
+					out[i].Consumer = e.Conn
 				}
 			}
 			return out
@@ -53,11 +52,11 @@ func consumerCallError(group, clientID string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, consumercall.ErrNotOnline):
-		return errorf(protocol.RespSystemError, "The Consumer <%s> <%s> not online", group, clientID)
+		return errorf(NoClient, "The Consumer <%s> <%s> not online", group, clientID)
 	case errors.Is(err, ErrClientTimeout) || errors.Is(err, context.DeadlineExceeded):
-		return errorf(protocol.RespConsumeMsgTimeout, "consumer <%s> <%s> Timeout: %v", group, clientID, err)
+		return errorf(ClientTimeout, "consumer <%s> <%s> Timeout: %v", group, clientID, err)
 	default:
-		return errorf(protocol.RespSystemError, "invoke consumer <%s> <%s> Exception: %v", group, clientID, err)
+		return errorf(Internal, "invoke consumer <%s> <%s> Exception: %v", group, clientID, err)
 	}
 }
 
@@ -75,17 +74,17 @@ func (c *Core) ConsumerRunningInfo(group, clientID string, jstack bool, answer f
 // neither does this.
 func (c *Core) ConsumeMessageDirectly(r DirectConsume, answer func(ClientReply, error)) {
 	if r.Group == "" {
-		answer(ClientReply{}, refuse(protocol.RespSystemError, "protocol: CONSUME_MESSAGE_DIRECTLY header: consumerGroup: missing"))
+		answer(ClientReply{}, refuse(BadRequest, "protocol: CONSUME_MESSAGE_DIRECTLY header: consumerGroup: missing"))
 		return
 	}
 	rec, err := c.store().LookupMessageID(r.MsgID)
 	switch {
 	case errors.Is(err, message.ErrBadMessageID):
-		err = errorf(protocol.RespSystemError, "consume message directly: bad message id %q: %v", r.MsgID, err)
+		err = errorf(BadRequest, "consume message directly: bad message id %q: %v", r.MsgID, err)
 	case errors.Is(err, store.ErrNotFound):
-		err = errorf(protocol.RespSystemError, "consume message directly: no message with id %s in broker %s", r.MsgID, c.cfg.BrokerName)
+		err = errorf(NoMessage, "consume message directly: no message with id %s in broker %s", r.MsgID, c.cfg.BrokerName)
 	case err != nil:
-		err = errorf(protocol.RespSystemError, "consume message directly: read message %s: %v", r.MsgID, err)
+		err = errorf(Internal, "consume message directly: read message %s: %v", r.MsgID, err)
 	}
 	if err != nil {
 		answer(ClientReply{}, err)
@@ -107,12 +106,12 @@ func (c *Core) ConsumeMessageDirectly(r DirectConsume, answer func(ClientReply, 
 // id (consumercall.Caller.Status).
 func (c *Core) ConsumerStatus(topic, group, only string, answer func(map[string][]byte, error)) {
 	if topic == "" || group == "" {
-		answer(nil, refuse(protocol.RespSystemError, "protocol: INVOKE_BROKER_TO_GET_CONSUMER_STATUS header: topic and group are required"))
+		answer(nil, refuse(BadRequest, "protocol: INVOKE_BROKER_TO_GET_CONSUMER_STATUS header: topic and group are required"))
 		return
 	}
 	c.calls.Status(topic, group, only, func(tables map[string][]byte, err error) {
 		if errors.Is(err, consumercall.ErrNoConsumers) {
-			err = errorf(protocol.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group)
+			err = errorf(NoClient, "No Any Consumer online in the consumer group: [%s]", group)
 		}
 		answer(tables, err)
 	})

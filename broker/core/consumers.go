@@ -5,7 +5,8 @@ import (
 
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/lock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/groupconf"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/topicconf"
 )
 
@@ -18,55 +19,62 @@ type ClientMeta struct {
 	Version  int
 }
 
+// Heartbeat is what a client says of its groups, periodically (RocketMQ's
+// HeartbeatData): the producer groups it sends for and, per consumer
+// group, how it consumes and its subscriptions.
+type Heartbeat struct {
+	ClientID  string
+	Producers []string
+	// Consumers' Subscriptions come without Filter: the core compiles it.
+	Consumers []clients.ConsumerData
+	// KeepSubscriptions says the client's subscriptions did not change
+	// (RocketMQ 5's heartbeat V2, which leaves them out): the ones
+	// registered stay.
+	KeepSubscriptions bool
+}
+
 // Heartbeat registers a client's producer and consumer groups (Java
 // ClientManageProcessor.heartBeat), creates each clustering group's retry
 // topic, and notifies a group's members when its membership changed.
-func (c *Core) Heartbeat(ch Channel, meta ClientMeta, hb protocol.HeartbeatData) error {
+func (c *Core) Heartbeat(ch Channel, meta ClientMeta, hb Heartbeat) error {
 	if hb.ClientID == "" {
-		return refuse(protocol.RespSystemError, "heartbeat without clientID")
+		return refuse(BadRequest, "heartbeat without clientID")
 	}
-	entry := clients.Channel{ClientID: hb.ClientID, ConnID: ch.ID(), Conn: ch, Language: meta.Language, Version: meta.Version}
+	entry := clients.Channel[Channel]{ClientID: hb.ClientID, ConnID: ch.ID(), Conn: ch, Language: meta.Language, Version: meta.Version}
 	topicsChanged := false
 	var changed []string
-	for _, cd := range hb.ConsumerDataSet {
-		if remark, ok := checkGroupName(cd.GroupName); !ok {
-			return refuse(protocol.RespSystemError, remark)
+	for _, data := range hb.Consumers {
+		if remark, ok := checkGroupName(data.Group); !ok {
+			return refuse(InvalidName, remark)
 		}
-		if cd.MessageModel != protocol.MessageModelBroadcasting {
+		if data.MessageModel != groupconf.Broadcasting {
 			// Clustering groups retry through %RETRY%<group>; the client
 			// asks the name server for its route, so it must exist.
-			_, created, err := c.topics.createIfAbsent(newTopic(retryGroupPrefix+cd.GroupName, c.retryQueues(cd.GroupName), defaultTopicPerm))
+			_, created, err := c.topics.createIfAbsent(newTopic(retryGroupPrefix+data.Group, c.retryQueues(data.Group), defaultTopicPerm))
 			if err != nil {
 				return err
 			}
 			topicsChanged = topicsChanged || created
 		}
-		data := clients.ConsumerData{
-			Group: cd.GroupName, ConsumeType: cd.ConsumeType, MessageModel: cd.MessageModel,
-			ConsumeFromWhere: cd.ConsumeFromWhere,
-		}
-		if hb.WithoutSub {
-			// Java 5 heartbeat V2: the client says its subscriptions did not
-			// change; keep the ones registered.
-			if g, ok := c.clients.Group(cd.GroupName); ok {
+		if hb.KeepSubscriptions {
+			data.Subscriptions = nil
+			if g, ok := c.clients.Group(data.Group); ok {
 				data.Subscriptions = g.Subscriptions
 			}
 		} else {
-			for _, s := range cd.SubscriptionDataSet {
-				sub := clients.Subscription{
-					Topic: s.Topic, Expression: s.SubString, ExpressionType: s.ExpressionType,
-					Tags: s.TagsSet, Codes: s.CodeSet, Version: s.SubVersion,
-				}
+			subs := make([]clients.Subscription, len(data.Subscriptions))
+			for i, sub := range data.Subscriptions {
 				sub.Filter = c.filterOf(sub)
-				data.Subscriptions = append(data.Subscriptions, sub)
+				subs[i] = sub
 			}
+			data.Subscriptions = subs
 		}
 		if c.clients.RegisterConsumer(entry, data) {
-			changed = append(changed, cd.GroupName)
+			changed = append(changed, data.Group)
 		}
 	}
-	for _, pd := range hb.ProducerDataSet {
-		c.clients.RegisterProducer(pd.GroupName, entry)
+	for _, group := range hb.Producers {
+		c.clients.RegisterProducer(group, entry)
 	}
 	if topicsChanged {
 		c.cfg.TopicsChanged(false)
@@ -117,7 +125,7 @@ func (c *Core) UnregisterClient(ch Channel, clientID, producerGroup, consumerGro
 func (c *Core) ConsumerList(group string) ([]string, error) {
 	ids := c.clients.ConsumerIDs(group)
 	if len(ids) == 0 {
-		return nil, errorf(protocol.RespSystemError, "no consumer for this group, %s", group)
+		return nil, errorf(NoClient, "no consumer for this group, %s", group)
 	}
 	return ids, nil
 }
@@ -125,7 +133,7 @@ func (c *Core) ConsumerList(group string) ([]string, error) {
 // LockBatch locks queues for an orderly consumer and returns the queues
 // the client now holds: none on a slave, nor on a new master within its
 // lock fence (role.go).
-func (c *Core) LockBatch(group, clientID string, mqs []protocol.MessageQueue) []protocol.MessageQueue {
+func (c *Core) LockBatch(group, clientID string, mqs []message.Queue) []message.Queue {
 	if !c.be.IsLeader() || c.locksFenced() {
 		return nil
 	}
@@ -134,11 +142,11 @@ func (c *Core) LockBatch(group, clientID string, mqs []protocol.MessageQueue) []
 
 // UnlockBatch releases a client's own locks; other clients' locks are left
 // alone.
-func (c *Core) UnlockBatch(group, clientID string, mqs []protocol.MessageQueue) {
+func (c *Core) UnlockBatch(group, clientID string, mqs []message.Queue) {
 	c.locks.UnlockBatch(group, toLockQueues(mqs), clientID)
 }
 
-func toLockQueues(mqs []protocol.MessageQueue) []lock.Queue {
+func toLockQueues(mqs []message.Queue) []lock.Queue {
 	out := make([]lock.Queue, len(mqs))
 	for i, q := range mqs {
 		out[i] = lock.Queue{Topic: q.Topic, BrokerName: q.BrokerName, QueueID: q.QueueID}
@@ -146,10 +154,10 @@ func toLockQueues(mqs []protocol.MessageQueue) []lock.Queue {
 	return out
 }
 
-func fromLockQueues(qs []lock.Queue) []protocol.MessageQueue {
-	out := make([]protocol.MessageQueue, len(qs))
+func fromLockQueues(qs []lock.Queue) []message.Queue {
+	out := make([]message.Queue, len(qs))
 	for i, q := range qs {
-		out[i] = protocol.MessageQueue{Topic: q.Topic, BrokerName: q.BrokerName, QueueID: q.QueueID}
+		out[i] = message.Queue{Topic: q.Topic, BrokerName: q.BrokerName, QueueID: q.QueueID}
 	}
 	return out
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // ErrClosed is returned by Start after Close.
@@ -79,9 +79,8 @@ type Config struct {
 	TopicsChanged func(wait bool)
 }
 
-// Core is the broker's behaviour over one store: every front door (the
-// RocketMQ remoting adapter today) calls it with typed requests and gets
-// typed results or *Error refusals.
+// Core is the broker's behaviour over one store: every front door calls
+// it with typed requests and gets typed results or *Error refusals.
 type Core struct {
 	cfg Config
 	log *slog.Logger
@@ -90,7 +89,7 @@ type Core struct {
 	topics  *topicTable
 	groups  *groupTable
 	offsets *offsets.Table
-	clients *clients.Manager
+	clients *clients.Manager[Channel]
 	locks   *lock.Manager
 	holds   *longpoll.Table
 	sched   scheduler
@@ -148,7 +147,7 @@ func newCore(cfg Config) *Core {
 		cfg:      cfg,
 		log:      cfg.Logger,
 		offsets:  offsets.New(),
-		clients:  clients.New(clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
+		clients:  clients.New[Channel](clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
 		locks:    lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
 		holds:    longpoll.New(cfg.Now),
 		sched:    scheduler{levels: cfg.DelayLevels},
@@ -157,7 +156,7 @@ func newCore(cfg Config) *Core {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.rt.Store(&Runtime{
-		BrokerPermission: cmp.Or(cfg.BrokerPermission, protocol.PermRead|protocol.PermWrite),
+		BrokerPermission: cmp.Or(cfg.BrokerPermission, topicconf.PermRead|topicconf.PermWrite),
 		MaxMessageSize:   cfg.MaxMessageSize,
 		TimerMaxDelay:    cfg.TimerMaxDelay,
 	})
@@ -433,8 +432,8 @@ func (c *Core) HeldPulls() int { return c.holds.Len() }
 func (c *Core) ConsumerIDs(group string) []string { return c.clients.ConsumerIDs(group) }
 
 // LockOwner returns the client holding a live orderly lock on mq in group.
-func (c *Core) LockOwner(group string, mq protocol.MessageQueue) (clientID string, ok bool) {
-	return c.locks.Owner(group, toLockQueues([]protocol.MessageQueue{mq})[0])
+func (c *Core) LockOwner(group string, mq message.Queue) (clientID string, ok bool) {
+	return c.locks.Owner(group, toLockQueues([]message.Queue{mq})[0])
 }
 
 // ConsumerOffset returns a group's committed offset on a queue.

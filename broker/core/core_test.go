@@ -14,9 +14,12 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/transaction"
+	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -94,14 +97,14 @@ func (f *fakeChannel) note(s string) {
 	f.notes = append(f.notes, s)
 }
 func (f *fakeChannel) NotifyConsumerIDsChanged(group string) { f.note("notify " + group) }
-func (f *fakeChannel) ResetOffset(topic, group string, _ int64, _ map[protocol.MessageQueue]int64) {
+func (f *fakeChannel) ResetOffset(topic, group string, _ int64, _ map[message.Queue]int64) {
 	f.note("reset " + topic + " " + group)
 }
-func (f *fakeChannel) CheckTransactionState(h protocol.CheckTransactionStateRequestHeader, _ []byte) {
+func (f *fakeChannel) CheckTransactionState(h transaction.Check, _ []byte) {
 	f.note("check " + h.MsgID)
 }
 func (f *fakeChannel) ConsumerRunningInfo(_ context.Context, group, _ string, _ bool, done func(ClientReply, error)) error {
-	done(ClientReply{Code: protocol.RespSuccess, Body: []byte("info of " + group)}, nil)
+	done(ClientReply{OK: true, Body: []byte("info of " + group)}, nil)
 	return nil
 }
 
@@ -120,8 +123,8 @@ func (f *fakeChannel) ConsumerStatus(_ context.Context, _, _ string, done func([
 }
 
 func (f *fakeChannel) PushReply(_ context.Context, r PushedReply, done func(ClientReply, error)) error {
-	f.note("reply " + r.Properties[protocol.PropertyCorrelationID])
-	done(ClientReply{Code: protocol.RespSuccess}, nil)
+	f.note("reply " + r.Properties[message.PropertyCorrelationID])
+	done(ClientReply{OK: true}, nil)
 	return nil
 }
 
@@ -129,7 +132,7 @@ func send(t *testing.T, c *testCore, topic, tags string, queue int32) SendResult
 	t.Helper()
 	props := map[string]string{}
 	if tags != "" {
-		props[protocol.PropertyTags] = tags
+		props[message.PropertyTags] = tags
 	}
 	res, err := c.Send(SendRequest{Topic: topic, QueueID: queue, MaxReconsumeTimes: -1,
 		Messages: []SendMessage{{Properties: props, Body: []byte("body")}}, Client: "test"})
@@ -146,11 +149,24 @@ type answers struct {
 	ch  chan struct{}
 }
 
+// holdPull parks a pull of T/0 at offset 1, filtered by the tag
+// expression expr, from ch, for suspend; the test fails unless it is held.
+func holdPull(t *testing.T, c *testCore, expr string, suspend time.Duration, ch Channel) *answers {
+	t.Helper()
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: suspend, HasSubscription: true, Expression: expr, From: ch}
+	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
+		t.Fatalf("pull at the end: held %v, err %v", held, err)
+	}
+	return a
+}
+
 func newAnswers() *answers { return &answers{ch: make(chan struct{}, 16)} }
 
 func (a *answers) answer(res PullResult, err error) {
 	if err != nil {
-		res = PullResult{Code: -1, Remark: err.Error()}
+		res = PullResult{Status: 255, Remark: err.Error()}
 	}
 	a.mu.Lock()
 	a.got = append(a.got, res)
@@ -176,38 +192,45 @@ func (a *answers) count() int {
 	return len(a.got)
 }
 
-func TestErrorsCarryCodeAndRemark(t *testing.T) {
+func TestErrorsCarryReasonAndRemark(t *testing.T) {
 	c := openCore(t, nil)
 	_, err := c.Send(SendRequest{Topic: "bad topic", Messages: []SendMessage{{Body: []byte("x")}}})
-	code, remark := CodeOf(err)
-	if code != protocol.RespSystemError || !strings.Contains(remark, "illegal characters") {
-		t.Fatalf("bad topic: %d %q", code, remark)
+	reason, remark := reasonOf(err)
+	if reason != InvalidName || !strings.Contains(remark, "illegal characters") {
+		t.Fatalf("bad topic: %v %q", reason, remark)
 	}
 	_, _, err = c.Pull(PullRequest{Group: "g", Topic: "Nowhere"}, nil)
-	if code, _ := CodeOf(err); code != protocol.RespTopicNotExist {
-		t.Fatalf("pull of a missing topic: code %d (%v)", code, err)
+	if reason, _ := reasonOf(err); reason != TopicNotFound {
+		t.Fatalf("pull of a missing topic: %v (%v)", reason, err)
 	}
-	if code, remark := CodeOf(io.EOF); code != protocol.RespSystemError || remark != "EOF" {
-		t.Fatalf("a plain error: %d %q", code, remark)
+	if _, ok := ReasonOf(fmt.Errorf("wrapped: %w", io.EOF)); ok {
+		t.Fatal("a plain error has a reason")
 	}
+}
+
+// reasonOf is err's refusal, or Internal with its text for another error
+// (as a door answers it).
+func reasonOf(err error) (Reason, string) {
+	if e, ok := ReasonOf(err); ok {
+		return e.Reason, e.Remark
+	}
+	if err == nil {
+		return Internal, "<nil>"
+	}
+	return Internal, err.Error()
 }
 
 func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0) // creates T and fills offset 0
 	ch := &fakeChannel{id: 1}
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
-	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
-		t.Fatalf("pull at the end: held %v, err %v", held, err)
-	}
+	a := holdPull(t, c, "*", 20*time.Second, ch)
 	if c.HeldPulls() != 1 {
 		t.Fatalf("%d held pulls", c.HeldPulls())
 	}
 	send(t, c, "T", "", 0)
 	res := a.wait(t)
-	if res.Code != protocol.RespSuccess || res.Count != 1 || res.NextBeginOffset != 2 {
+	if res.Status != PullFound || res.Count != 1 || res.NextBeginOffset != 2 {
 		t.Fatalf("answer: %+v", res)
 	}
 	send(t, c, "T", "", 0)
@@ -220,15 +243,10 @@ func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
 func TestHeldPullExpiresOnTheClock(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 5 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 5*time.Second, &fakeChannel{id: 1})
 	c.clock.Advance(5*time.Second + time.Millisecond)
 	c.holds.ExpireDue(c.clock.Now())
-	if res := a.wait(t); res.Code != protocol.RespPullNotFound || res.NextBeginOffset != 1 {
+	if res := a.wait(t); res.Status != PullNoNewMessage || res.NextBeginOffset != 1 {
 		t.Fatalf("expired answer: %+v", res)
 	}
 }
@@ -238,12 +256,7 @@ func TestHeldPullExpiresOnTheClock(t *testing.T) {
 func TestHeldPullSkipsFilteredArrivals(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "A", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "A", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "A", 20*time.Second, &fakeChannel{id: 1})
 	send(t, c, "T", "B", 0)
 	deadline := time.Now().Add(10 * time.Second)
 	for !(c.HeldPulls() == 1 && len(c.HeldOffsets("T", 0)) == 1 && c.HeldOffsets("T", 0)[0] == 2) {
@@ -256,7 +269,7 @@ func TestHeldPullSkipsFilteredArrivals(t *testing.T) {
 		t.Fatalf("answered %d times for a filtered arrival", n)
 	}
 	send(t, c, "T", "A", 0)
-	if res := a.wait(t); res.Code != protocol.RespSuccess || res.Count != 1 || res.NextBeginOffset != 3 {
+	if res := a.wait(t); res.Status != PullFound || res.Count != 1 || res.NextBeginOffset != 3 {
 		t.Fatalf("answer: %+v", res)
 	}
 }
@@ -265,12 +278,7 @@ func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
 	ch := &fakeChannel{id: 1}
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 20*time.Second, ch)
 	ch.mu.Lock()
 	ch.closed = true
 	ch.mu.Unlock()
@@ -284,18 +292,15 @@ func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
 func TestDrainAnswersHeldPulls(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 20*time.Second, &fakeChannel{id: 1})
 	c.Drain()
 	if n := a.count(); n != 1 {
 		t.Fatalf("drain answered %d times", n)
 	}
 	// After the drain, a pull is answered at once.
-	if res, held, err := c.Pull(req, a.answer); held || err != nil || res.Code != protocol.RespPullNotFound {
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
+	if res, held, err := c.Pull(req, a.answer); held || err != nil || res.Status != PullNoNewMessage {
 		t.Fatalf("pull after drain: %+v held %v err %v", res, held, err)
 	}
 }
@@ -304,10 +309,10 @@ func TestHeartbeatNotifiesGroupThroughChannels(t *testing.T) {
 	c := openCore(t, nil)
 	hb := func(ch *fakeChannel, id string) {
 		t.Helper()
-		err := c.Heartbeat(ch, ClientMeta{Language: "GO", Version: 317}, protocol.HeartbeatData{
+		err := c.Heartbeat(ch, ClientMeta{Language: "GO", Version: 317}, Heartbeat{
 			ClientID: id,
-			ConsumerDataSet: []protocol.ConsumerData{{GroupName: "g", MessageModel: protocol.MessageModelClustering,
-				SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "T", SubString: "*"}}}},
+			Consumers: []clients.ConsumerData{{Group: "g", MessageModel: groupconf.Clustering,
+				Subscriptions: []clients.Subscription{{Topic: "T", Expression: "*"}}}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -338,15 +343,15 @@ func TestHeartbeatNotifiesGroupThroughChannels(t *testing.T) {
 func TestForwardedCallTimesOut(t *testing.T) {
 	c := openCore(t, func(cfg *Config, _ *store.Options) { cfg.ConsumerCallTimeout = 50 * time.Millisecond })
 	ch := &fakeChannel{id: 1}
-	if err := c.Heartbeat(ch, ClientMeta{}, protocol.HeartbeatData{ClientID: "cid",
-		ConsumerDataSet: []protocol.ConsumerData{{GroupName: "g", MessageModel: protocol.MessageModelBroadcasting}}}); err != nil {
+	if err := c.Heartbeat(ch, ClientMeta{}, Heartbeat{ClientID: "cid",
+		Consumers: []clients.ConsumerData{{Group: "g", MessageModel: groupconf.Broadcasting}}}); err != nil {
 		t.Fatal(err)
 	}
 	res := send(t, c, "T", "", 0)
 	got := make(chan error, 1)
 	c.ConsumeMessageDirectly(DirectConsume{Group: "g", ClientID: "cid", MsgID: res.MsgIDs[0], Topic: "T"}, func(_ ClientReply, err error) { got <- err })
-	if code, remark := CodeOf(<-got); code != protocol.RespConsumeMsgTimeout || !strings.Contains(remark, "Timeout") {
-		t.Fatalf("unanswered call: %d %q", code, remark)
+	if reason, remark := reasonOf(<-got); reason != ClientTimeout || !strings.Contains(remark, "Timeout") {
+		t.Fatalf("unanswered call: %v %q", reason, remark)
 	}
 	info := make(chan ClientReply, 1)
 	c.ConsumerRunningInfo("g", "cid", false, func(r ClientReply, err error) {
@@ -359,8 +364,8 @@ func TestForwardedCallTimesOut(t *testing.T) {
 		t.Fatalf("running info: %+v", r)
 	}
 	c.ConsumerRunningInfo("g", "nobody", false, func(_ ClientReply, err error) { got <- err })
-	if code, remark := CodeOf(<-got); code != protocol.RespSystemError || !strings.Contains(remark, "not online") {
-		t.Fatalf("absent consumer: %d %q", code, remark)
+	if reason, remark := reasonOf(<-got); reason != NoClient || !strings.Contains(remark, "not online") {
+		t.Fatalf("absent consumer: %v %q", reason, remark)
 	}
 }
 
@@ -403,7 +408,7 @@ func TestPullWithoutSuspendTimeIsNotHeld(t *testing.T) {
 	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
 		SuspendTimeout: 0, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
 	res, held, err := c.Pull(req, a.answer)
-	if err != nil || held || res.Code != protocol.RespPullNotFound || c.HeldPulls() != 0 {
+	if err != nil || held || res.Status != PullNoNewMessage || c.HeldPulls() != 0 {
 		t.Fatalf("pull with suspend time 0: %+v held %v err %v, %d held", res, held, err, c.HeldPulls())
 	}
 }

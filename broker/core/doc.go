@@ -2,16 +2,17 @@
 // batch, half), pull with its hold and wake, consumer offsets, heartbeats
 // and the consumer registry, orderly locks, retry and dead letters, delay
 // levels, transactions, topic and group admin, and queries. Front doors —
-// the RocketMQ remoting adapter in package broker today, a gRPC
-// MessagingService later, raft's apply path — call it with typed requests
-// and get typed results, or an *Error carrying the RocketMQ response code
-// and remark; each front door turns an *Error into its own answer in one
-// place. The core never imports the transport and never names a remoting
-// command (internal/lint checks both).
+// the RocketMQ remoting door (broker/remotingdoor), a gRPC
+// MessagingService door, a test's own — call it with typed requests in
+// the core's own types and get typed results, or an *Error carrying a
+// Reason and a remark (errors.go); each door maps a Reason to its own
+// protocol's code in one table. The core imports no remoting package, no
+// door and nothing of the network (internal/lint checks it); the shared
+// message, topicconf and groupconf types are its own to use.
 //
 // Connected clients are Channels: the core's calls to them (notifications,
 // transaction checks, forwarded admin calls) are typed methods the front
-// door implements. A call that waits for a client takes a done function
+// door implements, and the client table (broker/clients) holds them typed. A call that waits for a client takes a done function
 // and holds no goroutine while the client thinks.
 //
 // The core runs on a Backend (backend.go): the store it reads and the one
@@ -45,8 +46,8 @@
 // message's, the topic config package topicconf's.
 //
 // Invariants:
-//   - every call answers: a result, or an *Error with Java's code and
-//     remark for bad input, never a panic or a hang;
+//   - every call answers: a result, or an *Error with the Reason Java's
+//     answer stands for and Java's remark, never a panic or a hang;
 //   - a pull that finds nothing and may be held is parked (no goroutine)
 //     until a message arrives on its queue or its suspend time passes, and
 //     is then answered by running it again, exactly once; it is never

@@ -4,34 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-
-	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// otherRefusal stands for a refusal of a package beside the core
-// (acl/auth's *Error).
-type otherRefusal struct{}
-
-func (otherRefusal) Error() string                 { return "other" }
-func (otherRefusal) ResponseCode() (int16, string) { return protocol.RespNoPermission, "no" }
-
-// TestCodeOf: any Refusal in an error's chain answers with its own code
-// and remark, through single and multiple wraps; anything else is
-// SYSTEM_ERROR with its text.
-func TestCodeOf(t *testing.T) {
-	slave := refuse(protocol.RespServiceNotAvailable, "slave")
+// TestReasonOf: a refusal is found through wraps (a slave's refusal wraps
+// ErrNotMaster beside it); another error has none.
+func TestReasonOf(t *testing.T) {
+	slave := refuse(Unavailable, "slave")
 	for _, tc := range []struct {
 		err    error
-		code   int16
+		reason Reason
 		remark string
+		ok     bool
 	}{
-		{slave, protocol.RespServiceNotAvailable, "slave"},
-		{fmt.Errorf("%w (%w)", slave, ErrNotMaster), protocol.RespServiceNotAvailable, "slave"},
-		{fmt.Errorf("auth: write: %w", otherRefusal{}), protocol.RespNoPermission, "no"},
-		{errors.New("disk"), protocol.RespSystemError, "disk"},
+		{slave, Unavailable, "slave", true},
+		{fmt.Errorf("%w (%w)", slave, ErrNotMaster), Unavailable, "slave", true},
+		{errors.New("disk"), 0, "", false},
 	} {
-		if code, remark := CodeOf(tc.err); code != tc.code || remark != tc.remark {
-			t.Errorf("CodeOf(%v) = %d %q, want %d %q", tc.err, code, remark, tc.code, tc.remark)
+		e, ok := ReasonOf(tc.err)
+		if ok != tc.ok || ok && (e.Reason != tc.reason || e.Remark != tc.remark) {
+			t.Errorf("ReasonOf(%v) = %+v %v", tc.err, e, ok)
+		}
+	}
+	for _, r := range Reasons() {
+		if s := r.String(); s == "" || s == fmt.Sprintf("reason(%d)", r) {
+			t.Errorf("reason %d has no name", r)
 		}
 	}
 }

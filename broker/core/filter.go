@@ -6,7 +6,6 @@ import (
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/filter"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -22,14 +21,14 @@ type badExpression struct{ err error }
 // everything), or a badExpression.
 func (c *Core) filterOf(s clients.Subscription) any {
 	switch s.ExpressionType {
-	case protocol.ExpressionTypeSQL92:
+	case message.ExpressionTypeSQL92:
 		e, err := c.sqlCache.Compile(s.Expression)
 		if err != nil {
 			return badExpression{err}
 		}
 		return filter.NewSQL(e)
-	case "", protocol.ExpressionTypeTag:
-		if protocol.IsSubAll(s.Expression) {
+	case "", message.ExpressionTypeTag:
+		if message.IsSubAll(s.Expression) {
 			return nil
 		}
 		return filter.Tags(s.Tags, s.Codes)
@@ -41,14 +40,14 @@ func (c *Core) filterOf(s clients.Subscription) any {
 // PullMessageProcessor: SUBSCRIPTION_PARSE_FAILED), with the parser's
 // message.
 func parseFailed(expr string, err error) error {
-	return errorf(protocol.RespSubscriptionParseFailed, "parse the consumer's subscription failed: %q: %v", expr, err)
+	return errorf(BadFilter, "parse the consumer's subscription failed: %q: %v", expr, err)
 }
 
 // sqlFilter checks that SQL92 filtering is enabled and returns the
 // compiled filter of expr.
 func (c *Core) sqlFilter(expr string) (store.Filter, error) {
 	if !c.cfg.EnablePropertyFilter {
-		return nil, refuse(protocol.RespSystemError, "The broker does not support consumer to filter message by SQL92")
+		return nil, refuse(FilterUnsupported, "The broker does not support consumer to filter message by SQL92")
 	}
 	e, err := c.sqlCache.Compile(expr)
 	if err != nil {
@@ -74,12 +73,12 @@ func (f retrySQL) MatchRecord(rec []byte) bool {
 	if !ok {
 		return false
 	}
-	topic, ok := message.LookupProperty(props, protocol.PropertyRetryTopic)
+	topic, ok := message.LookupProperty(props, message.PropertyRetryTopic)
 	if !ok {
 		return true
 	}
 	sub, _, ok := f.c.clients.Subscription(f.group, topic)
-	if !ok || sub.ExpressionType != protocol.ExpressionTypeSQL92 {
+	if !ok || sub.ExpressionType != message.ExpressionTypeSQL92 {
 		return true
 	}
 	sf, ok := sub.Filter.(filter.SQL)
@@ -101,7 +100,7 @@ func (c *Core) retryFilter(group, topic string) store.Filter {
 		return nil
 	}
 	for _, s := range g.Subscriptions {
-		if s.ExpressionType == protocol.ExpressionTypeSQL92 {
+		if s.ExpressionType == message.ExpressionTypeSQL92 {
 			return retrySQL{c: c, group: group}
 		}
 	}

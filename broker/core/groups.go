@@ -6,7 +6,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/offsets"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -20,7 +19,7 @@ import (
 // tools' to delete, as Java's are.
 func (c *Core) DeleteGroup(group string, cleanOffset bool) error {
 	if remark, ok := checkGroupName(group); !ok {
-		return refuse(protocol.RespSystemError, remark)
+		return refuse(InvalidName, remark)
 	}
 	if had, err := c.groups.remove(group); err != nil {
 		return fmt.Errorf("core: delete subscription group %s: %w", group, err)
@@ -46,7 +45,7 @@ func (c *Core) DeleteGroup(group string, cleanOffset bool) error {
 func (c *Core) CloneGroupOffsets(src, dest, topic string, offline bool) ([]string, error) {
 	for _, g := range []string{src, dest} {
 		if remark, ok := checkGroupName(g); !ok {
-			return nil, refuse(protocol.RespSystemError, remark)
+			return nil, refuse(InvalidName, remark)
 		}
 	}
 	topics := []string{topic}

@@ -2,7 +2,7 @@ package core
 
 import (
 	"github.com/runnelmq/runnel/broker/offsets"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // QueryConsumerOffset returns a group's offset on a queue, as Java's
@@ -16,7 +16,7 @@ func (c *Core) QueryConsumerOffset(group, topic string, queueID int32) (int64, e
 		return off, nil
 	}
 	if c.store().MinOffset(topic, queueID) > 0 || c.store().MaxOffset(topic, queueID) == 0 {
-		return 0, refuse(protocol.RespQueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
+		return 0, refuse(NotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 	}
 	return 0, nil
 }
@@ -44,7 +44,7 @@ func (c *Core) MinOffset(topic string, queueID int32) int64 {
 func (c *Core) SearchOffset(topic string, queueID int32, ts int64) (int64, error) {
 	off, err := c.store().OffsetByTime(topic, queueID, ts)
 	if err != nil {
-		return 0, errorf(protocol.RespSystemError, "search offset: %v", err)
+		return 0, errorf(Internal, "search offset: %v", err)
 	}
 	return off, nil
 }
@@ -79,12 +79,12 @@ type ResetRequest struct {
 // reset holds even if a client misses the message. With no consumer
 // online it refuses (CONSUMER_NOT_ONLINE) and nothing changes, as in Java
 // (tools then commit offsets directly).
-func (c *Core) ResetOffset(r ResetRequest) (map[protocol.MessageQueue]int64, error) {
+func (c *Core) ResetOffset(r ResetRequest) (map[message.Queue]int64, error) {
 	tc, ok := c.topics.get(r.Topic)
 	if !ok {
-		return nil, errorf(protocol.RespTopicNotExist, "topic[%s] not exist", r.Topic)
+		return nil, errorf(TopicNotFound, "topic[%s] not exist", r.Topic)
 	}
-	table := map[protocol.MessageQueue]int64{}
+	table := map[message.Queue]int64{}
 	for q := range int32(tc.ReadQueueNums) {
 		if r.QueueID >= 0 && q != r.QueueID {
 			continue
@@ -98,7 +98,7 @@ func (c *Core) ResetOffset(r ResetRequest) (map[protocol.MessageQueue]int64, err
 		default:
 			off, err := c.store().OffsetByTime(r.Topic, q, r.Timestamp)
 			if err != nil {
-				return nil, errorf(protocol.RespSystemError, "search offset of %s queue %d: %v", r.Topic, q, err)
+				return nil, errorf(Internal, "search offset of %s queue %d: %v", r.Topic, q, err)
 			}
 			target = off
 		}
@@ -107,11 +107,11 @@ func (c *Core) ResetOffset(r ResetRequest) (map[protocol.MessageQueue]int64, err
 				target = cur
 			}
 		}
-		table[protocol.MessageQueue{Topic: r.Topic, BrokerName: c.cfg.BrokerName, QueueID: q}] = target
+		table[message.Queue{Topic: r.Topic, BrokerName: c.cfg.BrokerName, QueueID: q}] = target
 	}
 	chans := liveChannels(c.clients.Channels(r.Group))
 	if len(chans) == 0 {
-		return nil, errorf(protocol.RespConsumerNotOnline,
+		return nil, errorf(GroupOffline,
 			"Consumer not online, so can not reset offset, Group: %s Topic: %s Timestamp: %d", r.Group, r.Topic, r.Timestamp)
 	}
 	for mq, off := range table {

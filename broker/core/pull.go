@@ -6,8 +6,9 @@ import (
 	"github.com/runnelmq/runnel/broker/filter"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // PullRequest is one pull of a queue.
@@ -37,10 +38,32 @@ type PullRequest struct {
 	From Channel
 }
 
-// PullResult is a pull's answer. Code is the RocketMQ pull status
-// (SUCCESS, PULL_NOT_FOUND, PULL_RETRY_IMMEDIATELY, PULL_OFFSET_MOVED).
+// PullStatus is what a pull found (Java's PullStatus, as
+// PullMessageProcessor answers it on a master).
+type PullStatus uint8
+
+const (
+	// PullFound: Messages holds what was read [SUCCESS].
+	PullFound PullStatus = iota
+	// PullNoNewMessage: nothing at or past the offset yet [PULL_NOT_FOUND].
+	PullNoNewMessage
+	// PullRetry: pull again now from NextBeginOffset (everything read was
+	// filtered out, or a slave sends the consumer to its master)
+	// [PULL_RETRY_IMMEDIATELY].
+	PullRetry
+	// PullOffsetMoved: the offset is outside the queue; resume from
+	// NextBeginOffset [PULL_OFFSET_MOVED].
+	PullOffsetMoved
+)
+
+// MasterBrokerID is the broker id of a group's master (RocketMQ
+// MixAll.MASTER_ID), the broker a pull answer suggests unless it suggests
+// a slave.
+const MasterBrokerID = 0
+
+// PullResult is a pull's answer.
 type PullResult struct {
-	Code            int16
+	Status          PullStatus
 	Remark          string
 	NextBeginOffset int64
 	MinOffset       int64
@@ -79,13 +102,13 @@ func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) 
 	master := c.be.IsLeader()
 	tc, ok := c.readTopic(r.Topic, master)
 	if !ok {
-		return PullResult{}, false, errorf(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", r.Topic)
+		return PullResult{}, false, errorf(TopicNotFound, "topic[%s] not exist, apply first please!", r.Topic)
 	}
-	if !protocol.IsReadable(tc.Perm) {
-		return PullResult{}, false, errorf(protocol.RespNoPermission, "the topic[%s] pulling message is forbidden", r.Topic)
+	if !topicconf.IsReadable(tc.Perm) {
+		return PullResult{}, false, errorf(Forbidden, "the topic[%s] pulling message is forbidden", r.Topic)
 	}
 	if r.QueueID < 0 || int(r.QueueID) >= tc.ReadQueueNums {
-		return PullResult{}, false, errorf(protocol.RespInvalidParameter,
+		return PullResult{}, false, errorf(InvalidArgument,
 			"queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", r.QueueID, r.Topic, tc.ReadQueueNums, addrOf(r.From))
 	}
 	filter, err := c.pullFilter(r)
@@ -94,26 +117,26 @@ func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) 
 	}
 	if !master && !c.cfg.SlaveReadEnable {
 		// Java's slave without slaveReadEnable: pull from the master.
-		return PullResult{Code: protocol.RespPullRetryImmediately, Remark: "the slave does not serve reads (slaveReadEnable=false)",
+		return PullResult{Status: PullRetry, Remark: "the slave does not serve reads (slaveReadEnable=false)",
 			NextBeginOffset: r.QueueOffset, MinOffset: c.store().MinOffset(r.Topic, r.QueueID),
-			MaxOffset: c.store().MaxOffset(r.Topic, r.QueueID), SuggestWhichBrokerID: protocol.MasterID}, false, nil
+			MaxOffset: c.store().MaxOffset(r.Topic, r.QueueID), SuggestWhichBrokerID: MasterBrokerID}, false, nil
 	}
 	if first && r.HasCommitOffset {
 		c.offsets.CommitForward(offsets.Key{Group: r.Group, Topic: r.Topic, QueueID: r.QueueID}, r.CommitOffset)
 	}
 	got, err := c.store().Get(r.Topic, r.QueueID, r.QueueOffset, int(max(r.MaxMsgNums, 1)), int(r.MaxMsgBytes), filter)
 	if err != nil {
-		return PullResult{}, false, errorf(protocol.RespSystemError, "store read failed: %v", err)
+		return PullResult{}, false, errorf(Internal, "store read failed: %v", err)
 	}
-	code := pullCode(got.Status, r.QueueOffset)
-	if !master && code != protocol.RespSuccess {
+	status := pullStatus(got.Status, r.QueueOffset)
+	if !master && status != PullFound {
 		// A slave serves what it has and sends the rest to the master
 		// (Java: "slave redirect pullRequest to master"); it holds none.
-		code = protocol.RespPullRetryImmediately
+		status = PullRetry
 	}
 	// A suspend time of 0 or less asks for no wait: answered now, where
 	// Java holds it until its next hold check (about 5 s).
-	if master && code == protocol.RespPullNotFound && first && r.Suspend && r.SuspendTimeout > 0 && answer != nil && !c.closing.Load() {
+	if master && status == PullNoNewMessage && first && r.Suspend && r.SuspendTimeout > 0 && answer != nil && !c.closing.Load() {
 		if c.hold(r, answer) {
 			return PullResult{}, true, nil
 		}
@@ -121,17 +144,17 @@ func (c *Core) pull(r *PullRequest, first bool, answer func(PullResult, error)) 
 		return c.pull(r, false, nil)
 	}
 	res := PullResult{
-		Code:                 code,
+		Status:               status,
 		Remark:               got.Status.String(),
 		NextBeginOffset:      got.NextBeginOffset,
 		MinOffset:            got.MinOffset,
 		MaxOffset:            got.MaxOffset,
-		SuggestWhichBrokerID: protocol.MasterID,
+		SuggestWhichBrokerID: MasterBrokerID,
 	}
 	if master && c.cfg.SlaveReadEnable && c.consumeSlowly(r) {
 		res.SuggestWhichBrokerID = WhichBrokerWhenConsumeSlowly
 	}
-	if code == protocol.RespSuccess {
+	if status == PullFound {
 		res.Messages, res.Count, res.Recycle = got.Messages, got.Count, got.Recycle
 		c.countPulled(r.Group, got.Count)
 	}
@@ -158,37 +181,37 @@ func (c *Core) consumeSlowly(r *PullRequest) bool {
 // readTopic is a topic's config for a read. A slave's table is the one
 // it loaded when it last was master (or opened); topics created since are
 // in its store, written by the log.
-func (c *Core) readTopic(name string, master bool) (protocol.TopicConfig, bool) {
+func (c *Core) readTopic(name string, master bool) (topicconf.Config, bool) {
 	if tc, ok := c.topics.get(name); ok || master {
 		return tc, ok
 	}
 	m, ok, err := c.store().Topic(name)
 	if err != nil || !ok {
-		return protocol.TopicConfig{}, false
+		return topicconf.Config{}, false
 	}
 	withDefaultFilter(&m)
 	return m, true
 }
 
-// pullCode maps a store status to the pull answer's code, as Java's
+// pullStatus maps a store status to the pull's, as Java's
 // PullMessageProcessor does on a master.
-func pullCode(s store.GetStatus, offset int64) int16 {
+func pullStatus(s store.GetStatus, offset int64) PullStatus {
 	switch s {
 	case store.GetFound:
-		return protocol.RespSuccess
+		return PullFound
 	case store.GetNoMatchedMessage, store.GetMessageWasRemoving:
-		return protocol.RespPullRetryImmediately
+		return PullRetry
 	case store.GetNoMatchedLogicQueue, store.GetNoMessageInQueue:
 		if offset != 0 {
-			return protocol.RespPullOffsetMoved
+			return PullOffsetMoved
 		}
-		return protocol.RespPullNotFound
+		return PullNoNewMessage
 	case store.GetOffsetFoundNull, store.GetOffsetOverflowOne:
-		return protocol.RespPullNotFound
+		return PullNoNewMessage
 	case store.GetOffsetTooSmall, store.GetOffsetOverflowBadly:
-		return protocol.RespPullOffsetMoved
+		return PullOffsetMoved
 	}
-	return protocol.RespPullNotFound
+	return PullNoNewMessage
 }
 
 // hold parks the pull until a message arrives on its queue or its suspend
@@ -223,7 +246,7 @@ func (c *Core) park(r *PullRequest, deadline time.Time, answer func(PullResult, 
 func (c *Core) answerHeld(r *PullRequest, deadline time.Time, expired bool, answer func(PullResult, error)) {
 	res, _, err := c.pull(r, false, nil)
 	from := r.QueueOffset
-	for err == nil && !expired && res.Code == protocol.RespPullRetryImmediately && !c.closing.Load() &&
+	for err == nil && !expired && res.Status == PullRetry && !c.closing.Load() &&
 		c.cfg.Now().Before(deadline) && res.NextBeginOffset > from {
 		past := *r // park keeps it: one per round
 		past.QueueOffset, from = res.NextBeginOffset, res.NextBeginOffset
@@ -241,38 +264,38 @@ func (c *Core) answerHeld(r *PullRequest, deadline time.Time, expired bool, answ
 func (c *Core) pullFilter(r *PullRequest) (store.Filter, error) {
 	if r.HasSubscription {
 		switch r.ExpressionType {
-		case "", protocol.ExpressionTypeTag:
+		case "", message.ExpressionTypeTag:
 			if f := filter.TagExpression(r.Expression); f != nil {
 				return f, nil
 			}
 			return c.retryFilter(r.Group, r.Topic), nil
-		case protocol.ExpressionTypeSQL92:
+		case message.ExpressionTypeSQL92:
 			return c.sqlFilter(r.Expression)
 		}
-		return nil, errorf(protocol.RespSystemError,
+		return nil, errorf(FilterUnsupported,
 			"The broker does not support consumer to filter message by %s", r.ExpressionType)
 	}
 	sub, hasGroup, ok := c.clients.Subscription(r.Group, r.Topic)
 	if !hasGroup {
-		return nil, errorf(protocol.RespSubscriptionNotExist,
+		return nil, errorf(SubscriptionNotFound,
 			"the consumer's group info not exist, group: %s; send a heartbeat first", r.Group)
 	}
 	if !ok {
-		return nil, errorf(protocol.RespSubscriptionNotExist,
+		return nil, errorf(SubscriptionNotFound,
 			"the consumer's subscription not exist, group: %s, topic: %s", r.Group, r.Topic)
 	}
 	if sub.Version < r.SubVersion {
-		return nil, errorf(protocol.RespSubscriptionNotLatest,
+		return nil, errorf(SubscriptionStale,
 			"the consumer's subscription not latest, group: %s, topic: %s", r.Group, r.Topic)
 	}
 	switch sub.ExpressionType {
-	case "", protocol.ExpressionTypeTag:
-	case protocol.ExpressionTypeSQL92:
+	case "", message.ExpressionTypeTag:
+	case message.ExpressionTypeSQL92:
 		if !c.cfg.EnablePropertyFilter {
-			return nil, refuse(protocol.RespSystemError, "The broker does not support consumer to filter message by SQL92")
+			return nil, refuse(FilterUnsupported, "The broker does not support consumer to filter message by SQL92")
 		}
 	default:
-		return nil, errorf(protocol.RespFilterDataNotExist,
+		return nil, errorf(FilterDataMissing,
 			"The broker does not support consumer to filter message by %s (group %s, topic %s)", sub.ExpressionType, r.Group, r.Topic)
 	}
 	// Compiled at heartbeat time.

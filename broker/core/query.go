@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -18,10 +17,10 @@ const maxQueryNum = 32
 func (c *Core) ViewMessage(offset int64) ([]byte, error) {
 	rec, err := c.store().ReadRecord(offset)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(protocol.RespSystemError, "can not find message by the offset, %d", offset)
+		return nil, errorf(NoMessage, "can not find message by the offset, %d", offset)
 	}
 	if err != nil {
-		return nil, errorf(protocol.RespSystemError, "read message at %d: %v", offset, err)
+		return nil, errorf(Internal, "read message at %d: %v", offset, err)
 	}
 	return rec, nil
 }
@@ -65,10 +64,10 @@ func (c *Core) QueryMessage(q MessageQuery) (QueryResult, error) {
 		recs, err = c.store().QueryByKey(q.Topic, q.Key, n, q.Begin, q.End)
 	}
 	if err != nil {
-		return QueryResult{}, errorf(protocol.RespSystemError, "query %s by key %q: %v", q.Topic, q.Key, err)
+		return QueryResult{}, errorf(Internal, "query %s by key %q: %v", q.Topic, q.Key, err)
 	}
 	if len(recs) == 0 {
-		return QueryResult{}, refuse(protocol.RespQueryNotFound, "can not find message, maybe time range not correct")
+		return QueryResult{}, refuse(NotFound, "can not find message, maybe time range not correct")
 	}
 	return QueryResult{
 		Records:                  recs,

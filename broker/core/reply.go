@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // Request/reply (Java ReplyMessageProcessor). A requester sends a normal
@@ -60,7 +60,7 @@ type PushedReply struct {
 // is held while the requester answers the push.
 func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 	if r.Batch || len(r.Messages) != 1 {
-		answer(SendResult{}, refuse(protocol.RespMessageIllegal, "the message is illegal: a reply is one message"))
+		answer(SendResult{}, refuse(IllegalMessage, "the message is illegal: a reply is one message"))
 		return
 	}
 	tc, err := c.checkSendTopic(&r)
@@ -70,7 +70,7 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 	}
 	m := r.Messages[0]
 	if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
-		answer(SendResult{}, errorf(protocol.RespMessageIllegal,
+		answer(SendResult{}, errorf(IllegalMessage,
 			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit))
 		return
 	}
@@ -79,7 +79,7 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
 	}
 	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
-		answer(SendResult{}, errorf(protocol.RespSystemError,
+		answer(SendResult{}, errorf(BadRequest,
 			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client))
 		return
 	}
@@ -88,8 +88,8 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 		props = map[string]string{}
 	}
 
-	ext := &protocol.MessageExt{
-		Message:        protocol.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body},
+	ext := &message.MessageExt{
+		Message:        message.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body},
 		QueueID:        queueID,
 		SysFlag:        r.SysFlag,
 		BornTimestamp:  r.BornTimestamp,
@@ -100,29 +100,29 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 	// A push that succeeds is answered SUCCESS even when the store failed
 	// (Java: msgId "0", offset 0).
 	stored := SendResult{MsgIDs: []string{"0"}, QueueID: queueID, Region: defaultRegion}
-	if res, err := c.put([]*protocol.MessageExt{ext}); err != nil {
+	if res, err := c.put([]*message.MessageExt{ext}); err != nil {
 		c.log.Warn("broker: reply message not stored", "topic", r.Topic, "err", c.putError(err))
 	} else {
 		stored.MsgIDs[0], stored.QueueOffset = res[0].OffsetMsgID(), res[0].QueueOffset
 	}
 
-	sender := props[protocol.PropertyMessageReplyToClient]
+	sender := props[message.PropertyMessageReplyToClient]
 	if sender == "" {
-		c.log.Warn("broker: reply message without " + protocol.PropertyMessageReplyToClient)
-		answer(SendResult{}, refuse(protocol.RespSystemError,
-			"reply message properties["+protocol.PropertyMessageReplyToClient+"] is null"))
+		c.log.Warn("broker: reply message without " + message.PropertyMessageReplyToClient)
+		answer(SendResult{}, refuse(BadRequest,
+			"reply message properties["+message.PropertyMessageReplyToClient+"] is null"))
 		return
 	}
 	ch, ok := c.findClient(sender)
 	if !ok {
 		remark := "push reply message fail, channel of <" + sender + "> not found."
 		c.log.Warn("broker: "+remark, "replier", r.Client)
-		answer(SendResult{}, refuse(protocol.RespSystemError, remark))
+		answer(SendResult{}, refuse(NoClient, remark))
 		return
 	}
 	pushed := maps.Clone(props)
 	now := c.cfg.Now().UnixMilli()
-	pushed[protocol.PropertyPushReplyTime] = strconv.FormatInt(now, 10)
+	pushed[message.PropertyPushReplyTime] = strconv.FormatInt(now, 10)
 	p := PushedReply{
 		ProducerGroup: r.ProducerGroup, Topic: r.Topic, DefaultTopic: r.DefaultTopic,
 		DefaultTopicQueueNums: r.DefaultTopicQueueNums, QueueID: r.QueueID, SysFlag: r.SysFlag,
@@ -132,13 +132,13 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 	ctx, cancel := context.WithTimeout(c.ctx, replyPushTimeout)
 	done := func(resp ClientReply, err error) {
 		cancel()
-		if err == nil && resp.Code == protocol.RespSuccess {
+		if err == nil && resp.OK {
 			answer(stored, nil)
 			return
 		}
 		// Java's remark, without a space before "fail".
 		c.log.Warn("broker: push reply message failed", "client", sender, "remark", resp.Remark, "err", err)
-		answer(SendResult{}, refuse(protocol.RespSystemError, "push reply message to "+sender+"fail."))
+		answer(SendResult{}, refuse(NoClient, "push reply message to "+sender+"fail."))
 	}
 	if err := ch.PushReply(ctx, p, done); err != nil {
 		done(ClientReply{}, err)
@@ -149,8 +149,8 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 // (Java looks among producers only), then as a consumer.
 func (c *Core) findClient(clientID string) (Channel, bool) {
 	for _, entry := range c.clients.ClientChannels(clientID) {
-		if ch, ok := channelOf(entry); ok && !ch.Closed() {
-			return ch, true
+		if entry.Conn != nil && !entry.Conn.Closed() {
+			return entry.Conn, true
 		}
 	}
 	return nil, false

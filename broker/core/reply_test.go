@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // reply runs Reply and returns its one answer.
@@ -29,13 +29,13 @@ func reply(t *testing.T, c *testCore, props map[string]string) (SendResult, erro
 func TestReplyPushedToRequesterAndStored(t *testing.T) {
 	c := openCore(t, nil)
 	requester := &fakeChannel{id: 7}
-	if err := c.Heartbeat(requester, ClientMeta{}, protocol.HeartbeatData{
-		ClientID: "req@1", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
+	if err := c.Heartbeat(requester, ClientMeta{}, Heartbeat{
+		ClientID: "req@1", Producers: []string{"pg"},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := reply(t, c, map[string]string{
-		protocol.PropertyCorrelationID: "cid-1", protocol.PropertyMessageReplyToClient: "req@1",
+		message.PropertyCorrelationID: "cid-1", message.PropertyMessageReplyToClient: "req@1",
 	})
 	if err != nil {
 		t.Fatalf("reply: %v", err)
@@ -51,20 +51,20 @@ func TestReplyPushedToRequesterAndStored(t *testing.T) {
 func TestReplyToVanishedRequesterRefusedAsJavaButStored(t *testing.T) {
 	c := openCore(t, nil)
 	requester := &fakeChannel{id: 7}
-	if err := c.Heartbeat(requester, ClientMeta{}, protocol.HeartbeatData{
-		ClientID: "req@1", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
+	if err := c.Heartbeat(requester, ClientMeta{}, Heartbeat{
+		ClientID: "req@1", Producers: []string{"pg"},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	c.ChannelClosed(7)
-	_, err := reply(t, c, map[string]string{protocol.PropertyMessageReplyToClient: "req@1"})
-	code, remark := CodeOf(err)
-	if code != protocol.RespSystemError || remark != "push reply message fail, channel of <req@1> not found." {
-		t.Fatalf("got %d %q", code, remark)
+	_, err := reply(t, c, map[string]string{message.PropertyMessageReplyToClient: "req@1"})
+	reason, remark := reasonOf(err)
+	if reason != NoClient || remark != "push reply message fail, channel of <req@1> not found." {
+		t.Fatalf("got %v %q", reason, remark)
 	}
 	_, err = reply(t, c, map[string]string{})
-	if code, remark := CodeOf(err); code != protocol.RespSystemError || remark != "reply message properties[REPLY_TO_CLIENT] is null" {
-		t.Fatalf("no REPLY_TO_CLIENT: got %d %q", code, remark)
+	if reason, remark := reasonOf(err); reason != BadRequest || remark != "reply message properties[REPLY_TO_CLIENT] is null" {
+		t.Fatalf("no REPLY_TO_CLIENT: got %v %q", reason, remark)
 	}
 	if n := c.Store().MaxOffset("DefaultCluster_REPLY_TOPIC", 0); n != 2 {
 		t.Fatalf("stored %d replies, want 2 (storeReplyMessageEnable)", n)
@@ -78,19 +78,19 @@ func TestReplyToVanishedRequesterRefusedAsJavaButStored(t *testing.T) {
 type refusingChannel struct{ *fakeChannel }
 
 func (r refusingChannel) PushReply(_ context.Context, _ PushedReply, done func(ClientReply, error)) error {
-	done(ClientReply{Code: protocol.RespSystemError, Remark: "no"}, nil)
+	done(ClientReply{Status: 1, Remark: "no"}, nil)
 	return nil
 }
 
 func TestReplyPushRefusedByRequester(t *testing.T) {
 	c := openCore(t, nil)
-	if err := c.Heartbeat(refusingChannel{&fakeChannel{id: 9}}, ClientMeta{}, protocol.HeartbeatData{
-		ClientID: "req@2", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
+	if err := c.Heartbeat(refusingChannel{&fakeChannel{id: 9}}, ClientMeta{}, Heartbeat{
+		ClientID: "req@2", Producers: []string{"pg"},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := reply(t, c, map[string]string{protocol.PropertyMessageReplyToClient: "req@2"})
-	if code, remark := CodeOf(err); code != protocol.RespSystemError || remark != "push reply message to req@2fail." {
-		t.Fatalf("got %d %q, want Java's push failure", code, remark)
+	_, err := reply(t, c, map[string]string{message.PropertyMessageReplyToClient: "req@2"})
+	if reason, remark := reasonOf(err); reason != NoClient || remark != "push reply message to req@2fail." {
+		t.Fatalf("got %v %q, want Java's push failure", reason, remark)
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // dlqQueueNums is the queue count of a %DLQ% topic (MixAll.DLQ_NUMS_PER_GROUP).
@@ -13,7 +14,7 @@ const dlqQueueNums = 1
 // dlqTopicPerm is the perm a %DLQ% topic is created with: readable and
 // writable, as RocketMQ 4.7 and later and all of 5.x create it, so users
 // re-consume dead letters (before 4.7 it was write-only).
-const dlqTopicPerm = protocol.PermRead | protocol.PermWrite
+const dlqTopicPerm = topicconf.PermRead | topicconf.PermWrite
 
 // firstRetryLevel is added to the reconsume count to pick the delay level
 // of a retry when the client leaves it to the broker (level 3 is 10 s with
@@ -29,18 +30,18 @@ const firstRetryLevel = 3
 // level waits in the schedule topic (HookUtils.handleScheduleMessage), and
 // one with a timer property in the timer topic (transformTimerMessage).
 // Batches are not diverted (Send refuses DELAY and %RETRY% in batches).
-func (c *Core) divertSend(r *SendRequest, m *protocol.MessageExt) error {
+func (c *Core) divertSend(r *SendRequest, m *message.MessageExt) error {
 	if group, ok := strings.CutPrefix(m.Topic, retryGroupPrefix); ok {
 		maxTimes := c.maxReconsumeTimes(group, r.MaxReconsumeTimes) // absent: the group's, as Java
-		m.SetProperty(protocol.PropertyReconsumeTime, strconv.Itoa(int(m.ReconsumeTimes)))
-		m.SetProperty(protocol.PropertyMaxReconsumeTimes, strconv.Itoa(int(maxTimes)))
+		m.SetProperty(message.PropertyReconsumeTime, strconv.Itoa(int(m.ReconsumeTimes)))
+		m.SetProperty(message.PropertyMaxReconsumeTimes, strconv.Itoa(int(maxTimes)))
 		if m.ReconsumeTimes > maxTimes {
 			dlq, err := c.ensureDLQ(group)
 			if err != nil {
 				return err
 			}
 			m.Topic, m.QueueID = dlq, 0
-			delete(m.Properties, protocol.PropertyDelayTimeLevel)
+			delete(m.Properties, message.PropertyDelayTimeLevel)
 			return nil
 		}
 	}
@@ -54,8 +55,8 @@ func (c *Core) divertSend(r *SendRequest, m *protocol.MessageExt) error {
 // not a transaction's prepared or rollback half (Java delays only
 // TRANSACTION_NOT_TYPE and TRANSACTION_COMMIT_TYPE).
 func schedulable(sysFlag int32) bool {
-	t := sysFlag & protocol.SysFlagTransactionMask
-	return t == protocol.SysFlagTransactionNot || t == protocol.SysFlagTransactionComm
+	t := sysFlag & message.SysFlagTransactionMask
+	return t == message.SysFlagTransactionNot || t == message.SysFlagTransactionComm
 }
 
 // ensureDLQ creates the group's dead-letter topic when it is missing
@@ -64,18 +65,18 @@ func schedulable(sysFlag int32) bool {
 func (c *Core) ensureDLQ(group string) (string, error) {
 	name := dlqGroupPrefix + group
 	if remark, ok := checkTopicName(name); !ok {
-		return "", refuse(protocol.RespSystemError, remark)
+		return "", refuse(InvalidName, remark)
 	}
 	tc, created, err := c.topics.createIfAbsent(newTopic(name, dlqQueueNums, dlqTopicPerm))
 	if err != nil {
-		return "", errorf(protocol.RespSystemError, "topic[%s] not exist: %v", name, err)
+		return "", errorf(Internal, "topic[%s] not exist: %v", name, err)
 	}
 	if created {
 		c.log.Info("broker: dead-letter topic created", "topic", name)
 		c.cfg.TopicsChanged(false)
 	}
-	if !protocol.IsWriteable(tc.Perm) {
-		return "", errorf(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", name)
+	if !topicconf.IsWriteable(tc.Perm) {
+		return "", errorf(Forbidden, "the topic[%s] sending message is forbidden", name)
 	}
 	return name, nil
 }

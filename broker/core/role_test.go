@@ -9,7 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -23,7 +23,7 @@ type switchBackend struct {
 
 func (b *switchBackend) IsLeader() bool { return b.leader.Load() }
 
-func (b *switchBackend) Put(msgs []*protocol.MessageExt) ([]store.PutResult, error) {
+func (b *switchBackend) Put(msgs []*message.MessageExt) ([]store.PutResult, error) {
 	if !b.leader.Load() {
 		return nil, ErrNotMaster
 	}
@@ -84,30 +84,30 @@ func TestSlaveRefusesWritesAndSendsPullsToTheMaster(t *testing.T) {
 	c.Demote()
 
 	_, err := c.Send(SendRequest{Topic: "T", QueueID: 0, Messages: []SendMessage{{Body: []byte("x")}}})
-	if code, remark := CodeOf(err); code != protocol.RespServiceNotAvailable || !strings.Contains(remark, "messages are put to the slave") {
-		t.Fatalf("slave send: %d %q", code, remark)
+	if reason, remark := reasonOf(err); reason != Unavailable || !strings.Contains(remark, "messages are put to the slave") {
+		t.Fatalf("slave send: %v %q", reason, remark)
 	}
 	if err := c.PersistOffsets(); err != nil && !strings.Contains(err.Error(), "slave") {
 		t.Fatalf("persist on a slave: %v", err)
 	}
 	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, MaxMsgNums: 32, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
 	res, held, err := c.Pull(req, nil)
-	if err != nil || held || res.Code != protocol.RespPullRetryImmediately || res.SuggestWhichBrokerID != protocol.MasterID || res.Count != 0 {
+	if err != nil || held || res.Status != PullRetry || res.SuggestWhichBrokerID != MasterBrokerID || res.Count != 0 {
 		t.Fatalf("slave pull without slaveReadEnable: %+v held %v err %v", res, held, err)
 	}
-	if got := c.LockBatch("g", "c1", []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a"}}); len(got) != 0 {
+	if got := c.LockBatch("g", "c1", []message.Queue{{Topic: "T", BrokerName: "broker-a"}}); len(got) != 0 {
 		t.Fatalf("a slave locked %v", got)
 	}
 
 	c.cfg.SlaveReadEnable = true
 	res, _, _ = c.Pull(req, nil)
-	if res.Code != protocol.RespSuccess || res.Count != 1 || res.SuggestWhichBrokerID != protocol.MasterID {
+	if res.Status != PullFound || res.Count != 1 || res.SuggestWhichBrokerID != MasterBrokerID {
 		t.Fatalf("slave pull with slaveReadEnable: %+v", res)
 	}
 	req.QueueOffset = 1 // nothing there: sent to the master, not held
 	req.Suspend, req.SuspendTimeout = true, 20*time.Second
 	res, held, _ = c.Pull(req, func(PullResult, error) {})
-	if held || res.Code != protocol.RespPullRetryImmediately {
+	if held || res.Status != PullRetry {
 		t.Fatalf("slave pull past the end: %+v held %v", res, held)
 	}
 }
@@ -124,7 +124,7 @@ func TestMasterSuggestsASlaveToASlowConsumer(t *testing.T) {
 		t.Fatalf("far behind: suggested %d", res.SuggestWhichBrokerID)
 	}
 	req.QueueOffset = 9
-	if res, _, _ := c.Pull(req, nil); res.SuggestWhichBrokerID != protocol.MasterID {
+	if res, _, _ := c.Pull(req, nil); res.SuggestWhichBrokerID != MasterBrokerID {
 		t.Fatalf("caught up: suggested %d", res.SuggestWhichBrokerID)
 	}
 }
@@ -134,15 +134,10 @@ func TestMasterSuggestsASlaveToASlowConsumer(t *testing.T) {
 func TestRoleChangeAnswersHeldPullsAndFencesLocks(t *testing.T) {
 	c, be := openRoleCore(t, true, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
-		t.Fatalf("held %v err %v", held, err)
-	}
+	a := holdPull(t, c, "*", 20*time.Second, &fakeChannel{id: 1})
 	be.leader.Store(false)
 	c.Demote()
-	if res := a.wait(t); res.Code != protocol.RespPullRetryImmediately || res.SuggestWhichBrokerID != protocol.MasterID {
+	if res := a.wait(t); res.Status != PullRetry || res.SuggestWhichBrokerID != MasterBrokerID {
 		t.Fatalf("held pull on demotion: %+v", res)
 	}
 
@@ -150,7 +145,7 @@ func TestRoleChangeAnswersHeldPullsAndFencesLocks(t *testing.T) {
 	if err := c.Promote(); err != nil {
 		t.Fatal(err)
 	}
-	mq := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}}
+	mq := []message.Queue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}}
 	if got := c.LockBatch("g", "c1", mq); len(got) != 0 {
 		t.Fatalf("a new master locked %v at once", got)
 	}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/timer"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // Runtime is the part of the broker's configuration that changes while it
@@ -12,7 +12,7 @@ import (
 // whole on every use, so a change is seen at once and never half-made.
 type Runtime struct {
 	// BrokerPermission (brokerPermission) is the broker's own perm, of
-	// protocol.Perm* bits: without PermRead pulls are refused, without
+	// topicconf.Perm* bits: without PermRead pulls are refused, without
 	// PermWrite sends to ordered topics and send-backs are; the front door
 	// registers every topic's perm ANDed with it, so routes steer
 	// producers (and consumers) away as in Java.
@@ -31,7 +31,7 @@ func (c *Core) Runtime() Runtime { return *c.rt.Load() }
 // A change of BrokerPermission must be registered by the caller.
 func (c *Core) SetRuntime(r Runtime) {
 	c.rt.Store(&r)
-	c.log.Info("broker: runtime config changed", "brokerPermission", protocol.PermString(r.BrokerPermission),
+	c.log.Info("broker: runtime config changed", "brokerPermission", topicconf.PermString(r.BrokerPermission),
 		"maxMessageSize", r.MaxMessageSize, "timerMaxDelay", r.TimerMaxDelay)
 }
 
@@ -52,8 +52,8 @@ func (c *Core) brokerIP() string { return c.host().Addr().String() }
 // checkBrokerReadable refuses a pull while the broker's perm has no
 // PermRead (PullMessageProcessor).
 func (c *Core) checkBrokerReadable() error {
-	if !protocol.IsReadable(c.runtime().BrokerPermission) {
-		return errorf(protocol.RespNoPermission, "the broker[%s] pulling message is forbidden", c.brokerIP())
+	if !topicconf.IsReadable(c.runtime().BrokerPermission) {
+		return errorf(Forbidden, "the broker[%s] pulling message is forbidden", c.brokerIP())
 	}
 	return nil
 }
@@ -62,8 +62,8 @@ func (c *Core) checkBrokerReadable() error {
 // checks it for sends to ordered topics (whose producers pick a queue
 // themselves, so routes alone do not steer them) and for send-backs.
 func (c *Core) checkBrokerWritable() error {
-	if !protocol.IsWriteable(c.runtime().BrokerPermission) {
-		return errorf(protocol.RespNoPermission, "the broker[%s] sending message is forbidden", c.brokerIP())
+	if !topicconf.IsWriteable(c.runtime().BrokerPermission) {
+		return errorf(Forbidden, "the broker[%s] sending message is forbidden", c.brokerIP())
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/broker/schedule"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // scheduler is the core's delayed delivery: the levels in force (parsed
@@ -59,7 +59,7 @@ func (c *Core) scheduleArrived(topic string) {
 
 // deliverScheduled stores due messages in their real queues, stamped with
 // this broker's current address.
-func (c *Core) deliverScheduled(msgs []*protocol.MessageExt) error {
+func (c *Core) deliverScheduled(msgs []*message.MessageExt) error {
 	if h := c.storeHost.Load(); h != nil {
 		for _, m := range msgs {
 			m.StoreHost = *h

@@ -6,8 +6,9 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // defaultRegion is the MSG_REGION a send answer carries (RocketMQ
@@ -73,7 +74,7 @@ func (c *Core) Send(r SendRequest) (SendResult, error) {
 
 // preparedSend is a send checked and rewritten, ready to store.
 type preparedSend struct {
-	msgs    []*protocol.MessageExt
+	msgs    []*message.MessageExt
 	queueID int32
 	batch   bool
 }
@@ -90,7 +91,7 @@ func (p *preparedSend) result(res []store.PutResult) SendResult {
 		out.MsgIDs[i] = pr.OffsetMsgID()
 	}
 	if !p.batch {
-		out.TransactionID = p.msgs[0].Properties[protocol.PropertyUniqClientMessageIDKey]
+		out.TransactionID = p.msgs[0].Properties[message.PropertyUniqClientMessageIDKey]
 	}
 	return out
 }
@@ -111,24 +112,24 @@ func (c *Core) prepareSend(r *SendRequest) (preparedSend, error) {
 		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
 	}
 	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
-		return none, errorf(protocol.RespSystemError,
+		return none, errorf(BadRequest,
 			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client)
 	}
 	if len(r.Messages) == 0 {
-		return none, refuse(protocol.RespMessageIllegal, "the message is illegal: no message in the request")
+		return none, refuse(IllegalMessage, "the message is illegal: no message in the request")
 	}
 	for _, m := range r.Messages {
 		if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
-			return none, errorf(protocol.RespMessageIllegal,
+			return none, errorf(IllegalMessage,
 				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit)
 		}
 	}
-	if r.Batch && r.SysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
-		return none, refuse(protocol.RespMessageIllegal, "batch request does not support transaction messages")
+	if r.Batch && r.SysFlag&message.SysFlagTransactionMask == message.SysFlagTransactionPrep {
+		return none, refuse(IllegalMessage, "batch request does not support transaction messages")
 	}
 
 	// Every message of the request shares where and when it was born.
-	proto := protocol.MessageExt{
+	proto := message.MessageExt{
 		QueueID:        queueID,
 		SysFlag:        r.SysFlag,
 		BornTimestamp:  r.BornTimestamp,
@@ -136,18 +137,18 @@ func (c *Core) prepareSend(r *SendRequest) (preparedSend, error) {
 		StoreHost:      c.host(),
 		ReconsumeTimes: r.ReconsumeTimes,
 	}
-	msgs := make([]*protocol.MessageExt, 0, len(r.Messages))
+	msgs := make([]*message.MessageExt, 0, len(r.Messages))
 	half := false // a transaction's half message (transaction.go)
 	if r.Batch {
 		if strings.HasPrefix(r.Topic, retryGroupPrefix) {
-			return none, errorf(protocol.RespMessageIllegal, "batch request does not support retry group %s", r.Topic)
+			return none, errorf(IllegalMessage, "batch request does not support retry group %s", r.Topic)
 		}
 		for _, m := range r.Messages {
-			if m.Properties[protocol.PropertyDelayTimeLevel] != "" {
-				return none, refuse(protocol.RespMessageIllegal, "TimeDelayLevel is not supported for batched messages")
+			if m.Properties[message.PropertyDelayTimeLevel] != "" {
+				return none, refuse(IllegalMessage, "TimeDelayLevel is not supported for batched messages")
 			}
 			ext := proto
-			ext.Message = protocol.Message{Topic: r.Topic, Flag: m.Flag, Properties: m.Properties, Body: m.Body}
+			ext.Message = message.Message{Topic: r.Topic, Flag: m.Flag, Properties: m.Properties, Body: m.Body}
 			msgs = append(msgs, &ext)
 		}
 	} else {
@@ -156,12 +157,12 @@ func (c *Core) prepareSend(r *SendRequest) (preparedSend, error) {
 		if props == nil {
 			props = map[string]string{}
 		}
-		if props[protocol.PropertyUniqClientMessageIDKey] == "" {
-			props[protocol.PropertyUniqClientMessageIDKey] = c.newUniqID()
+		if props[message.PropertyUniqClientMessageIDKey] == "" {
+			props[message.PropertyUniqClientMessageIDKey] = c.newUniqID()
 		}
-		props[protocol.PropertyCluster] = c.cfg.ClusterName
+		props[message.PropertyCluster] = c.cfg.ClusterName
 		ext := proto
-		ext.Message = protocol.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body}
+		ext.Message = message.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body}
 		msgs = append(msgs, &ext)
 		// A consumer's own re-send to %RETRY% (the official clients'
 		// send-back fallback) copies TRAN_MSG from a committed message; it
@@ -184,16 +185,16 @@ func (c *Core) prepareSend(r *SendRequest) (preparedSend, error) {
 // checkSendTopic validates the topic of a send and returns its config,
 // creating it from the default topic (auto-create) or as a retry topic when
 // it does not exist yet.
-func (c *Core) checkSendTopic(r *SendRequest) (protocol.TopicConfig, error) {
-	var none protocol.TopicConfig
+func (c *Core) checkSendTopic(r *SendRequest) (topicconf.Config, error) {
+	var none topicconf.Config
 	if remark, ok := checkTopicName(r.Topic); !ok {
-		return none, refuse(protocol.RespSystemError, remark)
+		return none, refuse(InvalidName, remark)
 	}
 	if r.Topic == topicAutoCreate {
-		return none, errorf(protocol.RespSystemError, "the topic[%s] is conflict with system reserved words.", r.Topic)
+		return none, errorf(ReservedName, "the topic[%s] is conflict with system reserved words.", r.Topic)
 	}
 	if notAllowedSendTopics[r.Topic] {
-		return none, errorf(protocol.RespNoPermission, "Sending message to topic[%s] is forbidden.", r.Topic)
+		return none, errorf(Forbidden, "Sending message to topic[%s] is forbidden.", r.Topic)
 	}
 	tc, ok := c.topics.get(r.Topic)
 	if !ok {
@@ -209,7 +210,7 @@ func (c *Core) checkSendTopic(r *SendRequest) (protocol.TopicConfig, error) {
 			return none, err
 		}
 		if tc.TopicName == "" {
-			return none, errorf(protocol.RespTopicNotExist,
+			return none, errorf(TopicNotFound,
 				"topic[%s] not exist, apply first please! (autoCreateTopicEnable=%t)", r.Topic, c.cfg.AutoCreateTopicEnable)
 		}
 		if created {
@@ -217,8 +218,8 @@ func (c *Core) checkSendTopic(r *SendRequest) (protocol.TopicConfig, error) {
 			c.cfg.TopicsChanged(false)
 		}
 	}
-	if !protocol.IsWriteable(tc.Perm) {
-		return none, errorf(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", r.Topic)
+	if !topicconf.IsWriteable(tc.Perm) {
+		return none, errorf(Forbidden, "the topic[%s] sending message is forbidden", r.Topic)
 	}
 	if tc.Order {
 		if err := c.checkBrokerWritable(); err != nil {
@@ -233,23 +234,23 @@ func (c *Core) checkSendTopic(r *SendRequest) (protocol.TopicConfig, error) {
 // must exist and carry the INHERIT perm; the new topic gets min(requested,
 // default's) queues and the default's perm without INHERIT. A zero config
 // means the topic may not be created.
-func (c *Core) autoCreateTopic(r *SendRequest) (protocol.TopicConfig, bool, error) {
+func (c *Core) autoCreateTopic(r *SendRequest) (topicconf.Config, bool, error) {
 	if !c.cfg.AutoCreateTopicEnable {
-		return protocol.TopicConfig{}, false, nil
+		return topicconf.Config{}, false, nil
 	}
 	def := r.DefaultTopic
 	if def == "" {
 		def = topicAutoCreate
 	}
 	dc, ok := c.topics.get(def)
-	if !ok || !protocol.IsInherited(dc.Perm) {
-		return protocol.TopicConfig{}, false, nil
+	if !ok || !topicconf.IsInherited(dc.Perm) {
+		return topicconf.Config{}, false, nil
 	}
 	n := dc.WriteQueueNums
 	if q := int(r.DefaultTopicQueueNums); q > 0 && q < n {
 		n = q
 	}
-	return c.topics.createIfAbsent(newTopic(r.Topic, n, dc.Perm&^protocol.PermInherit))
+	return c.topics.createIfAbsent(newTopic(r.Topic, n, dc.Perm&^topicconf.PermInherit))
 }
 
 // putError maps a store failure to Java's answer (SendMessageProcessor
@@ -259,19 +260,19 @@ func (c *Core) putError(err error) error {
 	switch {
 	case errors.As(err, &refused): // a slave's refusal (backend.go)
 		return err
-	case errors.Is(err, store.ErrInvalidOp) || errors.Is(err, protocol.ErrMessageTooLarge):
-		return errorf(protocol.RespMessageIllegal,
+	case errors.Is(err, store.ErrInvalidOp) || errors.Is(err, message.ErrMessageTooLarge):
+		return errorf(IllegalMessage,
 			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB. (%v)", c.runtime().MaxMessageSize, err)
 	case errors.Is(err, store.ErrClosed):
-		return refuse(protocol.RespServiceNotAvailable, "service not available now, the broker is shutting down")
+		return refuse(Unavailable, "service not available now, the broker is shutting down")
 	case errors.Is(err, store.ErrDiskFull):
 		return c.serviceNotAvailable()
 	case errors.Is(err, store.ErrFailed):
 		// Java's runningFlags make the store not writeable after a write
 		// error, answered SERVICE_NOT_AVAILABLE; the cause says what to do.
-		return errorf(protocol.RespServiceNotAvailable, "service not available now, the message store is not writable: %v", err)
+		return errorf(Unavailable, "service not available now, the message store is not writable: %v", err)
 	default:
 		c.log.Error("broker: store write failed", "err", err)
-		return errorf(protocol.RespSystemError, "store write failed: %v", err)
+		return errorf(Internal, "store write failed: %v", err)
 	}
 }

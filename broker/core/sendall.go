@@ -1,7 +1,7 @@
 package core
 
 import (
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -40,7 +40,7 @@ func (c *Core) SendAll(rs []SendRequest) []SendOutcome {
 	if accepted == 0 {
 		return out
 	}
-	msgs := make([]*protocol.MessageExt, 0, n)
+	msgs := make([]*message.MessageExt, 0, n)
 	for i := range prepared {
 		msgs = append(msgs, prepared[i].msgs...)
 	}

@@ -8,14 +8,14 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/faultfs"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 func sendReq(topic string, queue int32, body string) SendRequest {
 	return SendRequest{Topic: topic, QueueID: queue, MaxReconsumeTimes: -1, Client: "test",
-		Messages: []SendMessage{{Properties: map[string]string{protocol.PropertyTags: "t"}, Body: []byte(body)}}}
+		Messages: []SendMessage{{Properties: map[string]string{message.PropertyTags: "t"}, Body: []byte(body)}}}
 }
 
 // stored reads back the message at topic/queue/offset.
@@ -57,16 +57,17 @@ func TestSendAllSharesOneWrite(t *testing.T) {
 	if len(out) != len(rs) {
 		t.Fatalf("%d outcomes for %d requests", len(out), len(rs))
 	}
-	for i, want := range []int16{-1, -1, protocol.RespSystemError, -1, protocol.RespSystemError, -1} {
-		if want < 0 {
+	const ok = Reason(255)
+	for i, want := range []Reason{ok, ok, InvalidName, ok, BadRequest, ok} {
+		if want == ok {
 			if out[i].Err != nil {
 				t.Fatalf("request %d: %v", i, out[i].Err)
 			}
 			continue
 		}
 		var e *Error
-		if !errors.As(out[i].Err, &e) || e.Code != want {
-			t.Fatalf("request %d: got %v, want code %d", i, out[i].Err, want)
+		if !errors.As(out[i].Err, &e) || e.Reason != want {
+			t.Fatalf("request %d: got %v, want %v", i, out[i].Err, want)
 		}
 	}
 	// Where each went, and that the body there is its own.
@@ -101,7 +102,7 @@ func TestSendAllIsolatesABadMessage(t *testing.T) {
 	rs := []SendRequest{sendReq("A", 0, "ok1"), sendReq("A", 0, big), sendReq("A", 0, "ok2")}
 	out := c.SendAll(rs)
 	var e *Error
-	if !errors.As(out[1].Err, &e) || e.Code != protocol.RespMessageIllegal {
+	if !errors.As(out[1].Err, &e) || e.Reason != IllegalMessage {
 		t.Fatalf("the oversized message: %v, want MESSAGE_ILLEGAL", out[1].Err)
 	}
 	for i, body := range map[int]string{0: "ok1", 2: "ok2"} {
@@ -123,14 +124,14 @@ func TestSendAllIsolatesABadMessage(t *testing.T) {
 func TestSendAllStoreFailure(t *testing.T) {
 	fs := faultfs.New(vfs.NewMem(), 1<<40, 99)
 	c := openCore(t, func(_ *Config, o *store.Options) { o.FS = fs })
-	if err := c.CreateTopic(protocol.TopicConfig{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}, "test"); err != nil {
+	if err := c.CreateTopic(topicconf.Config{TopicName: "A", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	out := c.SendAll([]SendRequest{sendReq("A", 0, "1"), sendReq("A", 99, "2"), sendReq("A", 1, "3")})
-	for i, code := range []int16{protocol.RespServiceNotAvailable, protocol.RespSystemError, protocol.RespServiceNotAvailable} {
+	for i, reason := range []Reason{Unavailable, BadRequest, Unavailable} {
 		var e *Error
-		if !errors.As(out[i].Err, &e) || e.Code != code {
-			t.Fatalf("request %d: %v, want code %d", i, out[i].Err, code)
+		if !errors.As(out[i].Err, &e) || e.Reason != reason {
+			t.Fatalf("request %d: %v, want %v", i, out[i].Err, reason)
 		}
 		if out[i].Result.MsgIDs != nil {
 			t.Fatalf("request %d has a result: %+v", i, out[i].Result)

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // SendBackRequest is a consumer giving back a message it failed to consume.
@@ -37,42 +37,42 @@ func (c *Core) SendBack(h SendBackRequest) error {
 	}
 	retryTopic := retryGroupPrefix + h.Group
 	if remark, ok := checkTopicName(retryTopic); !ok {
-		return refuse(protocol.RespSystemError, remark)
+		return refuse(InvalidName, remark)
 	}
 	tc, created, err := c.topics.createIfAbsent(newTopic(retryTopic, c.retryQueues(h.Group), defaultTopicPerm))
 	if err != nil {
-		return errorf(protocol.RespSystemError, "topic[%s] not exist: %v", retryTopic, err)
+		return errorf(Internal, "topic[%s] not exist: %v", retryTopic, err)
 	}
 	if created {
 		c.log.Info("broker: retry topic created by send-back", "topic", retryTopic, "consumer", h.Client)
 		c.cfg.TopicsChanged(false)
 	}
-	if !protocol.IsWriteable(tc.Perm) {
-		return errorf(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", retryTopic)
+	if !topicconf.IsWriteable(tc.Perm) {
+		return errorf(Forbidden, "the topic[%s] sending message is forbidden", retryTopic)
 	}
 	orig, err := c.lookupSendBack(&h, retryTopic)
 	if err != nil {
-		return errorf(protocol.RespSystemError, "look message by offset failed, %d: %v", h.Offset, err)
+		return errorf(NoMessage, "look message by offset failed, %d: %v", h.Offset, err)
 	}
 
 	props := maps.Clone(orig.Properties)
 	if props == nil {
 		props = map[string]string{}
 	}
-	if props[protocol.PropertyRetryTopic] == "" {
-		props[protocol.PropertyRetryTopic] = orig.Topic
+	if props[message.PropertyRetryTopic] == "" {
+		props[message.PropertyRetryTopic] = orig.Topic
 	}
-	if props[protocol.PropertyOriginMessageID] == "" {
-		props[protocol.PropertyOriginMessageID] = orig.OffsetMsgID
+	if props[message.PropertyOriginMessageID] == "" {
+		props[message.PropertyOriginMessageID] = orig.OffsetMsgID
 	}
 	maxTimes := c.maxReconsumeTimes(h.Group, h.MaxReconsumeTimes)
 	times := orig.ReconsumeTimes + 1
-	props[protocol.PropertyReconsumeTime] = strconv.Itoa(int(times))
-	props[protocol.PropertyMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
-	delete(props, protocol.PropertyDelayTimeLevel)
+	props[message.PropertyReconsumeTime] = strconv.Itoa(int(times))
+	props[message.PropertyMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
+	delete(props, message.PropertyDelayTimeLevel)
 
-	m := &protocol.MessageExt{
-		Message:        protocol.Message{Topic: retryTopic, Flag: orig.Flag, Properties: props, Body: orig.Body},
+	m := &message.MessageExt{
+		Message:        message.Message{Topic: retryTopic, Flag: orig.Flag, Properties: props, Body: orig.Body},
 		QueueID:        rand.Int32N(int32(max(tc.WriteQueueNums, 1))),
 		SysFlag:        orig.SysFlag,
 		BornTimestamp:  orig.BornTimestamp,
@@ -90,10 +90,10 @@ func (c *Core) SendBack(h SendBackRequest) error {
 		if level == 0 {
 			level = firstRetryLevel + orig.ReconsumeTimes
 		}
-		m.SetProperty(protocol.PropertyDelayTimeLevel, strconv.Itoa(int(level)))
+		m.SetProperty(message.PropertyDelayTimeLevel, strconv.Itoa(int(level)))
 		c.delayLevels().Transform(m)
 	}
-	if _, err := c.put([]*protocol.MessageExt{m}); err != nil {
+	if _, err := c.put([]*message.MessageExt{m}); err != nil {
 		return c.putError(err)
 	}
 	return nil
@@ -107,7 +107,7 @@ var errNoOriginal = errors.New("core: original message not found")
 // client names by originMsgId; then the message named by originMsgId, as
 // an offsetMsgId or as a UNIQ_KEY (latest copy in the real or the retry
 // topic).
-func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*protocol.MessageExt, error) {
+func (c *Core) lookupSendBack(h *SendBackRequest, retryTopic string) (*message.MessageExt, error) {
 	if rec, err := c.store().ReadRecord(h.Offset); err == nil {
 		m, _, err := message.DecodeStoredMessage(rec, false)
 		if err == nil && (h.OriginMsgID == "" || h.OriginMsgID == m.MsgID || h.OriginMsgID == m.OffsetMsgID) {

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/groupconf"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // groupTable holds the consumer groups an admin configured
@@ -38,14 +38,14 @@ type groupTable struct {
 	mu      struct {
 		sync.RWMutex
 		groups  map[string]groupconf.Config
-		version protocol.DataVersion
+		version topicconf.DataVersion
 	}
 }
 
 func newGroupTable(write func(*store.Op) error, nowMillis func() int64) *groupTable {
 	t := &groupTable{write: write, now: nowMillis}
 	t.mu.groups = map[string]groupconf.Config{}
-	t.mu.version = protocol.DataVersion{Timestamp: nowMillis()}
+	t.mu.version = topicconf.DataVersion{Timestamp: nowMillis()}
 	return t
 }
 
@@ -105,7 +105,7 @@ func (t *groupTable) remove(group string) (bool, error) {
 	return true, t.apply(&store.Op{Kind: store.OpDeleteGroup, Group: group}, func() { delete(t.mu.groups, group) })
 }
 
-func (t *groupTable) snapshot() (map[string]groupconf.Config, protocol.DataVersion) {
+func (t *groupTable) snapshot() (map[string]groupconf.Config, topicconf.DataVersion) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return maps.Clone(t.mu.groups), t.mu.version
@@ -122,18 +122,18 @@ const maxRetryMaxTimes = 1 << 16
 // range (Java takes any), and numbers beyond Java's 32-bit ints.
 func (c *Core) UpdateGroup(g groupconf.Config, by string) error {
 	if remark, ok := checkGroupName(g.GroupName); !ok {
-		return refuse(protocol.RespInvalidParameter, remark)
+		return refuse(InvalidArgument, remark)
 	}
 	switch {
 	case g.RetryQueueNums < 0 || g.RetryQueueNums > maxQueueNums:
-		return errorf(protocol.RespInvalidParameter, "retryQueueNums %d is outside 0..%d", g.RetryQueueNums, maxQueueNums)
+		return errorf(InvalidArgument, "retryQueueNums %d is outside 0..%d", g.RetryQueueNums, maxQueueNums)
 	case g.RetryMaxTimes < -1 || g.RetryMaxTimes > maxRetryMaxTimes:
-		return errorf(protocol.RespInvalidParameter, "retryMaxTimes %d is outside -1..%d", g.RetryMaxTimes, maxRetryMaxTimes)
+		return errorf(InvalidArgument, "retryMaxTimes %d is outside -1..%d", g.RetryMaxTimes, maxRetryMaxTimes)
 	case g.ConsumeTimeoutMinute < 0 || g.ConsumeTimeoutMinute > math.MaxInt32:
-		return errorf(protocol.RespInvalidParameter, "consumeTimeoutMinute %d is outside 0..%d", g.ConsumeTimeoutMinute, math.MaxInt32)
+		return errorf(InvalidArgument, "consumeTimeoutMinute %d is outside 0..%d", g.ConsumeTimeoutMinute, math.MaxInt32)
 	case g.GroupSysFlag < math.MinInt32 || g.GroupSysFlag > math.MaxInt32:
 		// Java's int, and the store keeps 32 bits.
-		return errorf(protocol.RespInvalidParameter, "groupSysFlag %d is beyond 32 bits", g.GroupSysFlag)
+		return errorf(InvalidArgument, "groupSysFlag %d is beyond 32 bits", g.GroupSysFlag)
 	}
 	if err := c.groups.put(g); err != nil {
 		return fmt.Errorf("core: persist subscription group %s: %w", g.GroupName, err)
@@ -179,7 +179,7 @@ func (c *Core) GroupConfig(group string) (cfg groupconf.Config, configured bool)
 // GroupConfigs returns the config of every configured group and of every
 // group with a live member or a committed offset (those with the
 // defaults), and the version of the configured ones.
-func (c *Core) GroupConfigs() (map[string]groupconf.Config, protocol.DataVersion) {
+func (c *Core) GroupConfigs() (map[string]groupconf.Config, topicconf.DataVersion) {
 	table, version := c.currentGroups().snapshot()
 	for _, g := range c.KnownGroups() {
 		if _, ok := table[g]; !ok {
@@ -198,11 +198,11 @@ func (c *Core) checkGroupConsumable(group string) error {
 		return nil
 	}
 	if !g.ConsumeEnable {
-		return errorf(protocol.RespNoPermission, "subscription group no permission, %s", group)
+		return errorf(Forbidden, "subscription group no permission, %s", group)
 	}
 	if !g.ConsumeBroadcastEnable { // the official Go client says "BroadCasting"
-		if info, ok := c.clients.Group(group); ok && strings.EqualFold(info.MessageModel, protocol.MessageModelBroadcasting) {
-			return errorf(protocol.RespNoPermission, "the consumer group[%s] can not consume by broadcast way", group)
+		if info, ok := c.clients.Group(group); ok && strings.EqualFold(info.MessageModel, groupconf.Broadcasting) {
+			return errorf(Forbidden, "the consumer group[%s] can not consume by broadcast way", group)
 		}
 	}
 	return nil

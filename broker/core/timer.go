@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/broker/timer"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // timers is the core's timer-message delivery: the service that delivers
@@ -54,16 +54,16 @@ func (c *Core) timerArrived(topic string) {
 // divertTimer moves a message with a timer property due later to the
 // timer topic, refusing one due beyond the max delay with Java's answer
 // (SendMessageProcessor, WHEEL_TIMER_MSG_ILLEGAL).
-func (c *Core) divertTimer(m *protocol.MessageExt) error {
+func (c *Core) divertTimer(m *message.MessageExt) error {
 	maxDelay := c.timerMaxDelay()
 	_, err := timer.Transform(m, c.cfg.Now(), maxDelay)
 	switch {
 	case errors.Is(err, timer.ErrTooLate):
-		return errorf(protocol.RespMessageIllegal,
+		return errorf(IllegalMessage,
 			"timer message illegal, the delay time should not be bigger than the max delay %dms; or if set del msg, the delay time should be bigger than the current time",
 			maxDelay.Milliseconds())
 	case err != nil:
-		return errorf(protocol.RespMessageIllegal, "the message is illegal: %v", err)
+		return errorf(IllegalMessage, "the message is illegal: %v", err)
 	}
 	return nil
 }

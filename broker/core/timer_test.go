@@ -8,7 +8,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/timer"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 func sendProps(c *testCore, topic string, props map[string]string) (SendResult, error) {
@@ -23,7 +23,7 @@ func sendProps(c *testCore, topic string, props map[string]string) (SendResult, 
 func TestSendTimer(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0) // create the topic
-	if _, err := sendProps(c, "T", map[string]string{protocol.PropertyTimerDelaySec: "10"}); err != nil {
+	if _, err := sendProps(c, "T", map[string]string{message.PropertyTimerDelaySec: "10"}); err != nil {
 		t.Fatal(err)
 	}
 	st := c.Store()
@@ -39,20 +39,20 @@ func TestSendTimer(t *testing.T) {
 		t.Fatalf("at its time: %v, T/1 %d", err, st.MaxOffset("T", 1))
 	}
 
-	if _, err := sendProps(c, "T", map[string]string{protocol.PropertyDelayTimeLevel: "1", protocol.PropertyTimerDelaySec: "10"}); err != nil {
+	if _, err := sendProps(c, "T", map[string]string{message.PropertyDelayTimeLevel: "1", message.PropertyTimerDelaySec: "10"}); err != nil {
 		t.Fatal(err)
 	}
 	if st.MaxOffset(schedule.Topic, 0) != 1 || st.MaxOffset(timer.Topic, 0) != 1 {
 		t.Fatalf("DELAY and TIMER: schedule %d, timer %d", st.MaxOffset(schedule.Topic, 0), st.MaxOffset(timer.Topic, 0))
 	}
 
-	_, err := sendProps(c, "T", map[string]string{protocol.PropertyTimerDeliverMS: "soon"})
+	_, err := sendProps(c, "T", map[string]string{message.PropertyTimerDeliverMS: "soon"})
 	var e *Error
-	if !errors.As(err, &e) || e.Code != protocol.RespMessageIllegal {
+	if !errors.As(err, &e) || e.Reason != IllegalMessage {
 		t.Fatalf("a bad TIMER_DELIVER_MS: %v", err)
 	}
-	_, err = sendProps(c, "T", map[string]string{protocol.PropertyTimerDelaySec: "259201"})
-	if !errors.As(err, &e) || e.Code != protocol.RespMessageIllegal ||
+	_, err = sendProps(c, "T", map[string]string{message.PropertyTimerDelaySec: "259201"})
+	if !errors.As(err, &e) || e.Reason != IllegalMessage ||
 		!strings.HasPrefix(e.Remark, "timer message illegal, the delay time should not be bigger than the max delay 259200000ms") {
 		t.Fatalf("a timer beyond 3 days: %v", err)
 	}

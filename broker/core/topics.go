@@ -8,14 +8,13 @@ import (
 	"sync"
 
 	"github.com/runnelmq/runnel/broker/transaction"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/topicconf"
 )
 
 // System topic names (RocketMQ TopicValidator).
 const (
-	topicAutoCreate      = protocol.DefaultTopicKey // TBW102
+	topicAutoCreate      = topicconf.DefaultTopic // TBW102
 	topicSchedule        = "SCHEDULE_TOPIC_XXXX"
 	topicScheduleV2      = "SCHEDULE_TOPIC_XXXX_V2"
 	topicBenchmark       = "BenchmarkTest"
@@ -32,8 +31,8 @@ const (
 	maxTopicLen          = 127
 	maxQueueNums         = MaxQueueNums
 	scheduleQueueNums    = 18
-	defaultTopicPerm     = protocol.PermRead | protocol.PermWrite
-	autoCreateTopicPerm  = protocol.PermRead | protocol.PermWrite | protocol.PermInherit
+	defaultTopicPerm     = topicconf.PermRead | topicconf.PermWrite
+	autoCreateTopicPerm  = topicconf.PermRead | topicconf.PermWrite | topicconf.PermInherit
 	defaultAdminQueueNum = 8
 )
 
@@ -92,8 +91,8 @@ type topicTable struct {
 	writers nameLocks
 	mu      struct {
 		sync.RWMutex
-		topics  map[string]protocol.TopicConfig
-		version protocol.DataVersion
+		topics  map[string]topicconf.Config
+		version topicconf.DataVersion
 		journal []string
 	}
 }
@@ -136,23 +135,23 @@ func (l *nameLocks) lock(name string) (unlock func()) {
 
 func newTopicTable(apply func(*store.Op) error, nowMillis func() int64) *topicTable {
 	t := &topicTable{apply: apply, now: nowMillis}
-	t.mu.topics = make(map[string]protocol.TopicConfig)
-	t.mu.version = protocol.DataVersion{Timestamp: nowMillis()}
+	t.mu.topics = make(map[string]topicconf.Config)
+	t.mu.version = topicconf.DataVersion{Timestamp: nowMillis()}
 	return t
 }
 
 // withDefaultFilter gives a config stored or sent without a filter type
 // RocketMQ's default, SINGLE_TAG.
-func withDefaultFilter(tc *protocol.TopicConfig) {
+func withDefaultFilter(tc *topicconf.Config) {
 	if tc.TopicFilterType == "" {
-		tc.TopicFilterType = protocol.TopicFilterSingleTag
+		tc.TopicFilterType = topicconf.FilterSingleTag
 	}
 }
 
 // load makes the table hold exactly configs read from the store, without
 // writing; the version moves on, so name servers take the table again. A
 // config stored without a filter type has RocketMQ's default.
-func (t *topicTable) load(cfgs []protocol.TopicConfig) {
+func (t *topicTable) load(cfgs []topicconf.Config) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	clear(t.mu.topics)
@@ -164,7 +163,7 @@ func (t *topicTable) load(cfgs []protocol.TopicConfig) {
 }
 
 // get returns a topic's config.
-func (t *topicTable) get(name string) (protocol.TopicConfig, bool) {
+func (t *topicTable) get(name string) (topicconf.Config, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	c, ok := t.mu.topics[name]
@@ -173,7 +172,7 @@ func (t *topicTable) get(name string) (protocol.TopicConfig, bool) {
 
 // put creates or replaces a topic, persisting it first. It reports whether
 // anything changed (an identical config is not rewritten).
-func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
+func (t *topicTable) put(c topicconf.Config) (bool, error) {
 	withDefaultFilter(&c)
 	defer t.writers.lock(c.TopicName)()
 	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
@@ -191,7 +190,7 @@ func (t *topicTable) put(c protocol.TopicConfig) (bool, error) {
 
 // createIfAbsent creates c unless a topic of that name exists, and returns
 // the config in force and whether it was created.
-func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfig, bool, error) {
+func (t *topicTable) createIfAbsent(c topicconf.Config) (topicconf.Config, bool, error) {
 	if old, ok := t.get(c.TopicName); ok {
 		return old, false, nil
 	}
@@ -201,7 +200,7 @@ func (t *topicTable) createIfAbsent(c protocol.TopicConfig) (protocol.TopicConfi
 	}
 	withDefaultFilter(&c)
 	if err := t.apply(&store.Op{Kind: store.OpPutTopic, TopicConfig: &c}); err != nil {
-		return protocol.TopicConfig{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
+		return topicconf.Config{}, false, fmt.Errorf("core: persist topic %s: %w", c.TopicName, err)
 	}
 	t.mu.Lock()
 	t.mu.topics[c.TopicName] = c
@@ -236,10 +235,10 @@ func (t *topicTable) changedLocked(name string) {
 // takeChanges returns the configs of the topics changed since the last
 // call that still exist, whether any changed topic no longer exists, and
 // the version that includes those changes, and empties the journal.
-func (t *topicTable) takeChanges() (changed map[string]protocol.TopicConfig, removed bool, v protocol.DataVersion) {
+func (t *topicTable) takeChanges() (changed map[string]topicconf.Config, removed bool, v topicconf.DataVersion) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	changed = make(map[string]protocol.TopicConfig, len(t.mu.journal))
+	changed = make(map[string]topicconf.Config, len(t.mu.journal))
 	for _, name := range t.mu.journal {
 		if tc, ok := t.mu.topics[name]; ok {
 			changed[name] = tc
@@ -252,7 +251,7 @@ func (t *topicTable) takeChanges() (changed map[string]protocol.TopicConfig, rem
 }
 
 // snapshot returns a copy of the table and its version.
-func (t *topicTable) snapshot() (map[string]protocol.TopicConfig, protocol.DataVersion) {
+func (t *topicTable) snapshot() (map[string]topicconf.Config, topicconf.DataVersion) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return maps.Clone(t.mu.topics), t.mu.version
@@ -265,16 +264,16 @@ func (t *topicTable) names() []string {
 	return slices.Sorted(maps.Keys(t.mu.topics))
 }
 
-func sameTopic(a, b protocol.TopicConfig) bool {
+func sameTopic(a, b topicconf.Config) bool {
 	return a.TopicName == b.TopicName && a.ReadQueueNums == b.ReadQueueNums && a.WriteQueueNums == b.WriteQueueNums &&
 		a.Perm == b.Perm && a.TopicFilterType == b.TopicFilterType && a.TopicSysFlag == b.TopicSysFlag && a.Order == b.Order
 }
 
 // newTopic returns a normal topic config.
-func newTopic(name string, queues, perm int) protocol.TopicConfig {
-	return protocol.TopicConfig{
+func newTopic(name string, queues, perm int) topicconf.Config {
+	return topicconf.Config{
 		TopicName: name, ReadQueueNums: queues, WriteQueueNums: queues, Perm: perm,
-		TopicFilterType: protocol.TopicFilterSingleTag,
+		TopicFilterType: topicconf.FilterSingleTag,
 	}
 }
 
@@ -283,8 +282,8 @@ func newTopic(name string, queues, perm int) protocol.TopicConfig {
 // auto-creation is on, the self-test, offset-moved, schedule and reply
 // topics, and one topic named after the cluster and one after the broker,
 // which tools use to address them.
-func systemTopicConfigs(cfg *Config) []protocol.TopicConfig {
-	var out []protocol.TopicConfig
+func systemTopicConfigs(cfg *Config) []topicconf.Config {
+	var out []topicconf.Config
 	if cfg.AutoCreateTopicEnable {
 		out = append(out, newTopic(topicAutoCreate, cfg.DefaultTopicQueueNums, autoCreateTopicPerm))
 	}

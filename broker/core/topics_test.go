@@ -9,8 +9,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/runnelmq/runnel/internal/testwait"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // heldSyncFS holds every sync of the metadata database's WAL, where topic
@@ -81,7 +81,7 @@ func TestTopicCreationSyncHoldsNoReader(t *testing.T) {
 	fs.mu.Unlock()
 	created := make(chan error, 1)
 	go func() {
-		created <- c.CreateTopic(protocol.TopicConfig{TopicName: "New", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}, "test")
+		created <- c.CreateTopic(topicconf.Config{TopicName: "New", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}, "test")
 	}()
 	select {
 	case <-fs.entered:
@@ -128,7 +128,7 @@ func TestConcurrentCreationsShareTheSync(t *testing.T) {
 	fs.mu.Unlock()
 	created := make(chan error, 2)
 	create := func(name string) {
-		created <- c.CreateTopic(protocol.TopicConfig{TopicName: name, ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6}, "test")
+		created <- c.CreateTopic(topicconf.Config{TopicName: name, ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6}, "test")
 	}
 	go create("First")
 	select {

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/runnelmq/runnel/broker/transaction"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -34,7 +34,7 @@ func (c *Core) newTransactions() *transaction.Service {
 			}
 			return out
 		},
-		Delay: func(m *protocol.MessageExt) error {
+		Delay: func(m *message.MessageExt) error {
 			if schedulable(m.SysFlag) && !c.delayLevels().Transform(m) {
 				return c.divertTimer(m) // a timer counts from the commit, as in Java
 			}
@@ -73,7 +73,7 @@ func (s txStore) CommitOffset(group, topic string, queueID int32, offset int64) 
 	return s.c.commitOffsets([]store.OffsetCommit{{Group: group, Topic: topic, QueueID: queueID, Offset: offset}})
 }
 
-func (s txStore) Put(msgs []*protocol.MessageExt) ([]store.PutResult, error) {
+func (s txStore) Put(msgs []*message.MessageExt) ([]store.PutResult, error) {
 	res, err := s.c.put(msgs)
 	if err != nil {
 		return nil, s.c.putError(err)
@@ -88,14 +88,14 @@ func isHalfSend(sysFlag int32, props map[string]string) bool {
 
 // toHalf turns the message of a half send into what is stored in the half
 // queue.
-func (c *Core) toHalf(group string, m *protocol.MessageExt) error { return c.txn.ToHalf(group, m) }
+func (c *Core) toHalf(group string, m *message.MessageExt) error { return c.txn.ToHalf(group, m) }
 
 // ensureTxTopic creates a transaction system topic on first use, with one
 // queue, as Java's bridge does (selectTopicConfig).
 func (c *Core) ensureTxTopic(name string) error {
 	_, created, err := c.topics.createIfAbsent(newTopic(name, 1, defaultTopicPerm))
 	if err != nil {
-		return errorf(protocol.RespSystemError, "create topic %s: %v", name, err)
+		return errorf(Internal, "create topic %s: %v", name, err)
 	}
 	if created {
 		c.log.Info("broker: transaction topic created", "topic", name)
@@ -107,7 +107,7 @@ func (c *Core) ensureTxTopic(name string) error {
 // EndTransaction ends a transaction (END_TRANSACTION): see
 // transaction.Service.End. UNKNOW and unknown states report answered
 // false.
-func (c *Core) EndTransaction(h protocol.EndTransactionRequestHeader, client, remark string) (answered bool, err error) {
+func (c *Core) EndTransaction(h transaction.EndRequest, client, remark string) (answered bool, err error) {
 	answered, err = c.txn.End(h, client, remark)
 	return answered, txError(err)
 }
@@ -123,9 +123,9 @@ func txError(err error) error {
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &r):
-		return refuse(protocol.RespSystemError, r.Remark)
+		return refuse(TransactionRefused, r.Remark)
 	default:
-		return errorf(protocol.RespSystemError, "%v", err)
+		return errorf(Internal, "%v", err)
 	}
 }
 

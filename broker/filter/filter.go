@@ -17,7 +17,6 @@ package filter
 import (
 	"github.com/runnelmq/runnel/broker/filter/sql92"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // Filter is what the store asks of each message (it is store.Filter).
@@ -46,7 +45,7 @@ func Tags(tagSet []string, codes []int64) Filter {
 		f.codes[c] = struct{}{}
 	}
 	for _, t := range tagSet {
-		if t == protocol.SubAll {
+		if t == message.SubAll {
 			return nil
 		}
 		f.codes[message.TagsHashCode(t)] = struct{}{}
@@ -57,7 +56,7 @@ func Tags(tagSet []string, codes []int64) Filter {
 // TagExpression returns the filter of a TAG subscription expression
 // ("A || B", "*").
 func TagExpression(expr string) Filter {
-	t, codes := protocol.ParseSubExpression(expr)
+	t, codes := message.ParseSubExpression(expr)
 	return Tags(t, codes)
 }
 

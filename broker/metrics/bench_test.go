@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/internal/interleave"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -26,7 +26,7 @@ func BenchmarkSendMetrics(b *testing.B) {
 		typ  string
 	}{{"off", metrics.ExporterDisable}, {"on", metrics.ExporterProm}} {
 		b.Run(c.name, func(b *testing.B) {
-			br := startBroker(b, func(cfg *broker.Config) { cfg.Metrics.ExporterType = c.typ })
+			br := startBroker(b, func(cfg *config.Config) { cfg.Metrics.ExporterType = c.typ })
 			rc := newRawClient(b, br.Addr())
 			rc.createTopic("BENCH", 4)
 			body := make([]byte, 1024)
@@ -70,7 +70,7 @@ func BenchmarkSendMetricsSideBySide(b *testing.B) {
 	body := make([]byte, 1024)
 	var sends []func() error
 	for _, typ := range []string{metrics.ExporterDisable, metrics.ExporterProm} {
-		br := startBroker(b, func(cfg *broker.Config) { cfg.Metrics.ExporterType = typ })
+		br := startBroker(b, func(cfg *config.Config) { cfg.Metrics.ExporterType = typ })
 		rc := newRawClient(b, br.Addr())
 		rc.createTopic("BENCH", 4)
 		hdr := sendHeader("BENCH", nil).EncodeV2()

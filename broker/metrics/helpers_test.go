@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/internal/promtest"
 	"github.com/runnelmq/runnel/message"
@@ -31,9 +32,9 @@ func testLogger() *slog.Logger {
 
 // startBroker starts a broker on a fresh store with /metrics on a free
 // loopback port (unless mod turns it off).
-func startBroker(t testing.TB, mod func(*broker.Config)) *broker.Broker {
+func startBroker(t testing.TB, mod func(*config.Config)) *broker.Broker {
 	t.Helper()
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	cfg.ListenAddr = "127.0.0.1:0"
 	cfg.StoreDir = t.TempDir()
 	cfg.Logger = testLogger()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
@@ -21,7 +22,7 @@ import (
 // and checks what /metrics says over HTTP, exactly.
 func TestScrapeAfterKnownTraffic(t *testing.T) {
 	clk := fakeclock.Default()
-	b := startBroker(t, func(c *broker.Config) { c.Now = clk.Now })
+	b := startBroker(t, func(c *config.Config) { c.Now = clk.Now })
 	if b.MetricsURL() == "" {
 		t.Fatal("no metrics URL with metricsExporterType=PROM")
 	}
@@ -171,7 +172,7 @@ func TestScrapeAfterKnownTraffic(t *testing.T) {
 // TestCardinalityBound: past TopicLimit topics and GroupLimit groups,
 // traffic is counted under "_other", every message still counted once.
 func TestCardinalityBound(t *testing.T) {
-	b := startBroker(t, func(c *broker.Config) { c.Metrics.TopicLimit, c.Metrics.GroupLimit = 2, 1 })
+	b := startBroker(t, func(c *config.Config) { c.Metrics.TopicLimit, c.Metrics.GroupLimit = 2, 1 })
 	rc := newRawClient(t, b.Addr())
 	topics := []string{"C0", "C1", "C2", "C3", "C4"}
 	for i, topic := range topics {
@@ -223,7 +224,7 @@ func TestCardinalityBound(t *testing.T) {
 // with it the server stops with the broker.
 func TestOffUnlessProm(t *testing.T) {
 	for _, typ := range []string{"", metrics.ExporterDisable, metrics.ExporterLog} {
-		b := startBroker(t, func(c *broker.Config) { c.Metrics.ExporterType = typ })
+		b := startBroker(t, func(c *config.Config) { c.Metrics.ExporterType = typ })
 		if u := b.MetricsURL(); u != "" {
 			t.Errorf("exporter type %q: metrics served at %s", typ, u)
 		}
@@ -244,7 +245,7 @@ func TestOffUnlessProm(t *testing.T) {
 
 // TestBrokerConfKeys: RocketMQ's keys turn the exporter on and place it.
 func TestBrokerConfKeys(t *testing.T) {
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	if cfg.Metrics.Enabled() || cfg.Metrics.PromPort != 5557 {
 		t.Fatalf("default metrics config %+v, want off on port 5557", cfg.Metrics)
 	}
@@ -272,7 +273,7 @@ func TestPortTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	cfg.ListenAddr, cfg.StoreDir, cfg.Logger = "127.0.0.1:0", t.TempDir(), testLogger()
 	if err := cfg.Metrics.SetAddr(ln.Addr().String()); err != nil {
 		t.Fatal(err)

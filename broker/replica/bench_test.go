@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
+
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -113,8 +114,8 @@ func BenchmarkPropose(b *testing.B) {
 	}
 }
 
-func msgs(i int, body string) []*protocol.MessageExt {
-	return []*protocol.MessageExt{message("B", int32(i%8), body)}
+func msgs(i int, body string) []*message.MessageExt {
+	return []*message.MessageExt{testMessage("B", int32(i%8), body)}
 }
 
 // BenchmarkFailover kills the leader of a 3-node group (in-process
@@ -159,7 +160,7 @@ func BenchmarkFailover(b *testing.B) {
 		}
 		elect = append(elect, time.Since(t0))
 		ctx, cancel := proposeCtx()
-		_, err := nl.Propose(ctx, appendOp(b, nl, message("F", 0, fmt.Sprint(len(write)))))
+		_, err := nl.Propose(ctx, appendOp(b, nl, testMessage("F", 0, fmt.Sprint(len(write)))))
 		cancel()
 		if err != nil {
 			b.Fatal(err)

@@ -3,11 +3,12 @@ package replica
 import (
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // waitAcked waits until the model holds more than n acknowledgements.
@@ -65,7 +66,7 @@ func TestFailoverCycles(t *testing.T) {
 			g.partition(old, true)
 			body := fmt.Sprintf("cut%d", c)
 			ctx, cancel := proposeCtx()
-			_, err := ol.Propose(ctx, appendOp(t, ol, message("T", 0, body)))
+			_, err := ol.Propose(ctx, appendOp(t, ol, testMessage("T", 0, body)))
 			cancel()
 			if !errors.Is(err, ErrNotLeader) {
 				t.Fatalf("cycle %d: a cut-off leader's proposal: %v, want ErrNotLeader", c, err)
@@ -99,7 +100,7 @@ func TestSnapshotCatchUp(t *testing.T) {
 	before := g.node(fi).Store()
 	for i := range 100 {
 		ctx, cancel := proposeCtx()
-		_, err := l.Propose(ctx, appendOp(t, l, message("T", int32(i%3), fmt.Sprint("s", i))))
+		_, err := l.Propose(ctx, appendOp(t, l, testMessage("T", int32(i%3), fmt.Sprint("s", i))))
 		cancel()
 		if err != nil {
 			t.Fatal(err)

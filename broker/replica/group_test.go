@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
+
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -30,7 +31,7 @@ func TestGroupReplicates(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				ctx, cancel := proposeCtx()
-				res, err := l.Propose(ctx, appendOp(t, l, message("T", int32(w%2), fmt.Sprintf("w%d-%d", w, i))))
+				res, err := l.Propose(ctx, appendOp(t, l, testMessage("T", int32(w%2), fmt.Sprintf("w%d-%d", w, i))))
 				if err == nil && i%10 == 0 {
 					op := &store.Op{Kind: store.OpCommitOffset, Offsets: []store.OffsetCommit{{Group: "g", Topic: "T", QueueID: int32(w % 2), Offset: int64(i)}}}
 					_, err = l.Propose(ctx, op.Marshal())
@@ -81,7 +82,7 @@ func TestFollowerRefusesAndBadOp(t *testing.T) {
 	l := g.node(li)
 	f := g.node((li + 1) % 3)
 	testwait.For(t, 30*time.Second, "the follower to know the leader", func() bool { return f.Status().LeaderID == g.peers[li].ID })
-	_, err := f.Propose(context.Background(), appendOp(t, l, message("T", 0, "x")))
+	_, err := f.Propose(context.Background(), appendOp(t, l, testMessage("T", 0, "x")))
 	var nl *NotLeaderError
 	if !errors.Is(err, ErrNotLeader) || !errors.As(err, &nl) || nl.LeaderID != g.peers[li].ID || nl.LeaderAddr != g.peers[li].Addr || nl.Lost {
 		t.Fatalf("follower's Propose: %v (%+v), want ErrNotLeader naming %v", err, nl, g.peers[li])
@@ -91,7 +92,7 @@ func TestFollowerRefusesAndBadOp(t *testing.T) {
 	if _, err := l.Propose(ctx, []byte{0xff, 1, 2}); !errors.Is(err, store.ErrBadOp) {
 		t.Fatalf("bad op: %v, want store.ErrBadOp", err)
 	}
-	if _, err := l.Propose(ctx, appendOp(t, l, message("T", 0, "ok"))); err != nil {
+	if _, err := l.Propose(ctx, appendOp(t, l, testMessage("T", 0, "ok"))); err != nil {
 		t.Fatal(err)
 	}
 	g.converged()
@@ -135,7 +136,7 @@ func (g *group) writers(n int, m *model, stop <-chan struct{}, seq *atomic.Int64
 					continue
 				}
 				body := fmt.Sprintf("m%d", seq.Add(1))
-				enc := appendOpQuiet(l, message("T", int32(w%4), body))
+				enc := appendOpQuiet(l, testMessage("T", int32(w%4), body))
 				if enc == nil {
 					continue
 				}
@@ -159,8 +160,8 @@ func (g *group) writers(n int, m *model, stop <-chan struct{}, seq *atomic.Int64
 
 // appendOpQuiet is appendOp for a goroutine that must not fail the test:
 // nil if n's store is closed under it (a restart).
-func appendOpQuiet(n *Node, m *protocol.MessageExt) []byte {
-	op, err := n.Store().AppendOp([]*protocol.MessageExt{m})
+func appendOpQuiet(n *Node, m *message.MessageExt) []byte {
+	op, err := n.Store().AppendOp([]*message.MessageExt{m})
 	if err != nil {
 		return nil
 	}

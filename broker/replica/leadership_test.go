@@ -59,7 +59,7 @@ func TestSingleNodeRestart(t *testing.T) {
 			}
 		}
 		ctx, cancel := proposeCtx()
-		res, err := l.Propose(ctx, appendOp(t, l, message("T", 0, fmt.Sprint("one", i))))
+		res, err := l.Propose(ctx, appendOp(t, l, testMessage("T", 0, fmt.Sprint("one", i))))
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -89,17 +89,17 @@ func TestProposeContext(t *testing.T) {
 	l := g.node(g.leader())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := l.Propose(ctx, appendOp(t, l, message("T", 0, "cancelled"))); err != context.Canceled {
+	if _, err := l.Propose(ctx, appendOp(t, l, testMessage("T", 0, "cancelled"))); err != context.Canceled {
 		t.Fatalf("cancelled context: %v", err)
 	}
 	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	if _, err := l.Propose(ctx, appendOp(t, l, message("T", 0, "expired"))); err != context.DeadlineExceeded {
+	if _, err := l.Propose(ctx, appendOp(t, l, testMessage("T", 0, "expired"))); err != context.DeadlineExceeded {
 		t.Fatalf("expired context: %v", err)
 	}
 	pctx, pcancel := proposeCtx()
 	defer pcancel()
-	if _, err := l.Propose(pctx, appendOp(t, l, message("T", 0, "ok"))); err != nil {
+	if _, err := l.Propose(pctx, appendOp(t, l, testMessage("T", 0, "ok"))); err != nil {
 		t.Fatal(err)
 	}
 	g.converged()

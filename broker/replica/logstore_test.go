@@ -131,7 +131,7 @@ func TestLogCacheServesReplication(t *testing.T) {
 	const writes = 40
 	for i := range writes {
 		ctx, cancel := proposeCtx()
-		_, err := l.Propose(ctx, appendOp(t, l, message("C", 0, fmt.Sprint(i))))
+		_, err := l.Propose(ctx, appendOp(t, l, testMessage("C", 0, fmt.Sprint(i))))
 		cancel()
 		if err != nil {
 			t.Fatal(err)

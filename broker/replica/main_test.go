@@ -18,8 +18,8 @@ import (
 
 	"github.com/runnelmq/runnel/internal/raftnet"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/message"
 	msgcodec "github.com/runnelmq/runnel/message" // the test helper message() takes the name
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -151,19 +151,19 @@ func contains(s []int, v int) bool {
 	return false
 }
 
-// message is the test's message: its body names it, and the model checks
+// testMessage is the test's message: its body names it, and the model checks
 // bodies.
-func message(topic string, q int32, body string) *protocol.MessageExt {
-	m := &protocol.MessageExt{Message: protocol.Message{Topic: topic, Body: []byte(body)}, QueueID: q,
+func testMessage(topic string, q int32, body string) *message.MessageExt {
+	m := &message.MessageExt{Message: message.Message{Topic: topic, Body: []byte(body)}, QueueID: q,
 		BornTimestamp: 1, BornHost: netip.MustParseAddrPort("10.0.0.9:5000")}
-	m.SetProperty(protocol.PropertyKeys, body)
+	m.SetProperty(message.PropertyKeys, body)
 	return m
 }
 
 // appendOp encodes the append of one message with n's store.
-func appendOp(t testing.TB, n *Node, m *protocol.MessageExt) []byte {
+func appendOp(t testing.TB, n *Node, m *message.MessageExt) []byte {
 	t.Helper()
-	op, err := n.Store().AppendOp([]*protocol.MessageExt{m})
+	op, err := n.Store().AppendOp([]*message.MessageExt{m})
 	if err != nil {
 		t.Fatal(err)
 	}

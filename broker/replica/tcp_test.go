@@ -3,10 +3,11 @@ package replica
 import (
 	"context"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/store"
 )
@@ -47,7 +48,7 @@ func TestTCPGroup(t *testing.T) {
 	})
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := l.Propose(ctx, appendOp(t, l, message("T", 0, fmt.Sprint("tcp", i))))
+		_, err := l.Propose(ctx, appendOp(t, l, testMessage("T", 0, fmt.Sprint("tcp", i))))
 		cancel()
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // Topic is where delayed messages wait (RocketMQ TopicValidator
@@ -103,8 +103,8 @@ func (l Levels) Delay(level int) time.Duration {
 
 // DelayLevel returns a message's DELAY property as a level, 0 when absent
 // or not a positive number.
-func DelayLevel(m *protocol.Message) int {
-	s, ok := m.Properties[protocol.PropertyDelayTimeLevel]
+func DelayLevel(m *message.Message) int {
+	s, ok := m.Properties[message.PropertyDelayTimeLevel]
 	if !ok {
 		return 0 // most sends: and a failed Atoi allocates its error
 	}
@@ -121,14 +121,14 @@ func DelayLevel(m *protocol.Message) int {
 // maximum (and written back to DELAY), and the message moves to queue
 // level-1 of Topic. It reports whether m was diverted; m's properties map
 // is modified in place.
-func (l Levels) Transform(m *protocol.MessageExt) bool {
+func (l Levels) Transform(m *message.MessageExt) bool {
 	level := l.Clamp(DelayLevel(&m.Message))
 	if level <= 0 {
 		return false
 	}
-	m.SetProperty(protocol.PropertyRealTopic, m.Topic)
-	m.SetProperty(protocol.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
-	m.SetProperty(protocol.PropertyDelayTimeLevel, strconv.Itoa(level))
+	m.SetProperty(message.PropertyRealTopic, m.Topic)
+	m.SetProperty(message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.SetProperty(message.PropertyDelayTimeLevel, strconv.Itoa(level))
 	m.Topic = Topic
 	m.QueueID = int32(level - 1)
 	return true
@@ -138,19 +138,19 @@ func (l Levels) Transform(m *protocol.MessageExt) bool {
 // (Java messageTimeUp): its real topic and queue, the delay properties
 // removed (REAL_TOPIC and REAL_QID stay, as in Java), everything else
 // kept. StoreHost is the scheduled copy's; the deliverer may replace it.
-func Restore(m *protocol.MessageExt) (*protocol.MessageExt, error) {
-	topic := m.Properties[protocol.PropertyRealTopic]
-	qid, err := strconv.ParseInt(m.Properties[protocol.PropertyRealQueueID], 10, 32)
+func Restore(m *message.MessageExt) (*message.MessageExt, error) {
+	topic := m.Properties[message.PropertyRealTopic]
+	qid, err := strconv.ParseInt(m.Properties[message.PropertyRealQueueID], 10, 32)
 	if topic == "" || err != nil || qid < 0 {
 		return nil, fmt.Errorf("%w: REAL_TOPIC %q, REAL_QID %q at commit log offset %d", ErrNotScheduled,
-			topic, m.Properties[protocol.PropertyRealQueueID], m.CommitLogOffset)
+			topic, m.Properties[message.PropertyRealQueueID], m.CommitLogOffset)
 	}
 	props := maps.Clone(m.Properties)
-	delete(props, protocol.PropertyDelayTimeLevel)
-	delete(props, protocol.PropertyTimerDeliverMS)
-	delete(props, protocol.PropertyTimerDelaySec)
-	return &protocol.MessageExt{
-		Message:        protocol.Message{Topic: topic, Flag: m.Flag, Properties: props, Body: m.Body},
+	delete(props, message.PropertyDelayTimeLevel)
+	delete(props, message.PropertyTimerDeliverMS)
+	delete(props, message.PropertyTimerDelaySec)
+	return &message.MessageExt{
+		Message:        message.Message{Topic: topic, Flag: m.Flag, Properties: props, Body: m.Body},
 		QueueID:        int32(qid),
 		SysFlag:        m.SysFlag,
 		BornTimestamp:  m.BornTimestamp,

@@ -12,7 +12,6 @@ import (
 
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -58,11 +57,11 @@ func (e *env) reopen() {
 // broker's send path does, and returns its commit log offset.
 func (e *env) schedule(levels Levels, topic string, q int32, body string, level int, uniq string) int64 {
 	e.t.Helper()
-	m := &protocol.MessageExt{
-		Message: protocol.Message{Topic: topic, Body: []byte(body), Properties: map[string]string{
-			protocol.PropertyDelayTimeLevel:         fmt.Sprint(level),
-			protocol.PropertyUniqClientMessageIDKey: uniq,
-			protocol.PropertyTags:                   "tagA",
+	m := &message.MessageExt{
+		Message: message.Message{Topic: topic, Body: []byte(body), Properties: map[string]string{
+			message.PropertyDelayTimeLevel:         fmt.Sprint(level),
+			message.PropertyUniqClientMessageIDKey: uniq,
+			message.PropertyTags:                   "tagA",
 		}},
 		QueueID: q, BornTimestamp: 1, BornHost: netip.MustParseAddrPort("10.0.0.1:5000"),
 		StoreHost: netip.MustParseAddrPort("10.0.0.2:10911"), ReconsumeTimes: 2,
@@ -70,7 +69,7 @@ func (e *env) schedule(levels Levels, topic string, q int32, body string, level 
 	if !levels.Transform(m) {
 		e.t.Fatalf("message with DELAY=%d not diverted", level)
 	}
-	res, err := e.st.Put([]*protocol.MessageExt{m})
+	res, err := e.st.Put([]*message.MessageExt{m})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -78,10 +77,10 @@ func (e *env) schedule(levels Levels, topic string, q int32, body string, level 
 }
 
 // service returns a Service delivering into e's store; it counts writes.
-func (e *env) service(levels Levels, deliver func([]*protocol.MessageExt) error) *Service {
+func (e *env) service(levels Levels, deliver func([]*message.MessageExt) error) *Service {
 	e.t.Helper()
 	if deliver == nil {
-		deliver = func(ms []*protocol.MessageExt) error { _, err := e.st.Put(ms); return err }
+		deliver = func(ms []*message.MessageExt) error { _, err := e.st.Put(ms); return err }
 	}
 	s, err := New(Config{Levels: levels, Store: e.st, Deliver: deliver, Now: e.clock.Now})
 	if err != nil {
@@ -148,18 +147,18 @@ func TestParseLevels(t *testing.T) {
 
 func TestTransformAndRestore(t *testing.T) {
 	l := mustLevels(t, "1s 2s 3s")
-	plain := &protocol.MessageExt{Message: protocol.Message{Topic: "T"}, QueueID: 2}
+	plain := &message.MessageExt{Message: message.Message{Topic: "T"}, QueueID: 2}
 	if l.Transform(plain) || plain.Topic != "T" {
 		t.Fatal("message without DELAY diverted")
 	}
 	for _, v := range []string{"0", "-1", "x"} {
-		m := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Properties: map[string]string{"DELAY": v}}}
+		m := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"DELAY": v}}}
 		if l.Transform(m) {
 			t.Fatalf("DELAY=%s diverted", v)
 		}
 	}
-	m := &protocol.MessageExt{
-		Message: protocol.Message{Topic: "T", Flag: 7, Body: []byte("b"), Properties: map[string]string{
+	m := &message.MessageExt{
+		Message: message.Message{Topic: "T", Flag: 7, Body: []byte("b"), Properties: map[string]string{
 			"DELAY": "9", "TIMER_DELIVER_MS": "1", "TIMER_DELAY_SEC": "1", "KEYS": "k"}},
 		QueueID: 2, SysFlag: 0, BornTimestamp: 5, ReconsumeTimes: 3,
 	}
@@ -195,7 +194,7 @@ func TestTransformAndRestore(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	e := newEnv(t)
 	l := mustLevels(t, "1s")
-	put := func([]*protocol.MessageExt) error { return nil }
+	put := func([]*message.MessageExt) error { return nil }
 	for _, c := range []Config{{Store: e.st, Deliver: put}, {Levels: l, Deliver: put}, {Levels: l, Store: e.st}} {
 		if _, err := New(c); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("New(%+v) = %v", c, err)
@@ -330,7 +329,7 @@ func TestDeliverErrorRetries(t *testing.T) {
 	l := mustLevels(t, "1s")
 	e.schedule(l, "T", 0, "a", 1, "u-a")
 	fail := true
-	s := e.service(l, func(ms []*protocol.MessageExt) error {
+	s := e.service(l, func(ms []*message.MessageExt) error {
 		if fail {
 			return errors.New("disk full")
 		}
@@ -362,7 +361,7 @@ func TestBatches(t *testing.T) {
 	}
 	writes := 0
 	s, err := New(Config{Levels: l, Store: e.st, Now: e.clock.Now, BatchSize: 3,
-		Deliver: func(ms []*protocol.MessageExt) error { writes++; _, err := e.st.Put(ms); return err }})
+		Deliver: func(ms []*message.MessageExt) error { writes++; _, err := e.st.Put(ms); return err }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,12 +405,12 @@ func TestLoop(t *testing.T) {
 // a message without DELAY, and no allocation for it (a failed Atoi of the
 // missing value allocated its error, two per send with IsHalfSend).
 func TestDelayLevelOfPlainSend(t *testing.T) {
-	plain := &protocol.Message{Topic: "t", Properties: map[string]string{protocol.PropertyTags: "a"}}
+	plain := &message.Message{Topic: "t", Properties: map[string]string{message.PropertyTags: "a"}}
 	if n := testing.AllocsPerRun(100, func() { _ = DelayLevel(plain) }); n != 0 {
 		t.Fatalf("DelayLevel of a message without DELAY: %v allocations", n)
 	}
 	for v, want := range map[string]int{"": 0, "x": 0, "-1": 0, "3": 3} {
-		m := &protocol.Message{Properties: map[string]string{protocol.PropertyDelayTimeLevel: v}}
+		m := &message.Message{Properties: map[string]string{message.PropertyDelayTimeLevel: v}}
 		if got := DelayLevel(m); got != want {
 			t.Errorf("DelayLevel(DELAY=%q) = %d, want %d", v, got, want)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/dueloop"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -36,7 +35,7 @@ type Config struct {
 	// Deliver stores due messages in their real queues, all in one atomic
 	// write, and returns once they are durable as the store acknowledges
 	// writes. Required.
-	Deliver func(msgs []*protocol.MessageExt) error
+	Deliver func(msgs []*message.MessageExt) error
 	// Now is the clock due times are compared with; it must be the clock
 	// the store stamps messages with. Default time.Now.
 	Now func() time.Time
@@ -175,7 +174,7 @@ func (s *Service) stepLevelLocked(i int) (time.Time, error) {
 		now := s.cfg.Now()
 		off := max(s.next[i], s.cfg.Store.MinOffset(Topic, qid))
 		end := s.cfg.Store.MaxOffset(Topic, qid)
-		var batch []*protocol.MessageExt
+		var batch []*message.MessageExt
 		var nextDue time.Time
 		for off < end && len(batch) < s.cfg.BatchSize {
 			e, err := s.cfg.Store.QueueEntry(Topic, qid, off)
@@ -225,7 +224,7 @@ func (s *Service) stepLevelLocked(i int) (time.Time, error) {
 // prepareLocked reads a due entry and returns the message to deliver, or
 // skip when there is nothing to deliver: the record is not a scheduled
 // message (logged), or, while checking, its copy is already delivered.
-func (s *Service) prepareLocked(i int, e consumequeue.Entry) (*protocol.MessageExt, bool, error) {
+func (s *Service) prepareLocked(i int, e consumequeue.Entry) (*message.MessageExt, bool, error) {
 	rec, err := s.cfg.Store.ReadRecord(e.PhysOffset)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, true, nil // removed by retention
@@ -261,7 +260,7 @@ func (s *Service) prepareLocked(i int, e consumequeue.Entry) (*protocol.MessageE
 // deliveredLocked reports whether the scheduled message m already has a
 // delivered copy out in its real queue: same UNIQ_KEY and queue, stored
 // after m, and not yet matched to another entry.
-func (s *Service) deliveredLocked(i int, m, out *protocol.MessageExt) (bool, error) {
+func (s *Service) deliveredLocked(i int, m, out *message.MessageExt) (bool, error) {
 	key := out.UniqKey()
 	if key == "" {
 		return false, nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -28,11 +28,11 @@ func benchStore(b *testing.B) *store.Store {
 func putTimers(b *testing.B, st *store.Store, n int, now time.Time, due func(i int) time.Time) {
 	b.Helper()
 	const batch = 1000
-	msgs := make([]*protocol.MessageExt, 0, batch)
+	msgs := make([]*message.MessageExt, 0, batch)
 	for i := range n {
 		at := due(i).UnixMilli()
-		m := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte(strconv.FormatInt(at, 10)),
-			Properties: map[string]string{protocol.PropertyTimerDeliverMS: strconv.FormatInt(at, 10)}}}
+		m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte(strconv.FormatInt(at, 10)),
+			Properties: map[string]string{message.PropertyTimerDeliverMS: strconv.FormatInt(at, 10)}}}
 		if ok, err := Transform(m, now, 30*24*time.Hour); !ok || err != nil {
 			b.Fatalf("Transform = %v, %v", ok, err)
 		}
@@ -64,7 +64,7 @@ func BenchmarkDueWithinOneSecond(b *testing.B) {
 		var mu sync.Mutex
 		lags := make([]time.Duration, 0, n)
 		finished := make(chan struct{})
-		s, err := New(Config{Store: st, Now: now, Deliver: func(ms []*protocol.MessageExt) error {
+		s, err := New(Config{Store: st, Now: now, Deliver: func(ms []*message.MessageExt) error {
 			if _, err := st.Put(ms); err != nil {
 				return err
 			}
@@ -112,7 +112,7 @@ func BenchmarkMillionWaiting(b *testing.B) {
 		st := benchStore(b)
 		now := time.Now()
 		putTimers(b, st, n, now, func(i int) time.Time { return now.Add(24*time.Hour + time.Duration(i)*time.Millisecond) })
-		s, err := New(Config{Store: st, Deliver: func([]*protocol.MessageExt) error { b.Fatal("delivered"); return nil }})
+		s, err := New(Config{Store: st, Deliver: func([]*message.MessageExt) error { b.Fatal("delivered"); return nil }})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/dueloop"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -35,7 +34,7 @@ type Config struct {
 	Store Store
 	// Deliver stores due messages in their real queues, all in one atomic
 	// write, and returns once they are durable. Required.
-	Deliver func(msgs []*protocol.MessageExt) error
+	Deliver func(msgs []*message.MessageExt) error
 	// Now is the clock due times are compared with. Default time.Now.
 	Now func() time.Time
 	// Logger. Default: discard.
@@ -250,7 +249,7 @@ func (s *Service) indexOneLocked(off, now int64) error {
 
 // addLocked indexes timer message m at queue offset off, unless it was
 // delivered before a restart.
-func (s *Service) addLocked(m *protocol.MessageExt, off, now int64) {
+func (s *Service) addLocked(m *message.MessageExt, off, now int64) {
 	due, err := dueOf(m)
 	if err != nil {
 		s.cfg.Logger.Error("timer: message without a due time, skipped", "offset", off, "err", err)
@@ -268,7 +267,7 @@ func (s *Service) addLocked(m *protocol.MessageExt, off, now int64) {
 
 // read returns the stored message at phys, nil when there is none to
 // deliver (removed by retention, or undecodable: logged).
-func (s *Service) read(phys int64) (*protocol.MessageExt, error) {
+func (s *Service) read(phys int64) (*message.MessageExt, error) {
 	rec, err := s.cfg.Store.ReadRecord(phys)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -288,7 +287,7 @@ func (s *Service) read(phys int64) (*protocol.MessageExt, error) {
 // the progress.
 func (s *Service) deliverLocked(now int64) error {
 	var popped []item
-	var batch []*protocol.MessageExt
+	var batch []*message.MessageExt
 	fail := func(err error) error {
 		for _, it := range popped {
 			s.w.unpop(it)
@@ -359,7 +358,7 @@ func (s *Service) deliverLocked(now int64) error {
 // deliveredLocked reports whether timer message m already has a delivered
 // copy in its real queue: same UNIQ_KEY and queue, stored after m, and
 // not yet matched to another timer.
-func (s *Service) deliveredLocked(m, out *protocol.MessageExt) (bool, error) {
+func (s *Service) deliveredLocked(m, out *message.MessageExt) (bool, error) {
 	key := out.UniqKey()
 	if key == "" {
 		return false, nil

@@ -57,7 +57,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/schedule"
-	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/message"
 )
 
 // Topic is where timer messages wait (Java TimerMessageStore.TIMER_TOPIC).
@@ -85,13 +85,13 @@ var (
 // delivered, relative to now for the DELAY ones, and whether it has any
 // (Java HookUtils: TIMER_DELAY_SEC first, then TIMER_DELAY_MS, then
 // TIMER_DELIVER_MS).
-func DueTime(m *protocol.Message, now time.Time) (int64, bool, error) {
+func DueTime(m *message.Message, now time.Time) (int64, bool, error) {
 	p := m.Properties
 	for _, k := range []struct {
 		name string
 		unit int64
 		abs  bool
-	}{{protocol.PropertyTimerDelaySec, 1000, false}, {PropertyTimerDelayMS, 1, false}, {protocol.PropertyTimerDeliverMS, 1, true}} {
+	}{{message.PropertyTimerDelaySec, 1000, false}, {PropertyTimerDelayMS, 1, false}, {message.PropertyTimerDeliverMS, 1, true}} {
 		v, ok := p[k.name]
 		if !ok {
 			continue
@@ -114,7 +114,7 @@ func DueTime(m *protocol.Message, now time.Time) (int64, bool, error) {
 // message moves to queue 0 of Topic. A timer already due is left alone and
 // stored in its real queue at once. It reports whether m was diverted, and
 // refuses a timer due more than maxDelay after now with ErrTooLate.
-func Transform(m *protocol.MessageExt, now time.Time, maxDelay time.Duration) (bool, error) {
+func Transform(m *message.MessageExt, now time.Time, maxDelay time.Duration) (bool, error) {
 	due, ok, err := DueTime(&m.Message, now)
 	if !ok || err != nil {
 		return false, err
@@ -125,8 +125,8 @@ func Transform(m *protocol.MessageExt, now time.Time, maxDelay time.Duration) (b
 	if due <= now.UnixMilli() {
 		return false, nil
 	}
-	m.SetProperty(protocol.PropertyRealTopic, m.Topic)
-	m.SetProperty(protocol.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.SetProperty(message.PropertyRealTopic, m.Topic)
+	m.SetProperty(message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
 	m.SetProperty(PropertyTimerOutMS, strconv.FormatInt(due, 10))
 	m.Topic = Topic
 	m.QueueID = 0
@@ -136,7 +136,7 @@ func Transform(m *protocol.MessageExt, now time.Time, maxDelay time.Duration) (b
 // Restore builds the message to deliver from a stored timer message: its
 // real topic and queue, the timer properties removed, everything else
 // kept (as broker/schedule.Restore).
-func Restore(m *protocol.MessageExt) (*protocol.MessageExt, error) {
+func Restore(m *message.MessageExt) (*message.MessageExt, error) {
 	out, err := schedule.Restore(m)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func Restore(m *protocol.MessageExt) (*protocol.MessageExt, error) {
 }
 
 // dueOf returns a stored timer message's due time.
-func dueOf(m *protocol.MessageExt) (int64, error) {
+func dueOf(m *message.MessageExt) (int64, error) {
 	due, err := strconv.ParseInt(m.Properties[PropertyTimerOutMS], 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s=%q at commit log offset %d", ErrBadTime, PropertyTimerOutMS, m.Properties[PropertyTimerOutMS], m.CommitLogOffset)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -60,10 +59,10 @@ func (e *env) reopen() {
 // send path does.
 func (e *env) timer(body string, d time.Duration) {
 	e.t.Helper()
-	m := &protocol.MessageExt{
-		Message: protocol.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{
-			PropertyTimerDelayMS:                    strconv.FormatInt(d.Milliseconds(), 10),
-			protocol.PropertyUniqClientMessageIDKey: "u-" + body,
+	m := &message.MessageExt{
+		Message: message.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{
+			PropertyTimerDelayMS:                   strconv.FormatInt(d.Milliseconds(), 10),
+			message.PropertyUniqClientMessageIDKey: "u-" + body,
 		}},
 		QueueID: 1, BornHost: netip.MustParseAddrPort("10.0.0.1:5000"), StoreHost: netip.MustParseAddrPort("10.0.0.2:10911"),
 	}
@@ -71,7 +70,7 @@ func (e *env) timer(body string, d time.Duration) {
 	if err != nil || !ok {
 		e.t.Fatalf("Transform = %v, %v", ok, err)
 	}
-	if _, err := e.st.Put([]*protocol.MessageExt{m}); err != nil {
+	if _, err := e.st.Put([]*message.MessageExt{m}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -82,7 +81,7 @@ func (e *env) service(st Store) *Service {
 		st = e.st
 	}
 	s, err := New(Config{Store: st, Now: e.clock.Now, BatchSize: 4,
-		Deliver: func(ms []*protocol.MessageExt) error { _, err := e.st.Put(ms); return err }})
+		Deliver: func(ms []*message.MessageExt) error { _, err := e.st.Put(ms); return err }})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -141,7 +140,7 @@ func TestDueTime(t *testing.T) {
 		{props: map[string]string{"TIMER_DELAY_SEC": "-1"}, ok: true, bad: true},
 		{props: map[string]string{"TIMER_DELAY_SEC": "9223372036854775807"}, ok: true, bad: true},
 	} {
-		due, ok, err := DueTime(&protocol.Message{Properties: c.props}, now)
+		due, ok, err := DueTime(&message.Message{Properties: c.props}, now)
 		if ok != c.ok || (err != nil) != c.bad || (!c.bad && due != c.due) {
 			t.Errorf("DueTime(%v) = %d, %v, %v", c.props, due, ok, err)
 		}
@@ -153,7 +152,7 @@ func TestDueTime(t *testing.T) {
 
 func TestTransform(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
-	m := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_SEC": "10"}}, QueueID: 3}
+	m := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_SEC": "10"}}, QueueID: 3}
 	if ok, err := Transform(m, now, time.Minute); !ok || err != nil {
 		t.Fatalf("Transform = %v, %v", ok, err)
 	}
@@ -171,15 +170,15 @@ func TestTransform(t *testing.T) {
 	if m.Properties[PropertyTimerOutMS] == "" {
 		t.Fatal("Restore modified the stored message")
 	}
-	far := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_MS": "60001"}}}
+	far := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_MS": "60001"}}}
 	if _, err := Transform(far, now, time.Minute); !errors.Is(err, ErrTooLate) || far.Topic != "T" {
 		t.Fatalf("a timer beyond the max delay: %v, topic %s", err, far.Topic)
 	}
-	edge := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_MS": "60000"}}}
+	edge := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_MS": "60000"}}}
 	if ok, err := Transform(edge, now, time.Minute); !ok || err != nil {
 		t.Fatalf("a timer at the max delay: %v, %v", ok, err)
 	}
-	past := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Properties: map[string]string{"TIMER_DELIVER_MS": "999999"}}}
+	past := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELIVER_MS": "999999"}}}
 	if ok, err := Transform(past, now, time.Minute); ok || err != nil || past.Topic != "T" {
 		t.Fatalf("a timer already due diverted: %v, %v", ok, err)
 	}
@@ -315,7 +314,7 @@ func TestDeliverFailureRetried(t *testing.T) {
 	e := newEnv(t)
 	e.timer("a", time.Second)
 	fail := true
-	s, err := New(Config{Store: e.st, Now: e.clock.Now, Deliver: func(ms []*protocol.MessageExt) error {
+	s, err := New(Config{Store: e.st, Now: e.clock.Now, Deliver: func(ms []*message.MessageExt) error {
 		if fail {
 			return errors.New("injected")
 		}
@@ -344,7 +343,7 @@ func TestLoopWakesForEarlierTimer(t *testing.T) {
 	e.reopenReal()
 	e.timerAt("far", time.Now().Add(time.Hour))
 	s, err := New(Config{Store: e.st, IdleInterval: time.Hour,
-		Deliver: func(ms []*protocol.MessageExt) error { _, err := e.st.Put(ms); return err }})
+		Deliver: func(ms []*message.MessageExt) error { _, err := e.st.Put(ms); return err }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,12 +386,12 @@ func (e *env) reopenReal() {
 // timerAt stores a timer due at an absolute time, on the real clock.
 func (e *env) timerAt(body string, at time.Time) {
 	e.t.Helper()
-	m := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{
-		protocol.PropertyTimerDeliverMS: strconv.FormatInt(at.UnixMilli(), 10)}}, QueueID: 1}
+	m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{
+		message.PropertyTimerDeliverMS: strconv.FormatInt(at.UnixMilli(), 10)}}, QueueID: 1}
 	if ok, err := Transform(m, time.Now(), DefaultMaxDelay); !ok || err != nil {
 		e.t.Fatalf("Transform = %v, %v", ok, err)
 	}
-	if _, err := e.st.Put([]*protocol.MessageExt{m}); err != nil {
+	if _, err := e.st.Put([]*message.MessageExt{m}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -403,7 +402,7 @@ func FuzzDueTime(f *testing.F) {
 	f.Add("TIMER_DELAY_MS", "-5")
 	f.Fuzz(func(t *testing.T, k, v string) {
 		now := time.UnixMilli(1_700_000_000_000)
-		m := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Properties: map[string]string{k: v}}}
+		m := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{k: v}}}
 		ok, err := Transform(m, now, DefaultMaxDelay)
 		if err != nil && !errors.Is(err, ErrBadTime) && !errors.Is(err, ErrTooLate) {
 			t.Fatalf("unexpected error %v", err)
@@ -424,9 +423,9 @@ func FuzzDueTime(f *testing.F) {
 func TestCrashWhileReindexing(t *testing.T) {
 	e := newEnv(t)
 	e.timer("A", 20*time.Second) // offset 0, in the first chunk
-	var fill []*protocol.MessageExt
+	var fill []*message.MessageExt
 	for i := range indexChunk - 1 {
-		m := &protocol.MessageExt{Message: protocol.Message{Topic: "T", Body: []byte(fmt.Sprint("f", i)),
+		m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte(fmt.Sprint("f", i)),
 			Properties: map[string]string{PropertyTimerDelayMS: "3600000"}}, QueueID: 1}
 		if _, err := Transform(m, e.clock.Now(), DefaultMaxDelay); err != nil {
 			t.Fatal(err)

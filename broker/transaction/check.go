@@ -9,7 +9,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -78,7 +77,7 @@ scan:
 			break scan
 		default:
 		}
-		var m *protocol.MessageExt
+		var m *message.MessageExt
 		m, err = s.readHalf(off)
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
@@ -110,7 +109,7 @@ scan:
 
 // readHalf reads the half at a queue offset; nil (logged) when the record
 // does not decode.
-func (s *Service) readHalf(off int64) (*protocol.MessageExt, error) {
+func (s *Service) readHalf(off int64) (*message.MessageExt, error) {
 	e, err := s.cfg.Store.QueueEntry(HalfTopic, 0, off)
 	if err != nil {
 		return nil, err
@@ -128,7 +127,7 @@ func (s *Service) readHalf(off int64) (*protocol.MessageExt, error) {
 }
 
 // checkHalf handles one half of a pass; stop ends the pass before it.
-func (s *Service) checkHalf(m *protocol.MessageExt, now time.Time, res *CheckResult) (stop bool, err error) {
+func (s *Service) checkHalf(m *message.MessageExt, now time.Time, res *CheckResult) (stop bool, err error) {
 	origin := txOrigin(m)
 	mu := s.lock(origin)
 	mu.Lock()
@@ -141,7 +140,7 @@ func (s *Service) checkHalf(m *protocol.MessageExt, now time.Time, res *CheckRes
 		res.Ended++
 		return false, nil
 	}
-	times, _ := strconv.Atoi(m.Property(protocol.PropertyTransactionCheckTimes))
+	times, _ := strconv.Atoi(m.Property(message.PropertyTransactionCheckTimes))
 	age := now.UnixMilli() - m.BornTimestamp
 	if times >= s.cfg.CheckMax || age > s.cfg.FileReservedTime.Milliseconds() {
 		res.Discarded++
@@ -170,8 +169,8 @@ func (s *Service) checkHalf(m *protocol.MessageExt, now time.Time, res *CheckRes
 // immunity returns how long after its birth a half is left alone, and
 // whether the half set it itself (Java getImmunityTime: seconds, -1 or
 // unparsable meaning Config.Timeout).
-func (s *Service) immunity(m *protocol.MessageExt) (time.Duration, bool) {
-	v := m.Property(protocol.PropertyCheckImmunityTimeInSecs)
+func (s *Service) immunity(m *message.MessageExt) (time.Duration, bool) {
+	v := m.Property(message.PropertyCheckImmunityTimeInSecs)
 	if v == "" {
 		return s.cfg.Timeout, false
 	}
@@ -185,15 +184,15 @@ func (s *Service) immunity(m *protocol.MessageExt) (time.Duration, bool) {
 // renewHalf re-puts a half at the end of the half queue, naming its origin
 // and with TRANSACTION_CHECK_TIMES set to times (when > 0), and returns the
 // copy as stored.
-func (s *Service) renewHalf(m *protocol.MessageExt, origin int64, times int) (*protocol.MessageExt, error) {
+func (s *Service) renewHalf(m *message.MessageExt, origin int64, times int) (*message.MessageExt, error) {
 	cp := *m
 	cp.Properties = maps.Clone(m.Properties)
 	cp.SetProperty(propTxOrigin, strconv.FormatInt(origin, 10))
 	if times > 0 {
-		cp.SetProperty(protocol.PropertyTransactionCheckTimes, strconv.Itoa(times))
+		cp.SetProperty(message.PropertyTransactionCheckTimes, strconv.Itoa(times))
 	}
 	cp.StoreHost = s.cfg.Host()
-	put, err := s.cfg.Store.Put([]*protocol.MessageExt{&cp})
+	put, err := s.cfg.Store.Put([]*message.MessageExt{&cp})
 	if err != nil {
 		return nil, fmt.Errorf("transaction: renew half message: %w", err)
 	}
@@ -205,7 +204,7 @@ func (s *Service) renewHalf(m *protocol.MessageExt, origin int64, times int) (*p
 // discardHalf ends a half's transaction without an answer: a copy goes to
 // TRANS_CHECK_MAX_TIME_TOPIC (Java DefaultTransactionalMessageCheckListener
 // resolveDiscardMsg) with a "discard" op, in one write.
-func (s *Service) discardHalf(m *protocol.MessageExt, origin int64) error {
+func (s *Service) discardHalf(m *message.MessageExt, origin int64) error {
 	for _, topic := range []string{CheckMaxTopic, OpHalfTopic} {
 		if err := s.cfg.EnsureTopic(topic); err != nil {
 			return err
@@ -214,11 +213,11 @@ func (s *Service) discardHalf(m *protocol.MessageExt, origin int64) error {
 	cp := *m
 	cp.Topic, cp.QueueID = CheckMaxTopic, 0
 	cp.StoreHost = s.cfg.Host()
-	if _, err := s.cfg.Store.Put([]*protocol.MessageExt{&cp, s.op(m, origin, txEndDiscard)}); err != nil {
+	if _, err := s.cfg.Store.Put([]*message.MessageExt{&cp, s.op(m, origin, txEndDiscard)}); err != nil {
 		return fmt.Errorf("transaction: discard half message: %w", err)
 	}
-	s.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(protocol.PropertyProducerGroup),
-		"topic", m.Property(protocol.PropertyRealTopic), "uniqKey", m.UniqKey(), "checks", m.Property(protocol.PropertyTransactionCheckTimes))
+	s.log.Warn("broker: half message discarded after its checks ran out", "group", m.Property(message.PropertyProducerGroup),
+		"topic", m.Property(message.PropertyRealTopic), "uniqKey", m.UniqKey(), "checks", m.Property(message.PropertyTransactionCheckTimes))
 	return nil
 }
 
@@ -227,8 +226,8 @@ func (s *Service) discardHalf(m *protocol.MessageExt, origin int64) error {
 // (AbstractTransactionalMessageCheckListener.sendCheckMessage): the header
 // names the copy, the body is the copy in the stored-message encoding with
 // its real topic and queue. It reports whether a connection was found.
-func (s *Service) sendCheck(m *protocol.MessageExt) bool {
-	group := m.Property(protocol.PropertyProducerGroup)
+func (s *Service) sendCheck(m *message.MessageExt) bool {
+	group := m.Property(message.PropertyProducerGroup)
 	live := s.cfg.Producers(group)
 	if len(live) == 0 {
 		s.log.Debug("broker: no producer online to check a transaction", "group", group, "uniqKey", m.UniqKey())
@@ -237,8 +236,8 @@ func (s *Service) sendCheck(m *protocol.MessageExt) bool {
 	ch := live[s.rr%uint64(len(live))]
 	s.rr++
 	real := *m
-	real.Topic = m.Property(protocol.PropertyRealTopic)
-	if q, err := strconv.ParseInt(m.Property(protocol.PropertyRealQueueID), 10, 32); err == nil {
+	real.Topic = m.Property(message.PropertyRealTopic)
+	if q, err := strconv.ParseInt(m.Property(message.PropertyRealQueueID), 10, 32); err == nil {
 		real.QueueID = int32(q)
 	}
 	body, err := message.AppendStoredMessage(nil, &real)
@@ -247,8 +246,8 @@ func (s *Service) sendCheck(m *protocol.MessageExt) bool {
 		return false
 	}
 	uniq := m.UniqKey()
-	hdr := protocol.CheckTransactionStateRequestHeader{
-		TranStateTableOffset: m.QueueOffset, CommitLogOffset: m.CommitLogOffset,
+	hdr := Check{
+		QueueOffset: m.QueueOffset, CommitLogOffset: m.CommitLogOffset,
 		MsgID: uniq, TransactionID: uniq, OffsetMsgID: m.OffsetMsgID,
 	}
 	ch.CheckTransactionState(hdr, body)

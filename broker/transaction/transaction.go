@@ -46,7 +46,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -69,7 +68,7 @@ const (
 type Store interface {
 	ReadRecord(phys int64) ([]byte, error)
 	QueryByKeyFrom(topic, key string, maxNum int, from int64) ([][]byte, error)
-	Put(msgs []*protocol.MessageExt) ([]store.PutResult, error)
+	Put(msgs []*message.MessageExt) ([]store.PutResult, error)
 	QueueEntry(topic string, queueID int32, offset int64) (consumequeue.Entry, error)
 	MinOffset(topic string, queueID int32) int64
 	MaxOffset(topic string, queueID int32) int64
@@ -79,7 +78,43 @@ type Store interface {
 // Producer is one connection of a producer group, which the check asks
 // how a transaction ended (oneway); msg is the half as a stored record.
 type Producer interface {
-	CheckTransactionState(h protocol.CheckTransactionStateRequestHeader, msg []byte)
+	CheckTransactionState(c Check, msg []byte)
+}
+
+// Resolution is how a producer says its transaction ended (RocketMQ's
+// TransactionType: UNKNOW, COMMIT, ROLLBACK).
+type Resolution uint8
+
+const (
+	// Unknown leaves the transaction to the check.
+	Unknown Resolution = iota
+	Commit
+	Rollback
+)
+
+// EndRequest ends one transaction (END_TRANSACTION; the gRPC door's
+// EndTransaction): it names the half message by where it is stored and by
+// its ids, which must agree with the half found there.
+type EndRequest struct {
+	ProducerGroup string
+	// QueueOffset is the half's offset in the half queue
+	// (tranStateTableOffset), CommitLogOffset its physical offset.
+	QueueOffset, CommitLogOffset int64
+	Resolution                   Resolution
+	// FromCheck says the producer answers a check.
+	FromCheck bool
+	// MsgID is the message's UNIQ_KEY; TransactionID the producer's id of
+	// the transaction (optional).
+	MsgID, TransactionID string
+}
+
+// Check is what the broker tells a producer when it asks how a
+// transaction ended (CHECK_TRANSACTION_STATE): where the half is stored
+// and its ids.
+type Check struct {
+	QueueOffset, CommitLogOffset int64
+	MsgID, TransactionID         string
+	OffsetMsgID                  string
 }
 
 // Config wires a Service. Every func and Store is required.
@@ -98,7 +133,7 @@ type Config struct {
 	// Delay diverts a committed message that asks for a delay (a DELAY
 	// level or a timer) to where it waits; a message without one is left
 	// as it is. Its error is returned as it is.
-	Delay func(m *protocol.MessageExt) error
+	Delay func(m *message.MessageExt) error
 	// Host is the store host written into the messages transactions store.
 	Host func() netip.AddrPort
 	// Now is the clock ages are measured with (the store's clock).
@@ -183,10 +218,10 @@ func (s *Service) lock(origin int64) *sync.Mutex {
 // Java's SendMessageProcessor goes by TRAN_MSG; the clients also set the
 // PREPARED sysFlag, which is what older Runnel checked; either counts.
 func IsHalfSend(sysFlag int32, props map[string]string) bool {
-	if sysFlag&protocol.SysFlagTransactionMask == protocol.SysFlagTransactionPrep {
+	if sysFlag&message.SysFlagTransactionMask == message.SysFlagTransactionPrep {
 		return true
 	}
-	s, ok := props[protocol.PropertyTransactionPrepared]
+	s, ok := props[message.PropertyTransactionPrepared]
 	if !ok {
 		return false // most sends: and a failed ParseBool allocates its error
 	}
@@ -199,16 +234,16 @@ func IsHalfSend(sysFlag int32, props map[string]string) bool {
 // queue move to properties and the message goes to the half queue, its
 // transaction bits cleared. It makes sure the half names its producer
 // group, which END_TRANSACTION and the check need.
-func (s *Service) ToHalf(group string, m *protocol.MessageExt) error {
+func (s *Service) ToHalf(group string, m *message.MessageExt) error {
 	if err := s.cfg.EnsureTopic(HalfTopic); err != nil {
 		return err
 	}
-	m.SetProperty(protocol.PropertyRealTopic, m.Topic)
-	m.SetProperty(protocol.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
-	if m.Property(protocol.PropertyProducerGroup) == "" {
-		m.SetProperty(protocol.PropertyProducerGroup, group)
+	m.SetProperty(message.PropertyRealTopic, m.Topic)
+	m.SetProperty(message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	if m.Property(message.PropertyProducerGroup) == "" {
+		m.SetProperty(message.PropertyProducerGroup, group)
 	}
-	m.SysFlag &^= protocol.SysFlagTransactionMask
+	m.SysFlag &^= message.SysFlagTransactionMask
 	m.Topic, m.QueueID = HalfTopic, 0
 	return nil
 }
@@ -220,16 +255,16 @@ func (s *Service) ToHalf(group string, m *protocol.MessageExt) error {
 // of the request's producer group at its queue offset) and end its
 // transaction once. A refusal is a *Refused; the errors of Config's funcs
 // come back as they are.
-func (s *Service) End(h protocol.EndTransactionRequestHeader, client, remark string) (answered bool, err error) {
+func (s *Service) End(h EndRequest, client, remark string) (answered bool, err error) {
 	var end string
-	switch h.CommitOrRollback {
-	case protocol.TransactionCommit:
+	switch h.Resolution {
+	case Commit:
 		end = txEndCommit
-	case protocol.TransactionRollback:
+	case Rollback:
 		end = txEndRollback
 	default:
 		s.log.Debug("broker: end transaction with state unknown, left to the check",
-			"producer", client, "group", h.ProducerGroup, "msgId", h.MsgID, "fromCheck", h.FromTransactionCheck, "remark", remark)
+			"producer", client, "group", h.ProducerGroup, "msgId", h.MsgID, "fromCheck", h.FromCheck, "remark", remark)
 		return false, nil
 	}
 	half, err := s.lookupHalf(&h)
@@ -252,13 +287,13 @@ func (s *Service) End(h protocol.EndTransactionRequestHeader, client, remark str
 		}
 		return true, refused("the transaction of message %s has already ended: %s, cannot %s it", h.MsgID, prev, end)
 	}
-	msgs := []*protocol.MessageExt{s.op(half, origin, end)}
+	msgs := []*message.MessageExt{s.op(half, origin, end)}
 	if end == txEndCommit {
 		final, err := s.committed(half)
 		if err != nil {
 			return true, err
 		}
-		msgs = append([]*protocol.MessageExt{final}, msgs...)
+		msgs = append([]*message.MessageExt{final}, msgs...)
 	}
 	if err := s.cfg.EnsureTopic(OpHalfTopic); err != nil {
 		return true, err
@@ -271,7 +306,7 @@ func (s *Service) End(h protocol.EndTransactionRequestHeader, client, remark str
 
 // lookupHalf reads the half the request names and checks it against the
 // request (EndTransactionProcessor.checkPrepareMessage).
-func (s *Service) lookupHalf(h *protocol.EndTransactionRequestHeader) (*protocol.MessageExt, error) {
+func (s *Service) lookupHalf(h *EndRequest) (*message.MessageExt, error) {
 	notFound := func(why string) error {
 		return refused("Find prepared transaction message failed: commitLogOffset %d: %s", h.CommitLogOffset, why)
 	}
@@ -287,21 +322,21 @@ func (s *Service) lookupHalf(h *protocol.EndTransactionRequestHeader) (*protocol
 		return nil, notFound(err.Error())
 	}
 	switch {
-	case m.Topic != HalfTopic || m.Property(protocol.PropertyRealTopic) == "":
+	case m.Topic != HalfTopic || m.Property(message.PropertyRealTopic) == "":
 		return nil, notFound("not a half message")
-	case m.Property(protocol.PropertyProducerGroup) != h.ProducerGroup:
+	case m.Property(message.PropertyProducerGroup) != h.ProducerGroup:
 		return nil, refused("The producer group wrong: the half message is of %q, not %q",
-			m.Property(protocol.PropertyProducerGroup), h.ProducerGroup)
-	case m.QueueOffset != h.TranStateTableOffset:
+			m.Property(message.PropertyProducerGroup), h.ProducerGroup)
+	case m.QueueOffset != h.QueueOffset:
 		return nil, refused("The transaction state table offset wrong: the half message is at %d, not %d",
-			m.QueueOffset, h.TranStateTableOffset)
+			m.QueueOffset, h.QueueOffset)
 	}
 	return m, nil
 }
 
 // txOrigin returns the commit log offset of the first copy of m's
 // transaction.
-func txOrigin(m *protocol.MessageExt) int64 {
+func txOrigin(m *message.MessageExt) int64 {
 	if v, err := strconv.ParseInt(m.Property(propTxOrigin), 10, 64); err == nil {
 		return v
 	}
@@ -330,14 +365,14 @@ func (s *Service) ended(origin int64) (string, error) {
 }
 
 // op returns the op message that ends half's transaction.
-func (s *Service) op(half *protocol.MessageExt, origin int64, end string) *protocol.MessageExt {
-	return &protocol.MessageExt{
-		Message: protocol.Message{
+func (s *Service) op(half *message.MessageExt, origin int64, end string) *message.MessageExt {
+	return &message.MessageExt{
+		Message: message.Message{
 			Topic: OpHalfTopic,
 			Properties: map[string]string{
-				protocol.PropertyTags: txOpTag,
-				protocol.PropertyKeys: txOpKey(origin),
-				propTxEnd:             end,
+				message.PropertyTags: txOpTag,
+				message.PropertyKeys: txOpKey(origin),
+				propTxEnd:            end,
 			},
 			Body: []byte(strconv.FormatInt(half.QueueOffset, 10)),
 		},
@@ -351,20 +386,20 @@ func (s *Service) op(half *protocol.MessageExt, origin int64, end string) *proto
 // (EndTransactionProcessor.endMessageTransaction): the half back in its
 // real queue, COMMIT in its sysFlag, REAL_TOPIC and REAL_QID removed, and
 // delayed if it carries a DELAY level (Java delays COMMIT messages too).
-func (s *Service) committed(half *protocol.MessageExt) (*protocol.MessageExt, error) {
-	topic := half.Property(protocol.PropertyRealTopic)
-	qid, err := strconv.ParseInt(half.Property(protocol.PropertyRealQueueID), 10, 32)
+func (s *Service) committed(half *message.MessageExt) (*message.MessageExt, error) {
+	topic := half.Property(message.PropertyRealTopic)
+	qid, err := strconv.ParseInt(half.Property(message.PropertyRealQueueID), 10, 32)
 	if err != nil {
-		return nil, fmt.Errorf("transaction: half message %s has a bad REAL_QID %q", half.OffsetMsgID, half.Property(protocol.PropertyRealQueueID))
+		return nil, fmt.Errorf("transaction: half message %s has a bad REAL_QID %q", half.OffsetMsgID, half.Property(message.PropertyRealQueueID))
 	}
 	props := maps.Clone(half.Properties)
-	delete(props, protocol.PropertyRealTopic)
-	delete(props, protocol.PropertyRealQueueID)
+	delete(props, message.PropertyRealTopic)
+	delete(props, message.PropertyRealQueueID)
 	delete(props, propTxOrigin)
-	m := &protocol.MessageExt{
-		Message:                   protocol.Message{Topic: topic, Flag: half.Flag, Properties: props, Body: half.Body},
+	m := &message.MessageExt{
+		Message:                   message.Message{Topic: topic, Flag: half.Flag, Properties: props, Body: half.Body},
 		QueueID:                   int32(qid),
-		SysFlag:                   half.SysFlag&^protocol.SysFlagTransactionMask | protocol.SysFlagTransactionComm,
+		SysFlag:                   half.SysFlag&^message.SysFlagTransactionMask | message.SysFlagTransactionComm,
 		BornTimestamp:             half.BornTimestamp,
 		BornHost:                  half.BornHost,
 		StoreHost:                 s.cfg.Host(),

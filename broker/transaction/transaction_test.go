@@ -13,7 +13,6 @@ import (
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -22,11 +21,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // producer records the checks it is asked.
 type producer struct {
 	mu     sync.Mutex
-	checks []protocol.CheckTransactionStateRequestHeader
-	halves []*protocol.MessageExt
+	checks []Check
+	halves []*message.MessageExt
 }
 
-func (p *producer) CheckTransactionState(h protocol.CheckTransactionStateRequestHeader, msg []byte) {
+func (p *producer) CheckTransactionState(h Check, msg []byte) {
 	m, _, err := message.DecodeStoredMessage(msg, false)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -63,7 +62,7 @@ func newEnv(t *testing.T) *env {
 		HasTopic:         func(name string) bool { return e.topics[name] },
 		EnsureTopic:      func(name string) error { e.topics[name] = true; return nil },
 		Producers:        func(group string) []Producer { return []Producer{e.prod} },
-		Delay:            func(*protocol.MessageExt) error { return nil },
+		Delay:            func(*message.MessageExt) error { return nil },
 		Host:             func() netip.AddrPort { return host },
 		Now:              e.clock.Now,
 		CheckMax:         15,
@@ -75,12 +74,12 @@ func newEnv(t *testing.T) *env {
 
 // sendHalf stores a half message of group "pg" for topic T queue 2 as the
 // send path does, and returns it as stored.
-func (e *env) sendHalf(t *testing.T, body string) *protocol.MessageExt {
+func (e *env) sendHalf(t *testing.T, body string) *message.MessageExt {
 	t.Helper()
-	m := &protocol.MessageExt{
-		Message:       protocol.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{protocol.PropertyUniqClientMessageIDKey: "u-" + body}},
+	m := &message.MessageExt{
+		Message:       message.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{message.PropertyUniqClientMessageIDKey: "u-" + body}},
 		QueueID:       2,
-		SysFlag:       protocol.SysFlagTransactionPrep,
+		SysFlag:       message.SysFlagTransactionPrep,
 		BornTimestamp: e.clock.Now().UnixMilli(),
 	}
 	if !IsHalfSend(m.SysFlag, m.Properties) {
@@ -89,7 +88,7 @@ func (e *env) sendHalf(t *testing.T, body string) *protocol.MessageExt {
 	if err := e.svc.ToHalf("pg", m); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.st.Put([]*protocol.MessageExt{m})
+	res, err := e.st.Put([]*message.MessageExt{m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +96,9 @@ func (e *env) sendHalf(t *testing.T, body string) *protocol.MessageExt {
 	return m
 }
 
-func endHeader(m *protocol.MessageExt, how int32) protocol.EndTransactionRequestHeader {
-	return protocol.EndTransactionRequestHeader{ProducerGroup: "pg", TranStateTableOffset: m.QueueOffset,
-		CommitLogOffset: m.CommitLogOffset, CommitOrRollback: how, MsgID: m.UniqKey()}
+func endHeader(m *message.MessageExt, how Resolution) EndRequest {
+	return EndRequest{ProducerGroup: "pg", QueueOffset: m.QueueOffset,
+		CommitLogOffset: m.CommitLogOffset, Resolution: how, MsgID: m.UniqKey()}
 }
 
 // TestCheckThenCommitOnce runs a transaction through the service alone:
@@ -125,12 +124,12 @@ func TestCheckThenCommitOnce(t *testing.T) {
 		t.Fatalf("producer asked %d times: %+v", len(e.prod.checks), e.prod.halves)
 	}
 	h := e.prod.checks[0]
-	copyHdr := protocol.EndTransactionRequestHeader{ProducerGroup: "pg", TranStateTableOffset: h.TranStateTableOffset,
-		CommitLogOffset: h.CommitLogOffset, CommitOrRollback: protocol.TransactionCommit, MsgID: h.MsgID, FromTransactionCheck: true}
+	copyHdr := EndRequest{ProducerGroup: "pg", QueueOffset: h.QueueOffset,
+		CommitLogOffset: h.CommitLogOffset, Resolution: Commit, MsgID: h.MsgID, FromCheck: true}
 	if answered, err := e.svc.End(copyHdr, "c1", ""); !answered || err != nil {
 		t.Fatalf("commit of the checked copy: %v, %v", answered, err)
 	}
-	if answered, err := e.svc.End(endHeader(half, protocol.TransactionCommit), "c1", ""); !answered || err != nil {
+	if answered, err := e.svc.End(endHeader(half, Commit), "c1", ""); !answered || err != nil {
 		t.Fatalf("second commit: %v, %v", answered, err)
 	}
 	if got := e.st.MaxOffset("T", 2); got != 1 {
@@ -142,8 +141,8 @@ func TestCheckThenCommitOnce(t *testing.T) {
 	}
 	ms, err := message.DecodeMessages(rec.Messages)
 	if err != nil || len(ms) != 1 || string(ms[0].Body) != "b1" ||
-		ms[0].SysFlag&protocol.SysFlagTransactionMask != protocol.SysFlagTransactionComm ||
-		ms[0].Property(protocol.PropertyRealTopic) != "" || ms[0].PreparedTransactionOffset != h.CommitLogOffset {
+		ms[0].SysFlag&message.SysFlagTransactionMask != message.SysFlagTransactionComm ||
+		ms[0].Property(message.PropertyRealTopic) != "" || ms[0].PreparedTransactionOffset != h.CommitLogOffset {
 		t.Fatalf("committed message: %+v, %v", ms, err)
 	}
 	if res, err := e.svc.Check(nil); err != nil || res.Ended != 1 || res.Checked != 0 {
@@ -158,23 +157,23 @@ func TestEndRefusals(t *testing.T) {
 	e := newEnv(t)
 	half := e.sendHalf(t, "b2")
 	var r *Refused
-	wrong := endHeader(half, protocol.TransactionCommit)
+	wrong := endHeader(half, Commit)
 	wrong.ProducerGroup = "other"
 	if _, err := e.svc.End(wrong, "c", ""); !errors.As(err, &r) || r.Remark == "" {
 		t.Fatalf("other group: %v", err)
 	}
-	nowhere := endHeader(half, protocol.TransactionCommit)
+	nowhere := endHeader(half, Commit)
 	nowhere.CommitLogOffset += 1 << 20
 	if _, err := e.svc.End(nowhere, "c", ""); !errors.As(err, &r) {
 		t.Fatalf("no half there: %v", err)
 	}
-	if answered, err := e.svc.End(endHeader(half, protocol.TransactionNotType), "c", ""); answered || err != nil {
+	if answered, err := e.svc.End(endHeader(half, Unknown), "c", ""); answered || err != nil {
 		t.Fatalf("UNKNOW: %v, %v", answered, err)
 	}
-	if _, err := e.svc.End(endHeader(half, protocol.TransactionCommit), "c", ""); err != nil {
+	if _, err := e.svc.End(endHeader(half, Commit), "c", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.End(endHeader(half, protocol.TransactionRollback), "c", ""); !errors.As(err, &r) {
+	if _, err := e.svc.End(endHeader(half, Rollback), "c", ""); !errors.As(err, &r) {
 		t.Fatalf("rollback after commit: %v", err)
 	}
 	if got := e.st.MaxOffset(OpHalfTopic, 0); got != 1 {
@@ -185,15 +184,15 @@ func TestEndRefusals(t *testing.T) {
 // TestIsHalfSendOfPlainSend checks the half-message test of every send:
 // false without the flag or TRAN_MSG, and no allocation for it.
 func TestIsHalfSendOfPlainSend(t *testing.T) {
-	props := map[string]string{protocol.PropertyTags: "a"}
+	props := map[string]string{message.PropertyTags: "a"}
 	if n := testing.AllocsPerRun(100, func() { _ = IsHalfSend(0, props) }); n != 0 {
 		t.Fatalf("IsHalfSend of a plain send: %v allocations", n)
 	}
-	if IsHalfSend(0, props) || !IsHalfSend(protocol.SysFlagTransactionPrep, props) {
+	if IsHalfSend(0, props) || !IsHalfSend(message.SysFlagTransactionPrep, props) {
 		t.Fatal("IsHalfSend by the system flag")
 	}
 	for v, want := range map[string]bool{"": false, "x": false, "false": false, "true": true} {
-		if got := IsHalfSend(0, map[string]string{protocol.PropertyTransactionPrepared: v}); got != want {
+		if got := IsHalfSend(0, map[string]string{message.PropertyTransactionPrepared: v}); got != want {
 			t.Errorf("IsHalfSend(TRAN_MSG=%q) = %v, want %v", v, got, want)
 		}
 	}

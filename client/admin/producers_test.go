@@ -38,15 +38,3 @@ func TestAllProducersMergesBrokersAndSaysWhenUnsupported(t *testing.T) {
 		t.Fatalf("unsupported everywhere: %v", err)
 	}
 }
-
-func TestEveryNamedResponseCodeWeMeetHasAMeaning(t *testing.T) {
-	for _, code := range []int16{protocol.RespSystemError, protocol.RespNoPermission, protocol.RespTopicNotExist,
-		protocol.RespSubscriptionGroupNotExist, protocol.RespConsumerNotOnline, protocol.RespServiceNotAvailable} {
-		if CodeMeaning(code) == "" {
-			t.Errorf("%s has no meaning", protocol.ResponseCodeName(code))
-		}
-	}
-	if CodeMeaning(12345) != "" {
-		t.Error("an unknown code has a meaning")
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -22,7 +23,7 @@ type MessageQueue = protocol.MessageQueue
 // Compare orders queues by topic, then broker name, then queue id, returning
 // -1, 0 or +1: the order every RocketMQ client sorts queues in before
 // allocation.
-func Compare(a, b MessageQueue) int { return protocol.CompareQueues(a, b) }
+func Compare(a, b MessageQueue) int { return message.CompareQueues(a, b) }
 
 // Sort sorts mqs in place into canonical order (see Compare).
 func Sort(mqs []MessageQueue) { slices.SortFunc(mqs, Compare) }

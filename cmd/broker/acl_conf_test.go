@@ -10,12 +10,13 @@ import (
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 )
 
 // The README's ACL example: docs/acl/broker.conf turns ACL on with
 // docs/acl/plain_acl.yml beside it, which parses, and signs as rocketmq2.
 func TestExampleACLConf(t *testing.T) {
-	parse := func(args ...string) (broker.Config, error) { return parseArgs(noEnv, discard, args...) }
+	parse := func(args ...string) (config.Config, error) { return parseArgs(noEnv, discard, args...) }
 	dir := t.TempDir()
 	cfg, err := parse("-c", "../../docs/acl/broker.conf", "--store-dir", dir, "--listen", "127.0.0.1:0")
 	if err != nil {
@@ -58,7 +59,7 @@ func TestREADMEACLExample(t *testing.T) {
 		}
 		return body
 	}
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	ignored, err := cfg.ApplyProperties(strings.NewReader(block("properties")))
 	if err != nil || len(ignored) > 0 || !cfg.ACLEnable || cfg.Credentials.AccessKey != "rocketmq2" {
 		t.Fatalf("README broker.conf: ignored %v, err %v, cfg %+v", ignored, err, cfg)
@@ -82,7 +83,7 @@ func TestREADMEACL2Example(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("README has no ACL 2.0 broker.conf block")
 	}
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	ignored, err := cfg.ApplyProperties(strings.NewReader(block))
 	if err != nil || len(ignored) > 0 || !cfg.Auth.AuthenticationEnabled || !cfg.Auth.AuthorizationEnabled ||
 		len(cfg.Auth.InitUsers) != 1 || cfg.Auth.InnerCredentials.AccessKey != "rocketmq" {

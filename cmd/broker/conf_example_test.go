@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 )
 
 // The README's example broker.conf uses only keys the broker honours, and
@@ -15,7 +15,7 @@ func TestExampleBrokerConf(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cfg := broker.DefaultConfig()
+	cfg := config.Default()
 	ignored, err := cfg.ApplyProperties(f)
 	if err != nil || len(ignored) > 0 {
 		t.Fatalf("docs/broker.conf: ignored %v, err %v", ignored, err)

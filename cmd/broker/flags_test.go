@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 )
 
 // TestFlagKeys: every flag but --config and --log-level is in flagKeys
-// (and every entry is a flag), each of its keys is one broker.Config
+// (and every entry is a flag), each of its keys is one config.Config
 // knows, and pairs only writes the entry's keys.
 func TestFlagKeys(t *testing.T) {
 	fs := pflag.NewFlagSet("broker", pflag.ContinueOnError)
@@ -30,7 +30,7 @@ func TestFlagKeys(t *testing.T) {
 			continue
 		}
 		for _, k := range fk.keys {
-			probe := broker.DefaultConfig()
+			probe := config.Default()
 			if known, _ := probe.Set(k, fl.DefValue); !known {
 				t.Errorf("--%s: broker.conf has no key %s", fk.flag, k)
 			}

@@ -4,7 +4,7 @@
 //	       --broker-name broker-a --cluster DefaultCluster --advertise HOST:PORT
 //	broker -c broker.conf
 //
-// A RocketMQ broker.conf is accepted (see broker.Config.ApplyProperties for
+// A RocketMQ broker.conf is accepted (see config.Config.ApplyProperties for
 // the keys understood); flags given on the command line win over it (each
 // is a broker.conf key, its help says which), and
 // NAMESRV_ADDR from the environment is used when neither names a name
@@ -32,6 +32,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/internal/version"
 )
 
@@ -80,10 +81,10 @@ type cmdFlags struct {
 
 // bindFlags defines the command's flags on fs. Every flag but --config
 // and --log-level is the broker's configuration, read back through
-// flagKeys; its default is only shown, since broker.Config's defaults
+// flagKeys; its default is only shown, since config.Config's defaults
 // (or broker.conf) apply when it is not given.
 func bindFlags(fs *pflag.FlagSet, f *cmdFlags) {
-	def := broker.DefaultConfig()
+	def := config.Default()
 	fs.StringVarP(&f.confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringP("namesrv", "n", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
@@ -126,7 +127,7 @@ type flagKey struct {
 
 // flagKeys is every flag that configures the broker. A flag given on the
 // command line is applied after broker.conf as its keys, through
-// broker.Config.Set, so a flag and a key cannot mean different things.
+// config.Config.Set, so a flag and a key cannot mean different things.
 var flagKeys = []flagKey{
 	{flag: "namesrv", keys: []string{"namesrvAddr"}},
 	{flag: "listen", keys: []string{"listenAddr"}},
@@ -174,7 +175,7 @@ func metricsPairs(v string) ([][2]string, error) {
 }
 
 // applyFlag sets cfg as the flag fk, given value, says.
-func applyFlag(cfg *broker.Config, fk flagKey, value string) error {
+func applyFlag(cfg *config.Config, fk flagKey, value string) error {
 	pairs := [][2]string{{fk.keys[0], value}}
 	if fk.pairs != nil {
 		var err error
@@ -197,8 +198,8 @@ func applyFlag(cfg *broker.Config, fk flagKey, value string) error {
 // buildConfig layers the configuration: defaults, then broker.conf, then
 // the flags given on the command line; NAMESRV_ADDR fills the name servers
 // when neither the file nor a flag names any.
-func buildConfig(fs *pflag.FlagSet, f *cmdFlags, getenv func(string) string, log *slog.Logger) (broker.Config, error) {
-	cfg := broker.DefaultConfig()
+func buildConfig(fs *pflag.FlagSet, f *cmdFlags, getenv func(string) string, log *slog.Logger) (config.Config, error) {
+	cfg := config.Default()
 	cfg.Logger = log
 	if f.confFile != "" {
 		file, err := os.Open(f.confFile)
@@ -240,7 +241,7 @@ func buildConfig(fs *pflag.FlagSet, f *cmdFlags, getenv func(string) string, log
 }
 
 // serve runs the broker until ctx is done.
-func serve(ctx context.Context, cfg broker.Config, stdout io.Writer) error {
+func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	b, err := broker.New(cfg)
 	if err != nil {
 		return err

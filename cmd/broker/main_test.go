@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -258,12 +258,12 @@ func appendU32(b []byte, v uint32) []byte {
 }
 
 // parseArgs is the configuration the command builds from args.
-func parseArgs(getenv func(string) string, log *slog.Logger, args ...string) (broker.Config, error) {
+func parseArgs(getenv func(string) string, log *slog.Logger, args ...string) (config.Config, error) {
 	fs := pflag.NewFlagSet("broker", pflag.ContinueOnError)
 	var f cmdFlags
 	bindFlags(fs, &f)
 	if err := fs.Parse(args); err != nil {
-		return broker.Config{}, err
+		return config.Config{}, err
 	}
 	return buildConfig(fs, &f, getenv, log)
 }
@@ -287,7 +287,7 @@ func TestBuildConfigLayers(t *testing.T) {
 			return ""
 		}
 	}
-	parse := func(getenv func(string) string, args ...string) (broker.Config, error) {
+	parse := func(getenv func(string) string, args ...string) (config.Config, error) {
 		return parseArgs(getenv, log, args...)
 	}
 	cfg, err := parse(env("10.0.0.9:9876;10.0.0.8:9876"), "-c", conf, "--broker-name", "from-flag")

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 )
 
 // --metrics turns the exporter on at its address and wins over
@@ -15,7 +15,7 @@ func TestMetricsFlag(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("metricsExporterType=PROM\nmetricsPromExporterPort=6000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	parse := func(args ...string) (broker.Config, error) { return parseArgs(noEnv, discard, args...) }
+	parse := func(args ...string) (config.Config, error) { return parseArgs(noEnv, discard, args...) }
 	cfg, err := parse()
 	if err != nil || cfg.Metrics.Enabled() {
 		t.Fatalf("default: metrics %+v, %v; want off", cfg.Metrics, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 )
@@ -33,7 +33,7 @@ func TestACLCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.ACLEnable, cfg.ACLFile = true, file }))
+	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.ACLEnable, cfg.ACLFile = true, file }))
 	acfg := admin.DefaultConfig()
 	acfg.NamesrvAddrs = []string{cl.NamesrvAddr()}
 	acfg.Credentials = acl.Credentials{AccessKey: "cliAdmin1", SecretKey: "cliAdminSecret"}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
@@ -23,7 +23,7 @@ import (
 // original's id, body, keys, tag and user properties, and the topic it
 // came from in RETRY_TOPIC.
 func TestReadsDeadLetters(t *testing.T) {
-	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.MessageDelayLevel = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
 	}))
 	const topic, group, n = "dlq-source", "dlq-failing", 5 // the fifth body is binary

@@ -47,6 +47,7 @@ import (
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/console"
 	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
@@ -191,7 +192,7 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	if err := ns.Start(); err != nil {
 		return err
 	}
-	bcfg := broker.DefaultConfig()
+	bcfg := config.Default()
 	bcfg.ListenAddr = dc.brokerListen
 	bcfg.NamesrvAddrs = []string{ns.Addr()}
 	bcfg.StoreDir = dc.dir

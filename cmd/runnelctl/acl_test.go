@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/namesrv"
 )
@@ -30,7 +30,7 @@ func TestACLCredentials(t *testing.T) {
 	}
 	cl := cluster.Start(t,
 		cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.ACLFile = file }),
-		cluster.Configure(func(_ int, cfg *broker.Config) {
+		cluster.Configure(func(_ int, cfg *config.Config) {
 			cfg.ACLEnable, cfg.ACLFile = true, file
 			cfg.Credentials = acl.Credentials{AccessKey: "ctlAdmin1", SecretKey: "ctlAdminSecret"}
 		}))

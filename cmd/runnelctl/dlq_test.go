@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
@@ -101,7 +101,7 @@ type dlqSent struct {
 // bookkeeping; and neither command leaves a consumer offset on the
 // dead-letter topic.
 func TestDLQListAndResend(t *testing.T) {
-	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) { cfg.MessageDelayLevel = dlqDelayLevels }))
+	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MessageDelayLevel = dlqDelayLevels }))
 	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
 	const topic, group = "dlq-orders", "dlq-billing"
 	ctx := context.Background()

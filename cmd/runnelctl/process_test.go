@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 )
@@ -94,7 +94,7 @@ func TestProcessAgainstCluster(t *testing.T) {
 	bin := buildBinary(t)
 	// Two short delay levels, so a delayed send is delivered within the
 	// test and a level above 2 is out of the brokers' range.
-	cl := cluster.Start(t, cluster.Brokers(2), cluster.Configure(func(_ int, cfg *broker.Config) {
+	cl := cluster.Start(t, cluster.Brokers(2), cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.MessageDelayLevel = testDelayLevels
 	}))
 	c := ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/namesrv"
 )
 
@@ -22,7 +23,7 @@ type Option func(*options)
 type options struct {
 	brokers   int
 	namesrvs  int
-	configure func(i int, cfg *broker.Config)
+	configure func(i int, cfg *config.Config)
 	nsConfig  func(cfg *namesrv.Config)
 	logger    *slog.Logger
 	group     int  // a replicated group of this many nodes (group.go)
@@ -39,10 +40,10 @@ func Namesrvs(n int) Option { return func(o *options) { o.namesrvs = n } }
 
 // Configure lets the test adjust broker i's config before it starts (and
 // restarts). Several run in the order given.
-func Configure(fn func(i int, cfg *broker.Config)) Option {
+func Configure(fn func(i int, cfg *config.Config)) Option {
 	return func(o *options) {
 		prev := o.configure
-		o.configure = func(i int, cfg *broker.Config) {
+		o.configure = func(i int, cfg *config.Config) {
 			if prev != nil {
 				prev(i, cfg)
 			}
@@ -83,7 +84,7 @@ type Cluster struct {
 
 type node struct {
 	idx     int
-	cfg     broker.Config
+	cfg     config.Config
 	b       *broker.Broker // nil while stopped
 	addr    string         // fixed after the first start, reused on restart
 	stopped bool
@@ -127,7 +128,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		c.nsAddrs = append(c.nsAddrs, ns.Addr())
 	}
 	for i := range o.brokers {
-		cfg := broker.DefaultConfig()
+		cfg := config.Default()
 		cfg.ListenAddr = "127.0.0.1:0"
 		cfg.BrokerName = "broker-" + string(rune('a'+i%26)) + suffix(i)
 		cfg.NamesrvAddrs = append([]string(nil), c.nsAddrs...)
@@ -314,7 +315,7 @@ func (c *Cluster) RestartBroker(i int) {
 // ReconfigureBroker stops broker i if it runs, lets fn change its config
 // (kept for later restarts), and starts it again on the same address and
 // store: a slave restarted as master (BrokerID 0) of its brokerName, say.
-func (c *Cluster) ReconfigureBroker(i int, fn func(cfg *broker.Config)) {
+func (c *Cluster) ReconfigureBroker(i int, fn func(cfg *config.Config)) {
 	c.t.Helper()
 	c.StopBroker(i)
 	c.mu.Lock()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/internal/raftnet"
 	"github.com/runnelmq/runnel/internal/testwait"
@@ -70,7 +70,7 @@ func (l *links) set(i int, cut bool) {
 }
 
 // groupConfig makes broker i's config a group member's.
-func (c *Cluster) groupConfig(i int, cfg *broker.Config) {
+func (c *Cluster) groupConfig(i int, cfg *config.Config) {
 	cfg.BrokerName = "broker-a"
 	cfg.Replication.Enable = true
 	cfg.Replication.SelfID = fmt.Sprintf("n%d", i)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
 )
@@ -48,7 +49,7 @@ func StartTLS(t testing.TB, mode string) TLSCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ns.Close() })
-	bcfg := broker.DefaultConfig()
+	bcfg := config.Default()
 	bcfg.ListenAddr, bcfg.StoreDir, bcfg.Logger, bcfg.TLS = "127.0.0.1:0", storeDir, log, tlsCfg
 	bcfg.NamesrvAddrs = []string{ns.Addr()}
 	b, err := broker.New(bcfg)

@@ -38,6 +38,43 @@ var rules = []struct {
 	{"namesrv", []string{"broker", "client", "store", "cmd", "integration"}, "the name server stands alone"},
 	{"broker", []string{"namesrv", "client", "cmd", "integration"}, "the broker does not embed a client or name server"},
 	{"console", []string{"broker", "namesrv", "store", "cmd", "integration"}, "the console works against any RocketMQ cluster: it reaches it through client/admin only"},
+	{"broker/remotingdoor", append([]string{"broker/registration", "broker/replica", "broker/config"}, otherDoors("broker/remotingdoor")...), "a door adapts one protocol onto the core and knows no other door, nor the process's parts"},
+	{"broker/grpcdoor", append([]string{"broker/registration", "broker/replica", "broker/config"}, otherDoors("broker/grpcdoor")...), "a door adapts one protocol onto the core and knows no other door, nor the process's parts"},
+}
+
+// doors are the broker's front doors: each adapts one protocol onto the
+// core, and nothing below the process imports one.
+var doors = []string{"broker/remotingdoor", "broker/grpcdoor"}
+
+func otherDoors(self string) []string {
+	var out []string
+	for _, d := range doors {
+		if d != self {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// coreSide are the core and the tables it wires, and the replicated
+// group's backend: they speak the core's own types, so any door (and
+// raft's apply) calls them without building a wire request. They import
+// no remoting package at all (the shared message, topicconf and
+// groupconf types are theirs to use), no door, and not the process's
+// registration or configuration.
+var coreSide = []string{"broker/core", "broker/clients", "broker/lock", "broker/longpoll", "broker/offsets",
+	"broker/filter", "broker/transaction", "broker/consumercall", "broker/schedule", "broker/timer",
+	"broker/dueloop", "broker/due", "broker/pop", "broker/replica"}
+
+func init() {
+	for _, pkg := range coreSide {
+		rules = append(rules, struct {
+			pkg       string
+			forbidden []string
+			why       string
+		}{pkg, append([]string{"remoting", "namesrv", "client", "cmd", "integration", "broker/registration", "broker/config"}, doors...),
+			"the core and its tables speak their own types: no wire, no door, no process parts"})
+	}
 }
 
 // consoleImports are the only module packages the console may import:
@@ -47,7 +84,7 @@ var rules = []struct {
 var consoleImports = []string{"client/admin", "client/queue", "client/trace", "remoting/protocol", "message", "topicconf", "groupconf", "console"}
 
 // pure packages hold logic tested without sockets.
-var pure = []string{"message", "topicconf", "groupconf", "acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "client/rebalance", "remoting/protocol"}
+var pure = []string{"message", "topicconf", "groupconf", "acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "broker/clients", "broker/offsets", "broker/filter", "broker/core", "client/rebalance", "remoting/protocol"}
 
 var networkImports = []string{"net", "net/http", "github.com/cloudwego/netpoll"}
 
@@ -167,26 +204,33 @@ func TestPurePackagesHaveNoNetwork(t *testing.T) {
 // a table that silently matches nothing fails here.
 func TestRulesCatchViolations(t *testing.T) {
 	bad := map[string][]string{
-		"client":            {module + "/broker"},
-		"client/rebalance":  {module + "/store/meta"},
-		"remoting/protocol": {module + "/remoting"},
-		"store":             {module + "/broker/lock"},
-		"namesrv":           {module + "/client"},
-		"topicconf":         {module + "/store/meta"},
-		"groupconf":         {module + "/remoting/protocol"},
-		"message":           {module + "/remoting/protocol"},
-		"store/commitlog":   {module + "/remoting/protocol"},
+		"client":              {module + "/broker"},
+		"client/rebalance":    {module + "/store/meta"},
+		"remoting/protocol":   {module + "/remoting"},
+		"store":               {module + "/broker/lock"},
+		"namesrv":             {module + "/client"},
+		"topicconf":           {module + "/store/meta"},
+		"groupconf":           {module + "/remoting/protocol"},
+		"message":             {module + "/remoting/protocol"},
+		"store/commitlog":     {module + "/remoting/protocol"},
+		"broker/core":         {module + "/remoting/protocol"},
+		"broker/replica":      {module + "/remoting"},
+		"broker/clients":      {module + "/broker/remotingdoor"},
+		"broker/remotingdoor": {module + "/broker/grpcdoor"},
 	}
 	if got := violations(bad); len(got) != len(bad) {
 		t.Fatalf("caught %d of %d violations: %v", len(got), len(bad), got)
 	}
 	good := map[string][]string{
-		"broker":            {module + "/store", module + "/remoting/protocol"},
-		"remoting":          {module + "/remoting/protocol"},
-		"client/rebalance":  {module + "/client/queue"},
-		"store/meta":        {module + "/topicconf", module + "/groupconf"},
-		"store":             {module + "/message"},
-		"remoting/protocol": {module + "/message", module + "/topicconf", module + "/groupconf"},
+		"broker":              {module + "/store", module + "/remoting/protocol", module + "/broker/remotingdoor"},
+		"broker/core":         {module + "/message", module + "/topicconf", module + "/broker/clients", module + "/store"},
+		"broker/replica":      {module + "/broker/core"},
+		"broker/remotingdoor": {module + "/broker/core", module + "/remoting/protocol"},
+		"remoting":            {module + "/remoting/protocol"},
+		"client/rebalance":    {module + "/client/queue"},
+		"store/meta":          {module + "/topicconf", module + "/groupconf"},
+		"store":               {module + "/message"},
+		"remoting/protocol":   {module + "/message", module + "/topicconf", module + "/groupconf"},
 	}
 	if got := violations(good); len(got) != 0 {
 		t.Fatalf("allowed imports reported: %v", got)

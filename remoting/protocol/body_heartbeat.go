@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/runnelmq/runnel/groupconf"
+	"github.com/runnelmq/runnel/message"
 )
 
 // Heartbeat (HEART_BEAT, 34) body values.
@@ -11,15 +14,15 @@ const (
 	ConsumeActively  = "CONSUME_ACTIVELY"  // pull consumer
 	ConsumePassively = "CONSUME_PASSIVELY" // push consumer
 
-	MessageModelClustering   = "CLUSTERING"
-	MessageModelBroadcasting = "BROADCASTING"
+	MessageModelClustering   = groupconf.Clustering
+	MessageModelBroadcasting = groupconf.Broadcasting
 
 	ConsumeFromLastOffset  = "CONSUME_FROM_LAST_OFFSET"
 	ConsumeFromFirstOffset = "CONSUME_FROM_FIRST_OFFSET"
 	ConsumeFromTimestamp   = "CONSUME_FROM_TIMESTAMP"
 
-	ExpressionTypeTag   = "TAG"
-	ExpressionTypeSQL92 = "SQL92"
+	ExpressionTypeTag   = message.ExpressionTypeTag
+	ExpressionTypeSQL92 = message.ExpressionTypeSQL92
 )
 
 // HeartbeatData is the body of HEART_BEAT: every producer and consumer

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/runnelmq/runnel/message"
 )
 
 // Stats bodies are read by Java's admin tools (mqadmin consumerProgress,
@@ -103,13 +105,13 @@ func appendQueueTable[V any](dst []byte, table map[MessageQueue]V) []byte {
 	for k := range table {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, CompareQueues)
+	slices.SortFunc(keys, message.CompareQueues)
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = k.AppendFastjsonKey(dst)
+		dst = AppendQueueKey(dst, k)
 		dst = append(dst, ':')
 		v, _ := json.Marshal(table[k]) // structs of numbers: cannot fail
 		dst = append(dst, v...)

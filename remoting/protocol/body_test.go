@@ -12,6 +12,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	jsoniter "github.com/json-iterator/go"
 	"github.com/tidwall/gjson"
+
+	"github.com/runnelmq/runnel/message"
 )
 
 func TestHeartbeatDecode(t *testing.T) {
@@ -225,13 +227,16 @@ func TestMessageQueueStringAndOrder(t *testing.T) {
 			t.Fatalf("String() = %q, official %q", got, want)
 		}
 	}
-	in := []MessageQueue{{"b", "x", 0}, {"a", "y", 1}, {"a", "x", 10}, {"a", "x", 2}, {"a", "y", 0}}
-	want := []MessageQueue{{"a", "x", 2}, {"a", "x", 10}, {"a", "y", 0}, {"a", "y", 1}, {"b", "x", 0}}
-	slices.SortFunc(in, CompareQueues)
+	q := func(topic, broker string, id int32) MessageQueue {
+		return MessageQueue{Topic: topic, BrokerName: broker, QueueID: id}
+	}
+	in := []MessageQueue{q("b", "x", 0), q("a", "y", 1), q("a", "x", 10), q("a", "x", 2), q("a", "y", 0)}
+	want := []MessageQueue{q("a", "x", 2), q("a", "x", 10), q("a", "y", 0), q("a", "y", 1), q("b", "x", 0)}
+	slices.SortFunc(in, message.CompareQueues)
 	if !slices.Equal(in, want) {
 		t.Fatalf("sorted %v, want %v", in, want)
 	}
-	if CompareQueues(want[0], want[0]) != 0 {
+	if message.CompareQueues(want[0], want[0]) != 0 {
 		t.Fatal("a queue is not equal to itself")
 	}
 }

@@ -1,10 +1,14 @@
 package protocol
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/runnelmq/runnel/topicconf"
+)
 
 // DefaultTopicKey is the template topic new topics are auto-created from
 // (RocketMQ TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC).
-const DefaultTopicKey = "TBW102"
+const DefaultTopicKey = topicconf.DefaultTopic
 
 // SendMessageRequestHeader is the ext of SEND_MESSAGE (10) and
 // SEND_REPLY_MESSAGE (324) with long keys, and of SEND_MESSAGE_V2 (310),

@@ -12,7 +12,7 @@ import (
 
 // Java properties text, the body of GET_BROKER_CONFIG's answer and of
 // UPDATE_BROKER_CONFIG, and broker.conf's syntax (ScanProperties is its
-// one reader; broker.Config.ApplyProperties reads broker.conf through
+// one reader; broker/config's Config.ApplyProperties reads broker.conf through
 // it): one key=value (or key: value, the first '=' or ':' separating) a
 // line, blank lines and lines starting with '#' or '!' ignored, keys and
 // values trimmed of white space, lines up to 4 MiB. The escapes and

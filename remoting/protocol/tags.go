@@ -2,39 +2,19 @@ package protocol
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/runnelmq/runnel/message"
 )
 
-// SubAll is the subscription expression that matches every message.
-const SubAll = "*"
+// SubAll, IsSubAll and ParseSubExpression are package message's: it owns
+// tag expressions (their parse and their hash codes); the wire carries
+// them in SubscriptionData.
+const SubAll = message.SubAll
 
-// IsSubAll reports whether a tag expression matches everything: "*" or
-// empty (after trimming), as in Java's FilterAPI.
-func IsSubAll(expr string) bool {
-	expr = strings.TrimSpace(expr)
-	return expr == "" || expr == SubAll
-}
-
-// ParseSubExpression splits a tag expression such as "TagA || TagB" into
-// its tags (trimmed, empties dropped, duplicates removed, in order) and their
-// message.TagsHashCode codes. An expression that matches everything (see IsSubAll)
-// yields no tags and no codes.
-func ParseSubExpression(expr string) (tags []string, codes []int64) {
-	if IsSubAll(expr) {
-		return nil, nil
-	}
-	for part := range strings.SplitSeq(expr, "||") {
-		t := strings.TrimSpace(part)
-		if t == "" || slices.Contains(tags, t) {
-			continue
-		}
-		tags = append(tags, t)
-		codes = append(codes, message.TagsHashCode(t))
-	}
-	return tags, codes
-}
+var (
+	IsSubAll           = message.IsSubAll
+	ParseSubExpression = message.ParseSubExpression
+)
 
 // BuildSubscriptionData returns the TAG subscription of topic to expr, as a
 // client would put it in a heartbeat (without SubVersion).

@@ -1,6 +1,6 @@
 // Package brokertap is a tap on a real broker for the client's tests: put
 // into the broker's remoting server as an interceptor
-// (broker.Config.Interceptors), it records every request the broker is
+// (config.Config.Interceptors), it records every request the broker is
 // served and injects the faults a test asks for, which no real broker
 // makes on cue: answering the next requests that match with a chosen
 // response code instead of the broker (SYSTEM_BUSY to a send, SYSTEM_ERROR

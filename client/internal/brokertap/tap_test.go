@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runnelmq/runnel/broker"
+	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting"
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 func tapped(t *testing.T, tap *brokertap.Tap) (*remoting.Client, *broker.Broker, string) {
 	t.Helper()
 	t.TempDir() // removed after the cluster's cleanup
-	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *broker.Config) {
+	c := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) {
 		cfg.Interceptors = append(cfg.Interceptors, tap.Interceptor())
 	}))
 	rc := remoting.NewClient(remoting.ClientConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
