@@ -72,7 +72,7 @@ func (q listQuery) SortLink(col string) string {
 	if q.Sort == col && !q.Desc {
 		desc = "1"
 	}
-	return q.with("sort", col, "desc", desc, "page", "1")
+	return q.with("sort", col, "desc", desc, "page", "0")
 }
 
 // Arrow marks the sorted column.
@@ -95,7 +95,7 @@ func (q listQuery) ToggleSystem() string {
 	if q.System {
 		v = "0"
 	}
-	return q.with("system", v, "page", "1")
+	return q.with("system", v, "page", "0")
 }
 
 // page is one page of a list, with what it takes to draw the controls.

@@ -171,7 +171,7 @@ func (c *Console) action(mux *http.ServeMux, path string, fn actionFunc) {
 				p := c.pageData(r, se, "Not done", "", nil)
 				p.Error = describe(err)
 				p.Back = backLink(r)
-				c.render(w, p.Error.status, "error", p)
+				c.render(w, p.Error.status, "error", still(p))
 				return
 			}
 			if next == "" {
@@ -256,7 +256,7 @@ func (c *Console) apiSession(w http.ResponseWriter, r *http.Request) {
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	se := c.sessions.get(w, r)
 	p := c.pageData(r, se, "Log in", "", map[string]string{"Next": safeNext(r.URL.Query().Get("next"))})
-	c.render(w, http.StatusOK, "login", p)
+	c.render(w, http.StatusOK, "login", still(p))
 }
 
 // safeNext keeps a post-login destination on this console.
@@ -298,7 +298,7 @@ func (c *Console) loginPost(w http.ResponseWriter, r *http.Request) {
 	se = c.sessions.get(w, r)
 	p := c.pageData(r, se, "Log in", "", map[string]string{"Next": safeNext(form.Get("next"))})
 	p.Error = ev
-	c.render(w, ev.status, "login", p)
+	c.render(w, ev.status, "login", still(p))
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
@@ -306,9 +306,17 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	if !validCSRF(r, se) {
 		p := c.pageData(r, se, "Not done", "", nil)
 		p.Error = describe(&userError{status: http.StatusForbidden, msg: "Refused: no valid CSRF token. Reload the page and try again."})
-		c.render(w, http.StatusForbidden, "error", p)
+		c.render(w, http.StatusForbidden, "error", still(p))
 		return
 	}
 	c.sessions.end(se.id)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// still turns a page's live refresh off. The login and error pages have
+// nothing live, and a refresh in flight while a login replaces the session
+// would come back with the old session's cookie and undo the login.
+func still(p pageData) pageData {
+	p.RefreshMs = 0
+	return p
 }

@@ -64,8 +64,17 @@ func (s *sessions) get(w http.ResponseWriter, r *http.Request) *session {
 		delete(s.mu.byID, ck.Value)
 		s.mu.Unlock()
 	}
+	if r.Header.Get(liveHeader) != "" {
+		// A page's background refresh sets no cookie: it may have left
+		// before a login replaced the session, and its answer must not
+		// put the old one back.
+		return &session{id: randomToken(), csrf: randomToken()}
+	}
 	return s.create(w, "")
 }
+
+// liveHeader marks the background refreshes of console.js.
+const liveHeader = "X-Console-Live"
 
 // create starts a session for user ("" none) and sets its cookie.
 func (s *sessions) create(w http.ResponseWriter, user string) *session {
