@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 func clientConfig(c *cluster.Cluster, name string) client.ClientConfig {
@@ -198,17 +199,10 @@ func TestBrowserClickThrough(t *testing.T) {
 
 func waitLag(t *testing.T, e *env, group string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.For(t, time.Minute, fmt.Sprintf("lag %d of %s", want, group), func() bool {
 		rows, err := e.adm.ConsumerProgress(e.ctx, group, "")
-		if err == nil && admin.TotalLag(rows) == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lag of %s: %+v %v, want %d", group, rows, err, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && admin.TotalLag(rows) == want
+	})
 }
 
 func stored(t *testing.T, e *env, topic string) int64 {
