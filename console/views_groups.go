@@ -172,18 +172,18 @@ func (c *Console) groupView(ctx context.Context, r *http.Request) (string, any, 
 		m.Errors = append(m.Errors, describe(err))
 	}
 	for _, n := range nodes {
-		s, found, err := c.adm.GroupSettings(ctx, n, name)
+		s, found, err := c.adm.GroupSettingsOn(ctx, n, name)
 		if err != nil {
 			m.Errors = append(m.Errors, describe(err))
 			continue
 		}
 		row := groupConfigRow{Broker: n.Name, Found: found, Enabled: s.ConsumeEnable, Retries: s.RetryMaxTimes, RetryQ: s.RetryQueueNums,
-			Broadcast: s.ConsumeBroadcastEnable, Orderly: "not reported", Policy: "by delay level (1s 5s 10s 30s 1m ...)"}
-		if s.ConsumeMessageOrderly != nil {
-			row.Orderly = map[bool]string{true: "yes", false: "no"}[*s.ConsumeMessageOrderly]
+			Broadcast: s.ConsumeBroadcastEnable, Orderly: "no", Policy: "by delay level (1s 5s 10s 30s 1m ...)"}
+		if s.ConsumeMessageOrderly {
+			row.Orderly = "yes"
 		}
-		if len(s.RetryPolicy) > 0 && string(s.RetryPolicy) != "null" {
-			row.Policy = string(s.RetryPolicy)
+		if len(s.GroupRetryPolicy) > 0 && string(s.GroupRetryPolicy) != "null" {
+			row.Policy = string(s.GroupRetryPolicy)
 		}
 		m.Configs = append(m.Configs, row)
 	}

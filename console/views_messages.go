@@ -323,7 +323,7 @@ func (c *Console) messageView(ctx context.Context, r *http.Request) (string, any
 	if uniq == "" {
 		uniq = msg.MsgID
 	}
-	m.Trace, err = c.adm.MessageTrace(ctx, uniq, "", 0)
+	m.Trace, err = c.adm.MessageTrace(ctx, admin.KeyQuery{Key: uniq})
 	switch {
 	case errors.Is(err, admin.ErrNotFound):
 		m.TraceNote = "No trace topic (" + trace.Topic + "): tracing is off in this message's producer and consumers."

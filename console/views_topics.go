@@ -196,7 +196,7 @@ func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, s
 	switch typ := strings.ToUpper(f.Get("type")); typ {
 	case "", "NORMAL":
 	case "FIFO", "DELAY", "TRANSACTION":
-		spec.Attributes = map[string]string{attrMessageType: typ}
+		spec.Attributes = map[string]string{"+" + attrMessageType: typ} // a change: add message.type
 		if typ == "FIFO" {
 			order := true
 			spec.Order = &order

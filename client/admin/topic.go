@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/topicconf"
@@ -92,9 +90,11 @@ type TopicSpec struct {
 	// Order marks the topic as ordered in the brokers' topic config.
 	// Default: kept, or false on a new topic.
 	Order *bool
-	// Attributes are RocketMQ 5 topic attributes to set, such as
-	// "message.type" (NORMAL, FIFO, DELAY, TRANSACTION); sent as
-	// "+key=value,..." only when there are any. Default none.
+	// Attributes are RocketMQ 5 attribute changes in ParseAttributes' form
+	// ("+message.type" -> "FIFO", "-key" -> ""), checked with
+	// CheckTopicAttributes and sent in the header's attributes field as
+	// Java's admin sends them. Default none. Runnel's brokers accept the
+	// field and do not act on it yet.
 	Attributes map[string]string
 }
 
@@ -144,10 +144,8 @@ func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]TopicWrite, 
 	if spec.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 || spec.Perm < 0 {
 		return nil, fmt.Errorf("%w: perm %d has bits other than 8|4|2|1", ErrBadArgument, spec.Perm)
 	}
-	for k, v := range spec.Attributes {
-		if k == "" || strings.ContainsAny(k, "+=,") || strings.ContainsAny(v, "=,") {
-			return nil, fmt.Errorf("%w: attribute %q=%q: want a key and value without '=' or ','", ErrBadArgument, k, v)
-		}
+	if err := CheckTopicAttributes(spec.Attributes); err != nil {
+		return nil, err
 	}
 	op := fmt.Sprintf("create topic %q", spec.Topic)
 	targets, err := a.writeTargets(ctx, op, spec.Cluster, spec.Brokers)
@@ -186,8 +184,15 @@ func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]TopicWrite, 
 			Perm:            int32(w.Perm),
 			TopicFilterType: protocol.TopicFilterSingleTag,
 			Order:           w.Order,
-			Attributes:      encodeAttributes(spec.Attributes),
 		}
+		if old == nil {
+			for k := range spec.Attributes {
+				if k[0] == '-' {
+					return out, fmt.Errorf("%w: attribute %s: a new topic has no attribute to remove (on %s)", ErrBadArgument, k, n)
+				}
+			}
+		}
+		h.Attributes = FormatAttributes(spec.Attributes)
 		if old != nil {
 			h.TopicSysFlag = int32(old.TopicSysFlag)
 			if old.TopicFilterType != "" {
@@ -401,14 +406,4 @@ func (a *Admin) TopicStats(ctx context.Context, topic string) ([]QueueStats, err
 		return cmp.Or(cmp.Compare(x.Broker, y.Broker), cmp.Compare(x.QueueID, y.QueueID))
 	})
 	return out, nil
-}
-
-// encodeAttributes writes attributes as RocketMQ 5's admin sends them to
-// be added: "+key=value", comma-separated, sorted.
-func encodeAttributes(attrs map[string]string) string {
-	parts := make([]string, 0, len(attrs))
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		parts = append(parts, "+"+k+"="+attrs[k])
-	}
-	return strings.Join(parts, ",")
 }
