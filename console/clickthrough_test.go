@@ -158,6 +158,10 @@ func TestBrowserClickThrough(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	testwait.For(t, time.Minute, "two dead letters stored", func() bool {
+		_, total, err := e.adm.DeadLetters(e.ctx, group, 10)
+		return err == nil && total == 2
+	})
 	before := stored(t, e, topic)
 	b.open("/dlq")
 	b.fill("#dlq-group", group)

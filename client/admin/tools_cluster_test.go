@@ -12,6 +12,7 @@ import (
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -163,10 +164,14 @@ func TestDeadLettersReadAndResentOverTheWire(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dead, total, err := a.DeadLetters(ctx, group, 2)
-	if err != nil || total != 3 || len(dead) != 2 {
-		t.Fatalf("dead letters: %d of %d, %v", len(dead), total, err)
-	}
+	// The broker stores each dead letter as it answers; the queue shows
+	// them once dispatched.
+	var dead []*protocol.MessageExt
+	var total int64
+	testwait.For(t, time.Minute, "3 dead letters", func() bool {
+		dead, total, err = a.DeadLetters(ctx, group, 2)
+		return err == nil && total == 3 && len(dead) == 2
+	})
 	if dead[0].Property(protocol.PropertyRetryTopic) != "DlqT" || string(dead[0].Body) != "dead-0" {
 		t.Fatalf("dead letter %+v", dead[0])
 	}
