@@ -96,9 +96,13 @@ func Lines(o Options, lines ...Line) template.HTML {
 		return template.HTML(b.String())
 	}
 	yMax := niceCeil(maxV)
-	for i := 0; i <= 4; i++ {
-		v := yMax * float64(i) / 4
-		y := float64(top) + ph - ph*float64(i)/4
+	ticks := 4 // 1, 2 and 10 split in quarters; 5 in fifths, for round labels
+	if lead := yMax / math.Pow(10, math.Floor(math.Log10(yMax))); lead == 5 {
+		ticks = 5
+	}
+	for i := 0; i <= ticks; i++ {
+		v := yMax * float64(i) / float64(ticks)
+		y := float64(top) + ph - ph*float64(i)/float64(ticks)
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%.0f" y1="%.1f" y2="%.1f"/>`, left, float64(left)+pw, y, y)
 		fmt.Fprintf(&b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, y+4, Number(v))
 	}

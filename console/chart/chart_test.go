@@ -79,3 +79,15 @@ func TestTimelineOrdersBarsOnOneAxis(t *testing.T) {
 		t.Fatal("a timeline of nothing")
 	}
 }
+
+func TestAxisLabelsAreRound(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for max, want := range map[float64][]string{4.2: {">1<", ">2<", ">3<", ">4<", ">5<"}, 17: {">5<", ">10<", ">15<", ">20<"}, 0.3: {">0.25<", ">0.5<", ">0.75<", ">1<"}} {
+		svg := string(Lines(Options{Now: now, Window: time.Minute}, Line{Name: "x", Points: []sampler.Point{{T: now.Add(-time.Second), V: max}}}))
+		for _, w := range want {
+			if !strings.Contains(svg, w) {
+				t.Errorf("max %v: no label %s in %s", max, w, svg)
+			}
+		}
+	}
+}
