@@ -48,7 +48,7 @@ type account struct {
 	white                addrPattern
 	admin                bool
 	defTopic, defGroup   Perm
-	perms                map[string]Perm // topic, or retryPrefix+group
+	perms                map[string]Perm // topic, or RetryPrefix+group
 }
 
 // ParsePlain parses plain_acl.yml. A malformed file, an account without
@@ -99,7 +99,7 @@ func (pc PlainConfig) Table() (*Table, error) {
 			what    string
 			entries []string
 			prefix  string
-		}{{"topicPerms", a.TopicPerms, ""}, {"groupPerms", a.GroupPerms, retryPrefix}} {
+		}{{"topicPerms", a.TopicPerms, ""}, {"groupPerms", a.GroupPerms, RetryPrefix}} {
 			for _, e := range list.entries {
 				name, perm, ok := strings.Cut(e, "=")
 				name = strings.TrimSpace(name)

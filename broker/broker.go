@@ -43,6 +43,9 @@ type Broker struct {
 	metrics *metrics.Metrics
 	acl     *acl.Checker  // nil without ACLEnable
 	auth    *auth.Manager // ACL 2.0's users and ACLs; always there (admin requests)
+	// guard is every door's access control: plain ACL, then ACL 2.0 when
+	// enabled; empty when both are off.
+	guard acl.Guard
 	// node is the raft node of a replicated group (nil on a single
 	// broker) and group its backend; master says it is the announced
 	// leader (replicated.go), term the raft term of its last role change.
@@ -157,14 +160,20 @@ func New(cfg config.Config) (*Broker, error) {
 		}
 	}
 	authCfg := cfg.Auth
-	authCfg.Cluster, authCfg.Logger = cfg.ClusterName, b.log
+	authCfg.Logger = b.log
 	authCfg.InitLater = b.node != nil // a group's master creates them (watchLeadership)
 	if b.auth, err = auth.Open(authCfg, authStore{c}); err != nil {
 		return fail(err)
 	}
 	b.newMetrics()
+	if b.acl != nil {
+		b.guard = append(b.guard, b.acl)
+	}
+	if b.auth.Enabled() {
+		b.guard = append(b.guard, b.auth)
+	}
 	rcfg := remotingdoor.Config{
-		Core: c, Process: process{b}, ACL: b.acl, Auth: b.auth, Logger: b.log,
+		Core: c, Process: process{b}, Guard: b.guard, Cluster: cfg.ClusterName, Auth: b.auth, Logger: b.log,
 		Server: remotingServerConfig(cfg, tlsMode, serverTLS, b.credentials(), b.log),
 	}
 	if cfg.Metrics.Enabled() {
@@ -301,6 +310,12 @@ func (b *Broker) AdvertisedAddr() string {
 
 // Doors returns the broker's front doors, the remoting door first.
 func (b *Broker) Doors() []Door { return append([]Door(nil), b.doors...) }
+
+// AccessControl is the decision every door asks before serving a request
+// (plain ACL, then ACL 2.0, those of them that are on; empty when access
+// control is off). A door maps its own requests to acl.Request needs and
+// calls Decide (see package acl).
+func (b *Broker) AccessControl() acl.Guard { return b.guard }
 
 // Remoting returns the remoting door (tests connect to it in memory).
 func (b *Broker) Remoting() *remotingdoor.Door { return b.remoting }

@@ -72,13 +72,12 @@ func New(cfg Config) (*Server, error) {
 		s.metrics = newExporter(s)
 		rcfg.Interceptors = append(rcfg.Interceptors, s.metrics.interceptor())
 	}
-	if cfg.ACLFile != "" {
-		c, err := acl.Open(acl.Options{File: cfg.ACLFile, AdminCodes: acl.NamesrvAdminCodes, Logger: s.log})
-		if err != nil {
-			return nil, fmt.Errorf("namesrv: %w", err)
-		}
-		s.acl = c
-		rcfg.Interceptors = append(rcfg.Interceptors, c.Interceptor())
+	g, err := s.guard(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if g.Enabled() {
+		rcfg.Interceptors = append(rcfg.Interceptors, acl.NewCheckpoint(g, s.aclCodes(), "").Interceptor())
 	}
 	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
