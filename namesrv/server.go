@@ -206,3 +206,7 @@ func (s *Server) onClose(c *remoting.Conn) {
 			"broker", b.BrokerName, "id", b.BrokerID, "addr", b.BrokerAddr, "remote", c.RemoteAddr())
 	}
 }
+
+// Codes returns the request codes the server has a handler of its own for
+// (tests walk them).
+func (s *Server) Codes() []int16 { return s.rs.Codes() }
