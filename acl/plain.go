@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -40,6 +41,7 @@ const minKeyLen = 6
 type Table struct {
 	global   []addrPattern
 	accounts map[string]*account
+	admins   []string // the admin accounts' access keys, in the file's order
 }
 
 type account struct {
@@ -62,6 +64,19 @@ func ParsePlain(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("acl: plain_acl.yml: %w", err)
 	}
 	return pc.Table()
+}
+
+// OpenPlain reads and parses the plain_acl.yml at path.
+func OpenPlain(path string) (*Table, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("acl: %w", err)
+	}
+	t, err := ParsePlain(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	return t, nil
 }
 
 // Table validates pc and compiles it.
@@ -111,6 +126,9 @@ func (pc PlainConfig) Table() (*Table, error) {
 			}
 		}
 		t.accounts[a.AccessKey] = acc
+		if a.Admin {
+			t.admins = append(t.admins, a.AccessKey)
+		}
 	}
 	return t, nil
 }
@@ -124,4 +142,15 @@ func parseDefault(s string) (Perm, error) {
 		return 0, fmt.Errorf("%q is none of DENY, PUB, SUB, PUB|SUB", s)
 	}
 	return p, nil
+}
+
+// AdminCredentials are the first admin account's keys, ok false for a file
+// without one: what a process that serves a broker and its name server
+// from one file (runnel dev --acl) signs the broker's registrations with.
+func (t *Table) AdminCredentials() (c Credentials, ok bool) {
+	if len(t.admins) == 0 {
+		return c, false
+	}
+	a := t.accounts[t.admins[0]]
+	return Credentials{AccessKey: a.accessKey, SecretKey: a.secretKey}, true
 }

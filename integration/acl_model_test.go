@@ -520,3 +520,61 @@ func TestACLDefaultDeny(t *testing.T) {
 		})
 	}
 }
+
+// TestACLEndTransactionOnItsTopic: END_TRANSACTION names no topic (the
+// official Go client's header has none), so access control decides on the
+// half message it ends: Pub on its real topic. The account that may
+// publish to topicAllowed commits its own transaction there; it may not
+// commit the administrator's half message of topicSecret.
+func TestACLEndTransactionOnItsTopic(t *testing.T) {
+	for _, m := range startModels(t) {
+		t.Run(m.name, func(t *testing.T) {
+			b := m.c.BrokerAddr(0)
+			// half sends a prepared message to topic as creds and returns
+			// the END_TRANSACTION that commits it.
+			half := func(creds acl.Credentials, topic string) *protocol.Command {
+				t.Helper()
+				h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+					SysFlag: protocol.TransactionPrepared, BornTimestamp: time.Now().UnixMilli(), MaxReconsumeTimes: -1,
+					Properties: message.MarshalProperties(map[string]string{message.PropertyTransactionPrepared: "true", "PGROUP": "pg", "UNIQ_KEY": "tx-" + topic})}
+				resp := m.call(t, b, creds, protocol.NewRequest(protocol.ReqSendMessageV2, h.EncodeV2(), []byte("half")))
+				if resp.Code != protocol.RespSuccess {
+					t.Fatalf("%s: half message to %s: %d %q", m.name, topic, resp.Code, resp.Remark)
+				}
+				_, off, err := message.ParseOffsetMsgID(resp.Ext("msgId"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return protocol.NewRequest(protocol.ReqEndTransaction, protocol.EndTransactionRequestHeader{ProducerGroup: "pg",
+					TranStateTableOffset: mustInt64(t, resp.Ext("queueOffset")), CommitLogOffset: off,
+					CommitOrRollback: protocol.TransactionCommit, MsgID: resp.Ext("msgId")}.Encode(), nil)
+			}
+			secret := half(m.admin, topicSecret)
+			before := stored(m.c, topicSecret)
+			m.wantRefused(t, "END_TRANSACTION of another's half message", m.call(t, b, m.user, secret))
+			// Naming a topic it may publish to changes nothing.
+			secret.ExtFields["topic"] = topicAllowed
+			m.wantRefused(t, "END_TRANSACTION naming another topic", m.call(t, b, m.user, secret))
+			if n := stored(m.c, topicSecret); n != before {
+				t.Errorf("%s: %s holds %d messages after the refused commits, had %d", m.name, topicSecret, n, before)
+			}
+			own := half(m.user, topicAllowed)
+			allowed := stored(m.c, topicAllowed)
+			if resp := m.call(t, b, m.user, own); resp.Code != protocol.RespSuccess {
+				t.Fatalf("%s: committing its own transaction: %d %q", m.name, resp.Code, resp.Remark)
+			}
+			if n := stored(m.c, topicAllowed); n != allowed+1 {
+				t.Errorf("%s: %s holds %d messages after the commit, want %d", m.name, topicAllowed, n, allowed+1)
+			}
+		})
+	}
+}
+
+func mustInt64(t *testing.T, s string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
