@@ -3,6 +3,7 @@ package acl
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"unicode/utf8"
 )
@@ -116,3 +117,26 @@ func Clip(s string) string {
 	}
 	return fmt.Sprintf("%s...(%d bytes)", strings.ToValidUTF8(head, ""), len(s))
 }
+
+// Reachable reports whether a listener on addr ("host:port") may be
+// reached from beyond this host: its host is unspecified (":port",
+// 0.0.0.0, ::), not an IP (a name), or an IP other than a loopback one.
+// Signed requests seen by anyone on the way can be replayed there unless
+// TLS is enforced: servers with access control on warn at start.
+func Reachable(addr string) bool {
+	host := addr
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		host = strings.Trim(addr[:i], "[]")
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host != "localhost"
+	}
+	return !ip.Unmap().IsLoopback()
+}
+
+// ReplayWarning is the warning a server with access control on logs at
+// start when it accepts plaintext connections on a reachable address.
+const ReplayWarning = "acl: access control is on, but plaintext connections are accepted on an address reachable from other hosts: " +
+	"RocketMQ's request signature covers neither the request code nor a time, so anyone who sees a signed request can replay it, " +
+	"or send it as another request; set tls.server.mode=enforcing (see docs/security.md)"

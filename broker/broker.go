@@ -20,6 +20,7 @@ import (
 	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -46,6 +47,8 @@ type Broker struct {
 	// guard is every door's access control: plain ACL, then ACL 2.0 when
 	// enabled; empty when both are off.
 	guard acl.Guard
+	// tlsMode is tls.server.mode (remoting.TLSDisabled, ...).
+	tlsMode string
 	// node is the raft node of a replicated group (nil on a single
 	// broker) and group its backend; master says it is the announced
 	// leader (replicated.go), term the raft term of its last role change.
@@ -107,6 +110,7 @@ func New(cfg config.Config) (*Broker, error) {
 		log:     cfg.Logger.With("broker", cfg.BrokerName),
 		stop:    make(chan struct{}),
 		rtSaved: saved,
+		tlsMode: tlsMode,
 	}
 	b.reg = registration.New(registration.Config{
 		NamesrvAddrs: cfg.NamesrvAddrs, BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName,
@@ -285,7 +289,26 @@ func (b *Broker) Start() error {
 		attrs = append(attrs, d.Name(), d.Addr())
 	}
 	b.log.Info("broker: serving", attrs...)
+	b.warnPlaintext()
 	return nil
+}
+
+// warnPlaintext warns when access control is on while a door accepts
+// plaintext connections on an address reachable from other hosts: signed
+// requests can be replayed there (docs/security.md).
+func (b *Broker) warnPlaintext() {
+	if !b.guard.Enabled() || b.tlsMode == remoting.TLSEnforcing {
+		return
+	}
+	var exposed []string
+	for _, d := range b.doors {
+		if acl.Reachable(d.Addr()) {
+			exposed = append(exposed, d.Name()+" "+d.Addr())
+		}
+	}
+	if len(exposed) > 0 {
+		b.log.Warn(acl.ReplayWarning, "doors", exposed, "tls.server.mode", b.tlsMode)
+	}
 }
 
 func (b *Broker) spawn(fn func()) {

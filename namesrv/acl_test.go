@@ -1,8 +1,13 @@
 package namesrv
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -34,4 +39,51 @@ func TestEveryHandlerIsMapped(t *testing.T) {
 			t.Errorf("request code %d (%s) is mapped but not served", code, protocol.RequestCodeName(code))
 		}
 	}
+}
+
+// TestPlaintextWarning: with access control on, a name server that
+// accepts plaintext connections on an address reachable from other hosts
+// warns at start that signed requests can be replayed there; on loopback
+// it does not.
+func TestPlaintextWarning(t *testing.T) {
+	for _, tc := range []struct {
+		listen string
+		warn   bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
+		var logs lockedBuffer
+		cfg := DefaultConfig()
+		cfg.ListenAddr = tc.listen
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg.Auth = auth.Config{AuthenticationEnabled: true, AuthorizationEnabled: true,
+			InitUsers: []protocol.UserInfo{{Username: "admin", Password: "adminSecret1"}}}
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		if warned := strings.Contains(logs.String(), "tls.server.mode=enforcing"); warned != tc.warn {
+			t.Errorf("%s: warned %v, want %v; logs:\n%s", tc.listen, warned, tc.warn, logs.String())
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

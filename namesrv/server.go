@@ -23,6 +23,10 @@ type Server struct {
 	// metrics is the Prometheus exporter (metrics.go), nil when off.
 	metrics *exporter
 	acl     *acl.Checker // nil without ACLFile
+	// guarded: access control is on; tlsMode is tls.server.mode (the
+	// start warns when both would let a signed request be replayed).
+	guarded bool
+	tlsMode string
 
 	// conns lets the expiry scan close a silent broker's connection, as
 	// RocketMQ does, so a broker that is alive but stuck reconnects.
@@ -79,6 +83,7 @@ func New(cfg Config) (*Server, error) {
 	if g.Enabled() {
 		rcfg.Interceptors = append(rcfg.Interceptors, acl.NewCheckpoint(g, s.aclCodes(), "").Interceptor())
 	}
+	s.guarded, s.tlsMode = g.Enabled(), rcfg.TLSMode
 	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
 		if s.acl != nil {
@@ -111,6 +116,9 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.scanLoop()
 		s.log.Info("serving", "addr", addr)
+		if s.guarded && s.tlsMode != remoting.TLSEnforcing && acl.Reachable(addr) {
+			s.log.Warn(acl.ReplayWarning, "addr", addr, "tls.server.mode", s.tlsMode)
+		}
 	})
 	return err
 }
