@@ -56,6 +56,8 @@ import (
 //	                          Replication (DLedger's keys)
 //	raftHeartbeatTimeoutMs, raftElectionTimeoutMs
 //	                          Replication's timeouts (Runnel's keys, ms)
+//	raftTlsCertPath, raftTlsKeyPath, raftTlsCaPath
+//	                          Replication's TLS files (Runnel's keys)
 //	slaveReadEnable           SlaveReadEnable
 //	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
 //	                          TLS (remoting.TLSConfig.Set lists them)
@@ -266,6 +268,8 @@ func (c *Config) stringKeys() map[string]*string {
 		"brokerClusterName": &c.ClusterName, "storePathRootDir": &c.StoreDir, "rocketmq.acl.plain.file": &c.ACLFile,
 		"accessKey": &c.Credentials.AccessKey, "secretKey": &c.Credentials.SecretKey,
 		"dLegerGroup": &c.Replication.Group, "dLegerSelfId": &c.Replication.SelfID,
+		"raftTlsCertPath": &c.Replication.TLSCertPath, "raftTlsKeyPath": &c.Replication.TLSKeyPath,
+		"raftTlsCaPath": &c.Replication.TLSCAPath,
 	}
 }
 
