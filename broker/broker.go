@@ -141,6 +141,12 @@ func New(cfg config.Config) (*Broker, error) {
 		}
 		b.reg.Kick()
 	}
+	// The store's root is its owner's alone (a replicated node keeps its
+	// raft log and snapshots beside its stores there).
+	if err := store.PrivateDir(sopts.FS, cfg.StoreDir); err != nil {
+		_ = b.reg.Close()
+		return nil, fmt.Errorf("broker: store directory: %w", err)
+	}
 	var c *core.Core
 	if cfg.Replication.Enable {
 		c, err = b.openReplicated(b.coreConfig(levels), sopts)

@@ -578,3 +578,26 @@ func mustInt64(t *testing.T, s string) int64 {
 	}
 	return v
 }
+
+// TestACLRemarkClipsCredentials: a refusal echoes no more than a short
+// prefix of the access key a request names, whatever its length (a 64 KiB
+// one was echoed whole), on both models, at the broker and the name
+// server.
+func TestACLRemarkClipsCredentials(t *testing.T) {
+	long := strings.Repeat("K", 64<<10)
+	for _, m := range startModels(t) {
+		t.Run(m.name, func(t *testing.T) {
+			for _, addr := range []string{m.c.BrokerAddr(0), m.c.NamesrvAddr()} {
+				req := protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, map[string]string{"topic": topicSecret}, nil)
+				if addr == m.c.NamesrvAddr() {
+					req = protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "b"}, nil)
+				}
+				resp := m.call(t, addr, acl.Credentials{AccessKey: long, SecretKey: "whatever"}, req)
+				m.wantRefused(t, "a 64 KiB access key", resp)
+				if len(resp.Remark) > 256 || !strings.Contains(resp.Remark, "KKKK") {
+					t.Errorf("%s: %s: a remark of %d bytes: %.300q", m.name, addr, len(resp.Remark), resp.Remark)
+				}
+			}
+		})
+	}
+}
