@@ -5,8 +5,7 @@ import (
 	"strings"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker/schedule"
-	"github.com/runnelmq/runnel/broker/timer"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -246,5 +245,5 @@ func (d *Door) storedTopicNeed(dst []acl.Need, off string, a acl.Action) []acl.N
 // in for its real one (REAL_TOPIC): transactions' half messages, delay
 // levels', timers'.
 func holdsForAnother(topic string) bool {
-	return topic == transaction.HalfTopic || strings.HasPrefix(topic, schedule.Topic) || topic == timer.Topic
+	return topic == transaction.HalfTopic || strings.HasPrefix(topic, due.ScheduleTopic) || topic == due.TimerTopic
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -21,14 +20,10 @@ func TestACLCredentials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	err := os.WriteFile(file, []byte(`accounts:
+	file := clitest.WriteFile(t, "plain_acl.yml", `accounts:
   - {accessKey: ctlAdmin1, secretKey: ctlAdminSecret, admin: true}
   - {accessKey: ctlUser1, secretKey: ctlUserSecret, defaultTopicPerm: PUB|SUB}
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	cl := cluster.Start(t,
 		cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.ACLFile = file }),
 		cluster.Configure(func(_ int, cfg *config.Config) {
@@ -79,10 +74,7 @@ func TestUserPasswordKept(t *testing.T) {
 		cfg.Auth.InitUsers = []protocol.UserInfo{{Username: "ctlRoot", Password: "ctlRootSecret1"}}
 	}))
 	const secret = "alice-pw-8c1f"
-	file := filepath.Join(t.TempDir(), "alice.pw")
-	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := clitest.WriteFile(t, "alice.pw", secret+"\n")
 	root := map[string]string{"RUNNEL_ACCESS_KEY": "ctlRoot", "RUNNEL_SECRET_KEY": "ctlRootSecret1"}
 	ns := []string{"-n", cl.NamesrvAddr()}
 	var seen strings.Builder
