@@ -1,19 +1,18 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -77,7 +76,7 @@ func TestPlaintextWarning(t *testing.T) {
 		{"no access control", "0.0.0.0:0", "", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs clitest.Buffer
 			startBrokerAt(t, t.TempDir(), func(cfg *config.Config) {
 				cfg.ListenAddr = tc.listen
 				cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -93,22 +92,4 @@ func TestPlaintextWarning(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,18 +1,18 @@
 package namesrv
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/runnelmq/runnel/acl/auth"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // TestEveryHandlerIsMapped walks every request code the name server
-// serves: each must have an entry in its access-control table, so that
+// serves (broker/remotingdoor has its twin: each server walks its own
+// handlers against its own table): each must have an entry in its access-control table, so that
 // none is served with ACL on without a decision on what it needs. The
 // table has no entry for a code it does not serve either.
 func TestEveryHandlerIsMapped(t *testing.T) {
@@ -50,7 +50,7 @@ func TestPlaintextWarning(t *testing.T) {
 		listen string
 		warn   bool
 	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
-		var logs lockedBuffer
+		var logs clitest.Buffer
 		cfg := DefaultConfig()
 		cfg.ListenAddr = tc.listen
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -68,22 +68,4 @@ func TestPlaintextWarning(t *testing.T) {
 			t.Errorf("%s: warned %v, want %v; logs:\n%s", tc.listen, warned, tc.warn, logs.String())
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -152,21 +152,7 @@ func TestProcessExitCodeOnError(t *testing.T) {
 // generated at start): a TLS client gets a route answer, a plain one has
 // its connection closed.
 func TestTLSFlags(t *testing.T) {
-	pr, pw := io.Pipe()
-	cmd := newCommand(pw, io.Discard)
-	cmd.SetArgs([]string{"--listen", "127.0.0.1:0", "--log-level", "error", "--tls-mode", "enforcing"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx); _ = pw.Close() }()
-	sc := bufio.NewScanner(pr)
-	if !sc.Scan() {
-		t.Fatalf("no serving line: %v", <-done)
-	}
-	addr := strings.TrimPrefix(sc.Text(), "namesrv: serving on ")
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	addr, stop := startInProcess(t, "--tls-mode", "enforcing")
 	call := func(cfg remoting.ClientConfig) (*protocol.Command, error) {
 		cl := remoting.NewClient(cfg)
 		defer cl.Close()
@@ -185,10 +171,7 @@ func TestTLSFlags(t *testing.T) {
 	if _, err := call(remoting.DefaultClientConfig()); !errors.Is(err, remoting.ErrConnClosed) {
 		t.Fatalf("plain client against an enforcing name server: %v", err)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }
 
 // TestAuthFlags turns ACL 2.0 on from a file (and from the environment):

@@ -257,6 +257,19 @@ func startDevAddrs(t *testing.T, dc devConfig) (brokerAddr, nsAddr string, stop 
 	dc.dir, dc.nsListen, dc.brokerListen = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
 	dc.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() { done <- runDev(ctx, dc, &out) }()
+	brokerAddr, nsAddr = waitDev(t, &out)
+	return brokerAddr, nsAddr, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// waitDev waits for dev's serving lines in out and returns the broker's
+// and the name server's addresses.
+func waitDev(t *testing.T, out *syncBuffer) (brokerAddr, nsAddr string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(out.String(), "broker: serving on ") {
 		if time.Now().After(deadline) {
@@ -266,13 +279,7 @@ func startDevAddrs(t *testing.T, dc devConfig) (brokerAddr, nsAddr string, stop 
 	}
 	lines := strings.Split(out.String(), "\n")
 	brokerAddr, _, _ = strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
-	nsAddr = strings.TrimPrefix(lines[0], "namesrv: serving on ")
-	return brokerAddr, nsAddr, func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}
+	return brokerAddr, strings.TrimPrefix(lines[0], "namesrv: serving on ")
 }
 
 // devCall sends req to addr signed with creds.
@@ -316,15 +323,7 @@ func TestDevAuthRootSources(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- cmd.ExecuteContext(ctx) }()
-			deadline := time.Now().Add(20 * time.Second)
-			for !strings.Contains(out.String(), "broker: serving on ") {
-				if time.Now().After(deadline) {
-					t.Fatalf("dev did not start: %q", out.String())
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			lines := strings.Split(out.String(), "\n")
-			brokerAddr, _, _ := strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
+			brokerAddr, _ := waitDev(t, &out)
 			list := protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil)
 			if resp := devCall(t, brokerAddr, acl.Credentials{AccessKey: "root", SecretKey: tc.secret}, list); resp.Code != protocol.RespSuccess {
 				t.Errorf("as root: %d %q", resp.Code, resp.Remark)
