@@ -15,10 +15,15 @@
 // clients that verify (runnelctl --tls --tls-ca FILE); it changes on every
 // start.
 //
-// "dev --acl FILE" checks the broker's requests against a plain_acl.yml
-// (ACL 1.0); "dev --auth-root NAME:PASSWORD" turns on ACL 2.0 with that
-// super user, who manages the others (runnelctl --ak NAME --sk PASSWORD
-// user/acl ...). The name server checks nothing, as Java's.
+// "dev --acl FILE" checks every request against a plain_acl.yml (ACL 1.0),
+// the name server's too; the broker signs its registrations with the
+// file's first admin account. "dev --auth-root-file FILE" (or
+// RUNNEL_AUTH_ROOT=NAME:PASSWORD in the environment) turns on ACL 2.0
+// with that super user, read from the file's first line, who manages the
+// others (runnelctl user/acl ...); the name server then needs it (the
+// broker signs with it) for what changes its routes, and answers route
+// queries to anyone. "--auth-root NAME:PASSWORD" works too, but shows the
+// password to every local user in ps.
 //
 // "dev" also serves the web console on 127.0.0.1:8080 and prints its
 // address (--console-listen moves it; "" or off turns it off). When the
@@ -39,7 +44,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -78,7 +82,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 
 	var dir, nsListen, brokerListen, metricsListen, consoleListen, logLevel string
 	var fresh, useTLS bool
-	var tlsMode, aclFile, authRoot string
+	var tlsMode, aclFile, authRoot, authRootFile string
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a name server and a broker in one process for local development",
@@ -105,12 +109,12 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			if !consoleOff(consoleListen) {
 				dc.consoleListen, dc.consoleRequired = consoleListen, cmd.Flags().Changed("console-listen")
 			}
-			if authRoot != "" {
-				name, pw, ok := strings.Cut(authRoot, ":")
-				if !ok || name == "" || pw == "" {
-					return fmt.Errorf("--auth-root %q: want NAME:PASSWORD", authRoot)
-				}
-				dc.authRoot = &protocol.UserInfo{Username: name, Password: pw}
+			root, ok, err := acl.CredentialsFrom(authRoot, authRootFile, "RUNNEL_AUTH_ROOT", "--auth-root")
+			if err != nil {
+				return err
+			}
+			if ok {
+				dc.authRoot = &protocol.UserInfo{Username: root.AccessKey, Password: root.SecretKey}
 			}
 			if useTLS {
 				if dc.tlsMode, err = remoting.ParseTLSMode(tlsMode); err != nil || dc.tlsMode == remoting.TLSDisabled {
@@ -130,8 +134,9 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.BoolVar(&useTLS, "tls", false, "serve TLS too, with a certificate generated at start (written to <dir>-tls-cert.pem)")
 	f.StringVar(&tlsMode, "tls-mode", remoting.TLSPermissive, "with --tls: permissive (TLS and plain) or enforcing (TLS only)")
-	f.StringVar(&aclFile, "acl", "", "check the broker's requests against this plain_acl.yml (ACL 1.0, reloaded when it changes)")
-	f.StringVar(&authRoot, "auth-root", "", "NAME:PASSWORD: turn on ACL 2.0 (authentication and authorization) with this super user; manage others with runnelctl user/acl")
+	f.StringVar(&aclFile, "acl", "", "check every request against this plain_acl.yml (ACL 1.0, reloaded when it changes; the broker signs as its first admin account)")
+	f.StringVar(&authRootFile, "auth-root-file", "", "turn on ACL 2.0 (authentication and authorization) with the super user NAME:PASSWORD on this file's first line (or RUNNEL_AUTH_ROOT=NAME:PASSWORD); manage others with runnelctl user/acl")
+	f.StringVar(&authRoot, "auth-root", "", "NAME:PASSWORD: as --auth-root-file, but visible to every local user in ps: prefer the file or RUNNEL_AUTH_ROOT")
 	root.AddCommand(dev, newConsoleCommand(stdout, stderr, os.Getenv))
 	return root
 }
@@ -185,6 +190,26 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	nscfg.ListenAddr = dc.nsListen
 	nscfg.Logger = dc.log
 	nscfg.TLS = tlsCfg
+	// The name server is under the broker's access control: the same
+	// plain_acl.yml, or ACL 2.0 with the root user, whom the broker signs
+	// its registrations as.
+	var brokerCreds acl.Credentials
+	if dc.aclFile != "" {
+		tb, err := acl.OpenPlain(dc.aclFile)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if brokerCreds, ok = tb.AdminCredentials(); !ok {
+			return fmt.Errorf("--acl %s: no admin account for the broker to sign its registrations with", dc.aclFile)
+		}
+		nscfg.ACLFile = dc.aclFile
+	}
+	if u := dc.authRoot; u != nil {
+		nscfg.Auth.AuthenticationEnabled, nscfg.Auth.AuthorizationEnabled = true, true
+		nscfg.Auth.InitUsers = []protocol.UserInfo{*u}
+		nscfg.Auth.InnerCredentials = acl.Credentials{AccessKey: u.Username, SecretKey: u.Password}
+	}
 	ns, err := namesrv.New(nscfg)
 	if err != nil {
 		return err
@@ -203,6 +228,7 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	bcfg.TLS = tlsCfg
 	if dc.aclFile != "" {
 		bcfg.ACLEnable, bcfg.ACLFile = true, dc.aclFile
+		bcfg.Credentials = brokerCreds
 	}
 	if u := dc.authRoot; u != nil {
 		bcfg.Auth.AuthenticationEnabled, bcfg.Auth.AuthorizationEnabled = true, true
