@@ -71,29 +71,7 @@ func (t *Table) Check(remote string, req *protocol.Command, adminCodes map[int16
 	if err != nil {
 		return refuse("%v", err)
 	}
-	for _, r := range rs {
-		// Java lets the message trace topic through for any signed account.
-		if r.Name == traceTopic && r.Perm == Pub {
-			return nil
-		}
-	}
-	for _, r := range rs {
-		owned, named := acc.perms[r.Name]
-		if !named {
-			owned = acc.defTopic
-			if r.IsGroup() {
-				owned = acc.defGroup
-			}
-			if !owned.grants(r.Perm) {
-				return refuse("No default permission for %s", r)
-			}
-			continue
-		}
-		if !owned.grants(r.Perm) {
-			return refuse("No permission for %s", r)
-		}
-	}
-	return nil
+	return acc.permits(rs)
 }
 
 // Accounts returns the number of accounts in t.

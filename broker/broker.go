@@ -13,6 +13,7 @@ import (
 	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/grpcdoor"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/registration"
 	"github.com/runnelmq/runnel/broker/remotingdoor"
@@ -38,6 +39,7 @@ type Broker struct {
 	// first of them, every broker's.
 	doors    []Door
 	remoting *remotingdoor.Door
+	grpc     *grpcdoor.Door // nil when the broker serves no gRPC door
 	reg      *registration.Registrar
 	// metrics is the Prometheus exporter (exporter.go).
 	metrics *metrics.Metrics
@@ -175,6 +177,9 @@ func New(cfg config.Config) (*Broker, error) {
 		return fail(err)
 	}
 	b.doors = append(b.doors, b.remoting)
+	if err := b.newGRPCDoor(serverTLS); err != nil {
+		return fail(err)
+	}
 	return b, nil
 }
 
