@@ -21,6 +21,9 @@
 //	'M' 'S' | name                                           -> store state (u64)
 //	'M' 'A' | name                                           -> access-control record
 //	                                                            (package acl/auth's)
+//	'M' 'P' | len(group) u8 | group | len(topic) u8 | topic | queueID u32 | offset u64
+//	                                                         -> in-flight record (inflight.go;
+//	                                                            package broker/pop's value)
 //
 // Offsets stored for a group's topic are contiguous under the group's prefix,
 // so a group's offsets are one range scan.
