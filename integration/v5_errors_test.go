@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/runnelmq/runnel/broker/config"
@@ -134,4 +135,13 @@ func TestV5ErrorsAsTheProxyGivesThem(t *testing.T) {
 
 	ok, err := r.SendMessage(ctx, &v2.SendMessageRequest{Messages: []*v2.Message{rawMessage("V5Normal", v2.MessageType_NORMAL, "x")}})
 	wantCode(t, "a good send", ok.GetStatus(), err, v2.Code_OK)
+
+	for _, h := range []string{"", "forged", "1 2 3 4 5 broker-a 0 0", strings.Repeat("9", 300)} {
+		ack, err := r.AckMessage(ctx, &v2.AckMessageRequest{Group: &v2.Resource{Name: "g"}, Topic: &v2.Resource{Name: "V5Normal"},
+			Entries: []*v2.AckMessageEntry{{MessageId: "m", ReceiptHandle: h}}})
+		wantCode(t, "ack of handle "+h, ack.GetStatus(), err, v2.Code_INVALID_RECEIPT_HANDLE)
+		ch, err := r.ChangeInvisibleDuration(ctx, &v2.ChangeInvisibleDurationRequest{Group: &v2.Resource{Name: "g"},
+			Topic: &v2.Resource{Name: "V5Normal"}, ReceiptHandle: h, InvisibleDuration: durationpb.New(time.Second)})
+		wantCode(t, "change of handle "+h, ch.GetStatus(), err, v2.Code_INVALID_RECEIPT_HANDLE)
+	}
 }

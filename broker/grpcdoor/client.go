@@ -150,7 +150,7 @@ func (d *Door) serverSettings(c caller, st *v2.Settings) *v2.Settings {
 		for i, b := range consumerBackoff {
 			next[i] = durationpb.New(b)
 		}
-		out.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: int32(g.RetryMaxTimes) + 1,
+		out.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: d.core.MaxDeliveryAttempts(g.GroupName),
 			Strategy: &v2.RetryPolicy_CustomizedBackoff{CustomizedBackoff: &v2.CustomizedBackoff{Next: next}}}
 	}
 	out.Metric = &v2.Metric{On: false}
@@ -164,12 +164,6 @@ func (d *Door) group(name string) groupconf.Config {
 		g = groupconf.New(name)
 	}
 	return g
-}
-
-// maxAttempts is how many deliveries a message of the client's group
-// gets before it goes to the dead-letter queue.
-func (d *Door) maxAttempts(c caller, group *v2.Resource) int32 {
-	return int32(d.group(c.name(group)).RetryMaxTimes) + 1
 }
 
 // Heartbeat keeps a client registered. A client that sent no Settings

@@ -36,6 +36,9 @@ var reasonCodes = map[core.Reason]v2.Code{
 	core.NoMessage:            v2.Code_MESSAGE_NOT_FOUND,
 	core.NotFound:             v2.Code_NOT_FOUND,
 	core.TransactionRefused:   v2.Code_INVALID_TRANSACTION_ID,
+	core.InvalidReceipt:       v2.Code_INVALID_RECEIPT_HANDLE,
+	core.ExpiredReceipt:       v2.Code_INVALID_RECEIPT_HANDLE,
+	core.MessageTypeMismatch:  v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
 }
 
 // refusal is an error that carries its own v2 code: the door's own

@@ -34,8 +34,9 @@ const (
 // sendProperties are a v2 message's properties as they are stored
 // (SendMessageActivity.buildMessageProperty): the user's, checked, with
 // the system properties its fields stand for. producerGroup is the
-// topic's, as the proxy names gRPC producers.
-func (d *Door) sendProperties(c caller, m *v2.Message, producerGroup string) (map[string]string, error) {
+// topic's, as the proxy names gRPC producers; a delivery time may be at
+// most maxDelay past now.
+func sendProperties(c caller, m *v2.Message, producerGroup string, now time.Time, maxDelay time.Duration) (map[string]string, error) {
 	sp := m.GetSystemProperties()
 	user := m.GetUserProperties()
 	if len(user) > maxUserProperties {
@@ -92,8 +93,8 @@ func (d *Door) sendProperties(c caller, m *v2.Message, producerGroup string) (ma
 	}
 	if ts := sp.GetDeliveryTimestamp(); ts != nil {
 		at := ts.AsTime()
-		if max := d.maxDelay(); max > 0 && at.Sub(d.cfg.Now()) > max {
-			return nil, refuse(v2.Code_ILLEGAL_DELIVERY_TIME, fmt.Sprintf("the max delay time of message is too large, max is %d", max.Milliseconds()))
+		if maxDelay > 0 && at.Sub(now) > maxDelay {
+			return nil, refuse(v2.Code_ILLEGAL_DELIVERY_TIME, fmt.Sprintf("the max delay time of message is too large, max is %d", maxDelay.Milliseconds()))
 		}
 		props[message.PropertyTimerDeliverMS] = strconv.FormatInt(at.UnixMilli(), 10)
 	}

@@ -69,7 +69,7 @@ func (d *Door) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Send
 		if err := checkDigest(m); err != nil {
 			return nil, err
 		}
-		props, err := d.sendProperties(c, m, topic)
+		props, err := sendProperties(c, m, topic, d.cfg.Now(), d.maxDelay())
 		if err != nil {
 			return nil, err
 		}
