@@ -44,6 +44,7 @@ func (b *Broker) newGRPCDoor(serverTLS *tls.Config) error {
 		AdvertiseAddr: c.GRPCAdvertise(), Advertise: config.Advertise,
 		TLSMode: mode, TLS: serverTLS,
 		AutoCreateTopic: c.AutoCreateTopicEnable,
+		MaxLongPolling:  c.GRPC.MaxLongPolling,
 		ChannelExpiry:   c.ChannelExpiry, Now: c.Now, Logger: b.log,
 	}
 	if b.acl != nil || b.auth.Enabled() {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // GRPCConfig configures the RocketMQ 5 gRPC door (broker/grpcdoor), the
@@ -26,6 +27,10 @@ type GRPCConfig struct {
 	// dLegerSelfId, so a follower's routes name its leader's door. Default
 	// none: a follower's routes name itself and its writes are refused.
 	Peers map[string]string
+	// MaxLongPolling (grpcClientConsumerMaxLongPollingTimeoutMillis, the
+	// proxy's key, ms) is the longest a receive is held and the long
+	// polling timeout push consumers are told. Default 20 s.
+	MaxLongPolling time.Duration
 	// Listener, if set, is served instead of listening on ListenAddr
 	// (tests that must know a door's address before its broker starts).
 	Listener net.Listener
@@ -57,6 +62,12 @@ func (c *Config) setGRPCKey(key, val string) (known bool, err error) {
 			}
 		}
 		c.GRPC.AdvertiseAddr = val
+	case "grpcClientConsumerMaxLongPollingTimeoutMillis":
+		v, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || v <= 0 {
+			return true, fmt.Errorf("not a positive number of milliseconds")
+		}
+		c.GRPC.MaxLongPolling = time.Duration(v) * time.Millisecond
 	case "grpcPeers":
 		peers, err := parseGRPCPeers(val)
 		if err != nil {

@@ -144,7 +144,7 @@ func (d *Door) serverSettings(c caller, st *v2.Settings) *v2.Settings {
 		g := d.group(c.name(ps.Subscription.GetGroup()))
 		batch, fifo := int32(receiveBatchSize), groupFIFO(g)
 		ps.Subscription.ReceiveBatchSize = &batch
-		ps.Subscription.LongPollingTimeout = durationpb.New(maxLongPolling)
+		ps.Subscription.LongPollingTimeout = durationpb.New(d.cfg.MaxLongPolling)
 		ps.Subscription.Fifo = &fifo
 		next := make([]*durationpb.Duration, len(consumerBackoff))
 		for i, b := range consumerBackoff {

@@ -55,6 +55,10 @@ type Config struct {
 	// Metrics, if set, is told of every call as it ends and of the
 	// messages sent and delivered (the broker's exporter).
 	Metrics Metrics
+	// MaxLongPolling is the longest a receive is held, and the long
+	// polling timeout push consumers are told (the proxy's
+	// grpcClientConsumerMaxLongPollingTimeoutMillis). Default 20 s.
+	MaxLongPolling time.Duration
 	// ChannelExpiry forgets a client session idle this long without a
 	// Telemetry stream. Default 120 s, as the core expires clients.
 	ChannelExpiry time.Duration
@@ -111,6 +115,9 @@ func New(cfg Config) (*Door, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MaxLongPolling <= 0 {
+		cfg.MaxLongPolling = maxLongPolling
 	}
 	if cfg.ChannelExpiry <= 0 {
 		cfg.ChannelExpiry = 120 * time.Second

@@ -184,7 +184,7 @@ func (d *Door) receiveRequest(ctx context.Context, req *v2.ReceiveMessageRequest
 // its long polling timeout, else what the client's deadline leaves after
 // half its request timeout, within [5 s, 20 s] and the deadline.
 func (d *Door) pollTime(ctx context.Context, c caller, req *v2.ReceiveMessageRequest) (time.Duration, error) {
-	remaining := maxLongPolling + time.Minute
+	remaining := d.cfg.MaxLongPolling + time.Minute
 	if dl, ok := ctx.Deadline(); ok {
 		remaining = time.Until(dl) - answerMargin
 	}
@@ -198,7 +198,7 @@ func (d *Door) pollTime(ctx context.Context, c caller, req *v2.ReceiveMessageReq
 		}
 		poll = remaining - requestTimeout/2
 	}
-	poll = min(max(poll, minLongPolling), maxLongPolling)
+	poll = min(max(poll, minLongPolling), max(d.cfg.MaxLongPolling, minLongPolling))
 	if poll > remaining {
 		if remaining < minLongPolling {
 			return 0, refuse(v2.Code_ILLEGAL_POLLING_TIME, "The deadline time remaining is not enough for polling, please check network condition")

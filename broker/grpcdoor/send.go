@@ -99,6 +99,13 @@ func (d *Door) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Send
 	if err != nil {
 		return nil, err
 	}
+	if d.cfg.Metrics != nil {
+		sizes := make([]int, len(msgs))
+		for i, m := range msgs {
+			sizes[i] = len(m.GetBody())
+		}
+		d.cfg.Metrics.SentGRPC(topic, metricsType(mt), sizes)
+	}
 	entries := make([]*v2.SendResultEntry, len(msgs))
 	for i, m := range msgs {
 		e := &v2.SendResultEntry{Status: okStatus(), MessageId: m.GetSystemProperties().GetMessageId(), Offset: res.QueueOffset + int64(i)}
@@ -175,4 +182,17 @@ func consistentHash(input int32, buckets int) int {
 		}
 		candidate = next
 	}
+}
+
+// metricsType is a message type as the metrics label it.
+func metricsType(mt v2.MessageType) string {
+	switch mt {
+	case v2.MessageType_FIFO:
+		return "fifo"
+	case v2.MessageType_DELAY:
+		return "delay"
+	case v2.MessageType_TRANSACTION:
+		return "transaction"
+	}
+	return "normal"
 }
