@@ -68,8 +68,11 @@ func (d *Door) checkMessageType(tc topicconf.Config, mt v2.MessageType) error {
 // created, MIXED, when the broker creates topics on first use (as a
 // remoting producer's send does from TBW102), else TOPIC_NOT_FOUND.
 func (d *Door) topicForClient(c caller, name string) (topicconf.Config, error) {
-	if tc, ok := d.core.Topic(name); ok {
+	if tc, ok := d.lookupTopic(name); ok {
 		return tc, nil
+	}
+	if err := d.checkWritable(); err != nil {
+		return topicconf.Config{}, err // a follower makes no topic: its leader does
 	}
 	if !d.cfg.AutoCreateTopic {
 		return topicconf.Config{}, refuse(v2.Code_TOPIC_NOT_FOUND, fmt.Sprintf("topic %s not exist, apply first please! (autoCreateTopicEnable=false)", name))
@@ -91,4 +94,15 @@ func (d *Door) topicForClient(c caller, name string) (topicconf.Config, error) {
 	d.log.Info("grpcdoor: topic created on first use, MIXED", "topic", name, "client", c.ClientID)
 	tc, _ = d.core.Topic(name)
 	return tc, nil
+}
+
+// lookupTopic is a topic's config: the core's table, or on a follower,
+// whose table is its leader's as of its last promotion, the store the
+// group's log keeps current.
+func (d *Door) lookupTopic(name string) (topicconf.Config, bool) {
+	if tc, ok := d.core.Topic(name); ok || d.core.IsMaster() {
+		return tc, ok
+	}
+	tc, ok, err := d.core.Store().Topic(name)
+	return tc, ok && err == nil
 }
