@@ -106,6 +106,7 @@ func bindFlags(fs *pflag.FlagSet, f *cmdFlags) {
 	fs.Bool("slave-read", false, "let slaves serve pulls")
 	fs.String("metrics", "", "host:port to serve Prometheus /metrics on (default off, or as broker.conf says)")
 	fs.String("grpc-listen", defaultGRPCListen, "address of the RocketMQ 5 gRPC door (TLS and plaintext on one port; \"\" turns it off)")
+	fs.String("grpc-peers", "", "a replicated group's gRPC doors by dLeger id, \"n0-host:port;n1-host:port;...\", so followers route clients to the leader's")
 	fs.String("grpc-advertise", "", "ip:port RocketMQ 5 clients are routed to (default: the gRPC listen address, with --advertise's host when given)")
 	for _, fk := range flagKeys {
 		fl := fs.Lookup(fk.flag)
@@ -157,6 +158,7 @@ var flagKeys = []flagKey{
 	{flag: "metrics", keys: []string{"metricsPromExporterHost", "metricsPromExporterPort", "metricsExporterType"}, pairs: metricsPairs},
 	{flag: "grpc-listen", keys: []string{"grpcListenAddr"}},
 	{flag: "grpc-advertise", keys: []string{"grpcAdvertiseAddr"}},
+	{flag: "grpc-peers", keys: []string{"grpcPeers"}},
 }
 
 // millis is a duration flag's key in milliseconds.
