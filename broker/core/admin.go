@@ -14,7 +14,9 @@ import (
 )
 
 // CreateTopic creates or updates a topic (Java
-// AdminBrokerProcessor.updateAndCreateTopic). When it changed, the
+// AdminBrokerProcessor.updateAndCreateTopic) with the attributes
+// tc.Attributes holds, which must be ones Runnel knows (message.type;
+// topicconf.AlterAttributes applies mqadmin's changes). When it changed, the
 // TopicsChanged hook runs and returns before this does, so a consumer
 // started after the answer finds the route.
 func (c *Core) CreateTopic(tc topicconf.Config, by string) error {
@@ -31,6 +33,9 @@ func (c *Core) CreateTopic(tc topicconf.Config, by string) error {
 	if tc.Perm&^(topicconf.PermRead|topicconf.PermWrite|topicconf.PermInherit|topicconf.PermPriority) != 0 {
 		return errorf(InvalidArgument, "perm %d has unknown bits", tc.Perm)
 	}
+	if err := topicconf.ValidateAttributes(tc.Attributes); err != nil {
+		return refuse(InvalidArgument, err.Error())
+	}
 	withDefaultFilter(&tc)
 	changed, err := c.topics.put(tc)
 	if err != nil {
@@ -38,7 +43,7 @@ func (c *Core) CreateTopic(tc topicconf.Config, by string) error {
 	}
 	if changed {
 		c.log.Info("broker: topic created or updated", "topic", tc.TopicName, "read", tc.ReadQueueNums,
-			"write", tc.WriteQueueNums, "perm", topicconf.PermString(tc.Perm), "by", by)
+			"write", tc.WriteQueueNums, "perm", topicconf.PermString(tc.Perm), "type", tc.MessageType(), "by", by)
 		c.cfg.TopicsChanged(true)
 	}
 	return nil

@@ -37,6 +37,18 @@ type testCore struct {
 // change its config and store options first.
 func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
+	c := openCoreNoCleanup(t, adjust)
+	t.Cleanup(func() {
+		if err := c.Close(true); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// openCoreNoCleanup is openCore for a test that closes the core itself.
+func openCoreNoCleanup(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
+	t.Helper()
 	clock := fakeclock.Default()
 	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
 	if err != nil {
@@ -67,11 +79,6 @@ func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 	if err := c.Start(netip.MustParseAddrPort("127.0.0.1:10911")); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := c.Close(true); err != nil {
-			t.Error(err)
-		}
-	})
 	return &testCore{Core: c, clock: clock}
 }
 

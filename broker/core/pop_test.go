@@ -105,7 +105,7 @@ func TestPopAckChangeAndComeBack(t *testing.T) {
 		t.Fatalf("came back %v, want m2#2", got)
 	}
 	m := back.Messages[0].Message
-	if m.Topic != "T" || m.Property(message.PropertyRetryTopic) != "T" || m.Property(propertyFirstPopTime) == "" {
+	if m.Topic != "T" || m.Property(message.PropertyRetryTopic) != "T" || m.Property(message.PropertyFirstPopTime) == "" {
 		t.Fatalf("redelivered message: topic %s, props %v", m.Topic, m.Properties)
 	}
 	if err := c.Ack("g", "T", back.Messages[0].Handle); err != nil {
