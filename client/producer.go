@@ -391,15 +391,6 @@ func (r *sendRequest) release() {
 	}
 }
 
-// retryable reports whether a send answer may succeed on another broker.
-func retryable(code int16) bool {
-	switch code {
-	case protocol.RespSystemError, protocol.RespServiceNotAvailable, protocol.RespNoPermission, protocol.RespTopicNotExist:
-		return true
-	}
-	return false
-}
-
 // sendBudget is the time a Send's attempts share (SendTimeout, or ctx's
 // earlier deadline). It is kept as a deadline, and a context carrying it
 // is made only for the step that needs one: a route lookup, a dial, a
@@ -581,7 +572,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	case protocol.RespSlaveNotAvailable:
 		res.Status = SendSlaveNotAvailable
 	default:
-		return SendResult{}, brokerError("send", mq.BrokerName, addr, resp), retryable(resp.Code)
+		return SendResult{}, brokerError("send", mq.BrokerName, addr, resp), protocol.ResponseCodeOf(resp.Code).Retriable
 	}
 	var rh protocol.SendMessageResponseHeader
 	if err := rh.DecodeCommand(resp); err != nil {
