@@ -9,6 +9,7 @@ import (
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/broker/pop"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/topicconf"
 )
@@ -126,11 +127,14 @@ func (c *Core) TopicStats(topic string) ([]QueueStats, error) {
 // QueueProgress is a consumer group's progress on one queue: the queue's
 // max offset, the group's committed offset (the lag is their difference;
 // 0 when it committed none) and the store time of the last message it
-// consumed (epoch ms; 0 when none).
+// consumed (epoch ms; 0 when none). A POP consumer's offset moves as it
+// pops (a FIFO group's as it acknowledges); InFlight is how many of the
+// queue's messages it popped and has not acknowledged yet.
 type QueueProgress struct {
 	Queue                        message.Queue
 	BrokerOffset, ConsumerOffset int64
 	LastTimestamp                int64
+	InFlight                     int
 }
 
 // ConsumeStats returns a group's progress on each queue of topic (of
@@ -151,6 +155,7 @@ func (c *Core) ConsumeStats(group, topic string) []QueueProgress {
 			p := QueueProgress{
 				Queue:        message.Queue{Topic: t, BrokerName: c.cfg.BrokerName, QueueID: q},
 				BrokerOffset: c.store().MaxOffset(t, q),
+				InFlight:     c.inflight.CountQueue(pop.QueueKey{Group: group, Topic: t, QueueID: q}),
 			}
 			if off, ok := c.offsets.Get(offsets.Key{Group: group, Topic: t, QueueID: q}); ok {
 				p.ConsumerOffset = off

@@ -35,7 +35,7 @@ type testCore struct {
 
 // openCore opens a started core over an in-memory store; adjust may
 // change its config and store options first.
-func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
+func openCore(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
 	c := openCoreNoCleanup(t, adjust)
 	t.Cleanup(func() {
@@ -47,7 +47,7 @@ func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 }
 
 // openCoreNoCleanup is openCore for a test that closes the core itself.
-func openCoreNoCleanup(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
+func openCoreNoCleanup(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
 	clock := fakeclock.Default()
 	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
