@@ -70,41 +70,73 @@ func ValidateAttributes(attrs map[string]string) error {
 	return nil
 }
 
-// AlterAttributes applies changes in RocketMQ's form ("+key=value" adds
-// or changes a key, "-key" deletes it, comma separated: Java's
-// AttributeParser, as mqadmin updateTopic -a sends them) to current, and
-// returns the result, validated; current is not modified. Empty changes
-// keep current as it is.
-func AlterAttributes(current map[string]string, changes string) (map[string]string, error) {
-	out := maps.Clone(current)
-	if changes == "" {
+// ParseAttributeChanges reads RocketMQ's attribute change list, "+key=value,+key2=value2,-key3"
+// (Java's AttributeParser: + adds or changes an attribute, - removes
+// one; spaces around an entry are dropped), into Java's map form: "+key"
+// -> value, "-key" -> "". It refuses what Java refuses (an entry without
+// its sign, a + without a value, a - with one, a key twice) and an empty
+// key. Topics carry the list in UPDATE_AND_CREATE_TOPIC's attributes
+// field, groups the map in their config body.
+func ParseAttributeChanges(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
-	seen := map[string]bool{}
-	for _, kv := range strings.Split(changes, ",") {
-		var key string
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			name, plus := strings.CutPrefix(k, "+")
-			if !plus || name == "" || strings.Contains(v, "=") {
-				return nil, fmt.Errorf("topicconf: attribute %q: an addition is +key=value", kv)
-			}
-			key = name
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		key, value, hasValue := strings.Cut(kv, "=")
+		switch {
+		case hasValue && !strings.HasPrefix(key, "+"):
+			return nil, fmt.Errorf("topicconf: attribute %q: a change is +key=value", kv)
+		case !hasValue && !strings.HasPrefix(key, "-"):
+			return nil, fmt.Errorf("topicconf: attribute %q: want +key=value to set or -key to remove", kv)
+		case len(key) < 2:
+			return nil, fmt.Errorf("topicconf: attribute %q has no key", kv)
+		case hasValue && value == "":
+			return nil, fmt.Errorf("topicconf: attribute %q has no value", kv)
+		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("topicconf: attribute %s given twice", key)
+		}
+		out[key] = value
+	}
+	return out, nil
+}
+
+// FormatAttributeChanges is ParseAttributeChanges' inverse, keys sorted.
+func FormatAttributeChanges(changes map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(changes)) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		if v := changes[k]; v != "" {
+			b.WriteString("=" + v)
+		}
+	}
+	return b.String()
+}
+
+// AlterAttributes applies a change list (ParseAttributeChanges' text) to
+// current, and returns the result, validated (ValidateAttributes); current
+// is not modified. Empty changes keep current as it is: Java's
+// UPDATE_AND_CREATE_TOPIC without attributes keeps a topic's.
+func AlterAttributes(current map[string]string, changes string) (map[string]string, error) {
+	parsed, err := ParseAttributeChanges(changes)
+	if err != nil {
+		return nil, err
+	}
+	out := maps.Clone(current)
+	for _, k := range slices.Sorted(maps.Keys(parsed)) {
+		if k[0] == '+' {
 			if out == nil {
 				out = map[string]string{}
 			}
-			out[name] = v
+			out[k[1:]] = parsed[k]
 		} else {
-			name, minus := strings.CutPrefix(kv, "-")
-			if !minus || name == "" {
-				return nil, fmt.Errorf("topicconf: attribute %q: a deletion is -key", kv)
-			}
-			key = name
-			delete(out, name)
+			delete(out, k[1:])
 		}
-		if seen[key] {
-			return nil, fmt.Errorf("topicconf: attribute %q named twice", key)
-		}
-		seen[key] = true
 	}
 	if err := ValidateAttributes(out); err != nil {
 		return nil, err

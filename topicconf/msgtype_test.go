@@ -42,9 +42,24 @@ func TestAlterAttributes(t *testing.T) {
 		t.Fatalf("no change: %v, %v", got, err)
 	}
 	for _, bad := range []string{"message.type=FIFO", "+message.type=fifo", "+queue.type=BatchCQ", "message.type",
-		"+message.type=FIFO,-message.type", "+=x", "-", "+message.type=A=B", ","} {
+		"+message.type=FIFO,+message.type=NORMAL", "+=x", "-", "+message.type=", ","} {
 		if _, err := AlterAttributes(nil, bad); err == nil {
 			t.Errorf("AlterAttributes(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseAttributeChanges(t *testing.T) {
+	got, err := ParseAttributeChanges(" +a=b, -c ")
+	if err != nil || !maps.Equal(got, map[string]string{"+a": "b", "-c": ""}) {
+		t.Fatalf("parsed %v, %v", got, err)
+	}
+	if f := FormatAttributeChanges(got); f != "+a=b,-c" {
+		t.Fatalf("formatted %q", f)
+	}
+	for _, bad := range []string{"a=b", "+a", "-a=b", "+=b", "+a=", "+a=1,+a=2", "x"} {
+		if _, err := ParseAttributeChanges(bad); err == nil {
+			t.Errorf("ParseAttributeChanges(%q) accepted", bad)
 		}
 	}
 }
