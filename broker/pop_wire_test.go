@@ -298,3 +298,49 @@ func TestTopicMessageTypeOverTheWire(t *testing.T) {
 		t.Fatalf("after -message.type attributes %v", a)
 	}
 }
+
+// TestPopConsumerShownOverTheWire: a POP consumer that heartbeats as Java
+// 5's does (CONSUME_POP) is among its group's consumers, and its group's
+// progress is what it popped (GET_CONSUME_STATS), the lag what is left.
+func TestPopConsumerShownOverTheWire(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := newRawClient(t, b.Addr())
+	rc.createTopic("T", 1)
+	for i := range 3 {
+		expect(t, rc.send("T", 0, "", strconv.Itoa(i)), protocol.RespSuccess, "")
+	}
+	hb := protocol.HeartbeatData{ClientID: "pop-client@1", ConsumerDataSet: []protocol.ConsumerData{{
+		GroupName: "pg", ConsumeType: "CONSUME_POP", MessageModel: protocol.MessageModelClustering,
+		ConsumeFromWhere: protocol.ConsumeFromFirstOffset,
+		SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "T", SubString: "*"}},
+	}}}
+	body, err := hb.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, rc.call(protocol.ReqHeartBeat, nil, body), protocol.RespSuccess, "")
+	p := rc.pop(popHeader("pg", "T", -1, 2, time.Minute))
+	expect(t, p.resp, protocol.RespSuccess, "")
+
+	resp := rc.call(protocol.ReqGetConsumerConnectionList, map[string]string{"consumerGroup": "pg"}, nil)
+	expect(t, resp, protocol.RespSuccess, "")
+	var cc struct {
+		ConnectionSet []struct {
+			ClientID string `json:"clientId"`
+		} `json:"connectionSet"`
+		ConsumeType string `json:"consumeType"`
+	}
+	if err := json.Unmarshal(resp.Body, &cc); err != nil || len(cc.ConnectionSet) != 1 || cc.ConnectionSet[0].ClientID != "pop-client@1" || cc.ConsumeType != "CONSUME_POP" {
+		t.Fatalf("consumers %s: %v", resp.Body, err)
+	}
+	resp = rc.call(protocol.ReqGetConsumeStats, protocol.GetConsumeStatsRequestHeader{ConsumerGroup: "pg"}.Encode(), nil)
+	expect(t, resp, protocol.RespSuccess, "")
+	cs, err := protocol.DecodeConsumeStats(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cs.OffsetTable[protocol.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}]
+	if w.BrokerOffset != 3 || w.ConsumerOffset != 2 {
+		t.Fatalf("progress %+v, want broker 3, consumer 2 (lag 1)", cs.OffsetTable)
+	}
+}
