@@ -46,6 +46,10 @@ func (e *BrokerError) Error() string {
 	return fmt.Sprintf("client: %s to %s (%s): CODE %d %s", e.Op, e.Broker, e.Addr, e.Code, e.Remark)
 }
 
+// Retriable says whether the request may succeed if sent again, to
+// another broker or later (remoting/protocol's table of response codes).
+func (e *BrokerError) Retriable() bool { return protocol.ResponseCodeOf(e.Code).Retriable }
+
 // Is lets errors.Is(err, ErrTopicNotExist) match a TOPIC_NOT_EXIST answer.
 func (e *BrokerError) Is(target error) bool {
 	return target == ErrTopicNotExist && e.Code == protocol.RespTopicNotExist

@@ -26,7 +26,8 @@ type ProducerConfig struct {
 	SendTimeout time.Duration
 	// RetryTimes is how many more attempts a failed synchronous or
 	// asynchronous send makes, each on another broker when there is one.
-	// Default 2 (3 attempts), as RocketMQ. Negative means none.
+	// Default 2 (3 attempts), as RocketMQ: zero takes it, like every zero
+	// field here. Negative means none (one attempt).
 	RetryTimes int
 	// CompressOver compresses (zlib) single-message bodies of at least this
 	// many bytes. Default 4096; negative disables compression.
@@ -74,7 +75,10 @@ func (c *ProducerConfig) ensureDefaults() error {
 	if c.SendTimeout <= 0 {
 		c.SendTimeout = d.SendTimeout
 	}
-	if c.RetryTimes < 0 {
+	switch {
+	case c.RetryTimes == 0:
+		c.RetryTimes = d.RetryTimes
+	case c.RetryTimes < 0:
 		c.RetryTimes = 0
 	}
 	if c.CompressOver == 0 {
@@ -391,15 +395,6 @@ func (r *sendRequest) release() {
 	}
 }
 
-// retryable reports whether a send answer may succeed on another broker.
-func retryable(code int16) bool {
-	switch code {
-	case protocol.RespSystemError, protocol.RespServiceNotAvailable, protocol.RespNoPermission, protocol.RespTopicNotExist:
-		return true
-	}
-	return false
-}
-
 // sendBudget is the time a Send's attempts share (SendTimeout, or ctx's
 // earlier deadline). It is kept as a deadline, and a context carrying it
 // is made only for the step that needs one: a route lookup, a dial, a
@@ -538,7 +533,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	// them (sendSmartMsg), and in RocketMQ's binary header encoding rather
 	// than JSON: both sides then skip JSON's quoting and scanning and the
 	// long key names (Java brokers read either; the answer comes back in
-	// the request's encoding). See docs/performance.md, "The send path".
+	// the request's encoding). See docs/performance-history.md, "The send path".
 	code := protocol.ReqSendMessageV2
 	switch {
 	case r.batch:
@@ -581,7 +576,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	case protocol.RespSlaveNotAvailable:
 		res.Status = SendSlaveNotAvailable
 	default:
-		return SendResult{}, brokerError("send", mq.BrokerName, addr, resp), retryable(resp.Code)
+		return SendResult{}, brokerError("send", mq.BrokerName, addr, resp), protocol.ResponseCodeOf(resp.Code).Retriable
 	}
 	var rh protocol.SendMessageResponseHeader
 	if err := rh.DecodeCommand(resp); err != nil {

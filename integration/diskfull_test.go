@@ -55,7 +55,7 @@ func TestDiskFull(t *testing.T) {
 	pcfg.Client = rcClientConfig(c)
 	pcfg.Client.RouteRefreshInterval = time.Hour
 	pcfg.Group = "disk-pg"
-	pcfg.RetryTimes = 0
+	pcfg.RetryTimes = -1 // one attempt: the refusal itself is the point
 	p, err := client.NewProducer(pcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,19 @@ type testCore struct {
 
 // openCore opens a started core over an in-memory store; adjust may
 // change its config and store options first.
-func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
+func openCore(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
+	t.Helper()
+	c := openCoreNoCleanup(t, adjust)
+	t.Cleanup(func() {
+		if err := c.Close(true); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// openCoreNoCleanup is openCore for a test that closes the core itself.
+func openCoreNoCleanup(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
 	clock := fakeclock.Default()
 	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
@@ -67,11 +79,6 @@ func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 	if err := c.Start(netip.MustParseAddrPort("127.0.0.1:10911")); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := c.Close(true); err != nil {
-			t.Error(err)
-		}
-	})
 	return &testCore{Core: c, clock: clock}
 }
 
@@ -149,6 +156,19 @@ type answers struct {
 	ch  chan struct{}
 }
 
+// holdPull parks a pull of T/0 at offset 1, filtered by the tag
+// expression expr, from ch, for suspend; the test fails unless it is held.
+func holdPull(t *testing.T, c *testCore, expr string, suspend time.Duration, ch Channel) *answers {
+	t.Helper()
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: suspend, HasSubscription: true, Expression: expr, From: ch}
+	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
+		t.Fatalf("pull at the end: held %v, err %v", held, err)
+	}
+	return a
+}
+
 func newAnswers() *answers { return &answers{ch: make(chan struct{}, 16)} }
 
 func (a *answers) answer(res PullResult, err error) {
@@ -211,12 +231,7 @@ func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0) // creates T and fills offset 0
 	ch := &fakeChannel{id: 1}
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
-	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
-		t.Fatalf("pull at the end: held %v, err %v", held, err)
-	}
+	a := holdPull(t, c, "*", 20*time.Second, ch)
 	if c.HeldPulls() != 1 {
 		t.Fatalf("%d held pulls", c.HeldPulls())
 	}
@@ -235,12 +250,7 @@ func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
 func TestHeldPullExpiresOnTheClock(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 5 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 5*time.Second, &fakeChannel{id: 1})
 	c.clock.Advance(5*time.Second + time.Millisecond)
 	c.holds.ExpireDue(c.clock.Now())
 	if res := a.wait(t); res.Status != PullNoNewMessage || res.NextBeginOffset != 1 {
@@ -253,12 +263,7 @@ func TestHeldPullExpiresOnTheClock(t *testing.T) {
 func TestHeldPullSkipsFilteredArrivals(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "A", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "A", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "A", 20*time.Second, &fakeChannel{id: 1})
 	send(t, c, "T", "B", 0)
 	deadline := time.Now().Add(10 * time.Second)
 	for !(c.HeldPulls() == 1 && len(c.HeldOffsets("T", 0)) == 1 && c.HeldOffsets("T", 0)[0] == 2) {
@@ -280,12 +285,7 @@ func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
 	ch := &fakeChannel{id: 1}
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 20*time.Second, ch)
 	ch.mu.Lock()
 	ch.closed = true
 	ch.mu.Unlock()
@@ -299,17 +299,14 @@ func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
 func TestDrainAnswersHeldPulls(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 20*time.Second, &fakeChannel{id: 1})
 	c.Drain()
 	if n := a.count(); n != 1 {
 		t.Fatalf("drain answered %d times", n)
 	}
 	// After the drain, a pull is answered at once.
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
 	if res, held, err := c.Pull(req, a.answer); held || err != nil || res.Status != PullNoNewMessage {
 		t.Fatalf("pull after drain: %+v held %v err %v", res, held, err)
 	}

@@ -141,6 +141,9 @@ type popRun struct {
 	// deadline ends the hold.
 	deadline time.Time
 	answer   func(PopResult, error)
+	// peek only looks whether there is something to pop (NOTIFICATION):
+	// a result PopFound without messages says there is.
+	peek bool
 }
 
 // Pop serves a pop (Java PopMessageProcessor, and the proxy's
@@ -151,16 +154,54 @@ type popRun struct {
 // passes (or the core drains). Otherwise answer is not called.
 func (c *Core) Pop(r PopRequest, answer func(PopResult, error)) (res PopResult, held bool, err error) {
 	c.popCount.Add(1)
-	run, err := c.checkPop(r)
+	run, err := c.checkPop(r, false)
 	if err != nil {
 		return PopResult{}, false, err
 	}
 	run.answer = answer
+	return c.runPop(run)
+}
+
+// NotificationRequest asks whether a group has something to pop from a
+// topic (remoting's NOTIFICATION): Java's proxy asks before it pops.
+type NotificationRequest struct {
+	Group   string
+	Topic   string
+	QueueID int32
+	// PollTime is how long the question may be held until there is.
+	PollTime  time.Duration
+	Orderly   bool
+	AttemptID string
+	From      Channel
+}
+
+// Notification says whether a group has something to pop from a topic's
+// queues (or its retry topic): a FIFO queue blocked by its batch in
+// flight has not. Held as a pop is, it answers true on the first arrival
+// and false when its poll time passes; answer is called exactly once
+// later when held.
+func (c *Core) Notification(r NotificationRequest, answer func(hasMsg bool, err error)) (hasMsg, held bool, err error) {
+	run, err := c.checkPop(PopRequest{Group: r.Group, Topic: r.Topic, QueueID: r.QueueID, MaxMessages: 1,
+		PollTime: r.PollTime, Orderly: r.Orderly, AttemptID: r.AttemptID, From: r.From}, true)
+	if err != nil {
+		return false, false, err
+	}
+	if answer != nil {
+		run.answer = func(res PopResult, err error) { answer(res.Status == PopFound, err) }
+	}
+	res, held, err := c.runPop(run)
+	return res.Status == PopFound, held, err
+}
+
+// runPop runs a checked pop, holding it when it finds nothing and may
+// wait.
+func (c *Core) runPop(run *popRun) (PopResult, bool, error) {
+	r := &run.r
 	res, waits, err := c.popOnce(run)
 	if err != nil || res.Status == PopFound {
 		return res, false, err
 	}
-	if r.PollTime <= 0 || answer == nil || c.closing.Load() {
+	if r.PollTime <= 0 || run.answer == nil || c.closing.Load() {
 		return res, false, nil
 	}
 	if c.heldPops.Load() >= maxHeldPops {
@@ -178,7 +219,7 @@ func (c *Core) Pop(r PopRequest, answer func(PopResult, error)) (res PopResult, 
 
 // checkPop refuses what Java refuses before popping, with its remarks,
 // and resolves the topic, the filter and the group's FIFO setting.
-func (c *Core) checkPop(r PopRequest) (*popRun, error) {
+func (c *Core) checkPop(r PopRequest, peek bool) (*popRun, error) {
 	if err := c.checkBrokerReadable(); err != nil {
 		return nil, err
 	}
@@ -194,7 +235,7 @@ func (c *Core) checkPop(r PopRequest) (*popRun, error) {
 	switch {
 	case r.MaxMessages < 1 || r.MaxMessages > MaxPopMessages:
 		return nil, errorf(InvalidArgument, "the broker[%s] pop message's num %d is not in [1, %d]", c.brokerIP(), r.MaxMessages, MaxPopMessages)
-	case r.InvisibleTime <= 0 || r.InvisibleTime > MaxInvisibleTime:
+	case !peek && (r.InvisibleTime <= 0 || r.InvisibleTime > MaxInvisibleTime):
 		return nil, errorf(InvalidArgument, "invisible time %v is not in (0, %v]", r.InvisibleTime, MaxInvisibleTime)
 	case len(r.AttemptID) > maxAttemptID:
 		return nil, errorf(InvalidArgument, "attempt id of %d bytes is longer than %d", len(r.AttemptID), maxAttemptID)
@@ -210,7 +251,7 @@ func (c *Core) checkPop(r PopRequest) (*popRun, error) {
 		return nil, errorf(InvalidArgument, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
 			r.QueueID, r.Topic, tc.ReadQueueNums, addrOf(r.From))
 	}
-	run := &popRun{r: r, tc: tc}
+	run := &popRun{r: r, tc: tc, peek: peek}
 	switch r.ExpressionType {
 	case "", message.ExpressionTypeTag:
 		if f := filter.TagExpression(r.Expression); f != nil {
@@ -270,13 +311,22 @@ func (c *Core) popOnce(run *popRun) (PopResult, []popWait, error) {
 	res := PopResult{Status: PopNoNewMessage, PopTime: now, InvisibleTime: r.InvisibleTime, Orderly: run.orderly}
 	var waits []popWait
 	retry := pop.RetryTopic(r.Group, r.Topic)
-	if !run.orderly {
+	if !run.orderly && !run.peek {
 		c.reviveDue(r.Group, []string{r.Topic, retry}, now, reviveOnPop)
 	}
 	retryTC, hasRetry := c.topics.get(retry)
 	hasRetry = hasRetry && !run.orderly && topicconf.IsReadable(retryTC.Perm)
 	retryFirst := hasRetry && c.popSeq.Add(1)%retryEvery == 0
 	read := func(topic string, q int32) error {
+		if run.peek {
+			w, found := c.peekQueue(run, topic, q, now)
+			if found {
+				res.Status = PopFound
+			} else {
+				waits = append(waits, w)
+			}
+			return nil
+		}
 		w, rest, err := c.popQueue(run, topic, q, now, &res)
 		res.Rest += rest
 		if w != nil {
@@ -317,6 +367,9 @@ func (c *Core) popOnce(run *popRun) (PopResult, []popWait, error) {
 	if len(res.Messages) > 0 {
 		res.Status = PopFound
 		c.countPulled(r.Group, len(res.Messages))
+		return res, nil, nil
+	}
+	if res.Status == PopFound { // a peek that found something
 		return res, nil, nil
 	}
 	if !run.orderly {
@@ -410,6 +463,13 @@ func (c *Core) wakePop(h *heldPop) {
 		run.answer(res, err)
 	})
 }
+
+// BrokerName is the broker's name, which receipt handles carry.
+func (c *Core) BrokerName() string { return c.cfg.BrokerName }
+
+// InFlight is how many of group's messages read from topic (the topic
+// itself or its retry topic, by name) are in flight now.
+func (c *Core) InFlight(group, topic string) int { return c.inflight.Count(group, topic) }
 
 // HeldPops returns how many pops are held now.
 func (c *Core) HeldPops() int { return int(c.heldPops.Load()) }

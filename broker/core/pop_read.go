@@ -38,6 +38,23 @@ func (c *Core) popQueue(run *popRun, topic string, q int32, now time.Time, res *
 	return c.popPlain(run, qk, now, res)
 }
 
+// peekQueue says whether a queue has something to pop for the group: a
+// message past the group's offset (whatever its filter says, as Java's
+// NOTIFICATION), on a FIFO queue not blocked by its batch in flight.
+func (c *Core) peekQueue(run *popRun, topic string, q int32, now time.Time) (popWait, bool) {
+	st := c.store()
+	maxOff := st.MaxOffset(topic, q)
+	w := popWait{key: longpoll.Key{Topic: topic, QueueID: q}, offset: maxOff}
+	qk := pop.QueueKey{Group: run.r.Group, Topic: topic, QueueID: q}
+	if run.orderly {
+		if until := fifoBlocked(c.inflight.Queue(qk), now.UnixMilli(), run.r.AttemptID); until > 0 {
+			w.until = time.UnixMilli(until)
+			return w, false
+		}
+	}
+	return w, c.popOffset(qk.Group, topic, q, run.r.FromMin) < maxOff
+}
+
 // popRead reads up to want messages of a queue from offset for a pop:
 // past an offset outside the queue (from where the queue says), and on
 // past messages the filter skips, for a few rounds. It returns the

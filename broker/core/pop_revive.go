@@ -6,12 +6,9 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/pop"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
-
-// propertyFirstPopTime is when a message was first popped (Java
-// MessageConst.PROPERTY_FIRST_POP_TIME), set on its first redelivery.
-const propertyFirstPopTime = "1ST_POP_TIME"
 
 // A plain pop's message not acknowledged within its invisible time comes
 // back (Java's PopReviveService): a copy goes to the group's retry topic
@@ -89,8 +86,8 @@ func (c *Core) reviveLocked(k pop.Key, rec pop.Record) error {
 			return err
 		}
 		props := map[string]string{}
-		if m.Property(propertyFirstPopTime) == "" {
-			props[propertyFirstPopTime] = strconv.FormatInt(rec.PopTime, 10)
+		if m.Property(message.PropertyFirstPopTime) == "" {
+			props[message.PropertyFirstPopTime] = strconv.FormatInt(rec.PopTime, 10)
 		}
 		g, _ := c.GroupConfig(k.Group)
 		if err := c.giveBack(m, giveBack{group: k.Group, retryTopic: retry, maxTimes: popMaxTimes(g.RetryMaxTimes), props: props}); err != nil {

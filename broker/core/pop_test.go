@@ -105,7 +105,7 @@ func TestPopAckChangeAndComeBack(t *testing.T) {
 		t.Fatalf("came back %v, want m2#2", got)
 	}
 	m := back.Messages[0].Message
-	if m.Topic != "T" || m.Property(message.PropertyRetryTopic) != "T" || m.Property(propertyFirstPopTime) == "" {
+	if m.Topic != "T" || m.Property(message.PropertyRetryTopic) != "T" || m.Property(message.PropertyFirstPopTime) == "" {
 		t.Fatalf("redelivered message: topic %s, props %v", m.Topic, m.Properties)
 	}
 	if err := c.Ack("g", "T", back.Messages[0].Handle); err != nil {
@@ -232,5 +232,38 @@ func TestBadReceiptHandles(t *testing.T) {
 	wantReason(t, c.Ack("other", "T", res.Messages[0].Handle), InvalidReceipt)
 	if err := c.Ack("g", "T", res.Messages[0].Handle); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPopProgress: a POP group's progress and lag are its pops' (its
+// offset moves as it pops), with its messages in flight counted until
+// acknowledged; the retry topic's progress is the group's too.
+func TestPopProgress(t *testing.T) {
+	c := openCore(t, nil)
+	for i := range 3 {
+		sendBody(t, c, "T", 0, fmt.Sprint(i))
+	}
+	res := mustPop(t, c, popReq("g", "T", 2, time.Minute))
+	stats := c.ConsumeStats("g", "")
+	var q0 QueueProgress
+	for _, s := range stats {
+		if s.Queue.Topic == "T" && s.Queue.QueueID == 0 {
+			q0 = s
+		}
+	}
+	if q0.BrokerOffset != 3 || q0.ConsumerOffset != 2 || q0.InFlight != 2 || q0.LastTimestamp == 0 {
+		t.Fatalf("progress %+v", q0)
+	}
+	if err := c.Ack("g", "T", res.Messages[0].Handle); err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Advance(time.Minute)
+	mustPop(t, c, popReq("g", "T", 32, time.Minute)) // brings back one, pops the third
+	topics := map[string]int{}
+	for _, s := range c.ConsumeStats("g", "") {
+		topics[s.Queue.Topic] += s.InFlight
+	}
+	if topics["T"] != 1 || topics[pop.RetryTopic("g", "T")] != 1 {
+		t.Fatalf("in flight by topic %v", topics)
 	}
 }

@@ -62,6 +62,13 @@ func (e *ResponseError) Error() string {
 	return msg
 }
 
+// Retriable says whether the request may succeed if sent again, to
+// another node or later (remoting/protocol's table of response codes).
+func (e *ResponseError) Retriable() bool { return protocol.ResponseCodeOf(e.Code).Retriable }
+
+// Meaning is what the code means, from remoting/protocol's table.
+func (e *ResponseError) Meaning() string { return protocol.ResponseCodeOf(e.Code).Meaning }
+
 // Is matches ErrNotFound for TOPIC_NOT_EXIST, QUERY_NOT_FOUND and
 // SUBSCRIPTION_GROUP_NOT_EXIST, and ErrUnsupported for
 // REQUEST_CODE_NOT_SUPPORTED, and ErrNotOnline for CONSUMER_NOT_ONLINE.

@@ -258,23 +258,88 @@ var requestCodeNames = map[int16]string{
 	3543: "BATCH_ACK_MESSAGE",
 }
 
-// responseCodeNames holds the Java constant name of each response code.
-var responseCodeNames = map[int16]string{
-	0: "SUCCESS", 1: "SYSTEM_ERROR", 2: "SYSTEM_BUSY", 3: "REQUEST_CODE_NOT_SUPPORTED",
-	4: "TRANSACTION_FAILED", 10: "FLUSH_DISK_TIMEOUT", 11: "SLAVE_NOT_AVAILABLE",
-	12: "FLUSH_SLAVE_TIMEOUT", 13: "MESSAGE_ILLEGAL", 14: "SERVICE_NOT_AVAILABLE",
-	15: "VERSION_NOT_SUPPORTED", 16: "NO_PERMISSION", 17: "TOPIC_NOT_EXIST", 18: "TOPIC_EXIST_ALREADY",
-	19: "PULL_NOT_FOUND", 20: "PULL_RETRY_IMMEDIATELY", 21: "PULL_OFFSET_MOVED", 22: "QUERY_NOT_FOUND",
-	23: "SUBSCRIPTION_PARSE_FAILED", 24: "SUBSCRIPTION_NOT_EXIST", 25: "SUBSCRIPTION_NOT_LATEST",
-	26: "SUBSCRIPTION_GROUP_NOT_EXIST", 27: "FILTER_DATA_NOT_EXIST", 28: "FILTER_DATA_NOT_LATEST",
-	29: "INVALID_PARAMETER", 200: "TRANSACTION_SHOULD_COMMIT", 201: "TRANSACTION_SHOULD_ROLLBACK",
-	202: "TRANSACTION_STATE_UNKNOW", 203: "TRANSACTION_STATE_GROUP_WRONG", 204: "NO_BUYER_ID",
-	205: "NOT_IN_CURRENT_UNIT", 206: "CONSUMER_NOT_ONLINE", 207: "CONSUME_MSG_TIMEOUT",
-	208: "NO_MESSAGE", 209: "POLLING_FULL", 210: "POLLING_TIMEOUT", 211: "BROKER_NOT_EXIST",
-	212: "BROKER_DISPATCH_NOT_COMPLETE", 213: "BROADCAST_CONSUMPTION", 215: "FLOW_CONTROL",
-	501: "NOT_LEADER_FOR_QUEUE", 604: "ILLEGAL_OPERATION", -1000: "RPC_UNKNOWN",
-	-1002: "RPC_ADDR_IS_NULL", -1004: "RPC_SEND_TO_CHANNEL_FAILED", -1006: "RPC_TIME_OUT",
-	1500: "GO_AWAY", 3001: "USER_NOT_EXIST", 3002: "POLICY_NOT_EXIST",
+// ResponseCode describes one response code: RocketMQ's name for it, what
+// it means to a client, and whether a client may retry the request as it
+// is (on another broker, or later) with a chance of success. It is the one
+// table of what a code means: the broker's remoting door answers with
+// these codes, and our client and admin client read them through it, as
+// franz-go's kerr is for Kafka's error codes.
+type ResponseCode struct {
+	Code    int16
+	Name    string
+	Meaning string
+	// Retriable codes are the ones Java's producer retries a send on
+	// (DefaultMQProducer.retryResponseCodes): the broker, not the request,
+	// was the problem.
+	Retriable bool
+}
+
+// responseCodes is the table, by code.
+var responseCodes = map[int16]ResponseCode{}
+
+func init() {
+	for _, c := range []ResponseCode{
+		{RespSuccess, "SUCCESS", "the request succeeded", false},
+		{RespSystemError, "SYSTEM_ERROR", "the server failed or refused the request; the remark says why", true},
+		{RespSystemBusy, "SYSTEM_BUSY", "the server is overloaded; try again later", false},
+		{RespRequestCodeNotSupported, "REQUEST_CODE_NOT_SUPPORTED", "the server does not implement this request", false},
+		{RespTransactionFailed, "TRANSACTION_FAILED", "the transaction could not be ended", false},
+		{RespFlushDiskTimeout, "FLUSH_DISK_TIMEOUT", "stored, but not flushed to disk in time", false},
+		{RespSlaveNotAvailable, "SLAVE_NOT_AVAILABLE", "stored on the master; no slave to replicate to", false},
+		{RespFlushSlaveTimeout, "FLUSH_SLAVE_TIMEOUT", "stored on the master; the slave did not confirm in time", false},
+		{RespMessageIllegal, "MESSAGE_ILLEGAL", "the message is not valid (too large, bad properties, a kind this request cannot carry)", false},
+		{RespServiceNotAvailable, "SERVICE_NOT_AVAILABLE", "the broker takes no writes now (a full disk, shutting down, or a slave)", true},
+		{RespVersionNotSupported, "VERSION_NOT_SUPPORTED", "the client's version is not supported", false},
+		{RespNoPermission, "NO_PERMISSION", "the topic's, group's or broker's permission, or access control, refuses it", true},
+		{RespTopicNotExist, "TOPIC_NOT_EXIST", "the topic does not exist on this broker", true},
+		{RespTopicExistAlready, "TOPIC_EXIST_ALREADY", "the topic exists already", false},
+		{RespPullNotFound, "PULL_NOT_FOUND", "no new message at the offset yet", false},
+		{RespPullRetryImmediately, "PULL_RETRY_IMMEDIATELY", "pull again now, from the offset the answer gives", false},
+		{RespPullOffsetMoved, "PULL_OFFSET_MOVED", "the offset is outside the queue; resume from the offset the answer gives", false},
+		{RespQueryNotFound, "QUERY_NOT_FOUND", "the query found nothing", false},
+		{RespSubscriptionParseFailed, "SUBSCRIPTION_PARSE_FAILED", "the subscription expression does not parse", false},
+		{RespSubscriptionNotExist, "SUBSCRIPTION_NOT_EXIST", "the broker holds no such subscription: send a heartbeat first", false},
+		{RespSubscriptionNotLatest, "SUBSCRIPTION_NOT_LATEST", "the subscription is older than the one the broker holds", false},
+		{RespSubscriptionGroupNotExist, "SUBSCRIPTION_GROUP_NOT_EXIST", "the consumer group does not exist", false},
+		{RespFilterDataNotExist, "FILTER_DATA_NOT_EXIST", "the broker holds no compiled filter for the subscription", false},
+		{RespFilterDataNotLatest, "FILTER_DATA_NOT_LATEST", "the compiled filter is older than the subscription", false},
+		{RespInvalidParameter, "INVALID_PARAMETER", "a value in the request is out of its range", false},
+		{RespTransactionShouldCommit, "TRANSACTION_SHOULD_COMMIT", "commit the transaction", false},
+		{RespTransactionShouldRollback, "TRANSACTION_SHOULD_ROLLBACK", "roll the transaction back", false},
+		{RespTransactionStateUnknown, "TRANSACTION_STATE_UNKNOW", "the transaction's state is unknown", false},
+		{RespTransactionStateGroupWrong, "TRANSACTION_STATE_GROUP_WRONG", "the producer group does not own the transaction", false},
+		{RespNoBuyerID, "NO_BUYER_ID", "a unit message without a buyer id", true},
+		{RespNotInCurrentUnit, "NOT_IN_CURRENT_UNIT", "the message is not for this unit", true},
+		{RespConsumerNotOnline, "CONSUMER_NOT_ONLINE", "the consumer group, or the client asked for, is not connected", false},
+		{RespConsumeMsgTimeout, "CONSUME_MSG_TIMEOUT", "the consumer did not answer in time", false},
+		{RespNoMessage, "NO_MESSAGE", "no message", false},
+		{RespPollingFull, "POLLING_FULL", "too many requests are held", false},
+		{RespPollingTimeout, "POLLING_TIMEOUT", "the held request timed out", false},
+		{RespBrokerNotExist, "BROKER_NOT_EXIST", "no such broker", false},
+		{RespBrokerDispatchNotComplete, "BROKER_DISPATCH_NOT_COMPLETE", "the broker has not indexed the messages yet", false},
+		{RespBroadcastConsumption, "BROADCAST_CONSUMPTION", "the group consumes by broadcast", false},
+		{RespFlowControl, "FLOW_CONTROL", "the broker is limiting this client", false},
+		{RespNotLeaderForQueue, "NOT_LEADER_FOR_QUEUE", "this broker does not lead the queue", false},
+		{RespIllegalOperation, "ILLEGAL_OPERATION", "the operation is not allowed", false},
+		{RespRPCUnknown, "RPC_UNKNOWN", "an unknown RPC failure", false},
+		{RespRPCAddrIsNull, "RPC_ADDR_IS_NULL", "no address to send to", false},
+		{RespRPCSendToChannelFailed, "RPC_SEND_TO_CHANNEL_FAILED", "the request could not be sent", false},
+		{RespRPCTimeout, "RPC_TIME_OUT", "the request timed out", false},
+		{RespGoAway, "GO_AWAY", "the server is going away", false},
+		{RespUserNotExist, "USER_NOT_EXIST", "no such ACL user", false},
+		{RespPolicyNotExist, "POLICY_NOT_EXIST", "no such ACL policy", false},
+	} {
+		responseCodes[c.Code] = c
+	}
+}
+
+// ResponseCodeOf returns what code means; an unknown code is named
+// "CODE_<n>" and is not retriable.
+func ResponseCodeOf(code int16) ResponseCode {
+	if c, ok := responseCodes[code]; ok {
+		return c
+	}
+	return ResponseCode{Code: code, Name: "CODE_" + strconv.Itoa(int(code)), Meaning: "a response code this client does not know"}
 }
 
 // RequestCodeName returns the Java name of a request code, or "CODE_<n>"
@@ -288,9 +353,4 @@ func RequestCodeName(code int16) string {
 
 // ResponseCodeName returns the Java name of a response code, or "CODE_<n>"
 // for an unknown one.
-func ResponseCodeName(code int16) string {
-	if n, ok := responseCodeNames[code]; ok {
-		return n
-	}
-	return "CODE_" + strconv.Itoa(int(code))
-}
+func ResponseCodeName(code int16) string { return ResponseCodeOf(code).Name }
