@@ -43,9 +43,8 @@ func (b *Broker) newGRPCDoor(serverTLS *tls.Config) error {
 		ListenAddr: c.GRPC.ListenAddr, Listener: c.GRPC.Listener,
 		AdvertiseAddr: c.GRPCAdvertise(), Advertise: config.Advertise,
 		TLSMode: mode, TLS: serverTLS,
-		AutoCreateTopic: c.AutoCreateTopicEnable,
-		MaxLongPolling:  c.GRPC.MaxLongPolling,
-		ChannelExpiry:   c.ChannelExpiry, Now: c.Now, Logger: b.log,
+		MaxLongPolling: c.GRPC.MaxLongPolling,
+		ChannelExpiry:  c.ChannelExpiry, Now: c.Now, Logger: b.log,
 	}
 	if b.acl != nil || b.auth.Enabled() {
 		gcfg.Access = grpcAccess{plain: b.acl, auth: b.auth}

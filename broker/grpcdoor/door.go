@@ -43,9 +43,6 @@ type Config struct {
 	// TLS is the server's TLS configuration; nil makes a self-signed
 	// certificate at New (the SDKs do not verify it by default).
 	TLS *tls.Config
-	// AutoCreateTopic makes a topic a client names first (a route, a send)
-	// when it does not exist, as MIXED (autoCreateTopicEnable).
-	AutoCreateTopic bool
 	// Access, if set, checks every call's signature and permissions
 	// (auth.go). Default: every call is allowed.
 	Access Access

@@ -30,7 +30,7 @@ func (d *Door) QueryRoute(ctx context.Context, req *v2.QueryRouteRequest) (*v2.Q
 		return &v2.QueryRouteResponse{Status: statusOf(err)}, nil
 	}
 	broker := d.routeBroker()
-	accept := acceptTypes(d.topicType(tc))
+	accept := acceptTypes(tc.MessageType())
 	return &v2.QueryRouteResponse{Status: okStatus(), MessageQueues: routeQueues(req.GetTopic(), tc, broker, accept)}, nil
 }
 
