@@ -8,7 +8,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/runnelmq/runnel/broker/core"
-	"github.com/runnelmq/runnel/broker/timer"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/message"
 )
 
@@ -139,7 +139,7 @@ func (d *Door) maxDelay() time.Duration {
 	if m := d.core.Runtime().TimerMaxDelay; m > 0 {
 		return m
 	}
-	return timer.DefaultMaxDelay
+	return due.DefaultTimerMaxDelay
 }
 
 // RecallMessage: recalling a delayed message needs the timer to delete
