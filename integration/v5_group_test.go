@@ -33,9 +33,13 @@ func TestV5GroupFailover(t *testing.T) {
 	f := (l + 1) % 3
 	r := dialV5(t, c, f, false)
 	createTopic(t, c, l, "V5Group", 2)
-	testwait.For(t, 10*time.Second, "the topic on the follower", func() bool {
-		_, ok, _ := c.Broker(f).Store().Topic("V5Group")
-		return ok
+	testwait.For(t, 10*time.Second, "the topic on every node", func() bool {
+		for i := range 3 {
+			if _, ok, _ := c.Broker(i).Store().Topic("V5Group"); !ok {
+				return false
+			}
+		}
+		return true
 	})
 	route, err := r.QueryRoute(r.ctx(t), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "V5Group"}})
 	wantCode(t, "a follower's route", route.GetStatus(), err, v2.Code_OK)

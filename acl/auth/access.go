@@ -28,24 +28,8 @@ func (m *Manager) CheckAccess(remote, accessKey string, verify func(secretKey st
 			return refuse("check signature failed.")
 		}
 	}
-	if !m.cfg.AuthorizationEnabled || len(needs) == 0 {
+	if !m.cfg.AuthorizationEnabled {
 		return nil
 	}
-	u := s.users[ak]
-	switch {
-	case u == nil:
-		return refuse("User:%s not found.", ak)
-	case u.info.UserStatus == Disabled:
-		return refuse("User:%s is disabled.", ak)
-	case u.info.UserType == string(Super):
-		return nil
-	}
-	a := s.userACLs[ak]
-	ip := lazyIP{remote: remote}
-	for _, n := range needs {
-		if err := decide(a, n, ak, &ip); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.authorize(ak, remote, needs)
 }

@@ -232,6 +232,12 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 	if err != nil {
 		return refuse("parse authorization context error")
 	}
+	return s.authorize(ak, remote, needs)
+}
+
+// authorize decides user ak's needs from remote against its ACL: a super
+// user passes, a missing or disabled one is refused.
+func (s *snapshot) authorize(ak, remote string, needs []Need) error {
 	if len(needs) == 0 {
 		return nil
 	}

@@ -124,14 +124,13 @@ func sendPull(stream v2.MessagingService_PullMessageServer, st *v2.Status, msgs 
 
 // UpdateOffset commits a group's offset on a queue.
 func (d *Door) UpdateOffset(ctx context.Context, req *v2.UpdateOffsetRequest) (*v2.UpdateOffsetResponse, error) {
-	c, topic, group, err := d.offsetCall(ctx, req.GetGroup(), req.GetMessageQueue())
+	_, topic, group, err := d.offsetCall(ctx, req.GetGroup(), req.GetMessageQueue())
 	if err != nil {
 		return &v2.UpdateOffsetResponse{Status: statusOf(err)}, nil
 	}
 	if req.GetOffset() < 0 {
 		return &v2.UpdateOffsetResponse{Status: status(v2.Code_ILLEGAL_OFFSET, "an offset is not negative")}, nil
 	}
-	_ = c
 	d.core.CommitConsumerOffset(group, topic, req.GetMessageQueue().GetId(), req.GetOffset())
 	return &v2.UpdateOffsetResponse{Status: okStatus()}, nil
 }

@@ -226,14 +226,13 @@ func writeReceive(stream v2.MessagingService_ReceiveMessageServer, st *v2.Status
 // each entry has its own status, and the answer's is theirs, or
 // MULTIPLE_RESULTS when they differ.
 func (d *Door) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.AckMessageResponse, error) {
-	c, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
+	_, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
 	if err != nil {
 		return &v2.AckMessageResponse{Status: statusOf(err)}, nil
 	}
 	if len(req.GetEntries()) == 0 {
 		return &v2.AckMessageResponse{Status: status(v2.Code_BAD_REQUEST, "no entry to acknowledge")}, nil
 	}
-	_ = c
 	entries := make([]core.AckEntry, len(req.GetEntries()))
 	for i, e := range req.GetEntries() {
 		entries[i] = core.AckEntry{Group: group, Topic: topic, Handle: e.GetReceiptHandle()}
