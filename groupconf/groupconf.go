@@ -14,8 +14,7 @@
 package groupconf
 
 // Config is a consumer group's configuration (Java SubscriptionGroupConfig;
-// its consumeMessageOrderly, retry policy, subscription set and attributes
-// are not kept). Decode a body over New, so absent fields keep Java's
+// its retry policy, subscription set and attributes are not kept). Decode a body over New, so absent fields keep Java's
 // defaults.
 type Config struct {
 	GroupName string `json:"groupName"`
@@ -36,6 +35,11 @@ type Config struct {
 	WhichBrokerWhenConsumeSlowly int64 `json:"whichBrokerWhenConsumeSlowly"`
 	GroupSysFlag                 int   `json:"groupSysFlag"`
 	ConsumeTimeoutMinute         int   `json:"consumeTimeoutMinute"`
+	// ConsumeMessageOrderly makes the group a FIFO group for RocketMQ 5's
+	// consumers (POP and gRPC): one batch of a queue in flight at a time,
+	// in order. Omitted when false, so a config stored before it existed
+	// encodes to the same bytes.
+	ConsumeMessageOrderly bool `json:"consumeMessageOrderly,omitempty"`
 }
 
 // New returns the config of a group nobody configured: Java

@@ -45,6 +45,10 @@ const (
 	PropertyTimerDeliverMS          = "TIMER_DELIVER_MS"
 	PropertyTimerDelaySec           = "TIMER_DELAY_SEC"
 	PropertyTransactionID           = "__transactionId__"
+	// PropertyPopCK carries a popped message's receipt handle (POP_CK);
+	// PropertyFirstPopTime when it was first popped (1ST_POP_TIME).
+	PropertyPopCK        = "POP_CK"
+	PropertyFirstPopTime = "1ST_POP_TIME"
 
 	// KeySeparator separates several keys inside the KEYS property.
 	KeySeparator = " "

@@ -31,6 +31,10 @@ const (
 	OpDeleteGroup
 	OpPutAuth
 	OpDeleteAuth
+	// OpInFlight changes POP's in-flight records (and, in the same
+	// batch, consumer offsets): what a pop, an ack, a change of invisible
+	// time and a redelivery do to them.
+	OpInFlight
 )
 
 // Op is one mutation. Every change to the store is an Op passed to Apply
@@ -77,6 +81,30 @@ type Op struct {
 	// apply lock) that Apply checks and completes.
 	Cutoff    int64
 	QueueMins map[QueueID]int64
+
+	// OpInFlight: InFlightDelete's records are deleted, then
+	// InFlightPut's written (a record put again replaces the one before),
+	// then Offsets committed, all in one batch (one sync). Any of the
+	// three may be empty, not all.
+	InFlightPut    []InFlight
+	InFlightDelete []InFlightKey
+}
+
+// InFlightKey names one popped message a consumer group has in flight:
+// the group, the topic and queue it was read from (a retry topic's, for a
+// message that came back) and its queue offset there.
+type InFlightKey struct {
+	Group   string
+	Topic   string
+	QueueID int32
+	Offset  int64
+}
+
+// InFlight is one in-flight record: its key, and its value, which package
+// broker/pop encodes and the store keeps as it is.
+type InFlight struct {
+	InFlightKey
+	Value []byte
 }
 
 // AppendMessage is one message of an OpAppend.
@@ -444,8 +472,11 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		}
 		// Consumer offsets of the topic go too, or they would come back
 		// with a re-created topic (or after a restart) pointing past its
-		// new, empty queues.
+		// new, empty queues; so do the messages in flight from it.
 		if err := s.deleteTopicOffsets(b, op.Topic); err != nil {
+			return nil, nil, err
+		}
+		if err := s.deleteTopicInFlight(b, op.Topic); err != nil {
 			return nil, nil, err
 		}
 		// Without a checkpoint, a restart would replay the topic's records
@@ -495,6 +526,10 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		_ = b.Delete(meta.AuthKey(op.Name), nil)
 	case OpTruncate:
 		if err := s.buildTruncateLocked(b, lb, op, p); err != nil {
+			return nil, nil, err
+		}
+	case OpInFlight:
+		if err := buildInFlight(b, op); err != nil {
 			return nil, nil, err
 		}
 	default:

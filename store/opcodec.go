@@ -33,11 +33,20 @@ import (
 //	OpDeleteGroup       group
 //	OpPutAuth           name | value
 //	OpDeleteAuth        name
+//	OpInFlight          count | count x (group | topic | queueID | offset | value)
+//	                    | count | count x (group | topic | queueID | offset)
+//	                    | count | count x (group | topic | queueID | offset):
+//	                    the records put, deleted, and the offsets committed
 //
 // A stored record is RocketMQ's stored-message encoding
 // (message.AppendStoredMessage), self-delimiting by its totalSize; an
 // append's topic, queue id, tags code, keys and unique key are read back
 // from it, so the encoding cannot disagree with the record.
+//
+// A kind added later (OpInFlight) keeps version 1: a build that does not
+// know it refuses it as an unknown kind, as it would an unknown version,
+// while every op it knows keeps its bytes. A new field of an existing
+// kind is a new version.
 const OpVersion = 1
 
 // ErrBadOp is returned (wrapped) by DecodeOp for bytes that are not an op.
@@ -62,6 +71,12 @@ func (op *Op) encodedSizeHint() int {
 	}
 	for i := range op.Offsets {
 		n += len(op.Offsets[i].Group) + len(op.Offsets[i].Topic) + 24
+	}
+	for i := range op.InFlightPut {
+		n += len(op.InFlightPut[i].Group) + len(op.InFlightPut[i].Topic) + len(op.InFlightPut[i].Value) + 24
+	}
+	for i := range op.InFlightDelete {
+		n += len(op.InFlightDelete[i].Group) + len(op.InFlightDelete[i].Topic) + 24
 	}
 	return n + len(op.Value) + 16*len(op.QueueMins)
 }
@@ -110,6 +125,24 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 		dst = appendString(dst, string(op.Value))
 	case OpDeleteAuth:
 		dst = appendString(dst, op.Name)
+	case OpInFlight:
+		dst = binary.AppendUvarint(dst, uint64(len(op.InFlightPut)))
+		for i := range op.InFlightPut {
+			r := &op.InFlightPut[i]
+			dst = appendInFlightKey(dst, &r.InFlightKey)
+			dst = appendString(dst, string(r.Value))
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(op.InFlightDelete)))
+		for i := range op.InFlightDelete {
+			dst = appendInFlightKey(dst, &op.InFlightDelete[i])
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(op.Offsets)))
+		for _, c := range op.Offsets {
+			dst = appendString(dst, c.Group)
+			dst = appendString(dst, c.Topic)
+			dst = binary.AppendVarint(dst, int64(c.QueueID))
+			dst = binary.AppendVarint(dst, c.Offset)
+		}
 	case OpTruncate:
 		dst = binary.AppendVarint(dst, op.Cutoff)
 		ids := make([]QueueID, 0, len(op.QueueMins))
@@ -130,6 +163,13 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 		}
 	}
 	return dst
+}
+
+func appendInFlightKey(dst []byte, k *InFlightKey) []byte {
+	dst = appendString(dst, k.Group)
+	dst = appendString(dst, k.Topic)
+	dst = binary.AppendVarint(dst, int64(k.QueueID))
+	return binary.AppendVarint(dst, k.Offset)
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -199,6 +239,26 @@ func DecodeOp(b []byte) (*Op, error) {
 		op.Name, op.Value = d.string(), []byte(d.string())
 	case OpDeleteAuth:
 		op.Name = d.string()
+	case OpInFlight:
+		// Empty lists decode as nil, as an op built in memory has them.
+		if n := d.count(5); n > 0 {
+			op.InFlightPut = make([]InFlight, 0, n)
+			for i := 0; i < n && d.err == nil; i++ {
+				op.InFlightPut = append(op.InFlightPut, InFlight{InFlightKey: d.inFlightKey(), Value: []byte(d.string())})
+			}
+		}
+		if n := d.count(4); n > 0 {
+			op.InFlightDelete = make([]InFlightKey, 0, n)
+			for i := 0; i < n && d.err == nil; i++ {
+				op.InFlightDelete = append(op.InFlightDelete, d.inFlightKey())
+			}
+		}
+		if n := d.count(4); n > 0 {
+			op.Offsets = make([]OffsetCommit, 0, n)
+			for i := 0; i < n && d.err == nil; i++ {
+				op.Offsets = append(op.Offsets, OffsetCommit{Group: d.string(), Topic: d.string(), QueueID: d.int32(), Offset: d.varint()})
+			}
+		}
 	case OpTruncate:
 		op.Cutoff = d.varint()
 		n := d.count(3)
@@ -293,6 +353,10 @@ func (d *opDecoder) count(minSize int) int {
 		return 0
 	}
 	return int(v)
+}
+
+func (d *opDecoder) inFlightKey() InFlightKey {
+	return InFlightKey{Group: d.string(), Topic: d.string(), QueueID: d.int32(), Offset: d.varint()}
 }
 
 func (d *opDecoder) string() string {

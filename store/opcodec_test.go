@@ -45,6 +45,10 @@ func sampleOps(t testing.TB) []*Op {
 		{Kind: OpDeleteGroup, Group: "g"},
 		{Kind: OpPutAuth, Name: "user/alice", Value: []byte(`{"username":"alice"}`)},
 		{Kind: OpDeleteAuth, Name: "user/alice"},
+		{Kind: OpInFlight,
+			InFlightPut:    []InFlight{{InFlightKey{"g", "T", 1, 7}, []byte{1, 2, 3}}, {InFlightKey{"g", "%RETRY%g_T", 0, 1 << 40}, []byte{}}},
+			InFlightDelete: []InFlightKey{{"g", "T", 1, 6}},
+			Offsets:        []OffsetCommit{{"g", "T", 1, 8}}},
 	}
 }
 

@@ -34,8 +34,9 @@ type Config struct {
 	TopicFilterType string `json:"topicFilterType,omitempty"`
 	TopicSysFlag    int    `json:"topicSysFlag"`
 	Order           bool   `json:"order"`
-	// Attributes are RocketMQ 5's topic attributes as an admin sent them.
-	// They travel on the wire but are not persisted.
+	// Attributes are RocketMQ 5's topic attributes: message.type
+	// (msgtype.go) is the one a broker keeps; they travel on the wire and
+	// are persisted.
 	Attributes map[string]string `json:"attributes,omitempty"`
 }
 

@@ -9,12 +9,15 @@ import (
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/broker/pop"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/topicconf"
 )
 
 // CreateTopic creates or updates a topic (Java
-// AdminBrokerProcessor.updateAndCreateTopic). When it changed, the
+// AdminBrokerProcessor.updateAndCreateTopic) with the attributes
+// tc.Attributes holds, which must be ones Runnel knows (message.type;
+// topicconf.AlterAttributes applies mqadmin's changes). When it changed, the
 // TopicsChanged hook runs and returns before this does, so a consumer
 // started after the answer finds the route.
 func (c *Core) CreateTopic(tc topicconf.Config, by string) error {
@@ -31,6 +34,9 @@ func (c *Core) CreateTopic(tc topicconf.Config, by string) error {
 	if tc.Perm&^(topicconf.PermRead|topicconf.PermWrite|topicconf.PermInherit|topicconf.PermPriority) != 0 {
 		return errorf(InvalidArgument, "perm %d has unknown bits", tc.Perm)
 	}
+	if err := topicconf.ValidateAttributes(tc.Attributes); err != nil {
+		return refuse(InvalidArgument, err.Error())
+	}
 	withDefaultFilter(&tc)
 	changed, err := c.topics.put(tc)
 	if err != nil {
@@ -38,7 +44,7 @@ func (c *Core) CreateTopic(tc topicconf.Config, by string) error {
 	}
 	if changed {
 		c.log.Info("broker: topic created or updated", "topic", tc.TopicName, "read", tc.ReadQueueNums,
-			"write", tc.WriteQueueNums, "perm", topicconf.PermString(tc.Perm), "by", by)
+			"write", tc.WriteQueueNums, "perm", topicconf.PermString(tc.Perm), "type", tc.MessageType(), "by", by)
 		c.cfg.TopicsChanged(true)
 	}
 	return nil
@@ -121,11 +127,14 @@ func (c *Core) TopicStats(topic string) ([]QueueStats, error) {
 // QueueProgress is a consumer group's progress on one queue: the queue's
 // max offset, the group's committed offset (the lag is their difference;
 // 0 when it committed none) and the store time of the last message it
-// consumed (epoch ms; 0 when none).
+// consumed (epoch ms; 0 when none). A POP consumer's offset moves as it
+// pops (a FIFO group's as it acknowledges); InFlight is how many of the
+// queue's messages it popped and has not acknowledged yet.
 type QueueProgress struct {
 	Queue                        message.Queue
 	BrokerOffset, ConsumerOffset int64
 	LastTimestamp                int64
+	InFlight                     int
 }
 
 // ConsumeStats returns a group's progress on each queue of topic (of
@@ -146,6 +155,7 @@ func (c *Core) ConsumeStats(group, topic string) []QueueProgress {
 			p := QueueProgress{
 				Queue:        message.Queue{Topic: t, BrokerName: c.cfg.BrokerName, QueueID: q},
 				BrokerOffset: c.store().MaxOffset(t, q),
+				InFlight:     c.inflight.CountQueue(pop.QueueKey{Group: group, Topic: t, QueueID: q}),
 			}
 			if off, ok := c.offsets.Get(offsets.Key{Group: group, Topic: t, QueueID: q}); ok {
 				p.ConsumerOffset = off

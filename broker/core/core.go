@@ -18,6 +18,7 @@ import (
 	"github.com/runnelmq/runnel/broker/lock"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
+	"github.com/runnelmq/runnel/broker/pop"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
@@ -92,9 +93,12 @@ type Core struct {
 	clients *clients.Manager[Channel]
 	locks   *lock.Manager
 	holds   *longpoll.Table
-	later   deliverLater
-	txn     *transaction.Service
-	calls   *consumercall.Caller
+	// inflight is the POP messages in flight, the master's view of the
+	// store's in-flight records (pop*.go).
+	inflight *pop.Table
+	later    deliverLater
+	txn      *transaction.Service
+	calls    *consumercall.Caller
 	// sqlCache holds compiled SQL92 expressions by their text.
 	sqlCache *filter.Cache
 
@@ -105,6 +109,12 @@ type Core struct {
 	// host's address in it; set by Start.
 	uniq      atomic.Pointer[message.UniqIDGenerator]
 	pullCount atomic.Int64
+	popCount  atomic.Int64
+	// popSeq turns the queue a pop starts at, and when it reads the retry
+	// topic first.
+	popSeq atomic.Uint64
+	// heldPops counts the pops held now.
+	heldPops atomic.Int64
 	// groupGetNums counts, per consumer group, the messages pull answers
 	// carried (RocketMQ's GROUP_GET_NUMS): group -> *atomic.Int64.
 	groupGetNums sync.Map
@@ -149,6 +159,7 @@ func newCore(cfg Config) *Core {
 		clients:  clients.New[Channel](clients.Config{ChannelExpiry: cfg.ChannelExpiry}, cfg.Now),
 		locks:    lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
 		holds:    longpoll.New(cfg.Now),
+		inflight: pop.NewTable(),
 		later:    deliverLater{levels: cfg.DelayLevels},
 		sqlCache: filter.NewCache(filter.DefaultCacheSize),
 		stop:     make(chan struct{}),
@@ -233,7 +244,7 @@ func (c *Core) reload() error {
 		return fmt.Errorf("core: load consumer offsets: %w", err)
 	}
 	c.offsets.Replace(entries)
-	return nil
+	return c.loadInFlight(st)
 }
 
 // Start begins serving with host as the store host of every message

@@ -35,7 +35,19 @@ type testCore struct {
 
 // openCore opens a started core over an in-memory store; adjust may
 // change its config and store options first.
-func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
+func openCore(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
+	t.Helper()
+	c := openCoreNoCleanup(t, adjust)
+	t.Cleanup(func() {
+		if err := c.Close(true); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// openCoreNoCleanup is openCore for a test that closes the core itself.
+func openCoreNoCleanup(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
 	clock := fakeclock.Default()
 	levels, err := due.ParseLevels(due.DefaultLevels)
@@ -67,11 +79,6 @@ func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 	if err := c.Start(netip.MustParseAddrPort("127.0.0.1:10911")); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := c.Close(true); err != nil {
-			t.Error(err)
-		}
-	})
 	return &testCore{Core: c, clock: clock}
 }
 

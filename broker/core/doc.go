@@ -34,7 +34,12 @@
 // query.go (messages by offset and key), reply.go (request/reply: a reply
 // pushed to its requester), topics.go (the topic table), subgroups.go (the
 // consumer groups' stored configs and what the core honours of them),
-// runtime.go (the configuration that changes at run time).
+// runtime.go (the configuration that changes at run time), pop.go,
+// pop_read.go, pop_fifo.go, pop_ack.go and pop_revive.go (RocketMQ 5's POP
+// consumption: receive with an invisible time, ack, change of invisible
+// time, redelivery through the group's retry topic and the DLQ, FIFO
+// groups; its state in broker/pop and store.OpInFlight), msgtype.go
+// (topic message types: the check of a send, topics made on first use).
 //
 // Behaviour with its own room lives in packages the core wires through
 // small Configs and interfaces, each wire-free too: broker/transaction
@@ -56,6 +61,10 @@
 //   - the core writes the store only through its Backend (put, apply,
 //     commitOffsets), never a store method that mutates, so a group's
 //     replicas apply the same ops in the same order;
+//   - a popped message is in flight (a store record, then the in-memory
+//     table) before its pop is answered, and stays so until an ack, a
+//     change or its redelivery replaces or deletes the record: so a
+//     restart or a new master knows every receipt handle it gave;
 //   - consumer offsets are applied in memory as they arrive and written to
 //     the store every OffsetPersistInterval and on a clean Close (by a
 //     master; a new master reloads them from its store);

@@ -78,6 +78,19 @@ const (
 	// TransactionRefused: an END_TRANSACTION whose half message cannot be
 	// ended (gone, or not the one named) [SYSTEM_ERROR].
 	TransactionRefused
+	// InvalidReceipt: a POP receipt handle that does not parse, is another
+	// broker's, or names no message in flight (acknowledged, its
+	// invisible time changed, or brought back since) [NO_MESSAGE; gRPC
+	// INVALID_RECEIPT_HANDLE].
+	InvalidReceipt
+	// ExpiredReceipt: a POP receipt handle whose invisible time passed:
+	// the message comes back [NO_MESSAGE; gRPC INVALID_RECEIPT_HANDLE].
+	ExpiredReceipt
+	// MessageTypeMismatch: a send whose message type (normal, FIFO,
+	// delay, transactional) is not the topic's message.type (the proxy's
+	// DefaultTopicMessageTypeValidator) [MESSAGE_ILLEGAL; gRPC
+	// MESSAGE_PROPERTY_DOES_NOT_MATCH_MESSAGE_TYPE].
+	MessageTypeMismatch
 )
 
 var reasonNames = [...]string{
@@ -89,6 +102,8 @@ var reasonNames = [...]string{
 	SubscriptionStale: "subscription stale", BadFilter: "bad filter",
 	FilterUnsupported: "filter unsupported", FilterDataMissing: "filter data missing",
 	NoMessage: "no message", NotFound: "not found", TransactionRefused: "transaction refused",
+	InvalidReceipt: "invalid receipt handle", ExpiredReceipt: "expired receipt handle",
+	MessageTypeMismatch: "message type mismatch",
 }
 
 // Reasons are every Reason, for the doors' tests that map each one.

@@ -36,25 +36,42 @@ func (c *Core) SendBack(h SendBackRequest) error {
 		return err
 	}
 	retryTopic := retryGroupPrefix + h.Group
-	if remark, ok := checkTopicName(retryTopic); !ok {
-		return refuse(InvalidName, remark)
-	}
-	tc, created, err := c.topics.createIfAbsent(newTopic(retryTopic, c.retryQueues(h.Group), defaultTopicPerm))
-	if err != nil {
-		return errorf(Internal, "topic[%s] not exist: %v", retryTopic, err)
-	}
-	if created {
-		c.log.Info("broker: retry topic created by send-back", "topic", retryTopic, "consumer", h.Client)
-		c.cfg.TopicsChanged(false)
-	}
-	if !topicconf.IsWriteable(tc.Perm) {
-		return errorf(Forbidden, "the topic[%s] sending message is forbidden", retryTopic)
+	if _, err := c.ensureRetryTopic(retryTopic, h.Group, h.Client); err != nil {
+		return err
 	}
 	orig, err := c.lookupSendBack(&h, retryTopic)
 	if err != nil {
 		return errorf(NoMessage, "look message by offset failed, %d: %v", h.Offset, err)
 	}
+	return c.giveBack(orig, giveBack{
+		group: h.Group, retryTopic: retryTopic, maxTimes: c.maxReconsumeTimes(h.Group, h.MaxReconsumeTimes),
+		level: h.DelayLevel, delay: true, toDLQ: h.DelayLevel < 0,
+	})
+}
 
+// giveBack says where a message that will be consumed again goes.
+type giveBack struct {
+	group, retryTopic string
+	// maxTimes is how often it may be reconsumed before the %DLQ%.
+	maxTimes int32
+	// delay: the copy waits for delay level level (0: 3 + its reconsume
+	// count, as Java picks); otherwise it is visible at once (a POP
+	// message whose invisible time already passed).
+	delay bool
+	level int32
+	// toDLQ sends it to the %DLQ% whatever its count.
+	toDLQ bool
+	// props are set on the copy besides the reconsume bookkeeping.
+	props map[string]string
+}
+
+// giveBack stores a copy of orig for another attempt: in g.retryTopic
+// (which the caller made sure exists) with its reconsume count raised, or,
+// once orig was reconsumed g.maxTimes times (or when asked), in the
+// group's %DLQ%, undelayed. It is what CONSUMER_SEND_MSG_BACK and POP's
+// redelivery share (Java's consumerSendMsgBack and PopReviveService's
+// reviveRetry).
+func (c *Core) giveBack(orig *message.MessageExt, g giveBack) error {
 	props := maps.Clone(orig.Properties)
 	if props == nil {
 		props = map[string]string{}
@@ -65,14 +82,16 @@ func (c *Core) SendBack(h SendBackRequest) error {
 	if props[message.PropertyOriginMessageID] == "" {
 		props[message.PropertyOriginMessageID] = orig.OffsetMsgID
 	}
-	maxTimes := c.maxReconsumeTimes(h.Group, h.MaxReconsumeTimes)
 	times := orig.ReconsumeTimes + 1
 	props[message.PropertyReconsumeTime] = strconv.Itoa(int(times))
-	props[message.PropertyMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
+	props[message.PropertyMaxReconsumeTimes] = strconv.Itoa(int(g.maxTimes))
 	delete(props, message.PropertyDelayTimeLevel)
-
+	for k, v := range g.props {
+		props[k] = v
+	}
+	tc, _ := c.topics.get(g.retryTopic)
 	m := &message.MessageExt{
-		Message:        message.Message{Topic: retryTopic, Flag: orig.Flag, Properties: props, Body: orig.Body},
+		Message:        message.Message{Topic: g.retryTopic, Flag: orig.Flag, Properties: props, Body: orig.Body},
 		QueueID:        rand.Int32N(int32(max(tc.WriteQueueNums, 1))),
 		SysFlag:        orig.SysFlag,
 		BornTimestamp:  orig.BornTimestamp,
@@ -80,13 +99,14 @@ func (c *Core) SendBack(h SendBackRequest) error {
 		StoreHost:      c.host(),
 		ReconsumeTimes: times,
 	}
-	if level := h.DelayLevel; orig.ReconsumeTimes >= maxTimes || level < 0 {
-		dlq, err := c.ensureDLQ(h.Group)
+	if orig.ReconsumeTimes >= g.maxTimes || g.toDLQ {
+		dlq, err := c.ensureDLQ(g.group)
 		if err != nil {
 			return err
 		}
 		m.Topic, m.QueueID = dlq, 0
-	} else {
+	} else if g.delay {
+		level := g.level
 		if level == 0 {
 			level = firstRetryLevel + orig.ReconsumeTimes
 		}
@@ -97,6 +117,26 @@ func (c *Core) SendBack(h SendBackRequest) error {
 		return c.putError(err)
 	}
 	return nil
+}
+
+// ensureRetryTopic creates a group's retry topic when it is missing and
+// refuses when it may not be written.
+func (c *Core) ensureRetryTopic(retryTopic, group, by string) (topicconf.Config, error) {
+	if remark, ok := checkTopicName(retryTopic); !ok {
+		return topicconf.Config{}, refuse(InvalidName, remark)
+	}
+	tc, created, err := c.topics.createIfAbsent(newTopic(retryTopic, c.retryQueues(group), defaultTopicPerm))
+	if err != nil {
+		return topicconf.Config{}, errorf(Internal, "topic[%s] not exist: %v", retryTopic, err)
+	}
+	if created {
+		c.log.Info("broker: retry topic created", "topic", retryTopic, "consumer", by)
+		c.cfg.TopicsChanged(false)
+	}
+	if !topicconf.IsWriteable(tc.Perm) {
+		return topicconf.Config{}, errorf(Forbidden, "the topic[%s] sending message is forbidden", retryTopic)
+	}
+	return tc, nil
 }
 
 // errNoOriginal is wrapped when send-back finds no stored original.

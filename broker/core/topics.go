@@ -266,7 +266,8 @@ func (t *topicTable) names() []string {
 
 func sameTopic(a, b topicconf.Config) bool {
 	return a.TopicName == b.TopicName && a.ReadQueueNums == b.ReadQueueNums && a.WriteQueueNums == b.WriteQueueNums &&
-		a.Perm == b.Perm && a.TopicFilterType == b.TopicFilterType && a.TopicSysFlag == b.TopicSysFlag && a.Order == b.Order
+		a.Perm == b.Perm && a.TopicFilterType == b.TopicFilterType && a.TopicSysFlag == b.TopicSysFlag && a.Order == b.Order &&
+		sameAttributes(a.Attributes, b.Attributes)
 }
 
 // newTopic returns a normal topic config.

@@ -128,6 +128,38 @@ func (t *Table) Notify(k Key, maxOffset int64) {
 	}
 }
 
+// WakeKey wakes every request parked on k, whatever its offset, without
+// announcing an arrival: a change that may let them find messages
+// although none arrived (a FIFO queue unblocked by an acknowledgement,
+// messages a pop left for others).
+func (t *Table) WakeKey(k Key) {
+	t.mu.Lock()
+	woken := t.mu.byKey[k]
+	delete(t.mu.byKey, k)
+	for _, r := range woken {
+		heap.Remove(&t.mu.byTime, r.heapIndex)
+	}
+	t.mu.Unlock()
+	for _, r := range woken {
+		r.Wake(false)
+	}
+}
+
+// Cancel takes r out of the table without waking it, and reports
+// whether it was parked: a request parked on several queues, once woken
+// by one, is cancelled on the others.
+func (t *Table) Cancel(r *Request) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := r.heapIndex
+	if i < 0 || i >= len(t.mu.byTime) || t.mu.byTime[i] != r {
+		return false
+	}
+	heap.Remove(&t.mu.byTime, i)
+	t.removeFromKeyLocked(r)
+	return true
+}
+
 // Forget drops what the table remembers of queue k (its newest announced
 // offset), for a deleted topic.
 func (t *Table) Forget(k Key) {

@@ -244,3 +244,40 @@ func TestOffsetsListsParkedRequests(t *testing.T) {
 		t.Fatalf("offsets after close %v", got)
 	}
 }
+
+// TestWakeKeyAndCancel: WakeKey wakes every request of its key whatever
+// its offset and leaves the rest; Cancel takes a parked request out
+// unwoken, once, and a request never parked is not cancelled.
+func TestWakeKeyAndCancel(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	tbl := New(func() time.Time { return t0 })
+	var log wakeLog
+	a, b := Key{"T", 0}, Key{"T", 1}
+	r1, r2, r3 := log.req("r1", a, 10, t0.Add(time.Second)), log.req("r2", a, 99, t0.Add(time.Second)), log.req("r3", b, 0, t0.Add(time.Second))
+	for _, r := range []*Request{r1, r2, r3} {
+		if !tbl.Park(r) {
+			t.Fatal("park refused")
+		}
+	}
+	tbl.WakeKey(a)
+	if got := log.take(); !eq(got, []string{"r1:arrived", "r2:arrived"}) {
+		t.Fatalf("WakeKey woke %v", got)
+	}
+	if tbl.Cancel(r1) || !tbl.Cancel(r3) || tbl.Cancel(r3) || tbl.Len() != 0 {
+		t.Fatalf("cancel: %d left", tbl.Len())
+	}
+	if tbl.Cancel(log.req("never", a, 0, t0)) {
+		t.Fatal("a request never parked was cancelled")
+	}
+	tbl.ExpireDue(t0.Add(time.Hour))
+	if got := log.take(); len(got) != 0 {
+		t.Fatalf("cancelled requests woke: %v", got)
+	}
+	// A key woken holds nothing of its announced offsets: a later park
+	// at any offset is taken.
+	if !tbl.Park(log.req("r4", a, 0, t0.Add(time.Second))) {
+		t.Fatal("park after WakeKey refused")
+	}
+	tbl.Close()
+	log.take()
+}

@@ -10,15 +10,24 @@ import (
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // handleCreateTopic serves UPDATE_AND_CREATE_TOPIC (17). The new table is
-// registered with the name servers before the answer.
+// registered with the name servers before the answer. The attributes
+// field changes the topic's attributes in RocketMQ 5's form (mqadmin
+// updateTopic -a +message.type=FIFO); without it they stay as they are.
 func (d *Door) handleCreateTopic(ctx context.Context, c *remoting.Conn, req *protocol.Command, h *protocol.CreateTopicRequestHeader) *protocol.Command {
 	tc := protocol.TopicConfig{
 		TopicName: h.Topic, ReadQueueNums: int(h.ReadQueueNums), WriteQueueNums: int(h.WriteQueueNums),
 		Perm: int(h.Perm), TopicFilterType: h.TopicFilterType, TopicSysFlag: int(h.TopicSysFlag), Order: h.Order,
 	}
+	cur, _ := d.core.Topic(h.Topic)
+	attrs, err := topicconf.AlterAttributes(cur.Attributes, h.Attributes)
+	if err != nil {
+		return failure(req, core.Refuse(core.InvalidArgument, "%v", err))
+	}
+	tc.Attributes = attrs
 	return outcome(req, d.core.CreateTopic(tc, c.RemoteAddr()))
 }
 

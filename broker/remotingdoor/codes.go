@@ -31,6 +31,9 @@ var codes = map[core.Reason]int16{
 	core.NoMessage:            protocol.RespSystemError,
 	core.NotFound:             protocol.RespQueryNotFound,
 	core.TransactionRefused:   protocol.RespSystemError,
+	core.InvalidReceipt:       protocol.RespNoMessage,
+	core.ExpiredReceipt:       protocol.RespNoMessage,
+	core.MessageTypeMismatch:  protocol.RespMessageIllegal,
 }
 
 // refusal is an error that carries its own response code and remark:

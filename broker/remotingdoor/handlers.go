@@ -55,6 +55,11 @@ func (d *Door) registerHandlers() {
 	h(protocol.ReqInvokeBrokerToGetConsumerStatus, d.handleGetConsumerStatus)
 	h(protocol.ReqDeleteSubscriptionGroup, withHeader(d.handleDeleteGroup))
 	h(protocol.ReqCloneGroupOffset, withHeader(d.handleCloneGroupOffset))
+	h(protocol.ReqPopMessage, withHeader(d.handlePop))
+	h(protocol.ReqAckMessage, withHeader(d.handleAck))
+	h(protocol.ReqBatchAckMessage, d.handleBatchAck)
+	h(protocol.ReqChangeMessageInvisibleTime, withHeader(d.handleChangeInvisible))
+	h(protocol.ReqNotification, withHeader(d.handleNotification))
 	d.registerAuthHandlers()
 	d.srv.HandleDefault(d.handleUnsupported)
 }

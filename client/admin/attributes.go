@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/runnelmq/runnel/topicconf"
 )
 
 // RocketMQ 5 carries attribute changes of topics and consumer groups as a
@@ -15,55 +17,26 @@ import (
 // group's in its config body as a map from "+key" / "-key" to the value.
 
 // ParseAttributes reads an attribute change list into RocketMQ's map form:
-// "+key" -> value, "-key" -> "". It refuses what Java refuses (an entry
-// without its sign, a + without a value, a - with one, a key twice) and an
-// empty key or value.
+// "+key" -> value, "-key" -> "" (topicconf.ParseAttributeChanges, which
+// the broker reads the list with too). It refuses what Java refuses (an
+// entry without its sign, a + without a value, a - with one, a key
+// twice) and an empty key or value, as ErrBadArgument.
 func ParseAttributes(s string) (map[string]string, error) {
-	out := map[string]string{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	for _, kv := range strings.Split(s, ",") {
-		kv = strings.TrimSpace(kv)
-		key, value, hasValue := strings.Cut(kv, "=")
-		switch {
-		case hasValue && !strings.HasPrefix(key, "+"):
-			return nil, fmt.Errorf("%w: attribute %q: a change is +key=value", ErrBadArgument, kv)
-		case !hasValue && !strings.HasPrefix(key, "-"):
-			return nil, fmt.Errorf("%w: attribute %q: want +key=value to set or -key to remove", ErrBadArgument, kv)
-		case len(key) < 2:
-			return nil, fmt.Errorf("%w: attribute %q has no key", ErrBadArgument, kv)
-		case hasValue && value == "":
-			return nil, fmt.Errorf("%w: attribute %q has no value", ErrBadArgument, kv)
-		}
-		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("%w: attribute %s given twice", ErrBadArgument, key)
-		}
-		out[key] = value
+	out, err := topicconf.ParseAttributeChanges(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadArgument, err)
 	}
 	return out, nil
 }
 
 // FormatAttributes is ParseAttributes' inverse, keys sorted: the header
 // form of a topic's changes.
-func FormatAttributes(attrs map[string]string) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k)
-		if v := attrs[k]; v != "" {
-			b.WriteString("=" + v)
-		}
-	}
-	return b.String()
-}
+func FormatAttributes(attrs map[string]string) string { return topicconf.FormatAttributeChanges(attrs) }
 
 // topicAttributes are RocketMQ 5's topic attributes (TopicAttributes.ALL)
 // and the values each takes: a list, or nil for a whole number of at least
-// -1 (reserve.time). A broker checks them again; Runnel's brokers do not
-// act on them yet.
+// -1 (reserve.time). A broker checks them again: Runnel's keep
+// message.type and refuse the others (topicconf.ValidateAttributes).
 var topicAttributes = map[string][]string{
 	"message.type":   {"UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED"},
 	"queue.type":     {"BatchCQ", "SimpleCQ"},

@@ -36,6 +36,7 @@ func newTopicCreateCmd(a *app) *cobra.Command {
 		perm   string
 		order  bool
 		attrs  string
+		mtype  string
 	)
 	cmd := &cobra.Command{
 		Use:   "create TOPIC",
@@ -54,12 +55,14 @@ which hides the queues above 8 of a larger topic.)
 does: +key=value sets one, -key removes one; the keys are RocketMQ's
 (message.type: UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION or MIXED;
 queue.type; cleanup.policy; reserve.time) and are checked here. Runnel's brokers
-accept them and do not act on them yet.`,
+keep message.type, against which RocketMQ 5 (gRPC) clients' sends are checked,
+and refuse the others. --type FIFO is +message.type=FIFO.`,
 		Example: `  runnelctl topic create orders
   runnelctl topic create orders --queues 16 --cluster DefaultCluster
   runnelctl topic create audit --broker broker-a --read-queues 4 --write-queues 4 --perm R
   runnelctl topic create payments --order
-  runnelctl topic create shipments --attributes +message.type=FIFO`,
+  runnelctl topic create shipments --attributes +message.type=FIFO
+  runnelctl topic create shipments --type FIFO`,
 		Args: exactArgs(1, "the topic name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec.Topic = args[0]
@@ -94,6 +97,15 @@ accept them and do not act on them yet.`,
 					return err
 				}
 			}
+			if fl.Changed("type") {
+				if fl.Changed("attributes") {
+					return fmt.Errorf("--type and --attributes exclude each other (--type T is +message.type=T)")
+				}
+				var err error
+				if spec.Attributes, err = typeChange(mtype); err != nil {
+					return err
+				}
+			}
 			adm, err := a.admin()
 			if err != nil {
 				return err
@@ -114,6 +126,7 @@ accept them and do not act on them yet.`,
 	f.StringVarP(&perm, "perm", "p", "RW", "permission: RW, R, W, or RocketMQ's number (6 = RW, 4 = R, 2 = W); existing: kept")
 	f.BoolVar(&order, "order", false, "mark the topic as ordered (existing: kept)")
 	f.StringVar(&attrs, "attributes", "", "RocketMQ 5 attribute changes: +key=value,-key (e.g. +message.type=FIFO)")
+	f.StringVar(&mtype, "type", "", "RocketMQ 5 message type: NORMAL, FIFO, DELAY, TRANSACTION or MIXED (existing: kept)")
 	return cmd
 }
 
@@ -191,7 +204,7 @@ func (a *app) visibleTopics(ctx context.Context, topics []string) ([]string, err
 }
 
 func newTopicListCmd(a *app) *cobra.Command {
-	var all, clusters bool
+	var all, clusters, types bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List topics",
@@ -200,9 +213,12 @@ func newTopicListCmd(a *app) *cobra.Command {
 brokers, <cluster>_REPLY_TOPIC) and the %RETRY% and %DLQ% topics of consumer
 groups are hidden unless --all is given. With none to show, a note on stderr
 says so and stdout stays empty. --clusters lists each topic with its cluster
-and its consumer groups (mqadmin topicList -c).`,
+and its consumer groups (mqadmin topicList -c); --types each topic with its
+RocketMQ 5 message type (message.type: NORMAL when unset), asked of the masters
+serving it.`,
 		Example: `  runnelctl topic list
   runnelctl topic list --clusters
+  runnelctl topic list --types
   runnelctl topic list --all -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -223,6 +239,9 @@ and its consumer groups (mqadmin topicList -c).`,
 			if clusters {
 				return a.printTopicClusters(cmd.Context(), topics)
 			}
+			if types {
+				return printTopicTypes(cmd.Context(), a, adm, topics)
+			}
 			if len(topics) == 0 && a.output != "json" {
 				fmt.Fprintf(a.stderr, "note: no topics yet (%d system topics hidden; --all lists them). Create one: runnelctl topic create NAME\n", listed)
 				return nil
@@ -232,6 +251,7 @@ and its consumer groups (mqadmin topicList -c).`,
 	}
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include system, retry and dead-letter topics")
 	cmd.Flags().BoolVar(&clusters, "clusters", false, "show each topic's cluster and consumer groups")
+	cmd.Flags().BoolVar(&types, "types", false, "show each topic's RocketMQ 5 message type")
 	return cmd
 }
 
@@ -350,7 +370,7 @@ func printNames(a *app, header string, names []string) error {
 }
 
 func newTopicRouteCmd(a *app) *cobra.Command {
-	return newTopicArgCmd(a, "route", "Show which brokers serve a topic", "Show a topic's route: each broker group serving it, its address(es), queue counts and permission.", `  runnelctl topic route orders
+	return newTopicArgCmd(a, "route", "Show which brokers serve a topic", "Show a topic's route: each broker group serving it, its address(es), queue counts, permission and RocketMQ 5 message type (asked of its master).", `  runnelctl topic route orders
   runnelctl topic route orders -o json`, func(ctx context.Context, adm *admin.Admin, topic string) error {
 		route, err := adm.TopicRoute(ctx, topic)
 		if err != nil {
@@ -365,7 +385,7 @@ func newTopicRouteCmd(a *app) *cobra.Command {
 		}
 		qds := slices.Clone(route.QueueDatas)
 		slices.SortFunc(qds, func(x, y protocol.QueueData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
-		t := newTable(a.stdout, "BROKER", "MASTER", "SLAVES", "READ QUEUES", "WRITE QUEUES", "PERM")
+		t := newTable(a.stdout, "BROKER", "MASTER", "SLAVES", "READ QUEUES", "WRITE QUEUES", "PERM", "TYPE")
 		for _, q := range qds {
 			bd := addrs[q.BrokerName]
 			var slaves []string
@@ -375,7 +395,8 @@ func newTopicRouteCmd(a *app) *cobra.Command {
 				}
 			}
 			slices.Sort(slaves)
-			t.row(q.BrokerName, dash(bd.MasterAddr()), dash(strings.Join(slaves, ",")), q.ReadQueueNums, q.WriteQueueNums, protocol.PermString(q.Perm))
+			t.row(q.BrokerName, dash(bd.MasterAddr()), dash(strings.Join(slaves, ",")), q.ReadQueueNums, q.WriteQueueNums,
+				protocol.PermString(q.Perm), brokerType(ctx, adm, route, q.BrokerName, topic))
 		}
 		return t.flush()
 	})

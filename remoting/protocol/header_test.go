@@ -33,6 +33,9 @@ func allHeaders() []any {
 		&CreateTopicRequestHeader{}, &DeleteTopicRequestHeader{}, &GetTopicStatsInfoRequestHeader{},
 		&ViewMessageRequestHeader{}, &QueryMessageRequestHeader{}, &QueryMessageResponseHeader{},
 		&GetConsumeStatsRequestHeader{},
+		&PopMessageRequestHeader{}, &PopMessageResponseHeader{}, &AckMessageRequestHeader{},
+		&ChangeInvisibleTimeRequestHeader{}, &ChangeInvisibleTimeResponseHeader{},
+		&NotificationRequestHeader{}, &NotificationResponseHeader{},
 	}
 }
 

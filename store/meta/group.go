@@ -53,12 +53,14 @@ const (
 	groupConsumeFromMin
 	groupConsumeBroadcast
 	groupNotifyConsumerIDsChanged
+	groupConsumeMessageOrderly
 )
 
 // AppendGroupBinary appends c in the compact form a store op carries (the
 // store's op encoding, whose version covers this layout): name | flags u8
 // (consumeEnable 1, consumeFromMinEnable 2, consumeBroadcastEnable 4,
-// notifyConsumerIdsChangedEnable 8) | retryQueueNums | retryMaxTimes |
+// notifyConsumerIdsChangedEnable 8, consumeMessageOrderly 16, a bit a
+// build before it refuses) | retryQueueNums | retryMaxTimes |
 // brokerId | whichBrokerWhenConsumeSlowly | groupSysFlag |
 // consumeTimeoutMinute, the string as uvarint length + bytes, integers as
 // varints.
@@ -77,6 +79,9 @@ func AppendGroupBinary(dst []byte, c *groupconf.Config) []byte {
 	if c.NotifyConsumerIdsChangedEnable {
 		flags |= groupNotifyConsumerIDsChanged
 	}
+	if c.ConsumeMessageOrderly {
+		flags |= groupConsumeMessageOrderly
+	}
 	dst = append(dst, flags)
 	for _, v := range []int64{int64(c.RetryQueueNums), int64(c.RetryMaxTimes), c.BrokerID,
 		c.WhichBrokerWhenConsumeSlowly, int64(c.GroupSysFlag), int64(c.ConsumeTimeoutMinute)} {
@@ -92,13 +97,14 @@ func DecodeGroupBinary(b []byte) (groupconf.Config, int, error) {
 	r := binReader{b: b}
 	c := groupconf.Config{GroupName: r.string()}
 	flags := r.byte()
-	if flags&^(groupConsumeEnable|groupConsumeFromMin|groupConsumeBroadcast|groupNotifyConsumerIDsChanged) != 0 {
+	if flags&^(groupConsumeEnable|groupConsumeFromMin|groupConsumeBroadcast|groupNotifyConsumerIDsChanged|groupConsumeMessageOrderly) != 0 {
 		r.fail()
 	}
 	c.ConsumeEnable = flags&groupConsumeEnable != 0
 	c.ConsumeFromMinEnable = flags&groupConsumeFromMin != 0
 	c.ConsumeBroadcastEnable = flags&groupConsumeBroadcast != 0
 	c.NotifyConsumerIdsChangedEnable = flags&groupNotifyConsumerIDsChanged != 0
+	c.ConsumeMessageOrderly = flags&groupConsumeMessageOrderly != 0
 	c.RetryQueueNums, c.RetryMaxTimes = r.int(), r.int()
 	c.BrokerID, c.WhichBrokerWhenConsumeSlowly = r.int64(), r.int64()
 	c.GroupSysFlag, c.ConsumeTimeoutMinute = r.int(), r.int()

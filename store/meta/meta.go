@@ -8,7 +8,8 @@
 //
 // Keys (all integers big-endian):
 //
-//	'M' 'T' | topic                                          -> topicconf.Config (JSON)
+//	'M' 'T' | topic                                          -> topicconf.Config (JSON,
+//	                                                            attributes included)
 //	'M' 'G' | group                                          -> groupconf.Config (JSON, group.go)
 //
 // (A store op carries a topic or group config in a compact binary form
@@ -21,6 +22,9 @@
 //	'M' 'S' | name                                           -> store state (u64)
 //	'M' 'A' | name                                           -> access-control record
 //	                                                            (package acl/auth's)
+//	'M' 'P' | len(group) u8 | group | len(topic) u8 | topic | queueID u32 | offset u64
+//	                                                         -> in-flight record (inflight.go;
+//	                                                            package broker/pop's value)
 //
 // Offsets stored for a group's topic are contiguous under the group's prefix,
 // so a group's offsets are one range scan.
@@ -31,6 +35,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/runnelmq/runnel/topicconf"
@@ -82,13 +88,13 @@ func TopicBounds() (lower, upper []byte) {
 	return []byte{prefix, kindTopic}, []byte{prefix, kindTopic + 1}
 }
 
-// EncodeTopic encodes a topic config as the store keeps it. Attributes are
-// not kept (nor carried by the binary form): a restarted broker's topics
-// have none, as before there was one type.
+// EncodeTopic encodes a topic config as the store keeps it, attributes
+// (RocketMQ 5's message.type) included. The attributes field is left out
+// when there are none, so a config without any encodes to the bytes
+// stores wrote before attributes were kept, and an old store reads as it
+// was: with none.
 func EncodeTopic(c *topicconf.Config) ([]byte, error) {
-	kept := *c
-	kept.Attributes = nil
-	return json.Marshal(&kept)
+	return json.Marshal(c)
 }
 
 // DecodeTopic decodes a topic config.
@@ -103,8 +109,11 @@ func DecodeTopic(v []byte) (topicconf.Config, error) {
 // AppendTopicBinary appends c in the compact form a store op carries
 // (the store's op encoding, whose version covers this layout): name |
 // readQueueNums | writeQueueNums | perm | topicFilterType | topicSysFlag |
-// order u8, strings as uvarint length + bytes, integers as varints.
-// Attributes are not carried (EncodeTopic does not keep them either).
+// flags u8 (order 1, attributes follow 2) [| count | count x (key |
+// value), sorted by key], strings as uvarint length + bytes, integers as
+// varints. A config without attributes has the bytes it had before they
+// were carried; a build from before refuses the flag that says they
+// follow, rather than drop them.
 func AppendTopicBinary(dst []byte, c *topicconf.Config) []byte {
 	dst = appendString(dst, c.TopicName)
 	dst = binary.AppendVarint(dst, int64(c.ReadQueueNums))
@@ -112,12 +121,27 @@ func AppendTopicBinary(dst []byte, c *topicconf.Config) []byte {
 	dst = binary.AppendVarint(dst, int64(c.Perm))
 	dst = appendString(dst, c.TopicFilterType)
 	dst = binary.AppendVarint(dst, int64(c.TopicSysFlag))
-	order := byte(0)
+	flags := byte(0)
 	if c.Order {
-		order = 1
+		flags |= topicOrder
 	}
-	return append(dst, order)
+	if len(c.Attributes) == 0 {
+		return append(dst, flags)
+	}
+	dst = append(dst, flags|topicAttributes)
+	dst = binary.AppendUvarint(dst, uint64(len(c.Attributes)))
+	for _, k := range slices.Sorted(maps.Keys(c.Attributes)) {
+		dst = appendString(dst, k)
+		dst = appendString(dst, c.Attributes[k])
+	}
+	return dst
 }
+
+// Flag bits of a topic config's binary form.
+const (
+	topicOrder = 1 << iota
+	topicAttributes
+)
 
 func appendString(dst []byte, s string) []byte {
 	return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
@@ -130,12 +154,29 @@ func DecodeTopicBinary(b []byte) (topicconf.Config, int, error) {
 	r := binReader{b: b}
 	c := topicconf.Config{TopicName: r.string(), ReadQueueNums: r.int(), WriteQueueNums: r.int(), Perm: r.int(),
 		TopicFilterType: r.string(), TopicSysFlag: r.int()}
-	switch r.byte() {
-	case 0:
-	case 1:
-		c.Order = true
-	default:
+	flags := r.byte()
+	if flags&^(topicOrder|topicAttributes) != 0 {
 		r.fail()
+	}
+	c.Order = flags&topicOrder != 0
+	if flags&topicAttributes != 0 {
+		n, k := binary.Uvarint(r.b)
+		// Each attribute takes two bytes at least; none at all is
+		// written without the flag.
+		if k <= 0 || n == 0 || n > uint64(len(r.b)-k)/2 {
+			r.fail()
+		} else {
+			r.b = r.b[k:]
+			c.Attributes = make(map[string]string, n)
+			prev := ""
+			for i := uint64(0); i < n && !r.bad; i++ {
+				key, v := r.string(), r.string()
+				if i > 0 && key <= prev {
+					r.fail() // sorted, once each: one config, one encoding
+				}
+				c.Attributes[key], prev = v, key
+			}
+		}
 	}
 	if r.bad {
 		return topicconf.Config{}, 0, fmt.Errorf("%w: binary topic config", ErrInvalid)

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/store/meta"
+)
+
+// buildInFlight writes an OpInFlight into b: deletions, then puts, then
+// offsets, so a record deleted and put again by one op is kept.
+func buildInFlight(b *pebble.Batch, op *Op) error {
+	if len(op.InFlightPut) == 0 && len(op.InFlightDelete) == 0 && len(op.Offsets) == 0 {
+		return fmt.Errorf("%w: in-flight op that changes nothing", ErrInvalidOp)
+	}
+	for i := range op.InFlightDelete {
+		k := &op.InFlightDelete[i]
+		if err := checkInFlightKey(k); err != nil {
+			return err
+		}
+		_ = b.Delete(meta.InFlightKey(k.Group, k.Topic, k.QueueID, k.Offset), nil)
+	}
+	for i := range op.InFlightPut {
+		r := &op.InFlightPut[i]
+		if err := checkInFlightKey(&r.InFlightKey); err != nil {
+			return err
+		}
+		_ = b.Set(meta.InFlightKey(r.Group, r.Topic, r.QueueID, r.Offset), r.Value, nil)
+	}
+	for _, c := range op.Offsets {
+		if err := checkName("group", c.Group); err != nil {
+			return err
+		}
+		if err := checkName("topic", c.Topic); err != nil {
+			return err
+		}
+		_ = b.Set(meta.OffsetKey(c.Group, c.Topic, c.QueueID), meta.EncodeInt64(c.Offset), nil)
+	}
+	return nil
+}
+
+func checkInFlightKey(k *InFlightKey) error {
+	if err := checkName("group", k.Group); err != nil {
+		return err
+	}
+	if err := checkName("topic", k.Topic); err != nil {
+		return err
+	}
+	if k.QueueID < 0 || k.Offset < 0 {
+		return fmt.Errorf("%w: in-flight record of %s/%d at %d", ErrInvalidOp, k.Topic, k.QueueID, k.Offset)
+	}
+	return nil
+}
+
+// RangeInFlight calls fn with every in-flight record, by group, topic,
+// queue and offset, until fn returns false. The value is fn's to keep.
+func (s *Store) RangeInFlight(fn func(InFlight) bool) error {
+	if err := s.readLock(); err != nil {
+		return err
+	}
+	defer s.closeMu.RUnlock()
+	lo, hi := meta.InFlightBounds()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		g, t, q, off, err := meta.ParseInFlightKey(it.Key())
+		if err != nil {
+			return err
+		}
+		if !fn(InFlight{InFlightKey: InFlightKey{Group: g, Topic: t, QueueID: q, Offset: off}, Value: append([]byte(nil), it.Value()...)}) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// deleteTopicInFlight adds to b the deletion of every group's in-flight
+// records of topic. They are keyed group first, so this scans them all;
+// there are as many as messages in flight.
+func (s *Store) deleteTopicInFlight(b *pebble.Batch, topic string) error {
+	lo, hi := meta.InFlightBounds()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		_, t, _, _, err := meta.ParseInFlightKey(it.Key())
+		if err != nil {
+			return err
+		}
+		if t == topic {
+			_ = b.Delete(append([]byte(nil), it.Key()...), nil)
+		}
+	}
+	return it.Error()
+}
