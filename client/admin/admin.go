@@ -135,3 +135,38 @@ func (a *Admin) callBrokerOK(ctx context.Context, op string, b Node, req *protoc
 	}
 	return resp, nil
 }
+
+// callEach sends req to every node in turn (callBrokerOK) and hands each
+// answer to fn; the first failure, of a call or of fn, ends it.
+func (a *Admin) callEach(ctx context.Context, op string, nodes []Node, req *protocol.Command, fn func(Node, *protocol.Command) error) error {
+	for _, n := range nodes {
+		resp, err := a.callBrokerOK(ctx, op, n, req)
+		if err != nil {
+			return err
+		}
+		if err := fn(n, resp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callAll sends the write req to every target in turn and returns those
+// that took it, stopping at the first failure.
+func (a *Admin) callAll(ctx context.Context, op string, targets []Node, req *protocol.Command) ([]Node, error) {
+	for i, n := range targets {
+		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
+			return targets[:i], err
+		}
+	}
+	return targets, nil
+}
+
+// routeNodes returns the brokers of topic's route, one node each.
+func (a *Admin) routeNodes(ctx context.Context, topic string) ([]Node, error) {
+	route, err := a.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	return routeRefs(route), nil
+}

@@ -51,12 +51,7 @@ type ConsumerConnection struct {
 
 // consumerConnectionBody is Java's ConsumerConnection.
 type consumerConnectionBody struct {
-	ConnectionSet []struct {
-		ClientID   string `json:"clientId"`
-		ClientAddr string `json:"clientAddr"`
-		Language   string `json:"language"`
-		Version    int    `json:"version"`
-	} `json:"connectionSet"`
+	ConnectionSet     []protocol.Connection       `json:"connectionSet"`
 	SubscriptionTable map[string]subscriptionBody `json:"subscriptionTable"`
 	ConsumeType       string                      `json:"consumeType"`
 	MessageModel      string                      `json:"messageModel"`

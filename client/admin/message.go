@@ -126,7 +126,7 @@ func (a *Admin) QueryMessageByKey(ctx context.Context, q KeyQuery) ([]*protocol.
 // messages that really match key (or, when uniq, whose UNIQ_KEY is key),
 // without duplicates, oldest first, at most maxNum.
 func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq bool, begin, end int64, maxNum int) ([]*protocol.MessageExt, error) {
-	route, err := a.TopicRoute(ctx, topic)
+	nodes, err := a.routeNodes(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq b
 	}
 	seen := make(map[string]bool)
 	var out []*protocol.MessageExt
-	for _, n := range routeRefs(route) {
+	for _, n := range nodes {
 		resp, err := a.callBroker(ctx, op, n, protocol.NewRequest(protocol.ReqQueryMessage, ext, nil))
 		if err != nil {
 			return nil, err
