@@ -5,9 +5,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -26,9 +23,6 @@ import (
 // reads every message that was acknowledged. Like TestCompose it needs a
 // Docker engine and runs only when RUNNEL_COMPOSE_TEST=1.
 func TestComposeGroup(t *testing.T) {
-	if os.Getenv("RUNNEL_COMPOSE_TEST") != "1" {
-		t.Skip("set RUNNEL_COMPOSE_TEST=1 to run the docker compose test")
-	}
 	p := newComposeProject(t)
 	gPorts := freePorts(t, 3)
 	services := map[string]string{} // advertised address -> compose service
@@ -48,11 +42,7 @@ func TestComposeGroup(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	adm, err := admin.New(admin.Config{NamesrvAddrs: []string{p.namesrvAddr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := p.admin()
 
 	master := waitGroupMaster(t, ctx, adm, nodes, "")
 	topic := fmt.Sprintf("GroupTopic%d", time.Now().UnixNano()%1e9)
@@ -60,18 +50,7 @@ func TestComposeGroup(t *testing.T) {
 		t.Fatalf("create topic: %v", err)
 	}
 
-	cfg := client.DefaultProducerConfig()
-	cfg.Client.NameServerAddrs = []string{p.namesrvAddr}
-	cfg.Client.InstanceName = instance("compose-group-p")
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Group = "compose-group-pg"
-	prod, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prod.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	prod := composeProducer(t, ctx, p.namesrvAddr, "compose-group-p", "compose-group-pg")
 	defer prod.Shutdown(context.Background())
 	var acked []string
 	send := func(body string) error {

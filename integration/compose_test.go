@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,9 +32,6 @@ import (
 // with its volumes however the test ends. It needs a Docker engine and runs
 // only when RUNNEL_COMPOSE_TEST=1 (.ci/run sets it where docker works).
 func TestCompose(t *testing.T) {
-	if os.Getenv("RUNNEL_COMPOSE_TEST") != "1" {
-		t.Skip("set RUNNEL_COMPOSE_TEST=1 to run the docker compose test")
-	}
 	p := newComposeProject(t)
 	t.Logf("project %s: network %s.0/24, name server 127.0.0.1:%d, brokers %s %s",
 		composeProjectName, p.net, p.nsPort, p.brokerAAddr, p.brokerBAddr)
@@ -49,11 +45,7 @@ func TestCompose(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	adm, err := admin.New(admin.Config{NamesrvAddrs: []string{p.namesrvAddr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := p.admin()
 
 	// The name server hands out the gateway address for both brokers.
 	waitBrokers(t, ctx, adm, []string{p.brokerAAddr, p.brokerBAddr})

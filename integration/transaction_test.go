@@ -18,6 +18,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/official"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -78,7 +79,7 @@ func TestOfficialTransactionProducer(t *testing.T) {
 	group := "pg-" + t.Name()
 	p, err := rocketmq.NewTransactionProducer(l,
 		producer.WithNameServer([]string{c.NamesrvAddr()}),
-		producer.WithInstanceName(instance("tp")),
+		producer.WithInstanceName(official.Instance("tp")),
 		producer.WithGroupName(group),
 		producer.WithRetry(2),
 	)
