@@ -7,15 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/runnelmq/runnel/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// netpoll starts its pollers once per process and never stops them.
-		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-	)
-}
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 var instanceSeq atomic.Int64
 

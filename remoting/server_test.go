@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,6 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/official"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -371,7 +373,7 @@ func TestCloseFailsCallsAndStopsEverything(t *testing.T) {
 			t.Fatalf("second Close: %v", err)
 		}
 		cl.Close()
-		goleak.VerifyNone(t, leakIgnores...)
+		goleak.VerifyNone(t, append([]goleak.Option{leakcheck.Netpoll}, official.Leftovers...)...)
 	})
 }
 
