@@ -390,15 +390,7 @@ func TestStringsReused(t *testing.T) {
 		req := &Command{Code: ReqSendMessageV2, SerializeType: SerializeRocketMQ,
 			ExtFields: SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
 				QueueID: 1, BornTimestamp: 1, Properties: props}.EncodeV2()}
-		b, err := EncodeFrame(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := DecodeFrame(b[4:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return roundTrip(t, req)
 	}
 	var strs Strings
 	long := strings.Repeat("t", maxRecentString+1)

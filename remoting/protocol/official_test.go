@@ -44,16 +44,8 @@ func assertClientRequest(t *testing.T, f captured, code int16) {
 // assertReencodes checks decode(encode(decode(raw))) == decode(raw).
 func assertReencodes(t *testing.T, raw []byte, c *Command) {
 	t.Helper()
-	out, err := EncodeFrame(c)
-	if err != nil {
-		t.Fatalf("encode %v: %v", c, err)
-	}
-	again, err := DecodeFrame(out[4:])
-	if err != nil {
-		t.Fatalf("decode own encoding of %q: %v", raw, err)
-	}
-	if !commandsEqual(c, again) {
-		t.Errorf("round trip changed the command:\n %v\n %v", c, again)
+	if again := roundTrip(t, c); !commandsEqual(c, again) {
+		t.Errorf("round trip changed the command of %q:\n %v\n %v", raw, c, again)
 	}
 }
 
