@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -104,21 +105,14 @@ func (c *Checker) Reload() (bool, error) {
 
 func (c *Checker) watch() {
 	defer close(c.done)
-	tick := time.NewTicker(c.opts.PollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-tick.C:
-		}
+	periodic.Run(c.stop, c.opts.PollInterval, func() {
 		switch changed, err := c.Reload(); {
 		case err != nil:
 			c.opts.Logger.Error("acl: reload failed; previous accounts stay in force", "err", err)
 		case changed:
 			c.opts.Logger.Info("acl: reloaded", "file", c.opts.File, "accounts", c.table.Load().Accounts())
 		}
-	}
+	})
 }
 
 // Check decides whether req from remote ("ip:port") may be served: nil,
