@@ -210,6 +210,7 @@ func (c *PushConsumerConfig) ensureDefaults() error {
 	if c.Now == nil {
 		c.Now = d.Now
 	}
+	// The consumer's own durations; ClientConfig's list looks alike.
 	if err := defaultDurations(
 		durationField{"PullErrorDelay", &c.PullErrorDelay, d.PullErrorDelay},
 		durationField{"BrokerSuspendMax", &c.BrokerSuspendMax, d.BrokerSuspendMax},

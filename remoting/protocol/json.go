@@ -235,16 +235,13 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy, rawAnswers bool) (*Comman
 					return nil, err
 				}
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-				continue
-			case '}':
-				d.i++
-			default:
-				return nil, d.errorf("want ',' or '}' after a field")
+			more, err := d.afterField("after a field")
+			if err != nil {
+				return nil, err
 			}
-			break
+			if !more {
+				break
+			}
 		}
 	}
 	d.ws()
@@ -450,17 +447,24 @@ func (d *jsonDecoder) walkExtIndex(fn func(key, val []byte), idx *extIndex) (int
 			idx.spans = append(idx.spans, extSpan{key: [2]int32{int32(ks - b), int32(ke - b)}, val: [2]int32{int32(vs - b), int32(ve - b)},
 				keyEsc: key == nil, valEsc: vesc})
 		}
-		switch d.peek() {
-		case ',':
-			d.i++
-			continue
-		case '}':
-			d.i++
-			return n, nil
-		default:
-			return n, d.errorf("want ',' or '}' in extFields")
+		if more, err := d.afterField("in extFields"); err != nil || !more {
+			return n, err
 		}
 	}
+}
+
+// afterField steps over the ',' or '}' after an object's field; more says
+// a ',' came. where is for the error.
+func (d *jsonDecoder) afterField(where string) (more bool, err error) {
+	switch d.peek() {
+	case ',':
+		d.i++
+		return true, nil
+	case '}':
+		d.i++
+		return false, nil
+	}
+	return false, d.errorf("want ',' or '}' %s", where)
 }
 
 // str parses a JSON string into a Go string.
