@@ -466,7 +466,7 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 			return nil, nil, fmt.Errorf("%w: checkpoint without a name", ErrInvalidOp)
 		}
 		_ = b.Set(meta.CheckpointKey(op.Name), op.Value, nil)
-	case OpPutGroup:
+	case OpPutGroup: // as OpPutTopic, for the other config type and key
 		if op.GroupConfig == nil {
 			return nil, nil, fmt.Errorf("%w: no group config", ErrInvalidOp)
 		}

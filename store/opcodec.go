@@ -232,18 +232,7 @@ func (d *opDecoder) byte() byte {
 	return v
 }
 
-func (d *opDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *opDecoder) varint() int64 { return readVarint(d, binary.Varint, "varint") }
 
 func (d *opDecoder) int32() int32 {
 	v := d.varint()
@@ -254,13 +243,17 @@ func (d *opDecoder) int32() int32 {
 	return int32(v)
 }
 
-func (d *opDecoder) uvarint() uint64 {
+func (d *opDecoder) uvarint() uint64 { return readVarint(d, binary.Uvarint, "uvarint") }
+
+// readVarint reads one value with read (binary.Varint or binary.Uvarint);
+// what names it in the failure.
+func readVarint[T int64 | uint64](d *opDecoder, read func([]byte) (T, int), what string) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
-		d.fail("bad uvarint")
+		d.fail("bad %s", what)
 		return 0
 	}
 	d.b = d.b[n:]
