@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -136,13 +137,20 @@ func (a *Admin) callBrokerOK(ctx context.Context, op string, b Node, req *protoc
 	return resp, nil
 }
 
-// callEach sends req to every node in turn (callBrokerOK) and hands each
-// answer to fn; the first failure, of a call or of fn, ends it.
-func (a *Admin) callEach(ctx context.Context, op string, nodes []Node, req *protocol.Command, fn func(Node, *protocol.Command) error) error {
+// callEach sends req to every node in turn and hands each success to fn;
+// an answer with a code of skip (the node has none of what was asked) is
+// passed over. The first other failure, of a call or of fn, ends it.
+func (a *Admin) callEach(ctx context.Context, op string, nodes []Node, req *protocol.Command, fn func(Node, *protocol.Command) error, skip ...int16) error {
 	for _, n := range nodes {
-		resp, err := a.callBrokerOK(ctx, op, n, req)
+		resp, err := a.callBroker(ctx, op, n, req)
 		if err != nil {
 			return err
+		}
+		if slices.Contains(skip, resp.Code) {
+			continue
+		}
+		if resp.Code != protocol.RespSuccess {
+			return responseError(op, n.String(), resp)
 		}
 		if err := fn(n, resp); err != nil {
 			return err

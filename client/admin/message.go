@@ -137,20 +137,11 @@ func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq b
 	}
 	seen := make(map[string]bool)
 	var out []*protocol.MessageExt
-	for _, n := range nodes {
-		resp, err := a.callBroker(ctx, op, n, protocol.NewRequest(protocol.ReqQueryMessage, ext, nil))
-		if err != nil {
-			return nil, err
-		}
-		if resp.Code == protocol.RespQueryNotFound {
-			continue
-		}
-		if resp.Code != protocol.RespSuccess {
-			return nil, responseError(op, n.String(), resp)
-		}
+	req := protocol.NewRequest(protocol.ReqQueryMessage, ext, nil)
+	err = a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
 		msgs, err := message.DecodeMessages(resp.Body)
 		if err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w", op, n, err)
+			return fmt.Errorf("admin: %s: %s: %w", op, n, err)
 		}
 		for _, m := range msgs {
 			if m.Topic != topic || seen[m.OffsetMsgID] || !matches(m, key, uniq) {
@@ -159,6 +150,10 @@ func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq b
 			seen[m.OffsetMsgID] = true
 			out = append(out, m)
 		}
+		return nil
+	}, protocol.RespQueryNotFound)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(out, func(x, y *protocol.MessageExt) int {
 		return cmp.Or(cmp.Compare(x.StoreTimestamp, y.StoreTimestamp), cmp.Compare(x.OffsetMsgID, y.OffsetMsgID))
