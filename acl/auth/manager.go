@@ -235,6 +235,7 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 	if len(needs) == 0 {
 		return nil
 	}
+	// Java's authorization looks the user up again, with its own remarks.
 	u := s.users[ak]
 	switch {
 	case u == nil:
