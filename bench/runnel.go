@@ -37,7 +37,7 @@ type runnelCluster struct {
 // the Go scheduler with its clients, and the runtime's poller lets the
 // thread that wrote a request or an answer run the peer's reader itself,
 // where netpoll's poller thread sits in epoll_wait and is woken for every
-// read. docs/performance.md measures both: std 1.3-1.5x the msg/s in one
+// read. docs/performance-history.md measures both: std 1.3-1.5x the msg/s in one
 // process; in a process of its own the broker's default, netpoll, costs
 // less (std 1.11x its CPU).
 const defaultTransport = remoting.TransportStd

@@ -9,8 +9,7 @@ import (
 )
 
 func TestTopicAdmin(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	b, rc := withClient(t)
 	create := func(h protocol.CreateTopicRequestHeader) *protocol.Command {
 		return rc.call(protocol.ReqUpdateAndCreateTopic, h.Encode(), nil)
 	}
@@ -79,9 +78,7 @@ func TestTopicAdmin(t *testing.T) {
 }
 
 func TestGroupAdmin(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("GA", 2)
+	_, rc := withTopic(t, "GA", 2)
 	expect(t, rc.heartbeat("c1", "live", protocol.BuildSubscriptionData("GA", "*")), protocol.RespSuccess, "")
 	expect(t, updateOffset(rc, "offsets-only", "GA", 1, 4), protocol.RespSuccess, "")
 
@@ -122,9 +119,7 @@ func TestGroupAdmin(t *testing.T) {
 }
 
 func TestToolQueries(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("TQ", 2)
+	_, rc := withTopic(t, "TQ", 2)
 	hb := protocol.HeartbeatData{ClientID: "c1", ProducerDataSet: []protocol.ProducerData{{GroupName: "pg"}},
 		ConsumerDataSet: []protocol.ConsumerData{{GroupName: "cg", ConsumeType: protocol.ConsumePassively,
 			MessageModel: protocol.MessageModelClustering, ConsumeFromWhere: protocol.ConsumeFromLastOffset,

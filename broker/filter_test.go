@@ -54,9 +54,7 @@ var sqlMessages = []struct {
 // matching messages (a client cannot filter SQL92 again), over every
 // operator family and the null cases.
 func TestSQL92PullFiltersOnTheBroker(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQL", 1)
+	_, rc := withTopic(t, "SQL", 1)
 	for _, m := range sqlMessages {
 		rc.sendProps("SQL", m.props, m.body)
 	}
@@ -96,9 +94,7 @@ func TestSQL92PullFiltersOnTheBroker(t *testing.T) {
 // A push consumer's SQL92 subscription comes with its heartbeat; its pulls
 // (which the official client labels TAG) are filtered by it.
 func TestSQL92HeartbeatSubscriptionFilters(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQLH", 1)
+	_, rc := withTopic(t, "SQLH", 1)
 	for _, m := range sqlMessages {
 		rc.sendProps("SQLH", m.props, m.body)
 	}
@@ -128,9 +124,7 @@ func TestSQL92RefusedWhenPropertyFilterIsOff(t *testing.T) {
 // A held SQL92 pull is woken only by a matching arrival: non-matching ones
 // hold it again past them.
 func TestSQL92HeldPullWakesOnMatch(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQLW", 1)
+	b, rc := withTopic(t, "SQLW", 1)
 	h := pullHeader("g", "SQLW", 0, 0, 32, protocol.PullFlagSubscription|protocol.PullFlagSuspend)
 	h.ExpressionType, h.Subscription = protocol.ExpressionTypeSQL92, "n >= 3"
 	got := make(chan *protocol.Command, 1)
@@ -147,9 +141,7 @@ func TestSQL92HeldPullWakesOnMatch(t *testing.T) {
 
 // A bounded cache compiles each pull consumer's expression once.
 func TestSQL92PullExpressionsCompiledOnce(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQLC", 1)
+	b, rc := withTopic(t, "SQLC", 1)
 	rc.sendProps("SQLC", map[string]string{"a": "1"}, "m")
 	for range 3 {
 		for _, e := range []string{"a = 1", "a = 2"} {

@@ -124,9 +124,7 @@ func TestGroupRetryMaxTimes(t *testing.T) {
 // TestGroupBroadcastDisabled: consumeBroadcastEnable false refuses the
 // pulls of a broadcasting member, not of a clustering one.
 func TestGroupBroadcastDisabled(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("BC", 1)
+	_, rc := withTopic(t, "BC", 1)
 	expect(t, updateGroup(rc, `{"groupName":"bc","consumeBroadcastEnable":false}`), protocol.RespSuccess, "")
 	expect(t, rc.heartbeat("c1", "bc", protocol.BuildSubscriptionData("BC", "*")), protocol.RespSuccess, "")
 	expect(t, pull(rc, "bc", "BC"), protocol.RespPullNotFound, "") // allowed: nothing there

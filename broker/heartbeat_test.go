@@ -87,8 +87,7 @@ func TestClientExpiry(t *testing.T) {
 }
 
 func TestLockBatch(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	_, rc := withClient(t)
 	mqs := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 1}}
 	lockFor := func(client string, qs []protocol.MessageQueue) []protocol.MessageQueue {
 		body := protocol.LockBatchRequestBody{ConsumerGroup: "g", ClientID: client, MQSet: qs}.Encode()

@@ -20,9 +20,7 @@ func TestManyHeldPullsAreCheap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds 10,000 pulls")
 	}
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Many", 1)
+	b, rc := withTopic(t, "Many", 1)
 	const n = 10_000
 	h := pullHeader("g", "Many", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagSubscription)
 	h.Subscription = "*"

@@ -76,6 +76,21 @@ func startBrokerAt(t testing.TB, dir string, mod func(*config.Config)) *Broker {
 	return b
 }
 
+// withClient starts a broker without name servers and a raw client to it.
+func withClient(t testing.TB) (*Broker, *rawClient) {
+	t.Helper()
+	b := startBroker(t, nil)
+	return b, newRawClient(t, b.Addr())
+}
+
+// withTopic is withClient with topic created, with queues queues.
+func withTopic(t testing.TB, topic string, queues int32) (*Broker, *rawClient) {
+	t.Helper()
+	b, rc := withClient(t)
+	rc.createTopic(topic, queues)
+	return b, rc
+}
+
 // rawClient is a remoting client to one broker that records the
 // broker-initiated requests it receives (notifications).
 type rawClient struct {
@@ -135,9 +150,8 @@ func (rc *rawClient) call(code int16, ext map[string]string, body []byte) *proto
 
 func (rc *rawClient) callTimeout(code int16, ext map[string]string, body []byte, d time.Duration) *protocol.Command {
 	rc.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	resp, err := rc.cl.Invoke(ctx, rc.addr, protocol.NewRequest(code, ext, body))
+	// The connection's own call timeout (3 s) would end the call first.
+	resp, err := rc.cl.InvokeWith(context.Background(), rc.addr, protocol.NewRequest(code, ext, body), remoting.CallOptions{Timeout: d})
 	if err != nil {
 		rc.t.Fatalf("call %s: %v", protocol.RequestCodeName(code), err)
 	}

@@ -127,9 +127,7 @@ func TestOffsetsPersistPeriodically(t *testing.T) {
 }
 
 func TestSendMessageV2(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("V2", 1)
+	_, rc := withTopic(t, "V2", 1)
 	h := sendHeader("V2", 0, map[string]string{"TAGS": "x"})
 	resp := rc.call(protocol.ReqSendMessageV2, h.EncodeV2(), []byte("java style"))
 	expect(t, resp, protocol.RespSuccess, "")
@@ -143,9 +141,7 @@ func TestSendMessageV2(t *testing.T) {
 // replies (a reset when unread data is pending). The broker must apply
 // them all the same.
 func TestOffsetUpdateBeforeReset(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("RST", 4)
+	b, _ := withTopic(t, "RST", 4)
 	nc, err := net.Dial("tcp", b.Addr())
 	if err != nil {
 		t.Fatal(err)

@@ -16,9 +16,7 @@ import (
 // still carries its own records (a reuse never reaches an answer not yet
 // written: remoting's TestReleaseBodyOnlyAfterTheWrite is that contract).
 func TestPullAnswersGiveTheirRecordsBack(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("R", 1)
+	b, rc := withTopic(t, "R", 1)
 	body := bytes.Repeat([]byte("r"), 1000)
 	for i := range 64 {
 		copy(body, fmt.Sprintf("%02d", i))

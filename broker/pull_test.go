@@ -22,9 +22,7 @@ func decodePullHeader(t *testing.T, resp *protocol.Command) protocol.PullMessage
 }
 
 func TestPullStatuses(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("P", 2)
+	_, rc := withTopic(t, "P", 2)
 	sub := protocol.PullFlagSubscription
 	pull := func(topic string, q int32, off int64, max int32, flag int32) *protocol.Command {
 		h := pullHeader("g", topic, q, off, max, flag)
@@ -92,9 +90,7 @@ func TestPullStatuses(t *testing.T) {
 }
 
 func TestPullUsesHeartbeatSubscription(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("H", 1)
+	_, rc := withTopic(t, "H", 1)
 	for _, tag := range []string{"A", "B", "C", "D"} {
 		expect(t, rc.send("H", 0, tag, tag), protocol.RespSuccess, "")
 	}
@@ -114,9 +110,7 @@ func TestPullUsesHeartbeatSubscription(t *testing.T) {
 }
 
 func TestLongPollWakesOnArrival(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("LP", 1)
+	b, rc := withTopic(t, "LP", 1)
 	expect(t, rc.heartbeat("c1", "g", protocol.BuildSubscriptionData("LP", "*")), protocol.RespSuccess, "")
 
 	h := pullHeader("g", "LP", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagCommitOffset)
@@ -171,9 +165,7 @@ func TestLongPollExpires(t *testing.T) {
 }
 
 func TestCloseAnswersHeldPulls(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("HC", 1)
+	b, rc := withTopic(t, "HC", 1)
 	h := pullHeader("g", "HC", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagSubscription)
 	h.Subscription = "*"
 	got := make(chan *protocol.Command, 1)
@@ -197,9 +189,7 @@ func TestCloseAnswersHeldPulls(t *testing.T) {
 }
 
 func TestLongPollHoldsOnPastFilteredArrivals(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("LF", 1)
+	b, rc := withTopic(t, "LF", 1)
 	expect(t, rc.heartbeat("c1", "g", protocol.BuildSubscriptionData("LF", "A")), protocol.RespSuccess, "")
 	h := pullHeader("g", "LF", 0, 0, 32, protocol.PullFlagSuspend)
 	got := make(chan *protocol.Command, 1)

@@ -10,9 +10,7 @@ import (
 )
 
 func TestViewAndQueryMessage(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Q", 1)
+	_, rc := withTopic(t, "Q", 1)
 	h := sendHeader("Q", 0, map[string]string{"KEYS": "order-1 order-2", "UNIQ_KEY": "ABC123"})
 	resp := rc.call(protocol.ReqSendMessage, h.Encode(), []byte("findme"))
 	expect(t, resp, protocol.RespSuccess, "")

@@ -9,9 +9,7 @@ import (
 )
 
 func TestResetOffsetThroughBroker(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("R", 2)
+	b, rc := withTopic(t, "R", 2)
 	for range 5 {
 		expect(t, rc.send("R", 0, "", "m"), protocol.RespSuccess, "")
 	}

@@ -68,8 +68,7 @@ func TestSendAutoCreateDisabled(t *testing.T) {
 }
 
 func TestSendAutoCreateAndPull(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	b, rc := withClient(t)
 
 	// Auto-created from TBW102 with the requested 4 queues, perm RW.
 	resp := rc.send("Auto", -1, "TagA", "one")
@@ -131,9 +130,7 @@ func TestSendAutoCreateAndPull(t *testing.T) {
 }
 
 func TestSendCompressedBodyPassesThrough(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Z", 1)
+	_, rc := withTopic(t, "Z", 1)
 	plain := bytes.Repeat([]byte("compress me "), 1000)
 	z, err := message.Compress(plain, 5)
 	if err != nil {
@@ -156,8 +153,7 @@ func TestSendCompressedBodyPassesThrough(t *testing.T) {
 }
 
 func TestUnknownRequestCode(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	_, rc := withClient(t)
 	expect(t, rc.call(9999, nil, nil), protocol.RespRequestCodeNotSupported, "9999")
 }
 
@@ -189,8 +185,7 @@ func TestSendToRetryTopicCreatesIt(t *testing.T) {
 // exceeds the request's maxReconsumeTimes, or the group default (16) when
 // the request has none.
 func TestRetrySendMaxReconsumeTimes(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	b, rc := withClient(t)
 	send := func(reconsume, max int32) {
 		t.Helper()
 		h := sendHeader("%RETRY%g", 0, map[string]string{"RETRY_TOPIC": "T"})
@@ -217,9 +212,7 @@ func TestRetrySendMaxReconsumeTimes(t *testing.T) {
 // typed decode over the raw header) is refused with the field named, in
 // the JSON and the binary encoding, and a good one in either is stored.
 func TestSendBadHeaderBothEncodings(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Enc", 1)
+	_, rc := withTopic(t, "Enc", 1)
 	for _, st := range []byte{protocol.SerializeJSON, protocol.SerializeRocketMQ} {
 		invoke := func(ext map[string]string) *protocol.Command {
 			req := protocol.NewRequest(protocol.ReqSendMessageV2, ext, []byte("hello"))

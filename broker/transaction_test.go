@@ -76,9 +76,7 @@ func (rc *rawClient) endTx(h protocol.EndTransactionRequestHeader) *protocol.Com
 }
 
 func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 4)
+	b, rc := withTopic(t, "Tx", 4)
 	props := map[string]string{protocol.PropertyTags: "TagT", protocol.PropertyKeys: "k1 k2", "user": "v"}
 	sent := rc.sendHalf("Tx", 1, "pg", time.Now(), props, "payload")
 	if sent.QueueID != 1 || sent.QueueOffset != 0 || sent.TransactionID == "" {
@@ -138,9 +136,7 @@ func TestTransactionHalfInvisibleUntilCommit(t *testing.T) {
 }
 
 func TestTransactionRollbackStoresNothing(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 1)
+	b, rc := withTopic(t, "Tx", 1)
 	sent := rc.sendHalf("Tx", 0, "pg", time.Now(), nil, "no")
 	expect(t, rc.endTx(endHeader(t, "pg", sent, protocol.TransactionRollback)), protocol.RespSuccess, "")
 	expect(t, rc.endTx(endHeader(t, "pg", sent, protocol.TransactionRollback)), protocol.RespSuccess, "")
@@ -166,9 +162,7 @@ func TestTransactionRollbackStoresNothing(t *testing.T) {
 }
 
 func TestEndTransactionRefusals(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 1)
+	b, rc := withTopic(t, "Tx", 1)
 	plain := rc.send("Tx", 0, "", "plain")
 	var ph protocol.SendMessageResponseHeader
 	if err := ph.Decode(plain.Fields()); err != nil {
@@ -199,9 +193,7 @@ func TestEndTransactionRefusals(t *testing.T) {
 }
 
 func TestTransactionConcurrentCommitsStoreOnce(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 1)
+	b, rc := withTopic(t, "Tx", 1)
 	sent := rc.sendHalf("Tx", 0, "pg", time.Now(), nil, "once")
 	var wg sync.WaitGroup
 	for range 8 {
@@ -249,8 +241,7 @@ func TestTransactionCommitAfterRestart(t *testing.T) {
 }
 
 func TestSendTransactionBatchRefused(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	_, rc := withClient(t)
 	h := sendHeader("Tx", 0, nil)
 	h.Batch = true
 	h.SysFlag = protocol.SysFlagTransactionPrep
@@ -289,8 +280,7 @@ func TestTransactionConfig(t *testing.T) {
 // transactional message to %RETRY% keeps TRAN_MSG but is a retry, not a
 // new transaction.
 func TestRetrySendIsNotHalf(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := newRawClient(t, b.Addr())
+	b, rc := withClient(t)
 	h := sendHeader("%RETRY%g", 0, map[string]string{protocol.PropertyTransactionPrepared: "true", protocol.PropertyProducerGroup: "pg"})
 	expect(t, rc.call(protocol.ReqSendMessage, h.Encode(), []byte("again")), protocol.RespSuccess, "")
 	if n := b.Store().MaxOffset("%RETRY%g", 0); n != 1 {

@@ -24,7 +24,7 @@ import (
 //
 // runnel-std is the cluster on the standard library's transport, which in
 // one process with its clients measured faster than netpoll
-// (docs/performance.md, session 17). Run each alone (-bench
+// (docs/performance-history.md, session 17). Run each alone (-bench
 // 'EndToEnd/^runnel$' and 'EndToEnd/^runnel-std$'): a netpoll server's
 // start adds a P to the process (remoting.addPollerProcs).
 func BenchmarkEndToEnd(b *testing.B) {

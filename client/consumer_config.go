@@ -90,9 +90,10 @@ type PushConsumerConfig struct {
 	// Strategy splits queues among the group's clients. Default
 	// rebalance.Averagely.
 	Strategy rebalance.Strategy
-	// Flow holds the flow-control thresholds. Default
-	// processqueue.DefaultFlowConfig(): 1000 messages or 100 MiB per queue,
-	// span 2000, 50 ms back-off.
+	// Flow holds the flow-control thresholds; each zero field takes its
+	// default, processqueue.DefaultFlowConfig()'s: 1000 messages or 100 MiB
+	// per queue, no topic-wide threshold, span 2000, 50 ms back-off, 3 s
+	// before an orderly retry of an unlocked queue.
 	Flow processqueue.FlowConfig
 	// PullBatchSize is the most messages one pull asks for. Default 32.
 	PullBatchSize int
@@ -180,9 +181,7 @@ func (c *PushConsumerConfig) ensureDefaults() error {
 	if c.Strategy == nil {
 		c.Strategy = d.Strategy
 	}
-	if c.Flow == (processqueue.FlowConfig{}) {
-		c.Flow = d.Flow
-	}
+	c.Flow = c.Flow.WithDefaults()
 	if err := c.Flow.Validate(); err != nil {
 		return fmt.Errorf("%w: Flow: %w", ErrBadConfig, err)
 	}

@@ -26,7 +26,8 @@ type ProducerConfig struct {
 	SendTimeout time.Duration
 	// RetryTimes is how many more attempts a failed synchronous or
 	// asynchronous send makes, each on another broker when there is one.
-	// Default 2 (3 attempts), as RocketMQ. Negative means none.
+	// Default 2 (3 attempts), as RocketMQ: zero takes it, like every zero
+	// field here. Negative means none (one attempt).
 	RetryTimes int
 	// CompressOver compresses (zlib) single-message bodies of at least this
 	// many bytes. Default 4096; negative disables compression.
@@ -74,7 +75,10 @@ func (c *ProducerConfig) ensureDefaults() error {
 	if c.SendTimeout <= 0 {
 		c.SendTimeout = d.SendTimeout
 	}
-	if c.RetryTimes < 0 {
+	switch {
+	case c.RetryTimes == 0:
+		c.RetryTimes = d.RetryTimes
+	case c.RetryTimes < 0:
 		c.RetryTimes = 0
 	}
 	if c.CompressOver == 0 {
@@ -539,7 +543,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	// them (sendSmartMsg), and in RocketMQ's binary header encoding rather
 	// than JSON: both sides then skip JSON's quoting and scanning and the
 	// long key names (Java brokers read either; the answer comes back in
-	// the request's encoding). See docs/performance.md, "The send path".
+	// the request's encoding). See docs/performance-history.md, "The send path".
 	code := protocol.ReqSendMessageV2
 	switch {
 	case r.batch:

@@ -127,7 +127,7 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 		},
 		"PullBatchSize":         func(c *PushConsumerConfig) { c.PullBatchSize = -1 },
 		"ConsumeGoroutines":     func(c *PushConsumerConfig) { c.ConsumeGoroutines = 5000 },
-		"PullThresholdForQueue": func(c *PushConsumerConfig) { c.Flow.PullThresholdForQueue = 0 },
+		"PullThresholdForQueue": func(c *PushConsumerConfig) { c.Flow.PullThresholdForQueue = 70000 },
 		"NameServerAddrs":       func(c *PushConsumerConfig) { c.Client.NameServerAddrs = []string{"nohostport"} },
 		"PullErrorDelay":        func(c *PushConsumerConfig) { c.PullErrorDelay = -1 },
 		"InstanceName":          func(c *PushConsumerConfig) { c.Client.InstanceName = "a@b" },
@@ -143,6 +143,53 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestZeroFieldsTakeDefaults: a config written as a struct literal, with
+// only the fields the user cares about, gets the documented defaults for
+// the rest, as DefaultXConfig gives them (issue 38: a zero RetryTimes
+// stayed zero, so a send after a failover was never retried).
+func TestZeroFieldsTakeDefaults(t *testing.T) {
+	client := ClientConfig{NameServerAddrs: []string{"127.0.0.1:9876"}}
+	p := ProducerConfig{Client: client}
+	if err := p.ensureDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultProducerConfig()
+	if p.RetryTimes != 2 || p.RetryTimes != d.RetryTimes || p.SendTimeout != d.SendTimeout || p.Group != d.Group ||
+		p.CompressOver != d.CompressOver || p.MaxMessageSize != d.MaxMessageSize || p.DefaultTopicQueueNums != d.DefaultTopicQueueNums {
+		t.Errorf("zero ProducerConfig became %+v", p)
+	}
+	p = ProducerConfig{Client: client, RetryTimes: -1}
+	if err := p.ensureDefaults(); err != nil || p.RetryTimes != 0 {
+		t.Errorf("RetryTimes -1: %d, %v; want no retry", p.RetryTimes, err)
+	}
+	tp := TransactionProducerConfig{ProducerConfig: ProducerConfig{Client: client},
+		Listener: nopListener{}}
+	prod, err := NewTransactionProducer(tp)
+	if err != nil || prod.cfg.RetryTimes != 2 || prod.cfg.CheckWorkers != 1 {
+		t.Errorf("zero TransactionProducerConfig: %v %+v", err, prod)
+	}
+
+	// A flow config naming one threshold keeps the others' defaults.
+	c := PushConsumerConfig{Client: client, Group: "g",
+		Concurrently: func(context.Context, []*MessageExt) ConsumeResult { return ConsumeSuccess }}
+	c.Flow.PullThresholdForQueue = 500
+	if err := c.ensureDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultPushConsumerConfig().Flow
+	want.PullThresholdForQueue = 500
+	if c.Flow != want || c.MaxReconsumeTimes != 16 || c.PullBatchSize != 32 || c.ConsumeTimeout != 15*time.Minute {
+		t.Errorf("PushConsumerConfig with one flow field: %+v", c)
+	}
+}
+
+type nopListener struct{}
+
+func (nopListener) ExecuteLocal(context.Context, *Message) LocalTransactionState {
+	return CommitMessage
+}
+func (nopListener) Check(context.Context, *MessageExt) LocalTransactionState { return CommitMessage }
 
 func TestConsumerDataSubscribesRetryTopicInClusteringOnly(t *testing.T) {
 	for _, model := range []MessageModel{Clustering, Broadcasting} {

@@ -2,9 +2,9 @@
 
 // Delay levels and timer messages with the official client. Built without
 // -race only: the official client's push consumer races with itself (see
-// retry_test.go). The broker side of delayed delivery is covered under
-// -race in packages broker and broker/schedule, that of timer messages in
-// timer_test.go and broker/timer.
+// retry_test.go). The broker side of delayed delivery and of timer
+// messages is covered under -race in package broker, broker/due and
+// timer_test.go.
 
 package integration
 

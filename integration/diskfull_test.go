@@ -54,7 +54,7 @@ func TestDiskFull(t *testing.T) {
 	p := rcProducerWith(t, c, func(cfg *client.ProducerConfig) {
 		cfg.Client.RouteRefreshInterval = time.Hour
 		cfg.Group = "disk-pg"
-		cfg.RetryTimes = 0
+		cfg.RetryTimes = -1 // one attempt: the refusal itself is the point
 	})
 	send := func(i int) error {
 		_, err := p.Send(context.Background(), &client.Message{Topic: "DiskT", Body: []byte(body(i))})

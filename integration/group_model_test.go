@@ -101,7 +101,7 @@ func TestGroupModel(t *testing.T) {
 
 	p := rcProducerWith(t, c, func(cfg *client.ProducerConfig) {
 		cfg.Group = "model-pg"
-		cfg.RetryTimes = 0
+		cfg.RetryTimes = -1 // one attempt per send: the model counts what each attempt did
 	})
 	m := &sendModel{acked: map[string]client.SendResult{}, resent: map[string]bool{}}
 	sendUntilOK(t, p, topic, "first") // the topic exists before the consumer starts

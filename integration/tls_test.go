@@ -218,23 +218,23 @@ func TestTLSRunnelClient(t *testing.T) {
 	}
 }
 
-// The README's TLS broker.conf uses only keys the broker honours.
-func TestREADMETLSBrokerConf(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// docs/tls.md's broker.conf uses only keys the broker honours.
+func TestDocsTLSBrokerConf(t *testing.T) {
+	readme, err := os.ReadFile("../docs/tls.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(readme), "```properties\n# broker.conf\n")
 	conf, _, ok2 := strings.Cut(rest, "```")
 	if !ok || !ok2 {
-		t.Fatal("README has no TLS broker.conf block")
+		t.Fatal("docs/tls.md has no TLS broker.conf block")
 	}
 	// Uncomment the optional client-auth keys: they must be known too.
 	conf = strings.ReplaceAll(conf, "#tls.", "tls.")
 	cfg := config.Default()
 	ignored, err := cfg.ApplyProperties(strings.NewReader(conf))
 	if err != nil || len(ignored) > 0 {
-		t.Fatalf("README broker.conf: ignored %v, %v", ignored, err)
+		t.Fatalf("docs/tls.md broker.conf: ignored %v, %v", ignored, err)
 	}
 	want := remoting.TLSConfig{Mode: remoting.TLSEnforcing, CertPath: "/etc/runnel/tls/server.pem", KeyPath: "/etc/runnel/tls/server.key",
 		NeedClientAuth: "require", AuthClient: true, TrustCertPath: "/etc/runnel/tls/clients-ca.pem", Enable: true}

@@ -88,6 +88,14 @@ type ServerConfig struct {
 	// HandshakeTimeout bounds a TLS handshake; a connection that has not
 	// completed one by then is closed. Default 10s.
 	HandshakeTimeout time.Duration
+	// GRPCAddrHint is the address of the gRPC endpoint RocketMQ 5 SDKs
+	// should use (the broker's gRPC door), named in the log when one of
+	// them connects here instead: a connection that opens with HTTP/2's
+	// client preface (gRPC), or with a TLS ClientHello where TLSMode is
+	// disabled, is logged once as what it is and closed; an HTTP/2 client
+	// is also sent a GOAWAY saying so (foreign.go). Default "": the log
+	// says this server has no gRPC endpoint.
+	GRPCAddrHint string
 
 	// NetpollPollers is the number of netpoll pollers (epoll loops). netpoll
 	// keeps one set of pollers per process, so only the first netpoll Server

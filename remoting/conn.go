@@ -592,6 +592,12 @@ func (c *Conn) protocolError(err error) {
 	if !c.gotFrame {
 		_, isClient := c.owner.(*Client)
 		nre := &notRocketMQError{addr: c.remote, server: isClient, sent: string(c.in.first[:c.in.nFirst]), err: err}
+		if s, ok := c.owner.(*Server); ok {
+			nre.kind, nre.grpcHint = classifyForeign(c.in.first[:c.in.nFirst]), s.cfg.GRPCAddrHint
+		}
+		if nre.kind == foreignHTTP2 {
+			c.refuseHTTP2(nre.Error())
+		}
 		c.log.Warn("remoting: closing connection: not RocketMQ", "err", nre, "detail", err)
 		c.closeWith(nre)
 		return

@@ -37,15 +37,19 @@ type notRocketMQError struct {
 	server bool // the peer is the server (this end dialled it)
 	sent   string
 	err    error
+	// kind is what a client of this server opened with, when it is one
+	// foreign.go names; grpcHint is the server's GRPCAddrHint.
+	kind     foreignKind
+	grpcHint string
 }
 
 func (e *notRocketMQError) Error() string {
+	if text := foreignText(e.kind, e.addr, e.grpcHint); text != "" {
+		return text
+	}
 	role := "client"
 	if e.server {
 		role = "server"
-	}
-	if !e.server && len(e.sent) > 0 && e.sent[0] == tlsHandshakeByte {
-		return fmt.Sprintf("remoting: %s started a TLS handshake, but this server's tls.server.mode is disabled", e.addr)
 	}
 	return fmt.Sprintf("remoting: %s is not a RocketMQ %s: it sent %q", e.addr, role, e.sent)
 }

@@ -54,15 +54,12 @@ for c in "${cmds[@]}"; do
 done
 echo "quickstart: all ${#cmds[@]} commands of the README's quick start passed"
 
-# The README's test-harness snippet, compiled and run as a test of a
-# package of its own (a directory starting with _ is outside ./...).
+# The README's test-harness example (the Go block after its <!-- harness -->
+# marker, a whole test file), compiled and run as a test of a package of its
+# own (a directory starting with _ is outside ./...).
 snippet_dir=$(mktemp -d ./integration/_readme.XXXXXX)
 trap 'rm -rf "$snippet_dir"; cleanup' EXIT
-{
-	echo "package readme"
-	echo
-	awk '/^### In your Go tests/{on=1} on && /^```go/{code=1; next} code && /^```/{exit} code' README.md
-} >"$snippet_dir/readme_test.go"
+awk '/<!-- harness -->/{on=1} on && /^```go/{code=1; next} code && /^```/{exit} code' README.md >"$snippet_dir/readme_test.go"
 if ! grep -q '^func Test' "$snippet_dir/readme_test.go"; then
 	echo "quickstart: no Go test in the README's harness snippet" >&2
 	exit 1

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runnelmq/runnel/broker/clients"
-	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
@@ -38,7 +38,7 @@ type testCore struct {
 func openCore(t *testing.T, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
 	clock := fakeclock.Default()
-	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
+	levels, err := due.ParseLevels(due.DefaultLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +149,19 @@ type answers struct {
 	ch  chan struct{}
 }
 
+// holdPull parks a pull of T/0 at offset 1, filtered by the tag
+// expression expr, from ch, for suspend; the test fails unless it is held.
+func holdPull(t *testing.T, c *testCore, expr string, suspend time.Duration, ch Channel) *answers {
+	t.Helper()
+	a := newAnswers()
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: suspend, HasSubscription: true, Expression: expr, From: ch}
+	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
+		t.Fatalf("pull at the end: held %v, err %v", held, err)
+	}
+	return a
+}
+
 func newAnswers() *answers { return &answers{ch: make(chan struct{}, 16)} }
 
 func (a *answers) answer(res PullResult, err error) {
@@ -211,12 +224,7 @@ func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0) // creates T and fills offset 0
 	ch := &fakeChannel{id: 1}
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
-	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
-		t.Fatalf("pull at the end: held %v, err %v", held, err)
-	}
+	a := holdPull(t, c, "*", 20*time.Second, ch)
 	if c.HeldPulls() != 1 {
 		t.Fatalf("%d held pulls", c.HeldPulls())
 	}
@@ -235,12 +243,7 @@ func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
 func TestHeldPullExpiresOnTheClock(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 5 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 5*time.Second, &fakeChannel{id: 1})
 	c.clock.Advance(5*time.Second + time.Millisecond)
 	c.holds.ExpireDue(c.clock.Now())
 	if res := a.wait(t); res.Status != PullNoNewMessage || res.NextBeginOffset != 1 {
@@ -253,12 +256,7 @@ func TestHeldPullExpiresOnTheClock(t *testing.T) {
 func TestHeldPullSkipsFilteredArrivals(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "A", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "A", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "A", 20*time.Second, &fakeChannel{id: 1})
 	send(t, c, "T", "B", 0)
 	deadline := time.Now().Add(10 * time.Second)
 	for !(c.HeldPulls() == 1 && len(c.HeldOffsets("T", 0)) == 1 && c.HeldOffsets("T", 0)[0] == 2) {
@@ -280,12 +278,7 @@ func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
 	ch := &fakeChannel{id: 1}
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: ch}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 20*time.Second, ch)
 	ch.mu.Lock()
 	ch.closed = true
 	ch.mu.Unlock()
@@ -299,17 +292,14 @@ func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
 func TestDrainAnswersHeldPulls(t *testing.T) {
 	c := openCore(t, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, _ := c.Pull(req, a.answer); !held {
-		t.Fatal("not held")
-	}
+	a := holdPull(t, c, "*", 20*time.Second, &fakeChannel{id: 1})
 	c.Drain()
 	if n := a.count(); n != 1 {
 		t.Fatalf("drain answered %d times", n)
 	}
 	// After the drain, a pull is answered at once.
+	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
+		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
 	if res, held, err := c.Pull(req, a.answer); held || err != nil || res.Status != PullNoNewMessage {
 		t.Fatalf("pull after drain: %+v held %v err %v", res, held, err)
 	}

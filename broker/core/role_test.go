@@ -134,12 +134,7 @@ func TestMasterSuggestsASlaveToASlowConsumer(t *testing.T) {
 func TestRoleChangeAnswersHeldPullsAndFencesLocks(t *testing.T) {
 	c, be := openRoleCore(t, true, nil)
 	send(t, c, "T", "", 0)
-	a := newAnswers()
-	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
-		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}
-	if _, held, err := c.Pull(req, a.answer); err != nil || !held {
-		t.Fatalf("held %v err %v", held, err)
-	}
+	a := holdPull(t, c, "*", 20*time.Second, &fakeChannel{id: 1})
 	be.leader.Store(false)
 	c.Demote()
 	if res := a.wait(t); res.Status != PullRetry || res.SuggestWhichBrokerID != MasterBrokerID {

@@ -15,7 +15,7 @@ import (
 // the entry also shares what every node pays per entry (a state machine
 // apply, one store commit, one raft log record, one AppendEntries per
 // follower), and on a group whose nodes share the machine's cores that is
-// most of raft's cost (see docs/performance.md).
+// most of raft's cost (see docs/performance-history.md).
 //
 // At most one proposal is in flight, and its sender leads it: it waits
 // for the batch to fill (below), proposes it, answers every call in it and,

@@ -28,6 +28,38 @@ func (a *Admin) UpdateBrokerConfig(ctx context.Context, n Node, props map[string
 	return err
 }
 
+// GroupSettings is a consumer group's config as a broker reports and
+// takes it: the fields Runnel's brokers keep (groupconf.Config) and three
+// of RocketMQ 5's that a Java broker keeps and Runnel's do not yet (they
+// are sent, and read back as defaults): consumeMessageOrderly, the retry
+// policy (Java's GroupRetryPolicy as JSON) and attribute changes in
+// ParseAttributes' map form.
+type GroupSettings struct {
+	protocol.SubscriptionGroupConfig
+	ConsumeMessageOrderly bool              `json:"consumeMessageOrderly"`
+	GroupRetryPolicy      json.RawMessage   `json:"groupRetryPolicy,omitempty"`
+	Attributes            map[string]string `json:"attributes,omitempty"`
+}
+
+// ParseRetryPolicy checks a group retry policy as mqadmin updateSubGroup -p
+// takes it (Java's GroupRetryPolicy as JSON), e.g.
+// {"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":5000,"max":7200000,"multiplier":2}}
+// or {"type":"CUSTOMIZED","customizedRetryPolicy":{"next":[1000,5000]}}.
+func ParseRetryPolicy(s string) (json.RawMessage, error) {
+	var p struct {
+		Type        *string         `json:"type"`
+		Exponential json.RawMessage `json:"exponentialRetryPolicy"`
+		Customized  json.RawMessage `json:"customizedRetryPolicy"`
+	}
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return nil, fmt.Errorf("%w: retry policy %q is not a JSON object like {\"type\":\"EXPONENTIAL\",\"exponentialRetryPolicy\":{\"initial\":5000,\"max\":7200000,\"multiplier\":2}}: %v", ErrBadArgument, s, err)
+	}
+	if p.Type != nil && *p.Type != "CUSTOMIZED" && *p.Type != "EXPONENTIAL" {
+		return nil, fmt.Errorf("%w: retry policy type %q: want CUSTOMIZED or EXPONENTIAL", ErrBadArgument, *p.Type)
+	}
+	return json.RawMessage(s), nil
+}
+
 // UpdateGroup creates or changes a consumer group's config
 // (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, mqadmin updateSubGroup) on every
 // master of cluster (every cluster when ""), or on the brokers named. On
@@ -36,6 +68,11 @@ func (a *Admin) UpdateBrokerConfig(ctx context.Context, n Node, props map[string
 // modify leaves alone keep their values (mqadmin resets them to the
 // defaults). It returns the brokers updated.
 func (a *Admin) UpdateGroup(ctx context.Context, group, cluster string, brokers []string, modify func(*protocol.SubscriptionGroupConfig)) ([]Node, error) {
+	return a.UpdateGroupSettings(ctx, group, cluster, brokers, func(g *GroupSettings) { modify(&g.SubscriptionGroupConfig) })
+}
+
+// UpdateGroupSettings is UpdateGroup with RocketMQ 5's fields as well.
+func (a *Admin) UpdateGroupSettings(ctx context.Context, group, cluster string, brokers []string, modify func(*GroupSettings)) ([]Node, error) {
 	if err := checkName("group", group); err != nil {
 		return nil, err
 	}
@@ -54,7 +91,7 @@ func (a *Admin) UpdateGroup(ctx context.Context, group, cluster string, brokers 
 		return nil, fmt.Errorf("admin: %s: %w", op, err)
 	}
 	for i, n := range targets {
-		g, _, err := a.GroupConfig(ctx, n, group)
+		g, _, err := a.GroupSettingsOn(ctx, n, group)
 		if err != nil {
 			return targets[:i], err
 		}
@@ -76,6 +113,13 @@ func (a *Admin) UpdateGroup(ctx context.Context, group, cluster string, brokers 
 // the defaults when the broker only knows the group (or not at all: found
 // is then false).
 func (a *Admin) GroupConfig(ctx context.Context, n Node, group string) (cfg protocol.SubscriptionGroupConfig, found bool, err error) {
+	s, found, err := a.GroupSettingsOn(ctx, n, group)
+	return s.SubscriptionGroupConfig, found, err
+}
+
+// GroupSettingsOn is GroupConfig with RocketMQ 5's fields as well (mqadmin
+// getConsumerConfig).
+func (a *Admin) GroupSettingsOn(ctx context.Context, n Node, group string) (cfg GroupSettings, found bool, err error) {
 	const op = "subscription group configs"
 	resp, err := a.callBrokerOK(ctx, op, n, protocol.NewRequest(protocol.ReqGetAllSubscriptionGroupConfig, nil, nil))
 	if err != nil {
@@ -88,7 +132,7 @@ func (a *Admin) GroupConfig(ctx context.Context, n Node, group string) (cfg prot
 		return cfg, false, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
 	}
 	raw, ok := w.SubscriptionGroupTable[group]
-	cfg = groupconf.New(group)
+	cfg.SubscriptionGroupConfig = groupconf.New(group)
 	if !ok {
 		return cfg, false, nil
 	}

@@ -95,6 +95,11 @@ type KeyQuery struct {
 	Begin, End time.Time
 	// Max caps the result. Default DefaultMaxMessages.
 	Max int
+	// Unique takes Key as a client message id (UNIQ_KEY, what producers
+	// report as the message id) rather than a key of KEYS: every copy of
+	// that message (a producer's retries store it more than once), as
+	// mqadmin queryMsgByUniqueKey -a lists them.
+	Unique bool
 }
 
 // QueryMessageByKey asks every broker of the topic for messages whose KEYS
@@ -119,7 +124,10 @@ func (a *Admin) QueryMessageByKey(ctx context.Context, q KeyQuery) ([]*protocol.
 		return nil, fmt.Errorf("%w: begin %v is after end %v", ErrBadArgument, q.Begin, q.End)
 	}
 	op := fmt.Sprintf("messages with key %q on topic %q", q.Key, q.Topic)
-	return a.queryMessages(ctx, op, q.Topic, q.Key, false, begin, end, q.Max)
+	if q.Unique {
+		op = fmt.Sprintf("messages with id %q on topic %q", q.Key, q.Topic)
+	}
+	return a.queryMessages(ctx, op, q.Topic, q.Key, q.Unique, begin, end, q.Max)
 }
 
 // queryMessages runs QUERY_MESSAGE on every broker of topic and keeps the

@@ -90,6 +90,12 @@ type TopicSpec struct {
 	// Order marks the topic as ordered in the brokers' topic config.
 	// Default: kept, or false on a new topic.
 	Order *bool
+	// Attributes are RocketMQ 5 attribute changes in ParseAttributes' form
+	// ("+message.type" -> "FIFO", "-key" -> ""), checked with
+	// CheckTopicAttributes and sent in the header's attributes field as
+	// Java's admin sends them. Default none. Runnel's brokers accept the
+	// field and do not act on it yet.
+	Attributes map[string]string
 }
 
 // TopicWrite is what CreateTopic did on one broker.
@@ -138,6 +144,9 @@ func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]TopicWrite, 
 	if spec.Perm&^(protocol.PermRead|protocol.PermWrite|protocol.PermInherit|protocol.PermPriority) != 0 || spec.Perm < 0 {
 		return nil, fmt.Errorf("%w: perm %d has bits other than 8|4|2|1", ErrBadArgument, spec.Perm)
 	}
+	if err := CheckTopicAttributes(spec.Attributes); err != nil {
+		return nil, err
+	}
 	op := fmt.Sprintf("create topic %q", spec.Topic)
 	targets, err := a.writeTargets(ctx, op, spec.Cluster, spec.Brokers)
 	if err != nil {
@@ -176,6 +185,14 @@ func (a *Admin) CreateTopic(ctx context.Context, spec TopicSpec) ([]TopicWrite, 
 			TopicFilterType: protocol.TopicFilterSingleTag,
 			Order:           w.Order,
 		}
+		if old == nil {
+			for k := range spec.Attributes {
+				if k[0] == '-' {
+					return out, fmt.Errorf("%w: attribute %s: a new topic has no attribute to remove (on %s)", ErrBadArgument, k, n)
+				}
+			}
+		}
+		h.Attributes = FormatAttributes(spec.Attributes)
 		if old != nil {
 			h.TopicSysFlag = int32(old.TopicSysFlag)
 			if old.TopicFilterType != "" {

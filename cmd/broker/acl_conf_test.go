@@ -13,7 +13,7 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 )
 
-// The README's ACL example: docs/acl/broker.conf turns ACL on with
+// docs/acl.md's example: docs/acl/broker.conf turns ACL on with
 // docs/acl/plain_acl.yml beside it, which parses, and signs as rocketmq2.
 func TestExampleACLConf(t *testing.T) {
 	parse := func(args ...string) (config.Config, error) { return parseArgs(noEnv, discard, args...) }
@@ -40,16 +40,16 @@ func TestExampleACLConf(t *testing.T) {
 	}
 }
 
-// The README's ACL section shows a broker.conf and a plain_acl.yml; both
+// docs/acl.md shows a broker.conf and a plain_acl.yml; both
 // must be what the broker reads without complaint.
-func TestREADMEACLExample(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+func TestDocsACLExample(t *testing.T) {
+	data, err := os.ReadFile("../../docs/acl.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## ACL\n")
+	section, _, ok := strings.Cut(string(data), "\n## ACL 2.0: users and rules\n")
 	if !ok {
-		t.Fatal("README has no ACL section")
+		t.Fatal("docs/acl.md has no ACL 2.0 section")
 	}
 	block := func(lang string) string {
 		_, rest, ok := strings.Cut(section, "```"+lang+"\n")
@@ -62,32 +62,32 @@ func TestREADMEACLExample(t *testing.T) {
 	cfg := config.Default()
 	ignored, err := cfg.ApplyProperties(strings.NewReader(block("properties")))
 	if err != nil || len(ignored) > 0 || !cfg.ACLEnable || cfg.Credentials.AccessKey != "rocketmq2" {
-		t.Fatalf("README broker.conf: ignored %v, err %v, cfg %+v", ignored, err, cfg)
+		t.Fatalf("docs/acl.md broker.conf: ignored %v, err %v, cfg %+v", ignored, err, cfg)
 	}
 	tb, err := acl.ParsePlain([]byte(block("yaml")))
 	if err != nil || tb.Accounts() != 2 {
-		t.Fatalf("README plain_acl.yml: %v", err)
+		t.Fatalf("docs/acl.md plain_acl.yml: %v", err)
 	}
 }
 
-// The README's ACL 2.0 broker.conf is read without complaint and starts a
+// docs/acl.md's ACL 2.0 broker.conf is read without complaint and starts a
 // broker whose super users are the two it names.
-func TestREADMEACL2Example(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+func TestDocsACL2Example(t *testing.T) {
+	data, err := os.ReadFile("../../docs/acl.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n### ACL 2.0: users and rules\n")
+	_, section, ok := strings.Cut(string(data), "\n## ACL 2.0: users and rules\n")
 	_, rest, ok2 := strings.Cut(section, "```properties\n")
 	block, _, ok3 := strings.Cut(rest, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no ACL 2.0 broker.conf block")
+		t.Fatal("docs/acl.md has no ACL 2.0 broker.conf block")
 	}
 	cfg := config.Default()
 	ignored, err := cfg.ApplyProperties(strings.NewReader(block))
 	if err != nil || len(ignored) > 0 || !cfg.Auth.AuthenticationEnabled || !cfg.Auth.AuthorizationEnabled ||
 		len(cfg.Auth.InitUsers) != 1 || cfg.Auth.InnerCredentials.AccessKey != "rocketmq" {
-		t.Fatalf("README ACL 2.0 broker.conf: ignored %v, err %v, auth %+v", ignored, err, cfg.Auth)
+		t.Fatalf("docs/acl.md ACL 2.0 broker.conf: ignored %v, err %v, auth %+v", ignored, err, cfg.Auth)
 	}
 	cfg.StoreDir, cfg.ListenAddr = t.TempDir(), "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

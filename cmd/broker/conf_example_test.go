@@ -7,7 +7,7 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 )
 
-// The README's example broker.conf uses only keys the broker honours, and
+// The example broker.conf (docs/broker.conf) uses only keys the broker honours, and
 // they validate.
 func TestExampleBrokerConf(t *testing.T) {
 	f, err := os.Open("../../docs/broker.conf")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // TestACLCredentials consumes from a broker with ACL: with
@@ -25,14 +25,10 @@ func TestACLCredentials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	err := os.WriteFile(file, []byte(`accounts:
+	file := clitest.WriteFile(t, "plain_acl.yml", `accounts:
   - {accessKey: cliAdmin1, secretKey: cliAdminSecret, admin: true}
   - {accessKey: cliUser1, secretKey: cliUserSecret, defaultTopicPerm: PUB|SUB, defaultGroupPerm: SUB}
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.ACLEnable, cfg.ACLFile = true, file }))
 	acfg := admin.DefaultConfig()
 	acfg.NamesrvAddrs = []string{cl.NamesrvAddr()}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -34,13 +34,14 @@ const (
 type stopReason int
 
 const (
-	stopSignal stopReason = iota // ctx ended: SIGINT or SIGTERM
+	stopNone   stopReason = iota // not stopped
+	stopSignal                   // ctx ended: SIGINT or SIGTERM
 	stopDone                     // --max reached or stdout failed
 	stopIdle                     // --idle-timeout without a message
 )
 
 func (r stopReason) String() string {
-	return [...]string{"interrupted", "done", "idle"}[r]
+	return [...]string{"running", "interrupted", "done", "idle"}[r]
 }
 
 // waitStop blocks until ctx ends, the output is done, or idle passes with
@@ -73,18 +74,23 @@ type session struct {
 	now            func() time.Time
 }
 
-// run consumes until a stop condition, then shuts the consumer down with
-// every printed message's offset persisted.
+// topicWaitPoll is how often a topic that does not exist yet is looked
+// up again; a variable so that tests need not wait for it.
+var topicWaitPoll = time.Second
+
+// run consumes until a stop condition, then shuts down: with --group as a
+// member of that group, every printed message's offset persisted; without
+// one as a reader that commits nothing (reader.go).
 //
-// Exactness: with --max, only the orderly listener is used. It refuses a
-// message beyond the limit with OrderlySuspend, which puts it back in its
-// process queue and leaves the queue's committed offset before it; the
-// concurrent listener has no such answer (RetryLater sends the message to
-// the group's retry topic and commits past it). With a batch size of one,
-// the committed offset of every queue is then exactly one past the last
-// message printed from it. Without --max, each message the listener sees
-// is printed and acknowledged, and Shutdown waits for the call in flight,
-// so the same holds after Ctrl-C or the idle timeout.
+// Exactness with a group: with --max, only the orderly listener is used.
+// It refuses a message beyond the limit with OrderlySuspend, which puts it
+// back in its process queue and leaves the queue's committed offset before
+// it; the concurrent listener has no such answer (RetryLater sends the
+// message to the group's retry topic and commits past it). With a batch
+// size of one, the committed offset of every queue is then exactly one past
+// the last message printed from it. Without --max, each message the
+// listener sees is printed and acknowledged, and Shutdown waits for the
+// call in flight, so the same holds after Ctrl-C or the idle timeout.
 func (s *session) run(ctx context.Context) error {
 	p := s.plan
 	logger := slog.New(slog.NewTextHandler(s.stderr, &slog.HandlerOptions{Level: p.logLevel}))
@@ -100,6 +106,9 @@ func (s *session) run(ctx context.Context) error {
 
 	pcfg := client.DefaultPullConsumerConfig()
 	pcfg.Client, pcfg.Group = ccfg, p.group
+	if p.group == "" {
+		pcfg.Group = toolsGroup
+	}
 	pull, err := client.NewPullConsumer(pcfg)
 	if err != nil {
 		return err
@@ -108,24 +117,48 @@ func (s *session) run(ctx context.Context) error {
 		return startError(ctx, err)
 	}
 	defer func() { _ = pull.Shutdown(context.Background()) }()
-	mqs, err := pull.MessageQueues(startCtx, p.topic)
+	mqs, appeared, reason, err := s.waitForTopic(ctx, pull)
 	if err != nil {
-		return startError(ctx, routeError(p, err))
+		return startError(ctx, err)
+	}
+	if reason != stopNone {
+		s.summary(reason, nil, offsetsText(nil, p, false))
+		return nil
 	}
 	if len(mqs) == 0 {
 		return noReadableQueue(p.topic)
 	}
-	place := p.randomGroup
-	if !p.randomGroup && !p.broadcast {
-		// A real group without offsets gets --from exactly too: the help
-		// promises it, and RocketMQ's rule would start a young topic at 0.
+	if appeared && p.from == offset.ConsumeFromLastOffset {
+		// Everything in a topic that did not exist when the consumer
+		// started is newer than the consumer: "last" is its beginning.
+		fmt.Fprintf(s.stderr, "consumer: reading %s from its first message: all of it is newer than this consumer\n", p.topic)
+		s.plan.from, s.plan.fromText = offset.ConsumeFromFirstOffset, "first"
+		p = s.plan
+	}
+
+	var status io.Writer // the live status line goes to a terminal only
+	if s.terminal {
+		status = s.stderr
+	}
+	out := newOutput(s.stdout, status, p.json, p.max, time.Local)
+	if p.group == "" {
+		return s.read(ctx, pull, mqs, out, logger)
+	}
+
+	cancelStart()
+	startCtx, cancelStart = context.WithTimeout(ctx, startTimeout)
+	defer cancelStart()
+	place := false
+	if !p.broadcast {
+		// A group without offsets gets --from exactly: the help promises
+		// it, and RocketMQ's rule would start a young topic at 0.
 		fresh, err := hasNoOffsets(startCtx, p)
 		if err == nil && fresh {
 			place = true
 			fmt.Fprintf(s.stderr, "consumer: group %s has no offsets on %s yet: starting it at --from %s\n", p.group, p.topic, p.fromText)
 		}
 	}
-	if place && !p.broadcast {
+	if place {
 		if err := placeStart(startCtx, pull, p); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -134,16 +167,7 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}
 
-	var status io.Writer // the live status line goes to a terminal only
-	if s.terminal {
-		status = s.stderr
-	}
-	out := newOutput(s.stdout, status, p.json, p.max, time.Local)
-	cfg, cleanup, err := s.consumerConfig(ccfg, out)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
+	cfg := s.consumerConfig(ccfg, p, out)
 	c, err := client.NewPushConsumer(cfg)
 	if err != nil {
 		return err
@@ -168,76 +192,156 @@ func (s *session) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.stderr, "consumer: consuming %s of %s\n", plural(queues, "queue", "queues"), p.topic)
 
-	statusCtx, stopStatus := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	if s.terminal {
-		st := newStatusLine(out, p.group, c.Assigned, pull, s.now)
-		tick := time.NewTicker(statusInterval)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer tick.Stop()
-			st.run(statusCtx, tick.C)
-		}()
-	}
-
-	reason := waitStop(ctx, out, p.idle, time.After)
+	stopStatus := s.startStatus(ctx, out, c.Assigned, pull)
+	reason = waitStop(ctx, out, p.idle, time.After)
 
 	// Stop in this order: the status line (it reads from the brokers), then
 	// the consumer (waits for the listener, persists offsets, unlocks,
 	// unregisters), then the pull consumer (deferred).
 	stopStatus()
-	wg.Wait()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	serr := c.Shutdown(sctx)
-	why := reason.String()
+	s.summary(reason, out, offsetsText(serr, p, true))
+	return errors.Join(outErr(out), serr)
+}
+
+// read is run without a group: the reader prints the topic's messages
+// until a stop condition, committing nothing.
+func (s *session) read(ctx context.Context, pull *client.PullConsumer, mqs []queue.MessageQueue, out *output, logger *slog.Logger) error {
+	p := s.plan
+	r := newReader(pull, p, out, logger)
+	rctx, stopReading := context.WithCancel(ctx)
+	r.add(rctx, mqs, false)
+	fmt.Fprintf(s.stderr, "consumer: reading %s of %s\n", plural(len(mqs), "queue", "queues"), p.topic)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.run(rctx)
+	}()
+	stopStatus := s.startStatus(ctx, out, r.queues, r)
+	reason := waitStop(ctx, out, p.idle, time.After)
+	// The status line reads the reader's positions: it stops first.
+	stopStatus()
+	stopReading()
+	<-done
+	s.summary(reason, out, offsetsText(nil, p, true))
+	return outErr(out)
+}
+
+// waitForTopic returns the topic's readable queues. A topic that does not
+// exist yet is waited for, said once on stderr: a test run often starts
+// the consumer before the producer that creates the topic. appeared says
+// it was waited for. A stop condition met while waiting (Ctrl-C, the idle
+// timeout) is returned as its reason.
+func (s *session) waitForTopic(ctx context.Context, pull *client.PullConsumer) (mqs []queue.MessageQueue, appeared bool, reason stopReason, err error) {
+	p := s.plan
+	deadline := time.Now().Add(p.idle) // for --idle-timeout
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, startTimeout)
+		mqs, err = pull.MessageQueues(callCtx, p.topic)
+		cancel()
+		switch {
+		case err == nil:
+			if appeared {
+				fmt.Fprintf(s.stderr, "consumer: topic %s appeared\n", p.topic)
+			}
+			return mqs, appeared, stopNone, nil
+		case ctx.Err() != nil:
+			return nil, appeared, stopSignal, nil
+		case !errors.Is(err, client.ErrTopicNotExist):
+			return nil, appeared, stopNone, routeError(p, err)
+		case !appeared:
+			appeared = true
+			fmt.Fprintf(s.stderr, "consumer: topic %s does not exist yet; waiting for it (Ctrl-C to stop)\n", p.topic)
+		}
+		wait := topicWaitPoll
+		if p.idle > 0 {
+			if wait = min(wait, time.Until(deadline)); wait <= 0 {
+				return nil, appeared, stopIdle, nil
+			}
+		}
+		if !pause(ctx, wait) {
+			return nil, appeared, stopSignal, nil
+		}
+	}
+}
+
+// startStatus shows the live status line on a terminal until the returned
+// function is called.
+func (s *session) startStatus(ctx context.Context, out *output, assigned func() []queue.MessageQueue, offsets offsetSource) (stop func()) {
+	if !s.terminal {
+		return func() {}
+	}
+	statusCtx, cancel := context.WithCancel(ctx)
+	name := s.plan.group
+	if name == "" {
+		name = "no group"
+	}
+	st := newStatusLine(out, name, assigned, offsets, s.now)
+	tick := time.NewTicker(statusInterval)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer tick.Stop()
+		st.run(statusCtx, tick.C)
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// summary is the last line on stderr: why the consumer stopped, how many
+// messages it printed (out is nil when it stopped before reading) and what
+// became of their offsets.
+func (s *session) summary(reason stopReason, out *output, offsets string) {
+	why, n := reason.String(), 0
+	if out != nil {
+		n = out.count()
+	}
 	switch {
 	case reason == stopIdle:
-		why = fmt.Sprintf("idle for %v", p.idle)
+		why = fmt.Sprintf("idle for %v", s.plan.idle)
 	case reason == stopDone && out.limitReached():
-		why = fmt.Sprintf("reached --max %d", p.max)
+		why = fmt.Sprintf("reached --max %d", s.plan.max)
 	case reason == stopDone && errors.Is(out.err(), syscall.EPIPE):
 		why = "stdout closed"
 	case reason == stopDone:
 		why = "stdout failed"
 	}
-	fmt.Fprintf(s.stderr, "consumer: stopped (%s) after %s; group %s offsets %s\n",
-		why, plural(out.count(), "message", "messages"), p.group, persistedText(serr, p))
-	werr := out.err()
-	if errors.Is(werr, syscall.EPIPE) {
-		// The reader went away (consumer | head): a normal end.
-		werr = nil
-	}
-	return errors.Join(werr, serr)
+	fmt.Fprintf(s.stderr, "consumer: stopped (%s) after %s; %s\n", why, plural(n, "message", "messages"), offsets)
 }
 
-func persistedText(err error, p plan) string {
+// outErr is why stdout failed, nil when it did not or the reader went away
+// (consumer | head): a normal end.
+func outErr(out *output) error {
+	if err := out.err(); !errors.Is(err, syscall.EPIPE) {
+		return err
+	}
+	return nil
+}
+
+// offsetsText says what became of the offsets: err is the group
+// consumer's Shutdown's, consumed whether it ran.
+func offsetsText(err error, p plan, consumed bool) string {
 	switch {
+	case p.group == "":
+		return "no offsets committed (read without a group)"
+	case !consumed:
+		return "group " + p.group + " offsets untouched"
 	case err != nil:
-		return "may not be persisted"
-	case p.broadcast && p.randomGroup:
-		return "discarded (broadcasting with a random group)"
+		return "group " + p.group + " offsets may not be persisted"
 	case p.broadcast:
-		return "persisted locally"
+		return "group " + p.group + " offsets persisted locally"
 	}
-	return "committed"
+	return "group " + p.group + " offsets committed"
 }
 
-// describe tells the user, on stderr, which group consumes what.
+// describe tells the user, on stderr, how the topic is read.
 func (s *session) describe() {
 	p := s.plan
-	group := p.group
-	if p.randomGroup {
-		group += " (random; --group to use a real one)"
-	}
-	mode := "clustering"
-	if p.broadcast {
-		mode = "broadcasting"
-	}
-	if p.orderly {
-		mode += ", orderly"
-	}
 	limit := ""
 	if p.max > 0 {
 		limit = fmt.Sprintf(", max %d", p.max)
@@ -246,14 +350,25 @@ func (s *session) describe() {
 	if p.sql {
 		filter = "sql " + p.expr
 	}
+	if p.group == "" {
+		fmt.Fprintf(s.stderr, "consumer: no group (nothing committed; --group G consumes as a member of G); topic %s, %s, from %s%s\n",
+			p.topic, filter, p.fromText, limit)
+		return
+	}
+	mode := "clustering"
+	if p.broadcast {
+		mode = "broadcasting"
+	}
+	if p.orderly {
+		mode += ", orderly"
+	}
 	fmt.Fprintf(s.stderr, "consumer: group %s; topic %s, %s, from %s, %s%s\n",
-		group, p.topic, filter, p.fromText, mode, limit)
+		p.group, p.topic, filter, p.fromText, mode, limit)
 }
 
-// consumerConfig builds the push consumer's config around out. cleanup
-// removes what the run created (a random group's broadcasting offsets).
-func (s *session) consumerConfig(ccfg client.ClientConfig, out *output) (client.PushConsumerConfig, func(), error) {
-	p := s.plan
+// consumerConfig builds the group consumer's config around out, for p
+// (the plan, its start possibly moved by waitForTopic).
+func (s *session) consumerConfig(ccfg client.ClientConfig, p plan, out *output) client.PushConsumerConfig {
 	cfg := client.DefaultPushConsumerConfig()
 	cfg.Client = ccfg
 	cfg.Group = p.group
@@ -264,19 +379,8 @@ func (s *session) consumerConfig(ccfg client.ClientConfig, out *output) (client.
 	// exactly one printed message.
 	cfg.ConsumeBatchSize = 1
 	cfg.ConsumeGoroutines = 1
-	cleanup := func() {}
 	if p.broadcast {
 		cfg.Model = client.Broadcasting
-		if p.randomGroup {
-			// Nobody will resume a random group: keep its offset file out
-			// of ~/.rocketmq_offsets.
-			dir, err := os.MkdirTemp("", "runnel-consumer-*")
-			if err != nil {
-				return cfg, cleanup, fmt.Errorf("offsets directory: %w", err)
-			}
-			cfg.LocalOffsetDir = dir
-			cleanup = func() { _ = os.RemoveAll(dir) }
-		}
 	}
 	if p.orderly {
 		cfg.Orderly = func(_ context.Context, msgs []*client.MessageExt) client.OrderlyResult {
@@ -299,11 +403,11 @@ func (s *session) consumerConfig(ccfg client.ClientConfig, out *output) (client.
 			return client.ConsumeSuccess
 		}
 	}
-	return cfg, cleanup, nil
+	return cfg
 }
 
-// placeStart commits a new random group's offset of every queue of the
-// topic where --from says. Brokers start a group without offsets at 0
+// placeStart commits a new group's offset of every queue of the topic
+// where --from says. Brokers start a group without offsets at 0
 // whenever a queue still holds its first message, whatever its
 // consume-from setting (RocketMQ's rule, kept by Runnel); a debugging
 // consumer asked for "last" must not replay history, so the offsets are

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +11,8 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // TestReadsDeadLetters: the messages a group always fails land in
@@ -32,27 +30,10 @@ func TestReadsDeadLetters(t *testing.T) {
 
 	// Our push consumer (the official one races inside itself), failing
 	// everything, with one reconsume before the dead-letter queue.
-	cfg := client.DefaultPushConsumerConfig()
-	cfg.Client.NameServerAddrs = []string{cl.NamesrvAddr()}
-	cfg.Client.InstanceName = "consumer-dlq-test"
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Client.RebalanceInterval = 200 * time.Millisecond
-	cfg.Group = group
-	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	cfg.BrokerSuspendMax = time.Second
+	cfg := clitest.ConsumerConfig(cl.NamesrvAddr(), "consumer-dlq-test", group)
 	cfg.MaxReconsumeTimes = 1
 	cfg.Concurrently = func(context.Context, []*client.MessageExt) client.ConsumeResult { return client.ConsumeRetryLater }
-	failing, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := failing.Subscribe(topic, "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := failing.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = failing.Shutdown(context.Background()) })
+	failing := clitest.StartConsumer(t, cfg, topic)
 
 	dlq := admin.DLQTopic(group)
 	adm := newAdmin(t, cl)

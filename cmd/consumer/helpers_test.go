@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -204,16 +203,40 @@ func runConsumer(t *testing.T, namesrv string, args ...string) (code int, stdout
 	return code, out, p.stderr()
 }
 
-var groupLine = regexp.MustCompile(`consumer: group (\S+)`)
-
-// groupOf returns the group a run announced on stderr.
-func groupOf(t *testing.T, stderr string) string {
+// checkGroups fails t unless the consumer groups the cluster knows are
+// exactly want: a run without --group must leave none behind (no offsets,
+// no subscription config, no %RETRY% topic).
+func checkGroups(t *testing.T, cl *cluster.Cluster, want ...string) {
 	t.Helper()
-	m := groupLine.FindStringSubmatch(stderr)
-	if m == nil {
-		t.Fatalf("no group on stderr:\n%s", stderr)
+	groups, err := newAdmin(t, cl).ConsumerGroups(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return m[1]
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.Name)
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("the cluster knows groups %q, want %q", names, want)
+	}
+}
+
+// binaryCluster builds the binary, starts a cluster with topic of queues
+// queues and returns it with an official producer.
+func binaryCluster(t *testing.T, topic string, queues int) (*cluster.Cluster, rocketmq.Producer) {
+	t.Helper()
+	consumerBinary(t)
+	cl := cluster.Start(t)
+	createTopic(t, cl, topic, queues)
+	return cl, officialProducer(t, cl)
+}
+
+// withGroup is args with --group group, unless group is "".
+func withGroup(group string, args ...string) []string {
+	if group == "" {
+		return args
+	}
+	return append(args, "--group", group)
 }
 
 // createTopic creates topic with n queues on every broker.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,8 +15,7 @@ func TestInProcessModes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp) // where a random broadcasting group keeps its offsets
+	t.Setenv("HOME", t.TempDir()) // broadcasting groups keep their offsets in ~/.rocketmq_offsets
 	cl := cluster.Start(t)
 	const topic, n = "modes", 6
 	createTopic(t, cl, topic, 2)
@@ -35,11 +33,14 @@ func TestInProcessModes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"concurrent until idle", []string{"--idle-timeout", "300ms"}, n},
-		{"orderly until idle", []string{"--orderly", "--idle-timeout", "300ms"}, n},
-		{"broadcast until idle", []string{"--broadcast", "--idle-timeout", "300ms"}, n},
-		{"broadcast max", []string{"--broadcast", "--max", "4"}, 4},
-		{"orderly tag", []string{"--orderly", "--tag", "TagB", "--idle-timeout", "300ms"}, n / 2},
+		{"no group until idle", []string{"--idle-timeout", "300ms"}, n},
+		{"no group max", []string{"--max", "4"}, 4},
+		{"no group tag", []string{"--tag", "TagB", "--idle-timeout", "300ms"}, n / 2},
+		{"concurrent until idle", []string{"--group", "modes-c", "--idle-timeout", "300ms"}, n},
+		{"orderly until idle", []string{"--group", "modes-o", "--orderly", "--idle-timeout", "300ms"}, n},
+		{"broadcast until idle", []string{"--group", "modes-b", "--broadcast", "--idle-timeout", "300ms"}, n},
+		{"broadcast max", []string{"--group", "modes-bm", "--broadcast", "--max", "4"}, 4},
+		{"orderly tag", []string{"--group", "modes-ot", "--orderly", "--tag", "TagB", "--idle-timeout", "300ms"}, n / 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runInProcess(context.Background(), ns, append(base, tc.args...)...)
@@ -53,9 +54,6 @@ func TestInProcessModes(t *testing.T) {
 			recs := parseJSONLines(t, lines)
 			checkRecords(t, topic, recs, filterSent(msgs, recs))
 		})
-	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Errorf("random broadcasting groups left %d entries in TMPDIR", len(left))
 	}
 
 	// A named group resumes where it stopped: the second run gets only

@@ -2,18 +2,21 @@
 //
 //	consumer --namesrv 127.0.0.1:9876 --topic orders --from first --max 10
 //
-// It is a push consumer of Runnel's client (package client), so it behaves
-// as a member of a consumer group: by default a random one
-// (runnel-consumer-<hex>), so that a debugging session never takes
-// messages from a real group; --group joins a real one on purpose.
+// Without --group it reads the topic as mqadmin's consumeMessage does: it
+// pulls every queue itself and commits nothing, so no consumer group comes
+// to exist and a debugging session never takes messages from a real group
+// (reader.go). With --group it is a push consumer of Runnel's client
+// (package client), a member of that group committing what it printed.
+// A topic that does not exist yet is waited for.
 //
 // Output: each message on stdout, as text (four lines, see appendText) or
 // with --format json as one JSON object per line (see record). Everything
-// else — the group in use, the final summary, client warnings and, when
-// stderr is a terminal, a live line of throughput and lag — goes to stderr.
+// else — how the topic is read, the final summary, client warnings and,
+// when stderr is a terminal, a live line of throughput and lag — goes to
+// stderr.
 //
 // It stops after --max messages, after --idle-timeout without a message,
-// or on SIGINT/SIGTERM (a second one kills it). In every case the offsets
+// or on SIGINT/SIGTERM (a second one kills it). With a group, the offsets
 // of exactly the printed messages are committed before it exits (see
 // session.run). Exit status: 0 after a stop, 1 with a one-line
 // "consumer: ..." message on stderr after an error.
@@ -99,16 +102,28 @@ func newCommand(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "consumer --topic TOPIC [flags]",
 		Short: "Print the messages of a RocketMQ/Runnel topic, for debugging",
-		Long: `consumer prints the messages of a topic as a member of a consumer group.
+		Long: `consumer prints the messages of a topic.
 
-By default the group is a new random one (runnel-consumer-<hex>, printed on
-stderr at start), so debugging never takes messages from a real group; --group
-joins a real group on purpose. --from is where a group without offsets starts,
-and it is exact: for the random group, and for a --group that has no committed
-offset on any queue of the topic yet, the offsets are placed where --from says
-before consuming starts (a plain RocketMQ consumer of a new group would start a
-young topic at its first message instead). A group that has offsets resumes
-from them and --from does not apply.
+Without --group it reads the topic as mqadmin's consumeMessage does: it pulls
+every queue itself, from where --from says, and commits nothing. No consumer
+group comes to exist, so debugging sessions do not pile up in "runnelctl group
+list" or in the brokers' metrics, and a real group's messages are never taken.
+Two such consumers each print every message. (--orderly and --broadcast change
+nothing then: each queue is read in order, and every message is printed.)
+
+With --group it consumes as a member of that group (clustering, or
+broadcasting with --broadcast): the group's queues are shared with its other
+members and the printed messages' offsets are committed when it stops. --from
+is where a group without offsets starts, and it is exact: for a group that has
+no committed offset on any queue of the topic yet, the offsets are placed where
+--from says before consuming starts (a plain RocketMQ consumer of a new group
+would start a young topic at its first message instead). A group that has
+offsets resumes from them and --from does not apply.
+
+A topic that does not exist yet is waited for: the consumer says so once and
+starts when the topic appears (a test run often starts the consumer before the
+producer that creates the topic), reading it from its first message, since all
+of it is newer than the consumer.
 
 A topic without a readable queue (perm without R; dead-letter topics are
 write-only in RocketMQ) is refused with that reason and exit status 1.
@@ -122,10 +137,11 @@ keys, tags, properties, bornTimestamp, storeTimestamp (ms), reconsumeTimes,
 bodySize, and either body (printable UTF-8 text) or bodyBase64.
 
 It stops after --max messages, after --idle-timeout without a message, or on
-Ctrl-C/SIGTERM; the offsets of exactly the printed messages are committed
-first. --max uses the orderly consume path, which can leave a message beyond
-the limit unacknowledged. Stdout carries only messages; the group, warnings, a
-final summary and, on a terminal, live throughput and lag go to stderr.
+Ctrl-C/SIGTERM; with --group the offsets of exactly the printed messages are
+committed first (--max then uses the orderly consume path, which can leave a
+message beyond the limit unacknowledged). Stdout carries only messages; how the
+topic is read, warnings, a final summary and, on a terminal, live throughput
+and lag go to stderr.
 
 --tag filters by tag expression; --sql instead by a SQL92 condition over the
 message properties (TAGS included), which the broker evaluates and which needs
@@ -148,8 +164,10 @@ The name server comes from -n/--namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.
   # what arrived in the last 15 minutes, or since a time
   consumer --topic orders --from 15m
   consumer --topic orders --from '2026-11-29 08:00:00'
-  # every message, also those other members of the group get
-  consumer --topic config-changes --broadcast`,
+  # as a member of a real group, committing what it printed
+  consumer --topic orders --group billing-debug --max 10
+  # every message, also those the group's other members get
+  consumer --topic config-changes --group config-watch --broadcast`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("unexpected argument %q (the topic goes in --topic)", args[0])
@@ -172,12 +190,12 @@ The name server comes from -n/--namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.
 	fl := cmd.Flags()
 	fl.StringVarP(&f.namesrv, "namesrv", "n", defNamesrv, "name server address(es), host:port;host:port (env NAMESRV_ADDR)")
 	fl.StringVarP(&f.topic, "topic", "t", "", "topic to consume (required)")
-	fl.StringVarP(&f.group, "group", "g", "", "consumer group (default: a random runnel-consumer-<hex>)")
+	fl.StringVarP(&f.group, "group", "g", "", "consume as a member of this group, committing what is printed (default: no group, nothing committed)")
 	fl.StringVar(&f.tag, "tag", "*", "tag expression: * or 'TagA || TagB'")
 	fl.StringVar(&f.sql, "sql", "", "SQL92 condition over message properties instead of --tag, e.g. \"a > 5 AND TAGS = 'TagA'\"")
-	fl.StringVar(&f.from, "from", "last", "where a new group starts: last, first, a duration ago (15m), ms since the epoch, yyyyMMddHHmmss, RFC 3339 or '2006-01-02 15:04:05'")
-	fl.BoolVar(&f.orderly, "orderly", false, "consume each queue in order (locks the queues at the broker)")
-	fl.BoolVar(&f.broadcast, "broadcast", false, "broadcasting: get every message, offsets kept locally")
+	fl.StringVar(&f.from, "from", "last", "where reading (or a new group) starts: last, first, a duration ago (15m), ms since the epoch, yyyyMMddHHmmss, RFC 3339 or '2006-01-02 15:04:05'")
+	fl.BoolVar(&f.orderly, "orderly", false, "with --group: consume each queue in order (locks the queues at the broker)")
+	fl.BoolVar(&f.broadcast, "broadcast", false, "with --group: broadcasting, every message to every member, offsets kept locally")
 	fl.StringVarP(&f.format, "output", "o", "text", "output format: text or json")
 	fl.StringVar(&f.format, "format", "text", "same as --output (its old name)")
 	_ = fl.MarkHidden("format")

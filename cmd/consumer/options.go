@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,10 +18,6 @@ import (
 
 // defaultNamesrv is used when neither --namesrv nor NAMESRV_ADDR is set.
 const defaultNamesrv = "127.0.0.1:9876"
-
-// randomGroupPrefix starts the name of the group used when --group is not
-// given.
-const randomGroupPrefix = "runnel-consumer-"
 
 // flags holds the command line as given.
 type flags struct {
@@ -51,18 +45,17 @@ type plan struct {
 	namesrvs []string
 	creds    acl.Credentials
 	topic    string
+	// group is --group; "" reads the topic without a group (reader.go).
 	group    string
-	// randomGroup: the group was made up for this run, so nobody else
-	// shares its offsets and they may be placed where --from says.
-	randomGroup bool
-	expr        string
-	sql         bool // expr is a SQL92 condition, not a tag expression
-	from        offset.ConsumeFrom
-	fromTime    time.Time // when from is ConsumeFromTimestamp
-	fromText    string    // as shown to the user
-	// orderly selects the orderly listener: asked for with --orderly, and
-	// forced by --max because only the orderly path can refuse a message
-	// without acknowledging it (see consume.go).
+	expr     string
+	sql      bool // expr is a SQL92 condition, not a tag expression
+	from     offset.ConsumeFrom
+	fromTime time.Time // when from is ConsumeFromTimestamp
+	fromText string    // as shown to the user
+	// orderly selects a group's orderly listener: asked for with
+	// --orderly, and forced by --max because only the orderly path can
+	// refuse a message without acknowledging it (see consume.go). Without
+	// a group each queue is read in order anyway.
 	orderly   bool
 	broadcast bool
 	json      bool
@@ -116,10 +109,7 @@ func (f *flags) validate(now time.Time) (plan, error) {
 	case len(p.topic) > 127 || !namePattern.MatchString(p.topic):
 		return plan{}, fmt.Errorf("--topic %q: want 1..127 letters, digits, %%, |, _ or -", p.topic)
 	}
-	if p.group == "" {
-		p.group = randomGroup()
-		p.randomGroup = true
-	} else if len(p.group) > 255 || !namePattern.MatchString(p.group) {
+	if p.group != "" && (len(p.group) > 255 || !namePattern.MatchString(p.group)) {
 		return plan{}, fmt.Errorf("--group %q: want 1..255 letters, digits, %%, |, _ or -", p.group)
 	}
 	var err error
@@ -157,14 +147,6 @@ func (f *flags) validate(now time.Time) (plan, error) {
 		return plan{}, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
 	}
 	return p, nil
-}
-
-// randomGroup returns a group name nobody else uses, so that a debugging
-// session never takes messages from a real group.
-func randomGroup() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return randomGroupPrefix + hex.EncodeToString(b[:])
 }
 
 // tagExpression normalises --tag: empty or "*" subscribes to everything;

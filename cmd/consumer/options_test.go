@@ -20,11 +20,8 @@ func TestValidateDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.randomGroup || !strings.HasPrefix(p.group, randomGroupPrefix) || len(p.group) != len(randomGroupPrefix)+12 {
-		t.Errorf("group %q random %v, want %s<12 hex>", p.group, p.randomGroup, randomGroupPrefix)
-	}
-	if p2, _ := f.validate(time.Now()); p2.group == p.group {
-		t.Errorf("two runs got the same random group %q", p.group)
+	if p.group != "" {
+		t.Errorf("group %q, want none: without --group the topic is read without one", p.group)
 	}
 	if p.expr != "*" || p.from != offset.ConsumeFromLastOffset || p.orderly || p.broadcast || p.json || p.max != 0 || p.idle != 0 {
 		t.Errorf("plan %+v", p)
@@ -47,8 +44,8 @@ func TestValidateOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.randomGroup || p.group != "billing" {
-		t.Errorf("group %q random %v", p.group, p.randomGroup)
+	if p.group != "billing" {
+		t.Errorf("group %q", p.group)
 	}
 	if p.expr != "TagA || TagB || TagC" {
 		t.Errorf("expr %q", p.expr)

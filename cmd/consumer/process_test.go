@@ -16,14 +16,13 @@ import (
 
 // TestProcessPrintsExactlyWhatWasSent: the official producer's messages,
 // keys, tags, properties and bodies (text and binary) come out of the
-// binary in both formats, it stops at --max, and the group's offsets are
-// committed on exit, exactly the printed messages per queue.
+// binary in both formats, it stops at --max; without --group no group comes
+// to exist, and with one the group's offsets are committed on exit,
+// exactly the printed messages per queue.
 func TestProcessPrintsExactlyWhatWasSent(t *testing.T) {
-	consumerBinary(t)
-	cl := cluster.Start(t)
 	const topic, n = "debug-orders", 12
-	createTopic(t, cl, topic, 4)
-	msgs := produce(t, officialProducer(t, cl), topic, 0, n, "TagA", "TagB")
+	cl, prod := binaryCluster(t, topic, 4)
+	msgs := produce(t, prod, topic, 0, n, "TagA", "TagB")
 
 	t.Run("json", func(t *testing.T) {
 		code, out, stderr := runConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--from", "first", "--max", fmt.Sprint(n), "--format", "json")
@@ -32,15 +31,14 @@ func TestProcessPrintsExactlyWhatWasSent(t *testing.T) {
 		}
 		recs := parseJSONLines(t, out)
 		checkRecords(t, topic, recs, msgs)
-		group := groupOf(t, stderr)
-		if !strings.HasPrefix(group, randomGroupPrefix) || !strings.Contains(stderr, "reached --max 12") {
+		if !strings.Contains(stderr, "reached --max 12") || !strings.Contains(stderr, "no offsets committed (read without a group)") {
 			t.Errorf("stderr:\n%s", stderr)
 		}
-		checkCommitted(t, cl, group, topic, perQueue(recs), 0)
+		checkGroups(t, cl)
 	})
 
 	t.Run("text", func(t *testing.T) {
-		code, out, stderr := runConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--from", "first", "--max", fmt.Sprint(n))
+		code, out, stderr := runConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--group", "debug-text", "--from", "first", "--max", fmt.Sprint(n))
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
@@ -73,20 +71,24 @@ func TestProcessPrintsExactlyWhatWasSent(t *testing.T) {
 		if len(printed) != 4 {
 			t.Errorf("messages from %d queues, want 4", len(printed))
 		}
-		checkCommitted(t, cl, groupOf(t, stderr), topic, printed, 0)
+		checkCommitted(t, cl, "debug-text", topic, printed, 0)
 	})
 
-	// Fewer than there are: exactly --max printed, and exactly those
-	// committed even though four queues are consumed at once.
-	t.Run("max", func(t *testing.T) {
-		code, out, stderr := runConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--from", "first", "--max", "5", "--format", "json")
-		if code != 0 || len(out) != 5 {
-			t.Fatalf("exit %d, %d lines, want 0 and 5; stderr:\n%s", code, len(out), stderr)
-		}
-		recs := parseJSONLines(t, out)
-		checkRecords(t, topic, recs, filterSent(msgs, recs))
-		checkCommitted(t, cl, groupOf(t, stderr), topic, perQueue(recs), n-5)
-	})
+	// Fewer than there are: exactly --max printed, and with a group
+	// exactly those committed even though four queues are consumed at once.
+	for _, group := range []string{"", "debug-max"} {
+		t.Run("max group="+group, func(t *testing.T) {
+			code, out, stderr := runConsumer(t, cl.NamesrvAddr(), withGroup(group, "--topic", topic, "--from", "first", "--max", "5", "--format", "json")...)
+			if code != 0 || len(out) != 5 {
+				t.Fatalf("exit %d, %d lines, want 0 and 5; stderr:\n%s", code, len(out), stderr)
+			}
+			recs := parseJSONLines(t, out)
+			checkRecords(t, topic, recs, filterSent(msgs, recs))
+			if group != "" {
+				checkCommitted(t, cl, group, topic, perQueue(recs), n-5)
+			}
+		})
+	}
 }
 
 // TestProcessIdleTimeoutExitsCleanly: nothing to consume, exit 0 after the
@@ -109,18 +111,15 @@ func TestProcessIdleTimeoutExitsCleanly(t *testing.T) {
 }
 
 // TestProcessSIGINTMidStream: SIGINT while messages are still arriving
-// stops the binary with exit 0, and the committed offsets of every queue
-// are exactly the messages it printed, including any it printed while
-// stopping.
+// stops the binary with exit 0, and the group's committed offsets of every
+// queue are exactly the messages it printed, including any it printed
+// while stopping.
 func TestProcessSIGINTMidStream(t *testing.T) {
-	consumerBinary(t)
-	cl := cluster.Start(t)
 	const topic = "stream"
-	createTopic(t, cl, topic, 4)
-	prod := officialProducer(t, cl)
+	cl, prod := binaryCluster(t, topic, 4)
 	produce(t, prod, topic, 0, 10, "TagA")
 
-	p := startConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--from", "first", "--format", "json")
+	p := startConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--group", "debug-stream", "--from", "first", "--format", "json")
 	var lines []string
 	for range 5 {
 		lines = append(lines, p.next(30*time.Second))
@@ -161,17 +160,15 @@ func TestProcessSIGINTMidStream(t *testing.T) {
 		t.Errorf("stderr:\n%s", p.stderr())
 	}
 	t.Logf("printed %d of %d messages before stopping", len(recs), total)
-	checkCommitted(t, cl, groupOf(t, p.stderr()), topic, perQueue(recs), int64(total-len(recs)))
+	checkCommitted(t, cl, "debug-stream", topic, perQueue(recs), int64(total-len(recs)))
 }
 
 // TestProcessTagFilter: only messages whose tag is in the expression are
 // printed, and the filtered ones do not count as lag.
 func TestProcessTagFilter(t *testing.T) {
-	consumerBinary(t)
-	cl := cluster.Start(t)
 	const topic = "tagged"
-	createTopic(t, cl, topic, 2)
-	msgs := produce(t, officialProducer(t, cl), topic, 0, 9, "TagA", "TagB", "TagC")
+	cl, prod := binaryCluster(t, topic, 2)
+	msgs := produce(t, prod, topic, 0, 9, "TagA", "TagB", "TagC")
 	var want []sent
 	for _, s := range msgs {
 		if s.tag != "TagB" {
@@ -186,24 +183,63 @@ func TestProcessTagFilter(t *testing.T) {
 	checkRecords(t, topic, parseJSONLines(t, out), want)
 }
 
-// TestProcessFromLast: a random group started with --from last prints only
-// what is sent after it started, although the queues still hold their
-// first messages (where brokers start new groups at 0).
+// TestProcessFromLast: --from last prints only what is sent after the
+// consumer started, although the queues still hold their first messages
+// (where brokers start new groups at 0), with a new group or none.
 func TestProcessFromLast(t *testing.T) {
+	const topic = "fresh"
+	cl, prod := binaryCluster(t, topic, 2)
+	produce(t, prod, topic, 0, 4, "old")
+	for i, tc := range []struct{ group, started string }{{"", "consumer: reading"}, {"debug-fresh", "consumer: consuming"}} {
+		p := startConsumer(t, cl.NamesrvAddr(), withGroup(tc.group, "--topic", topic, "--max", "3", "--format", "json")...)
+		p.waitStderr(tc.started, 30*time.Second)
+		late := produce(t, prod, topic, 4+3*i, 3, "new")
+		code, out := p.wait(30 * time.Second)
+		if code != 0 {
+			t.Fatalf("group %q: exit %d; stderr:\n%s", tc.group, code, p.stderr())
+		}
+		checkRecords(t, topic, parseJSONLines(t, out), late)
+	}
+}
+
+// TestProcessWaitsForTopic: a consumer started before its topic exists
+// says so once, waits, and prints what the producer that creates the topic
+// sends (issue 38: it exited at once with "No topic route info"), with a
+// group or without.
+func TestProcessWaitsForTopic(t *testing.T) {
 	consumerBinary(t)
 	cl := cluster.Start(t)
-	const topic = "fresh"
-	createTopic(t, cl, topic, 2)
 	prod := officialProducer(t, cl)
-	produce(t, prod, topic, 0, 4, "old")
-	p := startConsumer(t, cl.NamesrvAddr(), "--topic", topic, "--max", "3", "--format", "json")
-	p.waitStderr("consumer: consuming", 30*time.Second)
-	late := produce(t, prod, topic, 4, 3, "new")
-	code, out := p.wait(30 * time.Second)
-	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr())
+	for _, group := range []string{"", "debug-later"} {
+		t.Run("group="+group, func(t *testing.T) {
+			topic := "later"
+			if group != "" {
+				topic = "later-g"
+			}
+			p := startConsumer(t, cl.NamesrvAddr(), withGroup(group, "--topic", topic, "--max", "3", "--format", "json")...)
+			const waiting = "does not exist yet; waiting for it"
+			p.waitStderr(waiting, 30*time.Second)
+			// The first send creates the topic (autoCreateTopicEnable).
+			sent := produce(t, prod, topic, 0, 3, "TagA")
+			code, out := p.wait(60 * time.Second)
+			if code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, p.stderr())
+			}
+			checkRecords(t, topic, parseJSONLines(t, out), sent)
+			if n := strings.Count(p.stderr(), waiting); n != 1 {
+				t.Errorf("said %d times that the topic does not exist:\n%s", n, p.stderr())
+			}
+			if !strings.Contains(p.stderr(), "topic "+topic+" appeared") {
+				t.Errorf("stderr:\n%s", p.stderr())
+			}
+		})
 	}
-	checkRecords(t, topic, parseJSONLines(t, out), late)
+	// Stopped while waiting: a clean stop, nothing printed.
+	code, out, stderr := runConsumer(t, cl.NamesrvAddr(), "--topic", "never", "--idle-timeout", "300ms")
+	if code != 0 || len(out) != 0 || !strings.Contains(stderr, "stopped (idle for 300ms) after 0 messages") {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, out, stderr)
+	}
+	checkGroups(t, cl, "debug-later")
 }
 
 // TestProcessErrors: bad input ends with exit 1 and one line on stderr.
@@ -214,7 +250,7 @@ func TestProcessErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--topic", "no-such-topic", "--from", "first"}, "no-such-topic"},
+		{[]string{"--topic", "x", "--group", "no spaces"}, `--group "no spaces"`},
 		{[]string{"--topic", "x", "--format", "yaml"}, `--output "yaml"`},
 		{[]string{"--max", "3"}, "--topic is required"},
 	} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting"
 )
 
@@ -14,20 +15,9 @@ import (
 // without it the consumer fails to start.
 func TestTLSFlag(t *testing.T) {
 	c := cluster.StartTLS(t, remoting.TLSEnforcing)
-	pcfg := client.DefaultProducerConfig()
-	pcfg.Client = client.DefaultClientConfig()
-	pcfg.Client.NameServerAddrs = []string{c.NamesrvAddr}
-	pcfg.Client.InstanceName = "consumer-tls-test"
+	pcfg := clitest.ProducerConfig(c.NamesrvAddr, "consumer-tls-test", "tls-pg")
 	pcfg.Client.TLS = true
-	pcfg.Group = "tls-pg"
-	p, err := client.NewProducer(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
+	p := clitest.StartProducer(t, pcfg)
 	for _, b := range []string{"one", "two", "three"} {
 		if _, err := p.Send(context.Background(), &client.Message{Topic: "tls-topic", Body: []byte(b)}); err != nil {
 			t.Fatalf("send over TLS: %v", err)

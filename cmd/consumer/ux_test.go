@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -101,32 +100,9 @@ func TestSilentNamesrvInUserTerms(t *testing.T) {
 	old := startTimeout
 	startTimeout = 500 * time.Millisecond
 	t.Cleanup(func() { startTimeout = old })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted := make(chan net.Conn, 16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c // held open, never answered
-		}
-	}()
-	defer func() {
-		l.Close()
-		<-done
-		close(accepted)
-		for c := range accepted {
-			c.Close()
-		}
-	}()
-	code, _, stderr := runHere(t, l.Addr().String(), "--topic", "t", "--log-level", "error")
-	want := "consumer: topic t: no answer from name server " + l.Addr().String() + " within 500ms"
+	silent := clitest.SilentServer(t)
+	code, _, stderr := runHere(t, silent, "--topic", "t", "--log-level", "error")
+	want := "consumer: topic t: no answer from name server " + silent + " within 500ms"
 	if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "code 105") {
 		t.Fatalf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
 	}
@@ -162,7 +138,7 @@ func TestFlowControlIsNotAWarning(t *testing.T) {
 
 	// A slow reader of stdout, so the pulls run ahead of the printing.
 	slowRun := func(args ...string) string {
-		var errOut syncBuffer
+		var errOut clitest.Buffer
 		code := run(context.Background(), append([]string{"--topic", topic, "--from", "first", "--idle-timeout", "1s", "-o", "json"}, args...), env{
 			getenv: func(string) string { return cl.NamesrvAddr() },
 			stdout: slowWriter{}, stderr: &errOut,
@@ -188,22 +164,4 @@ type slowWriter struct{}
 func (slowWriter) Write(p []byte) (int, error) {
 	time.Sleep(time.Millisecond)
 	return len(p), nil
-}
-
-// syncBuffer is a bytes.Buffer safe for the client's logging goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/namesrv"
 )
 
@@ -20,14 +19,10 @@ func TestACLCredentials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	err := os.WriteFile(file, []byte(`accounts:
+	file := clitest.WriteFile(t, "plain_acl.yml", `accounts:
   - {accessKey: ctlAdmin1, secretKey: ctlAdminSecret, admin: true}
   - {accessKey: ctlUser1, secretKey: ctlUserSecret, defaultTopicPerm: PUB|SUB}
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	cl := cluster.Start(t,
 		cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.ACLFile = file }),
 		cluster.Configure(func(_ int, cfg *config.Config) {

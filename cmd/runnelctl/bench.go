@@ -98,73 +98,46 @@ func addBenchFlags(fl *pflag.FlagSet, f *benchFlags, which int) {
 }
 
 func newBenchProduceCmd(a *app) *cobra.Command {
-	var f benchFlags
-	cmd := &cobra.Command{
-		Use:   "produce",
-		Short: "Send messages as fast as the producers can",
-		Long: `Send --msgs messages of --size bytes from --producers producers, each sending
+	return newBenchModeCmd(a, benchProduceFlags, "produce", "Send messages as fast as the producers can", `Send --msgs messages of --size bytes from --producers producers, each sending
 --batch messages per call, synchronously or with --async; report throughput and
 the latency of each send call. With --senders N, N goroutines share each
 producer's connection, each sending synchronously, as an application's
-threads share one producer.`,
-		Example: `  runnelctl bench produce --msgs 100000 --size 1024 --producers 16
+threads share one producer.`, `  runnelctl bench produce --msgs 100000 --size 1024 --producers 16
   runnelctl bench produce --msgs 100000 --size 1024 --producers 1 --senders 16
-  runnelctl bench produce --duration 1m --batch 32 --async -o json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(cmd, benchProduceFlags); err != nil {
-				return err
-			}
-			return a.bench(cmd.Context(), f, benchProduceFlags)
-		},
-	}
-	addBenchFlags(cmd.Flags(), &f, benchProduceFlags)
-	return cmd
+  runnelctl bench produce --duration 1m --batch 32 --async -o json`)
 }
 
 func newBenchConsumeCmd(a *app) *cobra.Command {
-	var f benchFlags
-	cmd := &cobra.Command{
-		Use:   "consume",
-		Short: "Consume messages as fast as they are delivered",
-		Long: `Consume --msgs messages of --topic with --consumers push consumers of --group,
+	return newBenchModeCmd(a, benchConsumeFlags, "consume", "Consume messages as fast as they are delivered", `Consume --msgs messages of --topic with --consumers push consumers of --group,
 starting where the group left off (a new group: at the first message), and
 report throughput and end-to-end latency. A group commits what it consumed, so
 a second run with the same group starts after it. The time runs from the
-consumers' start to the last delivery.`,
-		Example: `  runnelctl bench consume --msgs 100000 --group bench_c
-  runnelctl bench consume --duration 10s --consumers 4 -o json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(cmd, benchConsumeFlags); err != nil {
-				return err
-			}
-			return a.bench(cmd.Context(), f, benchConsumeFlags)
-		},
-	}
-	addBenchFlags(cmd.Flags(), &f, benchConsumeFlags)
-	return cmd
+consumers' start to the last delivery.`, `  runnelctl bench consume --msgs 100000 --group bench_c
+  runnelctl bench consume --duration 10s --consumers 4 -o json`)
 }
 
 func newBenchRunCmd(a *app) *cobra.Command {
+	return newBenchModeCmd(a, benchProduceFlags|benchConsumeFlags, "run", "Produce and consume at once", `Start --consumers push consumers of --group, then --producers producers, and
+report both sides. The consumers count only this run's messages and end once
+they have all of them (or at --duration, or 30s after the producers stopped).`, `  runnelctl bench run --msgs 100000 --size 1024 --producers 16
+  runnelctl bench run --duration 30s --batch 32 --async -o json`)
+}
+
+// newBenchModeCmd is a bench command with the flags of which (produce,
+// consume or both).
+func newBenchModeCmd(a *app, which int, use, short, long, example string) *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Produce and consume at once",
-		Long: `Start --consumers push consumers of --group, then --producers producers, and
-report both sides. The consumers count only this run's messages and end once
-they have all of them (or at --duration, or 30s after the producers stopped).`,
-		Example: `  runnelctl bench run --msgs 100000 --size 1024 --producers 16
-  runnelctl bench run --duration 30s --batch 32 --async -o json`,
+		Use: use, Short: short, Long: long, Example: example,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(cmd, benchProduceFlags|benchConsumeFlags); err != nil {
+			if err := f.validate(cmd, which); err != nil {
 				return err
 			}
-			return a.bench(cmd.Context(), f, benchProduceFlags|benchConsumeFlags)
+			return a.bench(cmd.Context(), f, which)
 		},
 	}
-	addBenchFlags(cmd.Flags(), &f, benchProduceFlags|benchConsumeFlags)
+	addBenchFlags(cmd.Flags(), &f, which)
 	return cmd
 }
 

@@ -5,9 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,18 +57,9 @@ func record(h *hdrhistogram.Histogram, d time.Duration) {
 }
 
 func (r *benchRun) clientConfig(role string, i int) client.ClientConfig {
-	cfg := client.DefaultClientConfig()
-	cfg.NameServerAddrs = []string{r.a.namesrv}
-	cfg.Credentials = r.a.creds
 	// Each producer and consumer is its own client instance, so each has
 	// its own connections, as separate processes would.
-	cfg.InstanceName = fmt.Sprintf("runnelctl-bench-%d-%s%d", os.Getpid(), role, i)
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if r.a.timeout > 0 {
-		cfg.CallTimeout = r.a.timeout
-	}
-	r.a.tls.client(&cfg)
-	return cfg
+	return r.a.clientConfig(fmt.Sprintf("bench-%s%d", role, i))
 }
 
 // claimer hands out the messages of a run bounded by --msgs, batch by batch.

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // benchJSON runs a bench command with -o json against namesrv and decodes
@@ -228,7 +228,7 @@ func TestBenchBar(t *testing.T) {
 		t.Fatalf("bar drawn while off: %q", off.String())
 	}
 
-	var on syncBuffer
+	var on clitest.Buffer
 	b = startBenchBar(&on, true, "produce", 100, &count)
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(on.String(), "42/100") {
@@ -242,22 +242,4 @@ func TestBenchBar(t *testing.T) {
 	if !strings.Contains(on.String(), "produce") {
 		t.Fatalf("bar without its label: %q", on.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer the bar's goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

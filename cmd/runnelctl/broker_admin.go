@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -9,7 +10,6 @@ import (
 
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/groupconf"
-	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // Broker administration that changes things: write permission on the
@@ -81,13 +81,14 @@ func newWritePermCmd(a *app, use, mqadmin, short, long string, do func(*admin.Ad
 }
 
 func newBrokerUpdateConfigCmd(a *app) *cobra.Command {
-	var brokers []string
+	var target brokerTarget
 	var key, value string
 	cmd := &cobra.Command{
 		Use:   "update-config [--broker B] KEY=VALUE... | -k KEY -v VALUE",
 		Short: "Change brokers' configuration at run time",
 		Long: `Change configuration keys of running brokers (UPDATE_BROKER_CONFIG, mqadmin
-updateBrokerConfig), on every broker group's master unless --broker names some.
+updateBrokerConfig), on every broker group's master unless --broker or --cluster
+(its masters; --slaves adds its slaves) names others.
 The keys that change at run time:
 
   brokerPermission  the broker's own perm: 6 read and write, 4 read only
@@ -125,7 +126,7 @@ with the list above. "broker config" shows the values in force.`,
 			if err != nil {
 				return err
 			}
-			nodes, err := adm.BrokerNodes(cmd.Context(), brokers)
+			nodes, err := target.nodes(cmd.Context(), adm, false)
 			if err != nil {
 				return err
 			}
@@ -141,7 +142,7 @@ with the list above. "broker config" shows the values in force.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVarP(&brokers, "broker", "b", nil, "broker groups or host:port addresses (default: every broker)")
+	target.register(f, true)
 	f.StringVarP(&key, "key", "k", "", "the key to change (mqadmin's form)")
 	f.StringVarP(&value, "value", "v", "", "its new value")
 	return cmd
@@ -156,6 +157,8 @@ func newGroupUpdateCmd(a *app) *cobra.Command {
 		retryQueues, retryMax         int
 		sysFlag, timeoutMin           int
 		brokerID, whichBrokerWhenSlow int64
+		orderly                       bool
+		retryPolicy, attributes       string
 	)
 	cmd := &cobra.Command{
 		Use:   "update --group GROUP [flags]",
@@ -172,6 +175,8 @@ consumers, --retry-max-times is how often a message is redelivered before it
 goes to %DLQ%GROUP when the consumer does not say (RocketMQ's clients and ours
 say 16 unless set, so it is for those that send none), --retry-queues the queue count
 of a new %RETRY%GROUP topic. The other fields are kept and listed for tools.
+--consume-orderly, --retry-policy and --attributes are RocketMQ 5's: they are
+sent as a Java broker takes them, and Runnel's brokers do not keep them yet.
 "group delete" removes the config with the group.`,
 		Example: `  runnelctl group update --group billing --consume-enable=false
   runnelctl group update --group billing --retry-max-times 3
@@ -186,8 +191,23 @@ of a new %RETRY%GROUP topic. The other fields are kept and listed for tools.
 			if err != nil {
 				return err
 			}
-			nodes, err := adm.UpdateGroup(cmd.Context(), group, cluster, brokers, func(g *protocol.SubscriptionGroupConfig) {
+			var policy json.RawMessage
+			if fl.Changed("retry-policy") {
+				if policy, err = admin.ParseRetryPolicy(retryPolicy); err != nil {
+					return err
+				}
+			}
+			var attrs map[string]string
+			if fl.Changed("attributes") {
+				if attrs, err = admin.ParseAttributes(attributes); err != nil {
+					return err
+				}
+			}
+			nodes, err := adm.UpdateGroupSettings(cmd.Context(), group, cluster, brokers, func(g *admin.GroupSettings) {
 				for name, apply := range map[string]func(){
+					"consume-orderly":        func() { g.ConsumeMessageOrderly = orderly },
+					"retry-policy":           func() { g.GroupRetryPolicy = policy },
+					"attributes":             func() { g.Attributes = attrs },
 					"consume-enable":         func() { g.ConsumeEnable = consume },
 					"consume-from-min":       func() { g.ConsumeFromMinEnable = fromMin },
 					"consume-broadcast":      func() { g.ConsumeBroadcastEnable = broadcast },
@@ -228,6 +248,9 @@ of a new %RETRY%GROUP topic. The other fields are kept and listed for tools.
 	f.Int64VarP(&whichBrokerWhenSlow, "which-broker-when-slow", "w", d.WhichBrokerWhenConsumeSlowly, "whichBrokerWhenConsumeSlowly")
 	f.IntVar(&sysFlag, "group-sys-flag", d.GroupSysFlag, "groupSysFlag")
 	f.IntVar(&timeoutMin, "consume-timeout", d.ConsumeTimeoutMinute, "consumeTimeoutMinute")
+	f.BoolVar(&orderly, "consume-orderly", false, "consumeMessageOrderly (RocketMQ 5)")
+	f.StringVar(&retryPolicy, "retry-policy", "", `groupRetryPolicy as JSON, e.g. '{"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":5000,"max":7200000,"multiplier":2}}' (RocketMQ 5)`)
+	f.StringVar(&attributes, "attributes", "", "attribute changes: +key=value,-key (RocketMQ 5)")
 	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
 	return cmd
 }

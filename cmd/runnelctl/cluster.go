@@ -18,28 +18,48 @@ func newClusterCmd(a *app) *cobra.Command {
 		Short:   "Clusters known to the name server",
 		Example: `  runnelctl cluster list`,
 	}
-	cmd.AddCommand(&cobra.Command{
+	var only string
+	list := &cobra.Command{
 		Use:   "list",
 		Short: "List clusters with their broker groups",
 		Long: "List every cluster the name server knows, with its broker groups and how many masters and slaves they have, " +
 			"then every broker node with its role and, for a replicated group's node, its raft term and applied log index " +
 			"(asked of each node; \"-\" when it does not answer).",
 		Example: `  runnelctl cluster list
+  runnelctl cluster list --cluster DefaultCluster
   runnelctl cluster list --namesrv 10.0.0.5:9876 -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			adm, err := a.admin()
+			adm, brokers, err := a.brokersOf(cmd.Context(), only)
 			if err != nil {
 				return err
 			}
-			brokers, err := adm.Brokers(cmd.Context())
-			if err != nil {
-				return err
+			if only != "" && len(brokers) == 0 {
+				return fmt.Errorf("cluster %s is not known to the name server (runnelctl cluster list shows the clusters there are)", only)
 			}
 			return printClusters(a, brokers, nodeStates(cmd.Context(), adm, brokers))
 		},
-	})
+	}
+	list.Flags().StringVarP(&only, "cluster", "c", "", "only this cluster")
+	cmd.AddCommand(list)
 	return cmd
+}
+
+// brokersOf returns every broker node the name server lists, or only
+// cluster's when it is not "", with the admin client that asked.
+func (a *app) brokersOf(ctx context.Context, cluster string) (*admin.Admin, []admin.Broker, error) {
+	adm, err := a.admin()
+	if err != nil {
+		return nil, nil, err
+	}
+	brokers, err := adm.Brokers(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cluster != "" {
+		brokers = slices.DeleteFunc(brokers, func(b admin.Broker) bool { return b.Cluster != cluster })
+	}
+	return adm, brokers, nil
 }
 
 // clusterRow is one cluster in `cluster list`.
@@ -150,16 +170,9 @@ func newBrokerCmd(a *app) *cobra.Command {
   runnelctl broker list --cluster DefaultCluster -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			adm, err := a.admin()
+			_, brokers, err := a.brokersOf(cmd.Context(), cluster)
 			if err != nil {
 				return err
-			}
-			brokers, err := adm.Brokers(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if cluster != "" {
-				brokers = slices.DeleteFunc(brokers, func(b admin.Broker) bool { return b.Cluster != cluster })
 			}
 			if a.output == "json" {
 				if brokers == nil {

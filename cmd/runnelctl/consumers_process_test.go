@@ -3,16 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/client"
-	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // pushConsumer starts our push consumer of topic in group from the first
@@ -26,15 +24,8 @@ func pushConsumer(t *testing.T, namesrv, instance, group, topic string, want int
 		seen = map[string]bool{}
 		done = make(chan struct{})
 	)
-	cfg := client.DefaultPushConsumerConfig()
-	cfg.Client.NameServerAddrs = []string{namesrv}
-	cfg.Client.InstanceName = instance
+	cfg := clitest.ConsumerConfig(namesrv, instance, group)
 	cfg.Client.ClientIP = "127.0.0.1"
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Client.RebalanceInterval = 200 * time.Millisecond
-	cfg.Group = group
-	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	cfg.BrokerSuspendMax = time.Second
 	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
 		mu.Lock()
 		defer mu.Unlock()
@@ -47,18 +38,7 @@ func pushConsumer(t *testing.T, namesrv, instance, group, topic string, want int
 		}
 		return client.ConsumeSuccess
 	}
-	cons, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Subscribe(topic, "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cons.Shutdown(context.Background()) })
-	return cons, cfg.Client.ClientID(), done
+	return clitest.StartConsumer(t, cfg, topic), cfg.Client.ClientID(), done
 }
 
 // TestProcessGroupConsumers drives `group consumers` from the built binary

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -148,12 +145,7 @@ type dlqRange struct {
 // the topic has no route. Nothing is committed.
 func (a *app) scanDLQ(ctx context.Context, topic string, ranges []dlqRange, visit func(*client.MessageExt) bool) ([]dlqRange, error) {
 	cfg := client.DefaultPullConsumerConfig()
-	cfg.Client.NameServerAddrs = []string{a.namesrv}
-	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-dlq-%d", os.Getpid())
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if a.timeout > 0 {
-		cfg.Client.CallTimeout = a.timeout
-	}
+	cfg.Client = a.clientConfig("dlq")
 	pc, err := client.NewPullConsumer(cfg)
 	if err != nil {
 		return nil, err
@@ -414,11 +406,8 @@ func (a *app) dlqResend(ctx context.Context, group string, ids []string, all, ye
 func (a *app) resendProducer(ctx context.Context) (*client.Producer, error) {
 	cfg := client.DefaultProducerConfig()
 	cfg.Group = resendProducerGroup
-	cfg.Client.NameServerAddrs = []string{a.namesrv}
-	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-dlq-send-%d", os.Getpid())
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Client = a.clientConfig("dlq-send")
 	if a.timeout > 0 {
-		cfg.Client.CallTimeout = a.timeout
 		cfg.SendTimeout = a.timeout
 	}
 	p, err := client.NewProducer(cfg)

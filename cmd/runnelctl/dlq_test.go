@@ -14,8 +14,8 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // dlqDelayLevels makes a retry due within a second, so that a message
@@ -56,14 +56,7 @@ func (l *listener) msgs() map[string]*client.MessageExt {
 func startListener(t *testing.T, namesrv, group, topic string, result client.ConsumeResult, maxReconsume int) *listener {
 	t.Helper()
 	l := &listener{got: map[string]*client.MessageExt{}}
-	cfg := client.DefaultPushConsumerConfig()
-	cfg.Client.NameServerAddrs = []string{namesrv}
-	cfg.Client.InstanceName = "runnelctl-dlq-test-" + group
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Client.RebalanceInterval = 200 * time.Millisecond
-	cfg.Group = group
-	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	cfg.BrokerSuspendMax = time.Second
+	cfg := clitest.ConsumerConfig(namesrv, "runnelctl-dlq-test-"+group, group)
 	cfg.MaxReconsumeTimes = maxReconsume
 	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
 		l.mu.Lock()
@@ -73,18 +66,7 @@ func startListener(t *testing.T, namesrv, group, topic string, result client.Con
 		}
 		return result
 	}
-	cons, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Subscribe(topic, "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cons.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	l.cons = cons
-	t.Cleanup(func() { _ = cons.Shutdown(context.Background()) })
+	l.cons = clitest.StartConsumer(t, cfg, topic)
 	return l
 }
 

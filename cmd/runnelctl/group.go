@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,11 +21,12 @@ func newGroupCmd(a *app) *cobra.Command {
   runnelctl group consumers --group billing --running
   runnelctl group reset-offset --group billing --topic orders --to earliest
   runnelctl group update --group billing --retry-max-times 3
-  runnelctl group delete --group runnel-consumer-1a2b3c
+  runnelctl group config billing
+  runnelctl group delete --group billing-old
   runnelctl group clone-offset --src billing --dest billing-v2`,
 	}
 	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a),
-		newGroupDeleteCmd(a), newGroupCloneCmd(a), newGroupUpdateCmd(a))
+		newGroupDeleteCmd(a), newGroupCloneCmd(a), newGroupUpdateCmd(a), newGroupConfigCmd(a))
 	return cmd
 }
 
@@ -54,40 +56,44 @@ offsets) and those with a %RETRY% topic, with how many consumers are online.`,
 			}
 			t := newTable(a.stdout, "GROUP", "CONSUMERS", "BROKERS")
 			for _, g := range groups {
-				online := fmt.Sprint(g.Consumers)
-				if g.Consumers < 0 {
-					online = "?"
-				}
-				t.row(g.Name, online, dash(strings.Join(g.Brokers, ",")))
+				t.row(g.Name, consumerCount(g.Consumers), dash(strings.Join(g.Brokers, ",")))
 			}
 			return t.flush()
 		},
 	}
 }
 
-// progressOutput is `group progress -o json`.
-type progressOutput struct {
-	Group    string                `json:"group"`
-	Topic    string                `json:"topic,omitempty"`
-	TotalLag int64                 `json:"totalLag"`
-	Queues   []admin.QueueProgress `json:"queues"`
-}
-
 func newGroupProgressCmd(a *app) *cobra.Command {
-	var group, topic string
+	var (
+		arg     groupArg
+		topic   string
+		clients bool
+	)
 	cmd := &cobra.Command{
-		Use:   "progress --group GROUP [--topic TOPIC]",
-		Short: "Show a group's offsets and lag per queue",
+		Use:   "progress [GROUP] [--topic TOPIC]",
+		Short: "Show a group's offsets and lag per queue, or every group's lag",
 		Long: `Show, per queue, the broker offset (the next offset the queue will store), the
 group's committed consumer offset, the lag (their difference) and the store time of
 the last consumed message. Without --topic, every topic the group has offsets for,
-its %RETRY% topic included.`,
-		Example: `  runnelctl group progress --group billing
-  runnelctl group progress --group billing --topic orders -o json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+its %RETRY% topic included. --clients adds the online client holding each queue
+(asked of each client, as mqadmin consumerProgress -s true does).
+
+The group is the argument or --group. Without one, every group the brokers know
+is listed with its online consumers and total lag (mqadmin consumerProgress
+without -g).`,
+		Example: `  runnelctl group progress billing
+  runnelctl group progress --group billing --topic orders -o json
+  runnelctl group progress`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			group, err := arg.get(cmd, args, false)
+			if err != nil {
+				return err
+			}
 			if group == "" {
-				return fmt.Errorf("group progress needs --group")
+				if topic != "" || clients {
+					return fmt.Errorf("--topic and --clients need a group")
+				}
+				return a.everyGroupProgress(cmd.Context())
 			}
 			adm, err := a.admin()
 			if err != nil {
@@ -97,20 +103,125 @@ its %RETRY% topic included.`,
 			if err != nil {
 				return err
 			}
-			if a.output == "json" {
-				return writeJSON(a.stdout, progressOutput{Group: group, Topic: topic, TotalLag: admin.TotalLag(rows), Queues: rows})
+			var holders map[queueRef]string
+			if clients {
+				holders = a.queueHolders(cmd.Context(), group)
 			}
-			t := newTable(a.stdout, "TOPIC", "BROKER", "QUEUE", "BROKER OFFSET", "CONSUMER OFFSET", "LAG", "LAST CONSUMED")
+			if a.output == "json" {
+				out := progressOutput{Group: group, Topic: topic, TotalLag: admin.TotalLag(rows), Queues: []progressQueue{}}
+				for _, r := range rows {
+					out.Queues = append(out.Queues, progressQueue{QueueProgress: r, Client: holders[queueRef{r.Topic, r.Broker, r.QueueID}]})
+				}
+				return writeJSON(a.stdout, out)
+			}
+			header := []string{"TOPIC", "BROKER", "QUEUE", "BROKER OFFSET", "CONSUMER OFFSET", "LAG", "LAST CONSUMED"}
+			if clients {
+				header = append(header, "CLIENT")
+			}
+			t := newTable(a.stdout, header...)
 			for _, r := range rows {
-				t.row(r.Topic, r.Broker, r.QueueID, r.BrokerOffset, r.ConsumerOffset, r.Lag, msTime(r.LastTimestamp))
+				cells := []any{r.Topic, r.Broker, r.QueueID, r.BrokerOffset, r.ConsumerOffset, r.Lag, msTime(r.LastTimestamp)}
+				if clients {
+					cells = append(cells, dash(holders[queueRef{r.Topic, r.Broker, r.QueueID}]))
+				}
+				t.row(cells...)
 			}
 			t.row("TOTAL", "", "", "", "", admin.TotalLag(rows), "")
 			return t.flush()
 		},
 	}
-	cmd.Flags().StringVarP(&group, "group", "g", "", "consumer group (required)")
+	arg.register(a, cmd)
 	cmd.Flags().StringVarP(&topic, "topic", "t", "", "only this topic")
+	cmd.Flags().BoolVar(&clients, "clients", false, "show the online client holding each queue")
 	return cmd
+}
+
+// progressOutput is `group progress -o json`.
+type progressOutput struct {
+	Group    string          `json:"group"`
+	Topic    string          `json:"topic,omitempty"`
+	TotalLag int64           `json:"totalLag"`
+	Queues   []progressQueue `json:"queues"`
+}
+
+type progressQueue struct {
+	admin.QueueProgress
+	Client string `json:"client,omitempty"`
+}
+
+// groupProgress is one group in `group progress` without a group.
+type groupProgress struct {
+	Group     string `json:"group"`
+	Consumers int    `json:"consumers"` // -1: unknown
+	Lag       int64  `json:"lag"`
+}
+
+// everyGroupProgress lists every group with its online consumers and lag.
+func (a *app) everyGroupProgress(ctx context.Context) error {
+	adm, err := a.admin()
+	if err != nil {
+		return err
+	}
+	groups, err := adm.ConsumerGroups(ctx)
+	if err != nil {
+		return err
+	}
+	out := []groupProgress{}
+	for _, g := range groups {
+		rows, err := adm.ConsumerProgress(ctx, g.Name, "")
+		if err != nil {
+			return err
+		}
+		out = append(out, groupProgress{Group: g.Name, Consumers: g.Consumers, Lag: admin.TotalLag(rows)})
+	}
+	if a.output == "json" {
+		return writeJSON(a.stdout, out)
+	}
+	t := newTable(a.stdout, "GROUP", "CONSUMERS", "LAG")
+	for _, g := range out {
+		t.row(g.Group, consumerCount(g.Consumers), g.Lag)
+	}
+	return t.flush()
+}
+
+// queueHolders asks each online client of group which queues it holds;
+// a client that does not answer is left out.
+func (a *app) queueHolders(ctx context.Context, group string) map[queueRef]string {
+	out := map[queueRef]string{}
+	adm, err := a.admin()
+	if err != nil {
+		return out
+	}
+	cc, err := adm.ConsumerConnections(ctx, group)
+	if err != nil {
+		return out
+	}
+	for _, c := range cc.Clients {
+		info, err := adm.ConsumerRunningInfo(ctx, group, c.ClientID, false)
+		if err != nil {
+			continue
+		}
+		for _, q := range info.Queues {
+			if !q.Dropped {
+				out[queueRef{q.Topic, q.Broker, q.QueueID}] = c.ClientID
+			}
+		}
+	}
+	return out
+}
+
+// queueRef names a queue of a group's progress.
+type queueRef struct {
+	topic, broker string
+	id            int32
+}
+
+// consumerCount is a group's online consumers, "?" when unknown.
+func consumerCount(n int) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }
 
 func newGroupResetCmd(a *app) *cobra.Command {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/runnelmq/runnel/client/admin"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +23,7 @@ group with consumers online is listed again by their next heartbeat.
 
 On a terminal it asks first; --yes (or stdin not being a terminal) skips the
 question.`,
-		Example: `  runnelctl group delete --group runnel-consumer-1a2b3c
+		Example: `  runnelctl group delete --group billing-old
   runnelctl group delete --group billing --keep-offsets --yes`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -90,4 +93,61 @@ online source group does not subscribe to.`,
 	_ = cmd.RegisterFlagCompletionFunc("src", a.completeGroups)
 	_ = cmd.RegisterFlagCompletionFunc("dest", a.completeGroups)
 	return cmd
+}
+
+func newGroupConfigCmd(a *app) *cobra.Command {
+	var arg groupArg
+	var target brokerTarget
+	cmd := &cobra.Command{
+		Use:   "config [GROUP]",
+		Short: "Show a consumer group's configuration on each broker",
+		Long: `Show a consumer group's subscription config on each broker group's master (or
+the brokers --broker or --cluster names), under RocketMQ's field names (mqadmin
+getConsumerConfig). A broker that keeps no config for the group shows the
+defaults it applies, and a note on stderr says so. The group is the argument
+or --group.`,
+		Example: `  runnelctl group config billing
+  runnelctl group config --group billing -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			group, err := arg.get(cmd, args, true)
+			if err != nil {
+				return err
+			}
+			return a.perBroker(cmd.Context(), target, func(adm *admin.Admin, ctx context.Context, n admin.Node) (map[string]string, error) {
+				g, found, err := adm.GroupSettingsOn(ctx, n, group)
+				if err != nil {
+					return nil, err
+				}
+				if !found {
+					fmt.Fprintf(a.stderr, "note: %s keeps no config of group %s: its defaults are shown\n", n, group)
+				}
+				return flatJSON(g)
+			})
+		},
+	}
+	arg.register(a, cmd)
+	target.register(cmd.Flags(), false)
+	return cmd
+}
+
+// flatJSON is v's JSON object as key/value strings (nested values as
+// JSON).
+func flatJSON(v any) (map[string]string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(m))
+	for k, raw := range m {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(raw)
+		}
+		out[k] = s
+	}
+	return out, nil
 }

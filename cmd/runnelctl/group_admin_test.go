@@ -49,7 +49,7 @@ func TestGroupDeleteAndClone(t *testing.T) {
 		t.Fatalf("the new group's offsets sum to %d, want 4", n)
 	}
 	// The mqadmin name does the same.
-	if r := ctl("cloneGroupOffset", "--src", "gd-old", "--dest", "gd-third", "--topic", "gd"); r.code != 0 || committed("gd-third") != 4 {
+	if r := ctl("cloneGroupOffset", "-s", "gd-old", "--destGroup", "gd-third", "-t", "gd"); r.code != 0 || committed("gd-third") != 4 {
 		t.Fatalf("cloneGroupOffset: %+v, offsets %d", r, committed("gd-third"))
 	}
 

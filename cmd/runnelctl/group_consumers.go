@@ -31,7 +31,7 @@ type clientRunning struct {
 
 func newGroupConsumersCmd(a *app) *cobra.Command {
 	var (
-		group          string
+		group, client  string
 		running, stack bool
 	)
 	cmd := &cobra.Command{
@@ -46,7 +46,8 @@ With --running, each client is also asked, through a broker, for its running inf
 the messages it has pulled and not yet consumed, its lock (orderly consumers) and
 when it last pulled and consumed; per topic its pull and consume rates when the
 client keeps them. --stack adds the client's thread or goroutine dump. A client
-that cannot answer is reported and the others are still shown.`,
+that cannot answer is reported and the others are still shown. --client asks
+only that client (mqadmin consumerStatus -i).`,
 		Example: `  runnelctl group consumers --group billing
   runnelctl group consumers --group billing --running
   runnelctl group consumers --group billing --running -o json`,
@@ -54,6 +55,9 @@ that cannot answer is reported and the others are still shown.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if group == "" {
 				return fmt.Errorf("group consumers needs --group")
+			}
+			if client != "" {
+				running = true
 			}
 			if stack && !running {
 				return fmt.Errorf("--stack needs --running")
@@ -67,8 +71,14 @@ that cannot answer is reported and the others are still shown.`,
 				return err
 			}
 			out := consumersOutput{ConsumerConnection: cc}
+			if client != "" && !slices.ContainsFunc(cc.Clients, func(c admin.ConsumerClient) bool { return c.ClientID == client }) {
+				return fmt.Errorf("client %s is not online in group %s (runnelctl group consumers --group %s lists those that are)", client, group, group)
+			}
 			if running {
 				for _, c := range cc.Clients {
+					if client != "" && c.ClientID != client {
+						continue
+					}
 					r := clientRunning{ClientID: c.ClientID}
 					if r.Info, err = adm.ConsumerRunningInfo(cmd.Context(), group, c.ClientID, stack); err != nil {
 						r.Error = oneLine(err)
@@ -89,6 +99,7 @@ that cannot answer is reported and the others are still shown.`,
 	f.StringVarP(&group, "group", "g", "", "consumer group (required)")
 	f.BoolVar(&running, "running", false, "also ask each client for its running info")
 	f.BoolVar(&stack, "stack", false, "with --running: include each client's stack dump")
+	f.StringVar(&client, "client", "", "only this client's running info (implies --running)")
 	return cmd
 }
 
@@ -167,3 +178,39 @@ func printRunningInfo(w io.Writer, ri *admin.RunningInfo) error {
 func versionName(v int) string { return protocol.VersionName(v) }
 
 func rate(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+
+func newGroupProducersCmd(a *app) *cobra.Command {
+	var group string
+	cmd := &cobra.Command{
+		Use:   "producers --group PRODUCER_GROUP",
+		Short: "List a producer group's connected clients",
+		Long: `List the clients of a producer group connected to any broker (mqadmin
+producerConnection): broker, client id, address, language and version.`,
+		Example: `  runnelctl group producers --group runnelctl
+  runnelctl group producers --group order-service -o json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if group == "" {
+				return fmt.Errorf("group producers needs --group")
+			}
+			adm, err := a.admin()
+			if err != nil {
+				return err
+			}
+			clients, err := adm.ProducerConnections(cmd.Context(), group)
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return writeJSON(a.stdout, clients)
+			}
+			t := newTable(a.stdout, "BROKER", "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION")
+			for _, c := range clients {
+				t.row(c.Broker, c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version))
+			}
+			return t.flush()
+		},
+	}
+	cmd.Flags().StringVarP(&group, "group", "g", "", "producer group (required)")
+	return cmd
+}

@@ -178,15 +178,17 @@ func (a *app) findClientID(ctx context.Context, id string) (*protocol.MessageExt
 
 func newMessageQueryCmd(a *app) *cobra.Command {
 	var (
-		q          admin.KeyQuery
-		begin, end string
+		q     admin.KeyQuery
+		times timeRange
 	)
 	cmd := &cobra.Command{
 		Use:   "query --topic TOPIC --key KEY",
 		Short: "Find messages by key",
 		Long: `Find the messages of a topic whose keys include KEY, on every broker of the topic,
 oldest first. --begin and --end bound the store time (same formats as
-group reset-offset --to).`,
+group reset-offset --to). With --unique KEY is a client message id (the MSG ID
+send prints) and every stored copy of that message is listed (a producer's
+retries can store one twice), as mqadmin queryMsgByUniqueKey -a does.`,
 		Example: `  runnelctl message query --topic orders --key order-42
   runnelctl message query --topic orders --key order-42 --begin "2024-05-01 00:00:00" --max 10 -o json`,
 		Args: noArgs,
@@ -197,17 +199,9 @@ group reset-offset --to).`,
 			case q.Key == "":
 				return fmt.Errorf("message query needs --key")
 			}
-			now := time.Now()
 			var err error
-			if begin != "" {
-				if q.Begin, err = parseTime(begin, now); err != nil {
-					return fmt.Errorf("--begin: %w", err)
-				}
-			}
-			if end != "" {
-				if q.End, err = parseTime(end, now); err != nil {
-					return fmt.Errorf("--end: %w", err)
-				}
+			if q.Begin, q.End, err = times.parse(time.Now()); err != nil {
+				return err
 			}
 			adm, err := a.admin()
 			if err != nil {
@@ -225,7 +219,11 @@ group reset-offset --to).`,
 				return writeJSON(a.stdout, views)
 			}
 			if len(msgs) == 0 {
-				return fmt.Errorf("no message with key %q on topic %q", q.Key, q.Topic)
+				what := "key"
+				if q.Unique {
+					what = "id"
+				}
+				return fmt.Errorf("no message with %s %q on topic %q", what, q.Key, q.Topic)
 			}
 			t := newTable(a.stdout, "MSG ID", "OFFSET MSG ID", "QUEUE", "QUEUE OFFSET", "TAGS", "STORED", "BODY")
 			for _, m := range msgs {
@@ -237,8 +235,8 @@ group reset-offset --to).`,
 	f := cmd.Flags()
 	f.StringVarP(&q.Topic, "topic", "t", "", "topic (required)")
 	f.StringVarP(&q.Key, "key", "k", "", "message key (required)")
-	f.StringVar(&begin, "begin", "", "earliest store time")
-	f.StringVar(&end, "end", "", "latest store time")
+	times.register(f, "earliest store time", "latest store time")
 	f.IntVar(&q.Max, "max", admin.DefaultMaxMessages, "most messages to show")
+	f.BoolVar(&q.Unique, "unique", false, "KEY is a client message id: list every stored copy")
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ func newMessageTraceCmd(a *app) *cobra.Command {
 	var (
 		id, topic string
 		maxMsgs   int
+		times     timeRange
 	)
 	cmd := &cobra.Command{
 		Use:   "trace --id ID",
@@ -38,7 +40,11 @@ on --topic (default ` + trace.Topic + `).`,
 			if err != nil {
 				return err
 			}
-			msgs, err := adm.QueryMessageByKey(cmd.Context(), admin.KeyQuery{Topic: topic, Key: id, Max: maxMsgs})
+			q := admin.KeyQuery{Topic: topic, Key: id, Max: maxMsgs}
+			if q.Begin, q.End, err = times.parse(time.Now()); err != nil {
+				return err
+			}
+			msgs, err := adm.QueryMessageByKey(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
@@ -67,6 +73,7 @@ on --topic (default ` + trace.Topic + `).`,
 	f.StringVar(&id, "id", "", "client message id (required)")
 	f.StringVarP(&topic, "topic", "t", trace.Topic, "trace topic")
 	f.IntVar(&maxMsgs, "max", admin.DefaultMaxMessages, "most trace messages to read")
+	times.register(f, "earliest store time of the trace messages", "latest store time of the trace messages")
 	return cmd
 }
 

@@ -4,432 +4,400 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
-	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/runnelmq/runnel/client"
-	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/cliflag"
 )
 
-// The commands mqadmin and rocketmq-dashboard have that the brokers
-// answer: broker status and config, producers of a group, statistics of
-// every topic, printing a queue's messages by offset, and a client
-// consuming one message directly; and the mqadmin names as hidden
-// top-level aliases.
+// mqadmin's command names are hidden top-level commands that take
+// mqadmin's own options — the long names and short letters RocketMQ's
+// tools module declares in each SubCommand's buildCommandlineOptions — and
+// run the runnelctl command that does the same (mqadmin_table.go says
+// which, option by option). So a script written for mqadmin works as it
+// is, and there is one implementation of each thing runnelctl does.
+//
+// As in mqadmin, every option that takes a value takes one even when it is
+// a boolean (updateSubGroup -o true, -s false), and on an mqadmin-named
+// command mqadmin's letters win over runnelctl's global ones: -o is
+// updateSubGroup's consumeMessageOrderly there, and --output the output
+// format. -n is the name server, as everywhere in mqadmin; the other
+// global flags keep their long names.
 
-// mqadminAliases maps mqadmin command names to runnelctl command paths.
-var mqadminAliases = map[string][]string{
-	"clusterList":          {"cluster", "list"},
-	"brokerStatus":         {"broker", "status"},
-	"getBrokerConfig":      {"broker", "config"},
-	"updateBrokerConfig":   {"broker", "update-config"},
-	"wipeWritePerm":        {"broker", "wipe-write-perm"},
-	"addWritePerm":         {"broker", "add-write-perm"},
-	"updateSubGroup":       {"group", "update"},
-	"topicList":            {"topic", "list"},
-	"topicRoute":           {"topic", "route"},
-	"topicStatus":          {"topic", "stats"},
-	"updateTopic":          {"topic", "create"},
-	"updateTopicPerm":      {"topic", "update-perm"},
-	"deleteTopic":          {"topic", "delete"},
-	"statsAll":             {"stats", "all"},
-	"consumerProgress":     {"group", "progress"},
-	"consumerConnection":   {"group", "consumers"},
-	"consumerStatus":       {"group", "consumers"},
-	"producerConnection":   {"group", "producers"},
-	"resetOffsetByTime":    {"group", "reset-offset"},
-	"deleteSubGroup":       {"group", "delete"},
-	"cloneGroupOffset":     {"group", "clone-offset"},
-	"queryMsgById":         {"message", "get"},
-	"queryMsgByKey":        {"message", "query"},
-	"queryMsgByOffset":     {"message", "print"},
-	"printMsg":             {"message", "print"},
-	"consumeMessage":       {"message", "print"},
-	"directConsumeMessage": {"message", "consume-directly"},
-	"sendMessage":          {"send"},
+// mqOpt is one option of an mqadmin command.
+type mqOpt struct {
+	short, long string // short is "" for a long-only option
+	// arg: the option takes a value (Java's hasArg), booleans included.
+	arg  bool
+	desc string
+	// required as mqadmin requires it.
+	required bool
+	// note says how runnelctl takes the option where it differs from
+	// mqadmin (shown in --help): accepted without effect, and why.
+	note string
 }
 
-// mqadminPresets are flags an alias sets, where the mqadmin command does
-// more than the runnelctl one by default.
-var mqadminPresets = map[string]map[string]string{
-	"consumerStatus": {"running": "true"}, // mqadmin consumerStatus shows each client's running info
+// mqCmd is one mqadmin command.
+type mqCmd struct {
+	name, desc string
+	// path is the runnelctl command it runs (for its help and the tests).
+	path []string
+	opts []mqOpt
+	// oneOf are groups of options (long names) of which one must be
+	// given (Java's required OptionGroup).
+	oneOf [][]string
+	// every, when set, is an option whose value in seconds repeats the
+	// command until interrupted (clusterList -i).
+	every   string
+	example string
+	// output, when set, is the output format mqadmin prints by default
+	// ("json"), used unless --output is given.
+	output func(v mqValues) string
+	// to builds the runnelctl command lines (one, or one per id) from
+	// the options given.
+	to func(v mqValues) ([][]string, error)
 }
 
-// addMqadminAliases adds each mqadmin name as a hidden top-level command
-// built by the same constructor as the command it stands for, so that its
-// flags and behaviour are the same.
-func addMqadminAliases(root *cobra.Command, a *app) {
-	for _, name := range slices.Sorted(maps.Keys(mqadminAliases)) {
-		path := mqadminAliases[name]
-		c := buildCommand(a, path)
-		if c == nil {
-			panic("runnelctl: mqadmin alias " + name + " names no command")
+// mqValues are the options an mqadmin command was given.
+type mqValues struct {
+	cmd *mqCmd
+	set map[string]string // long name -> value ("true" for a switch)
+}
+
+func (v mqValues) has(long string) bool { _, ok := v.set[long]; return ok }
+func (v mqValues) str(long string) string {
+	return strings.TrimSpace(v.set[long])
+}
+
+// flag names an option as a user typed it: "-t/--topic".
+func (v mqValues) flag(long string) string {
+	for _, o := range v.cmd.opts {
+		if o.long == long && o.short != "" {
+			return "-" + o.short + "/--" + long
 		}
-		c.Use = name + " " + usageArgs(c.Use)
-		c.Hidden = true
-		c.Aliases = nil
-		c.Short += " (mqadmin " + name + ")"
-		for flag, value := range mqadminPresets[name] {
-			if err := c.Flags().Set(flag, value); err != nil {
-				panic("runnelctl: mqadmin alias " + name + ": " + err.Error())
-			}
-		}
-		root.AddCommand(c)
+	}
+	return "--" + long
+}
+
+// boolean reads a boolean option's value: true or false, any case (Java
+// takes anything but "true" as false; a typo here is an error instead).
+func (v mqValues) boolean(long string) (bool, error) {
+	switch strings.ToLower(v.str(long)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s %q: want true or false", v.flag(long), v.set[long])
+}
+
+// whole reads a whole-number option.
+func (v mqValues) whole(long string) (int64, error) {
+	n, err := strconv.ParseInt(v.str(long), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: want a whole number", v.flag(long), v.set[long])
+	}
+	return n, nil
+}
+
+// cmdLine builds a runnelctl command line.
+type cmdLine []string
+
+// opt adds --name=value when long was given (values may start with '-').
+func (c *cmdLine) opt(v mqValues, long, name string) {
+	if v.has(long) {
+		*c = append(*c, "--"+name+"="+v.str(long))
 	}
 }
 
-// buildCommand returns a fresh instance of the command at path.
-func buildCommand(a *app, path []string) *cobra.Command {
-	tmp := &cobra.Command{Use: "tmp"}
-	tmp.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a), newStatsCmd(a))
-	c, rest, err := tmp.Find(path)
-	if err != nil || len(rest) > 0 || c == tmp {
+// boolOpt adds --name=true|false when long was given.
+func (c *cmdLine) boolOpt(v mqValues, long, name string) error {
+	if !v.has(long) {
 		return nil
 	}
-	c.Parent().RemoveCommand(c)
-	return c
-}
-
-// usageArgs is a Use line without its command name.
-func usageArgs(use string) string {
-	for i, r := range use {
-		if r == ' ' {
-			return use[i+1:]
-		}
-	}
-	return ""
-}
-
-func newBrokerStatusCmd(a *app) *cobra.Command {
-	var brokers []string
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show brokers' runtime figures",
-		Long: `Show each broker's runtime figures (GET_BROKER_RUNTIME_INFO, mqadmin
-brokerStatus): version, boot time, commit log offsets, topic count and the
-like. Every broker group's master unless --broker names some.`,
-		Example: `  runnelctl broker status
-  runnelctl broker status --broker broker-a -o json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.perBroker(cmd.Context(), brokers, (*admin.Admin).BrokerRuntimeInfo)
-		},
-	}
-	cmd.Flags().StringSliceVarP(&brokers, "broker", "b", nil, "broker groups or host:port addresses (default: every broker)")
-	return cmd
-}
-
-func newBrokerConfigCmd(a *app) *cobra.Command {
-	var brokers []string
-	cmd := &cobra.Command{
-		Use:   "config",
-		Short: "Show brokers' configuration in force",
-		Long: `Show each broker's configuration in force under RocketMQ's broker.conf key names
-(GET_BROKER_CONFIG, mqadmin getBrokerConfig). Every broker group's master
-unless --broker names some.`,
-		Example: `  runnelctl broker config
-  runnelctl broker config --broker 127.0.0.1:10911 -o json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.perBroker(cmd.Context(), brokers, (*admin.Admin).BrokerConfig)
-		},
-	}
-	cmd.Flags().StringSliceVarP(&brokers, "broker", "b", nil, "broker groups or host:port addresses (default: every broker)")
-	return cmd
-}
-
-// brokerTable is one broker's key/value answer in -o json.
-type brokerTable struct {
-	Broker string            `json:"brokerName"`
-	Addr   string            `json:"addr"`
-	Values map[string]string `json:"values"`
-}
-
-// perBroker prints ask's key/value table of every broker in brokers.
-func (a *app) perBroker(ctx context.Context, brokers []string, ask func(*admin.Admin, context.Context, admin.Node) (map[string]string, error)) error {
-	adm, err := a.admin()
+	b, err := v.boolean(long)
 	if err != nil {
 		return err
 	}
-	nodes, err := adm.BrokerNodes(ctx, brokers)
-	if err != nil {
-		return err
-	}
-	var out []brokerTable
-	for _, n := range nodes {
-		kv, err := ask(adm, ctx, n)
-		if err != nil {
-			return err
-		}
-		out = append(out, brokerTable{Broker: n.Name, Addr: n.Addr, Values: kv})
-	}
-	if a.output == "json" {
-		return writeJSON(a.stdout, out)
-	}
-	t := newTable(a.stdout, "BROKER", "KEY", "VALUE")
-	for _, b := range out {
-		for _, k := range slices.Sorted(maps.Keys(b.Values)) {
-			t.row(dash(b.Broker)+" "+b.Addr, k, dash(b.Values[k]))
-		}
-	}
-	return t.flush()
-}
-
-func newGroupProducersCmd(a *app) *cobra.Command {
-	var group string
-	cmd := &cobra.Command{
-		Use:   "producers --group PRODUCER_GROUP",
-		Short: "List a producer group's connected clients",
-		Long: `List the clients of a producer group connected to any broker (mqadmin
-producerConnection): broker, client id, address, language and version.`,
-		Example: `  runnelctl group producers --group runnelctl
-  runnelctl group producers --group order-service -o json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if group == "" {
-				return fmt.Errorf("group producers needs --group")
-			}
-			adm, err := a.admin()
-			if err != nil {
-				return err
-			}
-			clients, err := adm.ProducerConnections(cmd.Context(), group)
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return writeJSON(a.stdout, clients)
-			}
-			t := newTable(a.stdout, "BROKER", "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION")
-			for _, c := range clients {
-				t.row(c.Broker, c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version))
-			}
-			return t.flush()
-		},
-	}
-	cmd.Flags().StringVarP(&group, "group", "g", "", "producer group (required)")
-	return cmd
-}
-
-func newStatsCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "stats",
-		Short:   "Statistics over the whole cluster",
-		Example: `  runnelctl stats all`,
-	}
-	var all bool
-	statsAll := &cobra.Command{
-		Use:   "all",
-		Short: "Messages and lag of every topic and its consumer groups",
-		Long: `For every topic (system topics with --all): the messages it holds (max - min
-offset over its queues) and, per consumer group of it, the group's lag (mqadmin
-statsAll, without its TPS figures, which Runnel's brokers do not keep yet).`,
-		Example: `  runnelctl stats all
-  runnelctl stats all -o json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.statsAll(cmd.Context(), all)
-		},
-	}
-	statsAll.Flags().BoolVarP(&all, "all", "a", false, "include system, retry and dead-letter topics")
-	cmd.AddCommand(statsAll)
-	return cmd
-}
-
-// statsRow is one topic and group in `stats all`; Group is "" for a topic
-// nobody consumes.
-type statsRow struct {
-	Topic    string `json:"topic"`
-	Messages int64  `json:"messages"`
-	Group    string `json:"group,omitempty"`
-	Lag      int64  `json:"lag"`
-}
-
-func (a *app) statsAll(ctx context.Context, all bool) error {
-	adm, err := a.admin()
-	if err != nil {
-		return err
-	}
-	topics, err := adm.TopicList(ctx)
-	if err != nil {
-		return err
-	}
-	if !all {
-		topics = slices.DeleteFunc(topics, systemTopic)
-	}
-	rows := []statsRow{}
-	for _, topic := range topics {
-		stats, err := adm.TopicStats(ctx, topic)
-		if err != nil {
-			continue // a topic named after a cluster or broker has no stats
-		}
-		var msgs int64
-		for _, s := range stats {
-			msgs += s.MaxOffset - s.MinOffset
-		}
-		groups, err := adm.TopicConsumers(ctx, topic)
-		if err != nil {
-			return err
-		}
-		if len(groups) == 0 {
-			rows = append(rows, statsRow{Topic: topic, Messages: msgs})
-		}
-		for _, g := range groups {
-			progress, err := adm.ConsumerProgress(ctx, g, topic)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, statsRow{Topic: topic, Messages: msgs, Group: g, Lag: admin.TotalLag(progress)})
-		}
-	}
-	if a.output == "json" {
-		return writeJSON(a.stdout, rows)
-	}
-	t := newTable(a.stdout, "TOPIC", "MESSAGES", "GROUP", "LAG")
-	for _, r := range rows {
-		lag := "-"
-		if r.Group != "" {
-			lag = fmt.Sprint(r.Lag)
-		}
-		t.row(r.Topic, r.Messages, dash(r.Group), lag)
-	}
-	return t.flush()
-}
-
-func newMessagePrintCmd(a *app) *cobra.Command {
-	var (
-		topic, broker, tag string
-		queueID            int
-		offset             int64
-		count              int
-	)
-	cmd := &cobra.Command{
-		Use:   "print --topic TOPIC [--broker B --queue Q] [--offset N] [--count N]",
-		Short: "Print a queue's messages from an offset",
-		Long: `Pull messages from a topic's queues, from --offset (default: each queue's oldest),
-up to --count per queue, and print them; no consumer group's offsets move
-(mqadmin printMsg / queryMsgByOffset). --queue and --broker pick one queue.`,
-		Example: `  runnelctl message print --topic orders --count 5
-  runnelctl message print --topic orders --broker broker-a --queue 0 --offset 42 --count 1`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if topic == "" {
-				return fmt.Errorf("message print needs --topic")
-			}
-			if count < 1 || count > 1024 {
-				return fmt.Errorf("--count %d: want 1..1024", count)
-			}
-			fl := cmd.Flags()
-			return a.printQueues(cmd.Context(), topic, broker, tag, queueID, fl.Changed("queue"), offset, fl.Changed("offset"), count)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVarP(&topic, "topic", "t", "", "topic (required)")
-	f.StringVarP(&broker, "broker", "b", "", "only this broker group's queues")
-	f.IntVarP(&queueID, "queue", "i", 0, "only this queue id")
-	f.Int64Var(&offset, "offset", 0, "first queue offset (default: each queue's oldest)")
-	f.IntVar(&count, "count", 16, "most messages per queue")
-	f.StringVar(&tag, "tag", "*", "tag expression")
-	return cmd
-}
-
-func (a *app) printQueues(ctx context.Context, topic, broker, tag string, queueID int, oneQueue bool, from int64, fromSet bool, count int) error {
-	cfg := client.DefaultPullConsumerConfig()
-	cfg.Client.NameServerAddrs = []string{a.namesrv}
-	cfg.Client.Credentials = a.creds
-	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-print-%d", os.Getpid())
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if a.timeout > 0 {
-		cfg.Client.CallTimeout = a.timeout
-	}
-	pc, err := client.NewPullConsumer(cfg)
-	if err != nil {
-		return err
-	}
-	if err := pc.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { _ = pc.Shutdown(context.Background()) }()
-	mqs, err := pc.MessageQueues(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("topic %s: %w", topic, err)
-	}
-	mqs = slices.DeleteFunc(mqs, func(mq queue.MessageQueue) bool {
-		return (broker != "" && mq.BrokerName != broker) || (oneQueue && int(mq.QueueID) != queueID)
-	})
-	if len(mqs) == 0 {
-		return fmt.Errorf("topic %s has no readable queue matching --broker/--queue", topic)
-	}
-	var views []messageView
-	for _, mq := range mqs {
-		off := from
-		if !fromSet {
-			if off, err = pc.MinOffset(ctx, mq); err != nil {
-				return err
-			}
-		}
-		res, err := pc.Pull(ctx, mq, off, count, client.PullOptions{Expression: tag})
-		if err != nil {
-			return fmt.Errorf("pull %s at %d: %w", mq, off, err)
-		}
-		for _, m := range res.Messages {
-			if a.output == "json" {
-				views = append(views, viewOf(&m.MessageExt))
-				continue
-			}
-			a.printMessage(&m.MessageExt)
-			fmt.Fprintln(a.stdout)
-		}
-	}
-	if a.output == "json" {
-		if views == nil {
-			views = []messageView{}
-		}
-		return writeJSON(a.stdout, views)
-	}
+	*c = append(*c, "--"+name+"="+strconv.FormatBool(b))
 	return nil
 }
 
-func newMessageConsumeDirectlyCmd(a *app) *cobra.Command {
-	var group, clientID string
-	cmd := &cobra.Command{
-		Use:   "consume-directly OFFSET_MSG_ID --group GROUP --client CLIENT_ID",
-		Short: "Have one online consumer run its listener on one message",
-		Long: `Ask one online client of a group to run its listener on a stored message, named
-by its offsetMsgId, outside its normal flow: no offsets move (mqadmin
-directConsumeMessage; rocketmq-dashboard's "resend to consumer"). Client ids
-come from runnelctl group consumers.`,
-		Example: `  runnelctl message consume-directly 7F00000100002A9F0000000000000C4E --group billing --client 10.0.0.7@1234`,
-		Args:    exactArgs(1, "the offsetMsgId"),
+// wholeOpt adds --name=N when long was given, checked.
+func (c *cmdLine) wholeOpt(v mqValues, long, name string) error {
+	if !v.has(long) {
+		return nil
+	}
+	n, err := v.whole(long)
+	if err != nil {
+		return err
+	}
+	*c = append(*c, "--"+name+"="+strconv.FormatInt(n, 10))
+	return nil
+}
+
+// one is a single command line.
+func one(c cmdLine) [][]string { return [][]string{c} }
+
+// addMqadminCommands adds every mqadmin command to root, hidden.
+func addMqadminCommands(root *cobra.Command, a *app) {
+	for _, spec := range mqadminCommands {
+		root.AddCommand(a.mqadminCommand(spec))
+	}
+}
+
+func (a *app) mqadminCommand(spec *mqCmd) *cobra.Command {
+	c := &cobra.Command{
+		Use:                spec.name + " [options]",
+		Short:              spec.desc + " (mqadmin; runnelctl " + strings.Join(spec.path, " ") + ")",
+		Example:            "  runnelctl " + spec.example,
+		Hidden:             true,
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case group == "":
-				return fmt.Errorf("consume-directly needs --group")
-			case clientID == "":
-				return fmt.Errorf("consume-directly needs --client (see runnelctl group consumers --group %s)", group)
-			}
-			adm, err := a.admin()
-			if err != nil {
-				return err
-			}
-			res, err := adm.ConsumeMessageDirectly(cmd.Context(), group, clientID, args[0])
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return writeJSON(a.stdout, res)
-			}
-			t := newTable(a.stdout, "RESULT", "ORDER", "AUTO COMMIT", "SPENT MS", "REMARK")
-			t.row(res.Result, res.Order, res.AutoCommit, res.SpentTime, dash(res.Remark))
-			return t.flush()
+			return a.runMqadmin(cmd, spec, args)
 		},
 	}
-	cmd.Flags().StringVarP(&group, "group", "g", "", "consumer group (required)")
-	cmd.Flags().StringVar(&clientID, "client", "", "client id (required)")
-	return cmd
+	c.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
+		fs, _ := a.mqadminFlags(cmd, spec)
+		_ = mqadminHelp(cmd.OutOrStdout(), spec, fs)
+	})
+	return c
+}
+
+// mqadminFlags is the flag set of spec's options, then -n/--namesrvAddr
+// and runnelctl's global flags under the names and letters mqadmin's
+// leave free; set holds the values given.
+func (a *app) mqadminFlags(cmd *cobra.Command, spec *mqCmd) (*pflag.FlagSet, map[string]*string) {
+	fs := pflag.NewFlagSet(spec.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	vals := map[string]*string{}
+	for _, o := range spec.opts {
+		if o.arg {
+			vals[o.long] = fs.StringP(o.long, o.short, "", o.desc)
+			continue
+		}
+		vals[o.long] = new(string)
+		fs.VarPF(switchValue{vals[o.long]}, o.long, o.short, o.desc).NoOptDefVal = "true"
+	}
+	fs.BoolP("help", "h", false, "this help")
+	fs.StringVarP(&a.namesrv, "namesrvAddr", "n", a.namesrv, "name server address(es), host:port;host:port (env NAMESRV_ADDR)")
+	cmd.Root().PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if fs.Lookup(f.Name) != nil || f.Hidden {
+			return
+		}
+		g := *f
+		if g.Shorthand != "" && fs.ShorthandLookup(g.Shorthand) != nil {
+			g.Shorthand = ""
+		}
+		fs.AddFlag(&g)
+	})
+	return fs, vals
+}
+
+// switchValue is a switch: an option without a value (Java's hasArg
+// false), "true" once given.
+type switchValue struct{ set *string }
+
+func (s switchValue) String() string { return *s.set }
+func (s switchValue) Type() string   { return "bool" }
+func (s switchValue) Set(v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	*s.set = strconv.FormatBool(b)
+	return nil
+}
+
+// mqRun is what an mqadmin command line asks for.
+type mqRun struct {
+	help  bool
+	lines [][]string    // runnelctl command lines, run in turn
+	every time.Duration // repeat them this often until interrupted; 0: once
+}
+
+// runMqadmin parses args as mqadmin does for spec and runs the runnelctl
+// command lines they become.
+func (a *app) runMqadmin(cmd *cobra.Command, spec *mqCmd, args []string) error {
+	fs, run, err := a.mqadminParse(cmd, spec, args)
+	if err != nil {
+		return err
+	}
+	if run.help {
+		return mqadminHelp(a.stdout, spec, fs)
+	}
+	ctx := cmd.Context()
+	for {
+		for _, line := range run.lines {
+			if err := a.runLine(ctx, line); err != nil {
+				return err
+			}
+		}
+		if run.every == 0 {
+			return nil
+		}
+		if err := sleepCtx(ctx, run.every); err != nil {
+			return nil // interrupted: the end of a repeated command
+		}
+	}
+}
+
+// mqadminParse reads args as mqadmin does for spec (global flags into a)
+// and returns what they ask for.
+func (a *app) mqadminParse(cmd *cobra.Command, spec *mqCmd, args []string) (*pflag.FlagSet, mqRun, error) {
+	var run mqRun
+	fs, vals := a.mqadminFlags(cmd, spec)
+	if err := fs.Parse(args); err != nil {
+		return fs, run, fmt.Errorf("%s: %w (its options: %s; see runnelctl %s --help)", spec.name, cliflag.FlagError(cmd, err), optionList(spec), spec.name)
+	}
+	if run.help, _ = fs.GetBool("help"); run.help {
+		return fs, run, nil
+	}
+	if len(fs.Args()) > 0 {
+		return fs, run, fmt.Errorf("%s takes options only, got %q (its options: %s)", spec.name, fs.Args(), optionList(spec))
+	}
+	if err := a.checkGlobals(); err != nil {
+		return fs, run, err
+	}
+	v := mqValues{cmd: spec, set: map[string]string{}}
+	for _, o := range spec.opts {
+		if f := fs.Lookup(o.long); f.Changed {
+			v.set[o.long] = *vals[o.long]
+		}
+	}
+	for _, o := range spec.opts {
+		if o.required && !v.has(o.long) {
+			return fs, run, fmt.Errorf("%s needs %s (%s)", spec.name, v.flag(o.long), o.desc)
+		}
+	}
+	for _, group := range spec.oneOf {
+		if !slices.ContainsFunc(group, v.has) {
+			names := make([]string, len(group))
+			for i, g := range group {
+				names[i] = v.flag(g)
+			}
+			return fs, run, fmt.Errorf("%s needs one of %s", spec.name, strings.Join(names, " or "))
+		}
+	}
+	if spec.output != nil && !fs.Lookup("output").Changed {
+		if out := spec.output(v); out != "" {
+			a.output = out
+		}
+	}
+	var err error
+	if run.lines, err = spec.to(v); err != nil {
+		return fs, run, fmt.Errorf("%s: %w", spec.name, err)
+	}
+	if spec.every != "" && v.has(spec.every) {
+		n, err := v.whole(spec.every)
+		if err != nil || n < 1 {
+			return fs, run, fmt.Errorf("%s %q: want a whole number of seconds, 1 or more", v.flag(spec.every), v.set[spec.every])
+		}
+		run.every = time.Duration(n) * time.Second
+	}
+	return fs, run, nil
+}
+
+// runLine runs one runnelctl command line under this invocation's global
+// settings (already in a).
+func (a *app) runLine(ctx context.Context, line []string) error {
+	root := &cobra.Command{Use: "runnelctl", SilenceErrors: true, SilenceUsage: true}
+	root.AddCommand(nounCommands(a)...)
+	root.SetArgs(line)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(cliflag.FlagError)
+	return root.ExecuteContext(ctx)
+}
+
+// optionList is spec's options in short, for an error.
+func optionList(spec *mqCmd) string {
+	var out []string
+	for _, o := range spec.opts {
+		if o.short != "" {
+			out = append(out, "-"+o.short)
+		} else {
+			out = append(out, "--"+o.long)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// mqadminHelp writes spec's help: what it does, its options as mqadmin
+// names them, the global ones and an example.
+func mqadminHelp(w io.Writer, spec *mqCmd, fs *pflag.FlagSet) error {
+	fmt.Fprintf(w, "%s (mqadmin %s), run as runnelctl %s: see runnelctl %s --help.\n\n",
+		spec.desc, spec.name, strings.Join(spec.path, " "), strings.Join(spec.path, " "))
+	fmt.Fprintf(w, "Usage:\n  runnelctl %s [options]\n\nOptions (mqadmin's; every option with a value takes one, true or false included):\n", spec.name)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, o := range spec.opts {
+		name := "    --" + o.long
+		if o.short != "" {
+			name = "-" + o.short + ", --" + o.long
+		}
+		if o.arg {
+			name += " VALUE"
+		}
+		desc := o.desc
+		if o.required {
+			desc += " (required)"
+		}
+		if o.note != "" {
+			desc += " [" + o.note + "]"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", name, desc)
+	}
+	for _, group := range spec.oneOf {
+		fmt.Fprintf(tw, "  (one of --%s is required)\t\n", strings.Join(group, ", --"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	own := map[string]bool{"help": true}
+	for _, o := range spec.opts {
+		own[o.long] = true
+	}
+	globals := pflag.NewFlagSet("globals", pflag.ContinueOnError)
+	for _, name := range slices.Sorted(maps.Keys(flagNames(fs))) {
+		if !own[name] {
+			globals.AddFlag(fs.Lookup(name))
+		}
+	}
+	fmt.Fprintf(w, "\nGlobal options:\n%s\nExamples:\n  runnelctl %s\n", globals.FlagUsages(), spec.example)
+	return nil
+}
+
+func flagNames(fs *pflag.FlagSet) map[string]bool {
+	out := map[string]bool{}
+	fs.VisitAll(func(f *pflag.Flag) { out[f.Name] = true })
+	return out
+}
+
+// unsupported refuses an option runnelctl cannot honour, saying why.
+func unsupported(v mqValues, long, why string) error {
+	return fmt.Errorf("%s: %s", v.flag(long), why)
+}
+
+// refuseTrue refuses a boolean option set to true that runnelctl cannot
+// honour; false (what mqadmin does without it) passes.
+func refuseTrue(v mqValues, long, why string) error {
+	if !v.has(long) {
+		return nil
+	}
+	b, err := v.boolean(long)
+	if err != nil {
+		return err
+	}
+	if b {
+		return unsupported(v, long, why)
+	}
+	return nil
 }

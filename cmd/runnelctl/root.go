@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/internal/cliflag"
 	"github.com/runnelmq/runnel/internal/version"
@@ -57,6 +60,22 @@ func (a *app) admin() (*admin.Admin, error) {
 	return adm, nil
 }
 
+// clientConfig is the config of this invocation's producers and pull
+// consumers: the global flags' name server, credentials, TLS and timeout;
+// the instance is named runnelctl-<role>-<pid>.
+func (a *app) clientConfig(role string) client.ClientConfig {
+	cfg := client.DefaultClientConfig()
+	cfg.NameServerAddrs = []string{a.namesrv}
+	cfg.Credentials = a.creds
+	cfg.InstanceName = fmt.Sprintf("runnelctl-%s-%d", role, os.Getpid())
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if a.timeout > 0 {
+		cfg.CallTimeout = a.timeout
+	}
+	a.tls.client(&cfg)
+	return cfg
+}
+
 func (a *app) close() {
 	if a.adm != nil {
 		_ = a.adm.Close()
@@ -75,7 +94,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			code = 1
 		}
 	}()
-	root := newRootCmd(a, getenv)
+	root := newRootCmd(a, getenv, args...)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -99,15 +118,52 @@ func oneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }
 
-// mqadminNames lists the mqadmin command names runnelctl also answers to,
-// for the root help.
-const mqadminNames = `clusterList, brokerStatus, getBrokerConfig, topicList, topicRoute, topicStatus,
-updateTopic, updateTopicPerm, deleteTopic, statsAll, consumerProgress,
-consumerConnection, consumerStatus, producerConnection, resetOffsetByTime,
-queryMsgById, queryMsgByKey, queryMsgByOffset, printMsg, consumeMessage,
-directConsumeMessage, sendMessage`
+// mqadminNames lists the mqadmin command names runnelctl answers to, for
+// the root help.
+func mqadminNames() string {
+	var b strings.Builder
+	line := 0
+	for i, c := range mqadminCommands {
+		if i > 0 {
+			b.WriteString(",")
+			line++
+			if line+len(c.name) > 78 {
+				b.WriteString("\n")
+				line = 0
+			} else {
+				b.WriteString(" ")
+				line++
+			}
+		}
+		b.WriteString(c.name)
+		line += len(c.name)
+	}
+	return b.String()
+}
 
-func newRootCmd(a *app, getenv func(string) string) *cobra.Command {
+// nounCommands are runnelctl's own commands (not completion, help or the
+// mqadmin names).
+func nounCommands(a *app) []*cobra.Command {
+	return []*cobra.Command{newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a),
+		newDlqCmd(a), newBenchCmd(a), newStatsCmd(a), newUserCmd(a), newACLCmd(a)}
+}
+
+// checkGlobals checks the global flags once they are parsed.
+func (a *app) checkGlobals() error {
+	switch a.output {
+	case "table", "json":
+	case "text": // the consumer's word for it
+		a.output = "table"
+	default:
+		return fmt.Errorf("--output %q: want table or json", a.output)
+	}
+	if strings.TrimSpace(a.namesrv) == "" {
+		return errors.New("--namesrv is empty (set it or NAMESRV_ADDR)")
+	}
+	return cliflag.CheckCredentials(a.creds)
+}
+
+func newRootCmd(a *app, getenv func(string) string, args ...string) *cobra.Command {
 	defNamesrv := getenv("NAMESRV_ADDR")
 	if defNamesrv == "" {
 		defNamesrv = admin.DefaultNamesrvAddr
@@ -126,33 +182,23 @@ Output: aligned tables, or with -o json one JSON document (an array for lists);
 send -o json writes one JSON object per line as messages go, as consumer -o json
 does. Times are RFC 3339. Errors are one line starting "runnelctl: ", exit 1.
 
-mqadmin's command names work too, with the same short flags where they mean
-the same (-n name server, -t topic, -g group, -c cluster, -b broker):
-` + mqadminNames + `.`,
+mqadmin's command names work too, each with mqadmin's own options (long
+names and letters; "runnelctl NAME --help" lists them, and which runnelctl
+command it runs). On those commands mqadmin's letters win: -o is, say,
+updateSubGroup's consumeMessageOrderly, and --output the output format:
+` + mqadminNames() + `.`,
 		Example: `  export NAMESRV_ADDR=127.0.0.1:9876
   runnelctl broker list
   runnelctl topic create orders --queues 8
   echo hello | runnelctl send --topic orders --keys order-1
   runnelctl group progress --group billing
   runnelctl message query --topic orders --key order-1 -o json`,
-		Version:       version.String(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.ArbitraryArgs,
-		RunE:          helpOrUnknown,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			switch a.output {
-			case "table", "json":
-			case "text": // the consumer's word for it
-				a.output = "table"
-			default:
-				return fmt.Errorf("--output %q: want table or json", a.output)
-			}
-			if strings.TrimSpace(a.namesrv) == "" {
-				return errors.New("--namesrv is empty (set it or NAMESRV_ADDR)")
-			}
-			return cliflag.CheckCredentials(a.creds)
-		},
+		Version:           version.String(),
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		Args:              cobra.ArbitraryArgs,
+		RunE:              helpOrUnknown,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.checkGlobals() },
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.namesrv, "namesrv", "n", defNamesrv, "name server address(es), host:port;host:port (env NAMESRV_ADDR)")
@@ -169,12 +215,19 @@ the same (-n name server, -t topic, -g group, -c cluster, -b broker):
 	// Pad command names to the longest one shown: cobra pads to the
 	// longest of all, and the hidden mqadmin aliases are long.
 	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "{{rpad .Name .NamePadding }}", "{{rpad .Name (visiblePadding .)}}"))
-	root.SetFlagErrorFunc(cliflag.FlagError)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c == root {
+			// A flag the root does not know, before any command: the
+			// command word, if any, is what is wrong.
+			if word := commandWord(root, args); word != "" {
+				return helpOrUnknown(root, []string{word})
+			}
+		}
+		return cliflag.FlagError(c, err)
+	})
 
-	root.AddCommand(newClusterCmd(a), newBrokerCmd(a), newTopicCmd(a), newSendCmd(a), newGroupCmd(a), newMessageCmd(a), newDlqCmd(a), newBenchCmd(a))
-	root.AddCommand(newStatsCmd(a))
-	root.AddCommand(newUserCmd(a), newACLCmd(a)) // user.go, aclcmd.go
-	addMqadminAliases(root, a)
+	root.AddCommand(nounCommands(a)...)
+	addMqadminCommands(root, a)
 	a.completeNames(root)
 	guardGroups(root)
 	return root
@@ -216,7 +269,14 @@ func helpOrUnknown(cmd *cobra.Command, args []string) error {
 		return cmd.Help()
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+	s := cmd.SuggestionsFor(args[0])
+	for _, c := range cmd.Commands() {
+		// The mqadmin names are hidden, so cobra does not suggest them.
+		if c.Hidden && strings.EqualFold(c.Name(), args[0]) {
+			s = append(s, c.Name())
+		}
+	}
+	if len(s) > 0 {
 		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
 	}
 	return errors.New(msg + "; see " + cmd.CommandPath() + " --help")
@@ -238,4 +298,69 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// maxArgs allows up to n arguments, naming what they are.
+func maxArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return fmt.Errorf("%s takes at most %s, got %q", cmd.CommandPath(), what, args)
+		}
+		return nil
+	}
+}
+
+// groupArg is a consumer group given as the command's argument or with
+// --group, as topic commands take their topic.
+type groupArg struct{ name string }
+
+// register adds --group to cmd and lets it take the group as its one
+// argument.
+func (g *groupArg) register(a *app, cmd *cobra.Command) {
+	cmd.Args = maxArgs(1, "the group")
+	cmd.Flags().StringVarP(&g.name, "group", "g", "", "the consumer group (or the argument)")
+	_ = cmd.RegisterFlagCompletionFunc("group", a.completeGroups)
+}
+
+// get returns the group: either, or both if they agree; "" when neither
+// and it is not required.
+func (g *groupArg) get(cmd *cobra.Command, args []string, required bool) (string, error) {
+	if len(args) == 0 {
+		if required && g.name == "" {
+			return "", fmt.Errorf("%s needs the group (the argument or --group)", cmd.CommandPath())
+		}
+		return g.name, nil
+	}
+	if cmd.Flags().Changed("group") && g.name != args[0] {
+		return "", fmt.Errorf("%s: the argument %q and --group %q differ; give one", cmd.CommandPath(), args[0], g.name)
+	}
+	return args[0], nil
+}
+
+// commandWord is the first word of args that is neither a flag nor a
+// root flag's value: the command the user meant ("" if none).
+func commandWord(root *cobra.Command, args []string) string {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			return arg
+		}
+		name := strings.TrimLeft(arg, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		var f *pflag.Flag
+		if strings.HasPrefix(arg, "--") {
+			f = root.PersistentFlags().Lookup(name)
+		} else if len(name) == 1 {
+			f = root.PersistentFlags().ShorthandLookup(name)
+		}
+		if f != nil && f.NoOptDefVal == "" {
+			i++ // its value
+		}
+	}
+	return ""
 }

@@ -5,15 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -29,6 +29,10 @@ type sendFlags struct {
 	props             map[string]string
 	quiet             bool
 	batch             int
+	// broker and queue pin every message to one queue (mqadmin
+	// sendMessage -b -i); queue < 0: any.
+	broker string
+	queue  int
 }
 
 // sentRow is one sent message in the output.
@@ -87,6 +91,11 @@ the consumer's --from takes.`,
 			if f.batch < 1 || f.batch > 1024 {
 				return fmt.Errorf("--batch %d: want 1..1024", f.batch)
 			}
+			if !cmd.Flags().Changed("queue") {
+				f.queue = -1
+			} else if f.broker == "" || f.queue < 0 {
+				return fmt.Errorf("--queue needs --broker, and a queue id of 0 or more")
+			}
 			if f.batch > 1 && (f.delay > 0 || f.delayFor > 0 || !f.deliverTime.IsZero()) {
 				return fmt.Errorf("--batch and --delay exclude each other (RocketMQ batches cannot be delayed)")
 			}
@@ -103,6 +112,8 @@ the consumer's --from takes.`,
 	fl.StringVar(&f.deliverAt, "deliver-at", "", "deliver at TIME (RFC 3339, ms since the epoch, 2006-01-02 15:04:05): a timer message")
 	fl.StringVarP(&f.group, "group", "g", "runnelctl", "producer group")
 	fl.StringToStringVar(&f.props, "property", nil, "user property key=value (repeatable)")
+	fl.StringVarP(&f.broker, "broker", "b", "", "send only to this broker group's queues")
+	fl.IntVarP(&f.queue, "queue", "i", 0, "with --broker: send only to this queue id")
 	return cmd
 }
 
@@ -115,15 +126,13 @@ var progressEvery = time.Second
 func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 	cfg := client.DefaultProducerConfig()
 	cfg.Group = f.group
-	cfg.Client.NameServerAddrs = []string{a.namesrv}
-	cfg.Client.Credentials = a.creds
-	cfg.Client.InstanceName = fmt.Sprintf("runnelctl-%d", os.Getpid())
-	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Client = a.clientConfig("send")
 	if a.timeout > 0 {
-		cfg.Client.CallTimeout = a.timeout
 		cfg.SendTimeout = a.timeout
 	}
-	a.tls.client(&cfg.Client)
+	if f.broker != "" {
+		cfg.Selector = pinnedQueue{broker: f.broker, queue: f.queue, n: new(atomic.Uint64)}
+	}
 	p, err := client.NewProducer(cfg)
 	if err != nil {
 		return err
@@ -325,4 +334,26 @@ func (f *sendFlags) parseDelay(now time.Time) error {
 		f.deliverTime = t
 	}
 	return nil
+}
+
+// pinnedQueue selects the queues of one broker group, or one queue of it
+// (send --broker, --queue). With none of them writable it returns the
+// zero queue, which the broker refuses with a clear error.
+type pinnedQueue struct {
+	broker string
+	queue  int // -1: any of the broker's
+	n      *atomic.Uint64
+}
+
+func (p pinnedQueue) Select(_ *client.Message, mqs []queue.MessageQueue, _ string) queue.MessageQueue {
+	var mine []queue.MessageQueue
+	for _, mq := range mqs {
+		if mq.BrokerName == p.broker && (p.queue < 0 || int(mq.QueueID) == p.queue) {
+			mine = append(mine, mq)
+		}
+	}
+	if len(mine) == 0 {
+		return queue.MessageQueue{Topic: mqs[0].Topic, BrokerName: p.broker, QueueID: int32(max(p.queue, 0))}
+	}
+	return mine[int(p.n.Add(1)%uint64(len(mine)))]
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/spf13/pflag"
 )
 
 // timeLayouts are the accepted spellings of a point in time, besides
@@ -69,4 +70,29 @@ func parseResetTarget(s string, now time.Time) (admin.ResetTarget, error) {
 		return admin.ResetTarget{}, fmt.Errorf("--to: %w", err)
 	}
 	return admin.ResetTarget{Position: admin.ResetToTime, Time: t}, nil
+}
+
+// timeRange is --begin and --end: store-time bounds in parseTime's forms,
+// none when empty.
+type timeRange struct{ begin, end string }
+
+func (r *timeRange) register(fs *pflag.FlagSet, begin, end string) {
+	fs.StringVar(&r.begin, "begin", "", begin)
+	fs.StringVar(&r.end, "end", "", end)
+}
+
+// parse returns the bounds; a zero time is no bound.
+func (r timeRange) parse(now time.Time) (begin, end time.Time, err error) {
+	for _, t := range []struct {
+		name, arg string
+		to        *time.Time
+	}{{"--begin", r.begin, &begin}, {"--end", r.end, &end}} {
+		if t.arg == "" {
+			continue
+		}
+		if *t.to, err = parseTime(t.arg, now); err != nil {
+			return begin, end, fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	return begin, end, nil
 }

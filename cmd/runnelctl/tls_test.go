@@ -1,12 +1,11 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting"
 )
 
@@ -24,9 +23,8 @@ func TestTLSFlags(t *testing.T) {
 		t.Fatalf("send over verified TLS: %+v", r)
 	}
 	assertFailed(t, runCLI(t, env, "", "broker", "list"), "--tls")
-	otherCA := filepath.Join(t.TempDir(), "other.pem")
 	_, otherPEM, _ := remoting.SelfSignedCertificate()
-	os.WriteFile(otherCA, otherPEM, 0o600)
+	otherCA := clitest.WriteFile(t, "other.pem", string(otherPEM))
 	assertFailed(t, runCLI(t, env, "", "--tls", "--tls-ca", otherCA, "broker", "list"), "certificate signed by unknown authority")
 	assertFailed(t, runCLI(t, env, "", "--tls-ca", caFile, "broker", "list"), "TLSCAFile is set but TLS is not")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,7 +25,7 @@ func newTopicCmd(a *app) *cobra.Command {
   runnelctl topic delete orders`,
 	}
 	cmd.AddCommand(newTopicCreateCmd(a), newTopicListCmd(a), newTopicRouteCmd(a), newTopicDeleteCmd(a), newTopicStatsCmd(a),
-		newTopicPermCmd(a), newTopicConsumersCmd(a))
+		newTopicPermCmd(a), newTopicConsumersCmd(a), newTopicClustersCmd(a))
 	return cmd
 }
 
@@ -34,6 +35,7 @@ func newTopicCreateCmd(a *app) *cobra.Command {
 		queues int
 		perm   string
 		order  bool
+		attrs  string
 	)
 	cmd := &cobra.Command{
 		Use:   "create TOPIC",
@@ -46,11 +48,18 @@ A new topic gets 8 read and 8 write queues and perm RW unless flags say
 otherwise. On a broker that already has the topic only what the flags give
 changes: its queue counts, perm and order flag are kept, and the result says
 "updated" instead of "created". (mqadmin updateTopic resets unset counts to 8,
-which hides the queues above 8 of a larger topic.)`,
+which hides the queues above 8 of a larger topic.)
+
+--attributes sends RocketMQ 5 topic attribute changes as mqadmin updateTopic -a
+does: +key=value sets one, -key removes one; the keys are RocketMQ's
+(message.type: UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION or MIXED;
+queue.type; cleanup.policy; reserve.time) and are checked here. Runnel's brokers
+accept them and do not act on them yet.`,
 		Example: `  runnelctl topic create orders
   runnelctl topic create orders --queues 16 --cluster DefaultCluster
   runnelctl topic create audit --broker broker-a --read-queues 4 --write-queues 4 --perm R
-  runnelctl topic create payments --order`,
+  runnelctl topic create payments --order
+  runnelctl topic create shipments --attributes +message.type=FIFO`,
 		Args: exactArgs(1, "the topic name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec.Topic = args[0]
@@ -79,6 +88,12 @@ which hides the queues above 8 of a larger topic.)`,
 			if fl.Changed("order") {
 				spec.Order = &order
 			}
+			if fl.Changed("attributes") {
+				var err error
+				if spec.Attributes, err = admin.ParseAttributes(attrs); err != nil {
+					return err
+				}
+			}
 			adm, err := a.admin()
 			if err != nil {
 				return err
@@ -98,6 +113,7 @@ which hides the queues above 8 of a larger topic.)`,
 	f.IntVarP(&spec.WriteQueueNums, "write-queues", "w", 0, "write queue count (new topic: 8; existing: kept)")
 	f.StringVarP(&perm, "perm", "p", "RW", "permission: RW, R, W, or RocketMQ's number (6 = RW, 4 = R, 2 = W); existing: kept")
 	f.BoolVar(&order, "order", false, "mark the topic as ordered (existing: kept)")
+	f.StringVar(&attrs, "attributes", "", "RocketMQ 5 attribute changes: +key=value,-key (e.g. +message.type=FIFO)")
 	return cmd
 }
 
@@ -171,8 +187,27 @@ func systemTopic(t string) bool {
 		strings.HasPrefix(t, "rmq_sys_") || strings.HasPrefix(t, "RMQ_SYS_")
 }
 
+// visibleTopics is topics without the system ones: systemTopic's, and
+// the topics brokers register named after their cluster and broker group,
+// and <cluster>_REPLY_TOPIC.
+func (a *app) visibleTopics(ctx context.Context, topics []string) ([]string, error) {
+	adm, err := a.admin()
+	if err != nil {
+		return nil, err
+	}
+	brokers, err := adm.Brokers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, b := range brokers {
+		names[b.Cluster], names[b.Name], names[b.Cluster+"_REPLY_TOPIC"] = true, true, true
+	}
+	return slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return systemTopic(t) || names[t] }), nil
+}
+
 func newTopicListCmd(a *app) *cobra.Command {
-	var all bool
+	var all, clusters bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List topics",
@@ -180,8 +215,10 @@ func newTopicListCmd(a *app) *cobra.Command {
 (TBW102, SCHEDULE_TOPIC_XXXX, rmq_sys_*, the topics named after clusters and
 brokers, <cluster>_REPLY_TOPIC) and the %RETRY% and %DLQ% topics of consumer
 groups are hidden unless --all is given. With none to show, a note on stderr
-says so and stdout stays empty.`,
+says so and stdout stays empty. --clusters lists each topic with its cluster
+and its consumer groups (mqadmin topicList -c).`,
 		Example: `  runnelctl topic list
+  runnelctl topic list --clusters
   runnelctl topic list --all -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -195,46 +232,112 @@ says so and stdout stays empty.`,
 			}
 			listed := len(topics)
 			if !all {
-				brokers, err := adm.Brokers(cmd.Context())
-				if err != nil {
+				if topics, err = a.visibleTopics(cmd.Context(), topics); err != nil {
 					return err
 				}
-				// Brokers also register topics named after their cluster
-				// and broker group, and <cluster>_REPLY_TOPIC.
-				names := map[string]bool{}
-				for _, b := range brokers {
-					names[b.Cluster], names[b.Name], names[b.Cluster+"_REPLY_TOPIC"] = true, true, true
-				}
-				topics = slices.DeleteFunc(topics, func(t string) bool { return systemTopic(t) || names[t] })
 			}
-			if a.output == "json" {
-				if topics == nil {
-					topics = []string{}
-				}
-				return writeJSON(a.stdout, topics)
+			if clusters {
+				return a.printTopicClusters(cmd.Context(), topics)
 			}
-			if len(topics) == 0 {
+			if len(topics) == 0 && a.output != "json" {
 				fmt.Fprintf(a.stderr, "note: no topics yet (%d system topics hidden; --all lists them). Create one: runnelctl topic create NAME\n", listed)
 				return nil
 			}
-			fmt.Fprintln(a.stdout, "TOPIC")
-			for _, t := range topics {
-				fmt.Fprintln(a.stdout, t)
-			}
-			return nil
+			return printNames(a, "TOPIC", topics)
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include system, retry and dead-letter topics")
+	cmd.Flags().BoolVar(&clusters, "clusters", false, "show each topic's cluster and consumer groups")
 	return cmd
 }
 
-func newTopicRouteCmd(a *app) *cobra.Command {
+// topicCluster is a topic in one cluster, with its consumer groups.
+type topicCluster struct {
+	Cluster string   `json:"cluster"`
+	Topic   string   `json:"topic"`
+	Groups  []string `json:"groups"`
+}
+
+// topicClusters returns the clusters of the brokers that serve topic.
+func (a *app) topicClusters(ctx context.Context, topic string) ([]string, error) {
+	adm, err := a.admin()
+	if err != nil {
+		return nil, err
+	}
+	route, err := adm.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	brokers, err := adm.Brokers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, qd := range route.QueueDatas {
+		for _, b := range brokers {
+			if b.Name == qd.BrokerName && !slices.Contains(out, b.Cluster) {
+				out = append(out, b.Cluster)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// printTopicClusters prints each topic with its clusters and groups.
+func (a *app) printTopicClusters(ctx context.Context, topics []string) error {
+	adm, err := a.admin()
+	if err != nil {
+		return err
+	}
+	rows := []topicCluster{}
+	for _, topic := range topics {
+		clusters, err := a.topicClusters(ctx, topic)
+		if errors.Is(err, admin.ErrNotFound) {
+			continue // listed, but no route (a topic named after a broker)
+		} else if err != nil {
+			return err
+		}
+		groups, err := adm.TopicConsumers(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if groups == nil {
+			groups = []string{}
+		}
+		for _, c := range clusters {
+			rows = append(rows, topicCluster{Cluster: c, Topic: topic, Groups: groups})
+		}
+	}
+	if a.output == "json" {
+		return writeJSON(a.stdout, rows)
+	}
+	t := newTable(a.stdout, "CLUSTER", "TOPIC", "GROUPS")
+	for _, r := range rows {
+		t.row(r.Cluster, r.Topic, dash(strings.Join(r.Groups, ",")))
+	}
+	return t.flush()
+}
+
+func newTopicClustersCmd(a *app) *cobra.Command {
+	return newTopicArgCmd(a, "clusters", "List the clusters a topic is served in",
+		"List the clusters of the broker groups that serve a topic (mqadmin topicClusterList).",
+		`  runnelctl topic clusters orders
+  runnelctl topic clusters orders -o json`,
+		func(ctx context.Context, _ *admin.Admin, topic string) error {
+			clusters, err := a.topicClusters(ctx, topic)
+			if err != nil {
+				return err
+			}
+			return printNames(a, "CLUSTER", clusters)
+		})
+}
+
+// newTopicArgCmd is a topic command of one TOPIC argument; run gets the
+// admin client and the topic.
+func newTopicArgCmd(a *app, use, short, long, example string, run func(ctx context.Context, adm *admin.Admin, topic string) error) *cobra.Command {
 	return &cobra.Command{
-		Use:   "route TOPIC",
-		Short: "Show which brokers serve a topic",
-		Long:  "Show a topic's route: each broker group serving it, its address(es), queue counts and permission.",
-		Example: `  runnelctl topic route orders
-  runnelctl topic route orders -o json`,
+		Use: use + " TOPIC", Short: short, Long: long, Example: example,
 		Args:              exactArgs(1, "the topic name"),
 		ValidArgsFunction: a.completeTopicArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -242,34 +345,56 @@ func newTopicRouteCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			route, err := adm.TopicRoute(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return writeJSON(a.stdout, route)
-			}
-			addrs := map[string]protocol.BrokerData{}
-			for _, bd := range route.BrokerDatas {
-				addrs[bd.BrokerName] = bd
-			}
-			qds := slices.Clone(route.QueueDatas)
-			slices.SortFunc(qds, func(x, y protocol.QueueData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
-			t := newTable(a.stdout, "BROKER", "MASTER", "SLAVES", "READ QUEUES", "WRITE QUEUES", "PERM")
-			for _, q := range qds {
-				bd := addrs[q.BrokerName]
-				var slaves []string
-				for id, addr := range bd.BrokerAddrs {
-					if id != protocol.MasterID {
-						slaves = append(slaves, addr)
-					}
-				}
-				slices.Sort(slaves)
-				t.row(q.BrokerName, dash(bd.MasterAddr()), dash(strings.Join(slaves, ",")), q.ReadQueueNums, q.WriteQueueNums, protocol.PermString(q.Perm))
-			}
-			return t.flush()
+			return run(cmd.Context(), adm, args[0])
 		},
 	}
+}
+
+// printNames prints a list of names under header, or as a JSON array.
+func printNames(a *app, header string, names []string) error {
+	if a.output == "json" {
+		if names == nil {
+			names = []string{}
+		}
+		return writeJSON(a.stdout, names)
+	}
+	fmt.Fprintln(a.stdout, header)
+	for _, n := range names {
+		fmt.Fprintln(a.stdout, n)
+	}
+	return nil
+}
+
+func newTopicRouteCmd(a *app) *cobra.Command {
+	return newTopicArgCmd(a, "route", "Show which brokers serve a topic", "Show a topic's route: each broker group serving it, its address(es), queue counts and permission.", `  runnelctl topic route orders
+  runnelctl topic route orders -o json`, func(ctx context.Context, adm *admin.Admin, topic string) error {
+		route, err := adm.TopicRoute(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if a.output == "json" {
+			return writeJSON(a.stdout, route)
+		}
+		addrs := map[string]protocol.BrokerData{}
+		for _, bd := range route.BrokerDatas {
+			addrs[bd.BrokerName] = bd
+		}
+		qds := slices.Clone(route.QueueDatas)
+		slices.SortFunc(qds, func(x, y protocol.QueueData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
+		t := newTable(a.stdout, "BROKER", "MASTER", "SLAVES", "READ QUEUES", "WRITE QUEUES", "PERM")
+		for _, q := range qds {
+			bd := addrs[q.BrokerName]
+			var slaves []string
+			for id, addr := range bd.BrokerAddrs {
+				if id != protocol.MasterID {
+					slaves = append(slaves, addr)
+				}
+			}
+			slices.Sort(slaves)
+			t.row(q.BrokerName, dash(bd.MasterAddr()), dash(strings.Join(slaves, ",")), q.ReadQueueNums, q.WriteQueueNums, protocol.PermString(q.Perm))
+		}
+		return t.flush()
+	})
 }
 
 func newTopicDeleteCmd(a *app) *cobra.Command {
@@ -314,39 +439,27 @@ script) skips the question.`,
 }
 
 func newTopicStatsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "stats TOPIC",
-		Short: "Show each queue's offsets and last message time",
-		Long:  "Show, for every queue of a topic on every broker, the min and max offset (the message count is their difference) and the store time of the newest message.",
-		Example: `  runnelctl topic stats orders
-  runnelctl topic stats orders -o json`,
-		Args:              exactArgs(1, "the topic name"),
-		ValidArgsFunction: a.completeTopicArg,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, err := a.admin()
-			if err != nil {
-				return err
+	return newTopicArgCmd(a, "stats", "Show each queue's offsets and last message time", "Show, for every queue of a topic on every broker, the min and max offset (the message count is their difference) and the store time of the newest message.", `  runnelctl topic stats orders
+  runnelctl topic stats orders -o json`, func(ctx context.Context, adm *admin.Admin, topic string) error {
+		stats, err := adm.TopicStats(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if a.output == "json" {
+			if stats == nil {
+				stats = []admin.QueueStats{}
 			}
-			stats, err := adm.TopicStats(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				if stats == nil {
-					stats = []admin.QueueStats{}
-				}
-				return writeJSON(a.stdout, stats)
-			}
-			t := newTable(a.stdout, "BROKER", "QUEUE", "MIN OFFSET", "MAX OFFSET", "MESSAGES", "LAST UPDATE")
-			var total int64
-			for _, s := range stats {
-				t.row(s.Broker, s.QueueID, s.MinOffset, s.MaxOffset, s.MaxOffset-s.MinOffset, msTime(s.LastUpdate))
-				total += s.MaxOffset - s.MinOffset
-			}
-			t.row("TOTAL", "", "", "", total, "")
-			return t.flush()
-		},
-	}
+			return writeJSON(a.stdout, stats)
+		}
+		t := newTable(a.stdout, "BROKER", "QUEUE", "MIN OFFSET", "MAX OFFSET", "MESSAGES", "LAST UPDATE")
+		var total int64
+		for _, s := range stats {
+			t.row(s.Broker, s.QueueID, s.MinOffset, s.MaxOffset, s.MaxOffset-s.MinOffset, msTime(s.LastUpdate))
+			total += s.MaxOffset - s.MinOffset
+		}
+		t.row("TOTAL", "", "", "", total, "")
+		return t.flush()
+	})
 }
 
 func newTopicPermCmd(a *app) *cobra.Command {
@@ -392,40 +505,20 @@ consumers; RW restores both.`,
 }
 
 func newTopicConsumersCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "consumers TOPIC",
-		Short: "List the consumer groups of a topic",
-		Long: `List the consumer groups that subscribe to a topic or hold offsets on it, on any
+	return newTopicArgCmd(a, "consumers", "List the consumer groups of a topic",
+		`List the consumer groups that subscribe to a topic or hold offsets on it, on any
 of its brokers (QUERY_TOPIC_CONSUME_BY_WHO, as rocketmq-dashboard's "consumer"
-tab of a topic).`,
-		Example: `  runnelctl topic consumers orders
+tab of a topic).`, `  runnelctl topic consumers orders
   runnelctl topic consumers orders -o json`,
-		Args:              exactArgs(1, "the topic name"),
-		ValidArgsFunction: a.completeTopicArg,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, err := a.admin()
+		func(ctx context.Context, adm *admin.Admin, topic string) error {
+			groups, err := adm.TopicConsumers(ctx, topic)
 			if err != nil {
 				return err
 			}
-			groups, err := adm.TopicConsumers(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				if groups == nil {
-					groups = []string{}
-				}
-				return writeJSON(a.stdout, groups)
-			}
-			if len(groups) == 0 {
-				fmt.Fprintf(a.stderr, "note: no consumer group subscribes to %s or has offsets on it\n", args[0])
+			if len(groups) == 0 && a.output != "json" {
+				fmt.Fprintf(a.stderr, "note: no consumer group subscribes to %s or has offsets on it\n", topic)
 				return nil
 			}
-			fmt.Fprintln(a.stdout, "GROUP")
-			for _, g := range groups {
-				fmt.Fprintln(a.stdout, g)
-			}
-			return nil
-		},
-	}
+			return printNames(a, "GROUP", groups)
+		})
 }

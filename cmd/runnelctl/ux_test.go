@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -60,7 +59,7 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 		t.Fatalf("after an update with only --perm: %+v, want 4/4 RW", q)
 	}
 	// updateTopicPerm (mqadmin name) changes the perm alone.
-	okRun(t, env, "", "updateTopicPerm", "orders", "--perm", "R")
+	okRun(t, env, "", "updateTopicPerm", "-t", "orders", "-p", "R")
 	if q := route(); q.ReadQueueNums != 4 || q.Perm != protocol.PermRead {
 		t.Fatalf("after update-perm R: %+v", q)
 	}
@@ -120,21 +119,25 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 	}
 
 	// printMsg / queryMsgByOffset by pull.
-	r = okRun(t, env, "", "queryMsgByOffset", "-t", "orders", "-b", sent.Broker, "-i", itoa(int(sent.QueueID)), "--offset", itoa(int(sent.QueueOffset)), "--count", "1")
+	r = okRun(t, env, "", "queryMsgByOffset", "-t", "orders", "-b", sent.Broker, "-i", itoa(int(sent.QueueID)), "-o", itoa(int(sent.QueueOffset)))
 	if !strings.Contains(r.stdout, "hello") {
 		t.Fatalf("queryMsgByOffset:\n%s", r.stdout)
 	}
 
 	// brokerStatus, getBrokerConfig, statsAll, topic consumers.
-	if r := okRun(t, env, "", "brokerStatus"); !strings.Contains(r.stdout, "brokerVersion") {
+	if r := okRun(t, env, "", "brokerStatus", "-b", cl.BrokerAddr(0)); !strings.Contains(r.stdout, "brokerVersion") {
 		t.Fatalf("brokerStatus:\n%s", r.stdout)
 	}
-	if r := okRun(t, env, "", "getBrokerConfig"); !strings.Contains(r.stdout, "brokerClusterName") {
+	if r := okRun(t, env, "", "getBrokerConfig", "-b", cl.BrokerAddr(0)); !strings.Contains(r.stdout, "brokerClusterName") {
 		t.Fatalf("getBrokerConfig:\n%s", r.stdout)
 	}
 	assertFailed(t, runCLI(t, env, "", "group", "reset-offset", "--group", "biling", "--topic", "orders", "--to", "15m"), "group biling is not known to any broker")
 	okRun(t, env, "", "group", "reset-offset", "--group", "billing", "--topic", "orders", "--to", "15m", "--create")
 	okRun(t, env, "", "group", "reset-offset", "--group", "billing", "--topic", "orders", "--to", "earliest")
+	// group progress takes its group as topic stats takes its topic.
+	if r := okRun(t, env, "", "group", "progress", "billing"); !strings.Contains(r.stdout, "TOTAL") {
+		t.Fatalf("group progress billing:\n%s", r.stdout)
+	}
 	if r := okRun(t, env, "", "topic", "consumers", "orders"); !strings.Contains(r.stdout, "billing") {
 		t.Fatalf("topic consumers:\n%s", r.stdout)
 	}
@@ -144,22 +147,11 @@ func TestFirstHourAgainstCluster(t *testing.T) {
 
 	// producerConnection: a producer of our client is online, with its
 	// version by RocketMQ's name.
-	pcfg := client.DefaultProducerConfig()
-	pcfg.Group = "order-service"
-	pcfg.Client.NameServerAddrs = []string{cl.NamesrvAddr()}
-	pcfg.Client.InstanceName = "ux-test-producer"
-	pcfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	prod, err := client.NewProducer(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prod.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	prod := clitest.StartProducer(t, clitest.ProducerConfig(cl.NamesrvAddr(), "ux-test-producer", "order-service"))
 	if _, err := prod.Send(context.Background(), &client.Message{Topic: "orders", Body: []byte("from a producer")}); err != nil {
 		t.Fatal(err)
 	}
-	r = okRun(t, env, "", "producerConnection", "-g", "order-service")
+	r = okRun(t, env, "", "producerConnection", "-g", "order-service", "-t", "orders")
 	_ = prod.Shutdown(context.Background())
 	if !strings.Contains(r.stdout, "ux-test-producer") || !strings.Contains(r.stdout, protocol.VersionName(int(protocol.Version))) {
 		t.Fatalf("producerConnection:\n%s", r.stdout)
@@ -208,32 +200,9 @@ func TestVersion(t *testing.T) {
 // A server that never answers is named with the time it had; an HTTP
 // server is called not RocketMQ, not "frame too large".
 func TestTransportErrorsInUserTerms(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted := make(chan net.Conn, 16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c // held open, never answered
-		}
-	}()
-	defer func() {
-		l.Close()
-		<-done
-		close(accepted)
-		for c := range accepted {
-			c.Close()
-		}
-	}()
-	r := runCLI(t, nil, "", "topic", "list", "-n", l.Addr().String(), "--timeout", "300ms")
-	assertFailed(t, r, "no answer from name server "+l.Addr().String()+" within 300ms")
+	silent := clitest.SilentServer(t)
+	r := runCLI(t, nil, "", "topic", "list", "-n", silent, "--timeout", "300ms")
+	assertFailed(t, r, "no answer from name server "+silent+" within 300ms")
 
 	// What an HTTP server answers to bytes that are not HTTP.
 	h, err := net.Listen("tcp", "127.0.0.1:0")
@@ -268,25 +237,5 @@ func TestConsumersShowVersionNames(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), " V4_9_4 ") || strings.Contains(out.String(), " 401 ") {
 		t.Fatalf("group consumers:\n%s", out.String())
-	}
-}
-
-// Every mqadmin alias resolves to a command, and consumerStatus asks for
-// running info as mqadmin's does.
-func TestMqadminAliases(t *testing.T) {
-	root := newRootCmd(&app{}, func(string) string { return "" })
-	for name := range mqadminAliases {
-		c, _, err := root.Find([]string{name})
-		if err != nil || c.Name() != name || !c.Hidden {
-			t.Errorf("alias %s: %v %v", name, c, err)
-		}
-	}
-	c, _, _ := root.Find([]string{"consumerStatus"})
-	if f := c.Flags().Lookup("running"); f == nil || f.Value.String() != "true" {
-		t.Fatalf("consumerStatus --running: %v", f)
-	}
-	c, _, _ = root.Find([]string{"group", "consumers"})
-	if f := c.Flags().Lookup("running"); f.Value.String() != "false" {
-		t.Fatal("the preset leaked into group consumers")
 	}
 }

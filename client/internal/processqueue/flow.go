@@ -51,6 +51,32 @@ func DefaultFlowConfig() FlowConfig {
 	}
 }
 
+// WithDefaults returns c with every zero field set to its default, so
+// that a config naming only the thresholds it changes is complete (zero is
+// outside every field's range, and for the topic thresholds it means unset,
+// as -1 does).
+func (c FlowConfig) WithDefaults() FlowConfig {
+	d := DefaultFlowConfig()
+	for _, f := range []struct{ v, def *int64 }{
+		{&c.PullThresholdForQueue, &d.PullThresholdForQueue},
+		{&c.PullThresholdSizeForQueue, &d.PullThresholdSizeForQueue},
+		{&c.PullThresholdForTopic, &d.PullThresholdForTopic},
+		{&c.PullThresholdSizeForTopic, &d.PullThresholdSizeForTopic},
+		{&c.ConsumeConcurrentlyMaxSpan, &d.ConsumeConcurrentlyMaxSpan},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	if c.FlowControlDelay == 0 {
+		c.FlowControlDelay = d.FlowControlDelay
+	}
+	if c.NotLockedDelay == 0 {
+		c.NotLockedDelay = d.NotLockedDelay
+	}
+	return c
+}
+
 // ErrBadFlowConfig means a FlowConfig field is out of range; the wrapping
 // error names it.
 var ErrBadFlowConfig = errors.New("processqueue: bad flow config")
