@@ -47,11 +47,32 @@ func Admin(t testing.TB, namesrv string, opts ...admin.AdminOption) admin.Admin 
 // cleanup.
 func Producer(t testing.TB, namesrv string, opts ...producer.Option) rocketmq.Producer {
 	t.Helper()
-	all := append([]producer.Option{
+	p, err := rocketmq.NewProducer(producerOptions(namesrv, opts)...)
+	return started(t, p, err)
+}
+
+// TransactionProducer is Producer for a transaction producer whose local
+// transactions l executes and checks.
+func TransactionProducer(t testing.TB, namesrv string, l primitive.TransactionListener, opts ...producer.Option) rocketmq.TransactionProducer {
+	t.Helper()
+	p, err := rocketmq.NewTransactionProducer(l, producerOptions(namesrv, opts)...)
+	return started(t, p, err)
+}
+
+func producerOptions(namesrv string, opts []producer.Option) []producer.Option {
+	return append([]producer.Option{
 		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{namesrv})),
 		producer.WithInstanceName(Instance("p")),
 	}, opts...)
-	p, err := rocketmq.NewProducer(all...)
+}
+
+// started fails t with err (making p failed), else starts p and shuts it
+// down at t's cleanup.
+func started[P interface {
+	Start() error
+	Shutdown() error
+}](t testing.TB, p P, err error) P {
+	t.Helper()
 	if err != nil {
 		t.Fatalf("official: new producer: %v", err)
 	}
