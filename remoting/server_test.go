@@ -76,15 +76,7 @@ func TestHeldRequestDoesNotBlockOthers(t *testing.T) {
 		cl := newClient(t, nil)
 		ctx := context.Background()
 
-		heldDone := make(chan *protocol.Command, 1)
-		if err := cl.InvokeAsync(ctx, s.Addr(), protocol.NewRequest(codeHold, nil, nil), func(r *protocol.Command, err error) {
-			if err != nil {
-				t.Error(err)
-			}
-			heldDone <- r
-		}); err != nil {
-			t.Fatal(err)
-		}
+		heldDone := invokeAsync(t, cl, s.Addr(), protocol.NewRequest(codeHold, nil, nil))
 		<-held
 		for i := 0; i < 10; i++ {
 			resp, err := cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, nil, []byte{byte(i)}))
