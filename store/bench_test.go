@@ -31,11 +31,7 @@ func benchOpen(b *testing.B, mode FlushMode) *Store {
 	opts := DefaultOptions(b.TempDir())
 	opts.FlushMode = mode
 	opts.RetentionInterval = -1
-	s, err := Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	s := mustOpen(b, opts)
 	return s
 }
 
