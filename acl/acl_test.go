@@ -13,17 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func TestMain(m *testing.M) {
-	// netpoll starts its pollers once per process and never stops them
-	// (TestCheckerInterceptorOverTheWire serves on it).
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"))
-}
+// TestCheckerInterceptorOverTheWire serves on netpoll, whose pollers stay.
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 const testYAML = `
 globalWhiteRemoteAddresses:

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/periodic"
 )
 
 // Options configure a Checker.
@@ -89,21 +91,14 @@ func (c *Checker) Reload() (bool, error) {
 
 func (c *Checker) watch() {
 	defer close(c.done)
-	tick := time.NewTicker(c.opts.PollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-tick.C:
-		}
+	periodic.Run(c.stop, c.opts.PollInterval, func() {
 		switch changed, err := c.Reload(); {
 		case err != nil:
 			c.opts.Logger.Error("acl: reload failed; previous accounts stay in force", "err", err)
 		case changed:
 			c.opts.Logger.Info("acl: reloaded", "file", c.opts.File, "accounts", c.table.Load().Accounts())
 		}
-	}
+	})
 }
 
 // Decide decides r against the accounts last loaded: nil, or an *Error.

@@ -116,14 +116,7 @@ func startPullConsumer(t testing.TB, be *backend, group string) *PullConsumer {
 	cfg.Client = testClient(be.ns)
 	cfg.Group = group
 	pc, err := NewPullConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
-	return pc
+	return started(t, pc, err)
 }
 
 // committed returns group's committed offset of every queue of topic
@@ -167,16 +160,23 @@ func (be *backend) pulls() int64 {
 	return n
 }
 
+// queues returns a pull consumer of be and every queue of topic.
+func (be *backend) queues(t testing.TB, topic string) (*PullConsumer, []queue.MessageQueue) {
+	t.Helper()
+	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
+	mqs, err := pc.MessageQueues(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pc, mqs
+}
+
 // waitMaxOffsets waits until every queue of topic shows want messages, so
 // that a consumer started next finds all of them in its first pull.
 func (be *backend) waitMaxOffsets(t testing.TB, topic string, want int64) {
 	t.Helper()
-	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
+	pc, mqs := be.queues(t, topic)
 	ctx := context.Background()
-	mqs, err := pc.MessageQueues(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
 	testwait.For(t, testwait.Default, "messages visible in every queue of "+topic, func() bool {
 		for _, mq := range mqs {
 			if n, err := pc.MaxOffset(ctx, mq); err != nil || n != want {
@@ -194,15 +194,11 @@ func (be *backend) waitMaxOffsets(t testing.TB, topic string, want int64) {
 // will deliver: the check a test would otherwise make after a sleep.
 func (be *backend) waitAtEnd(t testing.TB, topic string, consumers ...*PushConsumer) {
 	t.Helper()
-	pc := startPullConsumer(t, be, "DEFAULT_CONSUMER")
-	ctx := context.Background()
-	mqs, err := pc.MessageQueues(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, mqs := be.queues(t, topic)
 	ends := map[queue.MessageQueue]int64{}
 	for _, mq := range mqs {
-		if ends[mq], err = pc.MaxOffset(ctx, mq); err != nil {
+		var err error
+		if ends[mq], err = pc.MaxOffset(context.Background(), mq); err != nil {
 			t.Fatal(err)
 		}
 	}

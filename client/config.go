@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/client/internal/nsaddr"
 	"github.com/runnelmq/runnel/remoting"
 )
 
@@ -89,19 +90,9 @@ func DefaultClientConfig() ClientConfig {
 // ensureDefaults fills zero fields and validates the rest.
 func (c *ClientConfig) ensureDefaults() error {
 	d := DefaultClientConfig()
-	var addrs []string
-	for _, a := range c.NameServerAddrs {
-		for _, part := range strings.Split(a, ";") {
-			part = strings.TrimSpace(part)
-			part = strings.TrimPrefix(strings.TrimPrefix(part, "http://"), "https://")
-			if part == "" {
-				continue
-			}
-			if _, _, err := net.SplitHostPort(part); err != nil {
-				return fmt.Errorf("%w: NameServerAddrs entry %q is not host:port", ErrBadConfig, a)
-			}
-			addrs = append(addrs, part)
-		}
+	addrs, bad, ok := nsaddr.Split(c.NameServerAddrs)
+	if !ok {
+		return fmt.Errorf("%w: NameServerAddrs entry %q is not host:port", ErrBadConfig, bad)
 	}
 	if len(addrs) == 0 {
 		return fmt.Errorf("%w: NameServerAddrs is empty", ErrBadConfig)
@@ -116,24 +107,15 @@ func (c *ClientConfig) ensureDefaults() error {
 	if c.ClientIP == "" {
 		c.ClientIP = d.ClientIP
 	}
-	for _, f := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"RouteRefreshInterval", &c.RouteRefreshInterval, d.RouteRefreshInterval},
-		{"HeartbeatInterval", &c.HeartbeatInterval, d.HeartbeatInterval},
-		{"PersistInterval", &c.PersistInterval, d.PersistInterval},
-		{"RebalanceInterval", &c.RebalanceInterval, d.RebalanceInterval},
-		{"LockRenewInterval", &c.LockRenewInterval, d.LockRenewInterval},
-		{"CallTimeout", &c.CallTimeout, d.CallTimeout},
-	} {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-		if *f.v < 0 {
-			return fmt.Errorf("%w: %s is negative", ErrBadConfig, f.name)
-		}
+	if err := defaultDurations(
+		durationField{"RouteRefreshInterval", &c.RouteRefreshInterval, d.RouteRefreshInterval},
+		durationField{"HeartbeatInterval", &c.HeartbeatInterval, d.HeartbeatInterval},
+		durationField{"PersistInterval", &c.PersistInterval, d.PersistInterval},
+		durationField{"RebalanceInterval", &c.RebalanceInterval, d.RebalanceInterval},
+		durationField{"LockRenewInterval", &c.LockRenewInterval, d.LockRenewInterval},
+		durationField{"CallTimeout", &c.CallTimeout, d.CallTimeout},
+	); err != nil {
+		return err
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger
@@ -143,6 +125,28 @@ func (c *ClientConfig) ensureDefaults() error {
 	}
 	if _, err := c.remotingConfig(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// durationField is a config field that takes its default when zero and
+// may not be negative.
+type durationField struct {
+	name string
+	v    *time.Duration
+	def  time.Duration
+}
+
+// defaultDurations gives every zero field of fs its default and refuses a
+// negative one, naming it.
+func defaultDurations(fs ...durationField) error {
+	for _, f := range fs {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return fmt.Errorf("%w: %s is negative", ErrBadConfig, f.name)
+		}
 	}
 	return nil
 }

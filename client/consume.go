@@ -102,24 +102,24 @@ func exts(msgs []pqMsg) []*MessageExt {
 }
 
 // callConcurrent runs the listener; a panic counts as RetryLater.
-func (c *PushConsumer) callConcurrent(ctx context.Context, msgs []*MessageExt) (res ConsumeResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.log.Error("client: listener panicked", "panic", p, "stack", string(debug.Stack()))
-			res = ConsumeRetryLater
-		}
-	}()
-	return c.cfg.Concurrently(ctx, msgs)
+func (c *PushConsumer) callConcurrent(ctx context.Context, msgs []*MessageExt) ConsumeResult {
+	return callListener(ctx, c, c.cfg.Concurrently, msgs, ConsumeRetryLater)
 }
 
-func (c *PushConsumer) callOrderly(ctx context.Context, msgs []*MessageExt) (res OrderlyResult) {
+// callOrderly runs the listener; a panic counts as Suspend.
+func (c *PushConsumer) callOrderly(ctx context.Context, msgs []*MessageExt) OrderlyResult {
+	return callListener(ctx, c, c.cfg.Orderly, msgs, OrderlySuspend)
+}
+
+// callListener calls listen, logging a panic and answering onPanic for it.
+func callListener[R any](ctx context.Context, c *PushConsumer, listen func(context.Context, []*MessageExt) R, msgs []*MessageExt, onPanic R) (res R) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("client: listener panicked", "panic", p, "stack", string(debug.Stack()))
-			res = OrderlySuspend
+			res = onPanic
 		}
 	}()
-	return c.cfg.Orderly(ctx, msgs)
+	return listen(ctx, msgs)
 }
 
 // consumeConcurrently is RocketMQ's ConsumeRequest.run plus

@@ -137,9 +137,7 @@ func testBrokerResetsConsumerOffset(t *testing.T, be *backend) {
 	be.createTopic(t, "T", 2)
 	p := startProducer(t, be.ns, nil)
 	produce(t, p, "T", 0, 40)
-	col := newCollector()
-	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
-	startConsumer(t, cons, "T", "*")
+	_, col := startCollecting(t, be.ns, "g", "T")
 	testwait.For(t, testwait.Default, "40 consumed", func() bool { return col.distinct() == 40 })
 	testwait.For(t, testwait.Default, "offsets at the end", func() bool {
 		return be.brokerOffset(0, "g", "T", 0) == 20 && be.brokerOffset(0, "g", "T", 1) == 20

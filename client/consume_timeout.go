@@ -3,6 +3,8 @@ package client
 import (
 	"sync"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/periodic"
 )
 
 // runningTasks tracks concurrent listener calls in flight, for
@@ -59,16 +61,7 @@ func (r *runningTasks) expired(deadline time.Time) []*runningTask {
 // expireLoop runs expireSlow every ConsumeTimeout/4 until the consumer
 // stops.
 func (c *PushConsumer) expireLoop() {
-	t := time.NewTicker(max(c.cfg.ConsumeTimeout/4, time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-c.life.Done():
-			return
-		case <-t.C:
-			c.expireSlow()
-		}
-	}
+	periodic.Run(c.life.Done(), max(c.cfg.ConsumeTimeout/4, time.Millisecond), c.expireSlow)
 }
 
 // expireSlow sends the messages of listener calls running longer than

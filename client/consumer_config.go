@@ -203,29 +203,20 @@ func (c *PushConsumerConfig) ensureDefaults() error {
 			return fmt.Errorf("%w: %s is %d, want 1..%d", ErrBadConfig, f.name, *f.v, f.max)
 		}
 	}
-	durs := []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"PullErrorDelay", &c.PullErrorDelay, d.PullErrorDelay},
-		{"BrokerSuspendMax", &c.BrokerSuspendMax, d.BrokerSuspendMax},
-		{"SuspendCurrentQueueTime", &c.SuspendCurrentQueueTime, d.SuspendCurrentQueueTime},
-		{"RetryLocalDelay", &c.RetryLocalDelay, d.RetryLocalDelay},
-	}
 	if c.ConsumeTimeout == 0 {
 		c.ConsumeTimeout = d.ConsumeTimeout
 	}
 	if c.Now == nil {
 		c.Now = d.Now
 	}
-	for _, f := range durs {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-		if *f.v < 0 {
-			return fmt.Errorf("%w: %s is negative", ErrBadConfig, f.name)
-		}
+	// The consumer's own durations; ClientConfig's list looks alike.
+	if err := defaultDurations(
+		durationField{"PullErrorDelay", &c.PullErrorDelay, d.PullErrorDelay},
+		durationField{"BrokerSuspendMax", &c.BrokerSuspendMax, d.BrokerSuspendMax},
+		durationField{"SuspendCurrentQueueTime", &c.SuspendCurrentQueueTime, d.SuspendCurrentQueueTime},
+		durationField{"RetryLocalDelay", &c.RetryLocalDelay, d.RetryLocalDelay},
+	); err != nil {
+		return err
 	}
 	if c.PullInterval < 0 {
 		return fmt.Errorf("%w: PullInterval is negative", ErrBadConfig)

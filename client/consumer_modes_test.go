@@ -154,9 +154,7 @@ func testKilledConsumerRedeliversAtMostThePersistWindow(t *testing.T, be *backen
 	// way, so the restart point is what the next consumer reads from the
 	// broker (QUERY_CONSUMER_OFFSET as it takes each queue), not a read of
 	// the broker's offsets at some moment after the crash.
-	col := newCollector()
-	c2 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
-	startConsumer(t, c2, "T", "*")
+	c2, col := startCollecting(t, be.ns, "g", "T")
 	testwait.For(t, testwait.Default, "both queues at the new consumer", func() bool { return countTopic(c2.Assigned(), "T") == 2 })
 	var committed int64
 	for _, qs := range c2.queueStates() {

@@ -70,13 +70,17 @@ func newConsumer(t testing.TB, nameSrv, group string, mod func(*PushConsumerConf
 
 func startConsumer(t testing.TB, c *PushConsumer, topic, expr string) {
 	t.Helper()
-	if err := c.Subscribe(topic, expr); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+	started(t, c, c.Subscribe(topic, expr))
+}
+
+// startCollecting starts a consumer of group, from the first offset, on
+// every message of topic, collecting what it receives.
+func startCollecting(t testing.TB, nameSrv, group, topic string) (*PushConsumer, *collector) {
+	t.Helper()
+	col := newCollector()
+	c := newConsumer(t, nameSrv, group, func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
+	startConsumer(t, c, topic, "*")
+	return c, col
 }
 
 func produce(t testing.TB, p *Producer, topic string, from, n int) {
@@ -96,9 +100,7 @@ func testPushConsumerClusteringConcurrent(t *testing.T, be *backend) {
 	be.createTopic(t, "T", 4)
 	p := startProducer(t, be.ns, nil)
 	produce(t, p, "T", 0, 100)
-	col := newCollector()
-	cons := newConsumer(t, be.ns, "g1", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
-	startConsumer(t, cons, "T", "*")
+	cons, col := startCollecting(t, be.ns, "g1", "T")
 	produce(t, p, "T", 100, 100)
 	testwait.For(t, testwait.Default, "200 messages", func() bool { return col.distinct() == 200 })
 	// 8 queues of T and the retry queue each broker created at the first

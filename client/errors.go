@@ -7,6 +7,8 @@ import (
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
+// The client's sentinels; remoting's and client/admin's look the same but
+// are theirs, each with its own prefix and meanings.
 var (
 	// ErrBadConfig is wrapped by configuration errors; the message names the
 	// field.

@@ -101,6 +101,16 @@ func rawSend(t *testing.T, addr, topic string) *protocol.Command {
 	return resp
 }
 
+// sendStoredOn sends body to topic and fails t unless broker i stored it.
+func sendStoredOn(t *testing.T, c *cluster.Cluster, p *Producer, topic, body string, i int) {
+	t.Helper()
+	res, err := p.Send(context.Background(), &Message{Topic: topic, Body: []byte(body)})
+	if err != nil {
+		t.Fatalf("send %s: %v", body, err)
+	}
+	storedOn(t, c, res, i)
+}
+
 func failoverProducer(t *testing.T, c *cluster.Cluster) *Producer {
 	return startProducer(t, c.NamesrvAddr(), func(cfg *ProducerConfig) {
 		cfg.Client.RouteRefreshInterval = time.Hour
@@ -114,20 +124,11 @@ func failoverProducer(t *testing.T, c *cluster.Cluster) *Producer {
 func TestSendFindsNewMasterAtOnce(t *testing.T) {
 	c := startGroup(t, "FO", 2, nil)
 	p := failoverProducer(t, c)
-	ctx := context.Background()
-	res, err := p.Send(ctx, &Message{Topic: "FO", Body: []byte("before")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	storedOn(t, c, res, 0)
+	sendStoredOn(t, c, p, "FO", "before", 0)
 
 	c.KillBroker(0)
 	failover(t, c, "FO")
-	res, err = p.Send(ctx, &Message{Topic: "FO", Body: []byte("after")})
-	if err != nil {
-		t.Fatalf("send after the failover: %v", err)
-	}
-	storedOn(t, c, res, 1)
+	sendStoredOn(t, c, p, "FO", "after", 1)
 }
 
 // TestSendLeavesARefusingMasterAtOnce: the old master stays up but refuses
@@ -147,12 +148,7 @@ func TestSendLeavesARefusingMasterAtOnce(t *testing.T) {
 		}
 	})
 	p := failoverProducer(t, c)
-	ctx := context.Background()
-	res, err := p.Send(ctx, &Message{Topic: "FR", Body: []byte("before")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	storedOn(t, c, res, 0)
+	sendStoredOn(t, c, p, "FR", "before", 0)
 
 	fs.SetUsage(95)
 	// The old master tells the name server first (its topics read-only),
@@ -170,11 +166,7 @@ func TestSendLeavesARefusingMasterAtOnce(t *testing.T) {
 		t.Fatalf("old master's answer: %d %q, want code 14 with Java's slave remark", resp.Code, resp.Remark)
 	}
 
-	res, err = p.Send(ctx, &Message{Topic: "FR", Body: []byte("after")})
-	if err != nil {
-		t.Fatalf("send after the failover: %v", err)
-	}
-	storedOn(t, c, res, 1)
+	sendStoredOn(t, c, p, "FR", "after", 1)
 }
 
 // TestPullFindsNewMasterAtOnce: a push consumer's held pulls on the old

@@ -7,15 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/runnelmq/runnel/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// netpoll starts its pollers once per process and never stops them.
-		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-	)
-}
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 var instanceSeq atomic.Int64
 
@@ -43,12 +38,22 @@ func startProducer(t testing.TB, nameSrv string, mod func(*ProducerConfig)) *Pro
 		mod(&cfg)
 	}
 	p, err := NewProducer(cfg)
+	return started(t, p, err)
+}
+
+// started fails t with err (making or subscribing c failed), else starts c
+// and shuts it down at t's cleanup.
+func started[C interface {
+	Start(context.Context) error
+	Shutdown(context.Context) error
+}](t testing.TB, c C, err error) C {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Start(context.Background()); err != nil {
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+	return c
 }

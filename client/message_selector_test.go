@@ -102,13 +102,7 @@ func TestPushConsumerSQL92(t *testing.T) {
 					return ConsumeSuccess
 				}
 			})
-			if err := cons.SubscribeSelector("T", SQL92Selector(sqlExpr)); err != nil {
-				t.Fatal(err)
-			}
-			if err := cons.Start(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cons.Shutdown(context.Background()) })
+			started(t, cons, cons.SubscribeSelector("T", SQL92Selector(sqlExpr)))
 
 			// The committed offset passes the whole queue once the pulled
 			// messages are consumed; nothing else can come after that.

@@ -199,18 +199,28 @@ func (p *Producer) Shutdown(ctx context.Context) error {
 	p.mu.closed = true
 	inst := p.mu.inst
 	p.mu.Unlock()
-	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
 	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("client: producer shutdown: async sends still in flight: %w", ctx.Err())
-		<-done // they end at their own send timeout; never leave them behind
+	// Async sends end at their own send timeout.
+	if werr := waitAll(ctx, &p.wg); werr != nil {
+		err = fmt.Errorf("client: producer shutdown: async sends still in flight: %w", werr)
 	}
 	inst.unregisterProducer(p.cfg.Group)
 	inst.release()
 	return err
+}
+
+// waitAll waits for wg's goroutines. When ctx ends first it says so with
+// ctx's error, but still waits: a shutdown never leaves goroutines behind.
+func waitAll(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		<-done
+		return ctx.Err()
+	}
 }
 
 func (p *Producer) instance() (*instance, error) {

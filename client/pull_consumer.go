@@ -26,7 +26,8 @@ func DefaultPullConsumerConfig() PullConsumerConfig {
 	return PullConsumerConfig{Client: DefaultClientConfig(), Group: "DEFAULT_CONSUMER"}
 }
 
-// PullStatus is the outcome of a Pull.
+// PullStatus is the outcome of a Pull (an enum shaped like SendStatus, with
+// Java's PullStatus names).
 type PullStatus int
 
 const (

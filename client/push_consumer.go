@@ -243,14 +243,10 @@ func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	// 1. No new work: the instance stops calling us, pulls and workers end.
 	inst.unregisterConsumer(c.cfg.Group)
 	c.stopLife()
-	done := make(chan struct{})
-	go func() { c.wg.Wait(); close(done) }()
 	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("client: consumer %s shutdown: listeners still running: %w", c.cfg.Group, ctx.Err())
-		<-done // never leave goroutines behind; listeners see a cancelled ctx
+	// Listeners see a cancelled ctx.
+	if werr := waitAll(ctx, &c.wg); werr != nil {
+		err = fmt.Errorf("client: consumer %s shutdown: listeners still running: %w", c.cfg.Group, werr)
 	}
 	// 2. Offsets of everything consumed, then 3. the locks, in that order:
 	// the next owner must find the offset when it gets the lock.

@@ -15,9 +15,7 @@ func TestSurvivesBrokerRestart(t *testing.T) {
 	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0), c.BrokerAddr(1)}}
 	be.createTopic(t, "T", 2)
 	p := startProducer(t, be.ns, nil)
-	col := newCollector()
-	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
-	startConsumer(t, cons, "T", "*")
+	_, col := startCollecting(t, be.ns, "g", "T")
 	produce(t, p, "T", 0, 100)
 	testwait.For(t, testwait.Default, "first 100", func() bool { return col.distinct() == 100 })
 	c.RestartBroker(0)
@@ -31,16 +29,7 @@ func TestSurvivesBrokerRestart(t *testing.T) {
 // heartbeats at once instead of at its next round, so with the default
 // 30 s heartbeat interval consumption resumes well within it.
 func TestConsumerHeartbeatsWhenTheBrokerAsks(t *testing.T) {
-	c := startCluster(t)
-	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
-	be.createTopic(t, "HB", 1)
-	p := startProducer(t, be.ns, nil)
-	col := newCollector()
-	cons := newConsumer(t, be.ns, "g-hb", func(cfg *PushConsumerConfig) {
-		cfg.Concurrently = col.listener()
-		cfg.Client.HeartbeatInterval = 30 * time.Second
-	})
-	startConsumer(t, cons, "HB", "*")
+	c, p, col := startDefaultHeartbeats(t, "HB", "g-hb")
 	produce(t, p, "HB", 0, 5)
 	testwait.For(t, 10*time.Second, "the first 5", func() bool { return col.distinct() == 5 })
 	c.RestartBroker(0)
@@ -52,16 +41,7 @@ func TestConsumerHeartbeatsWhenTheBrokerAsks(t *testing.T) {
 // heartbeat interval, time from a clean broker restart to the first
 // message sent after it being consumed (ms per restart).
 func BenchmarkConsumeResumesAfterBrokerRestart(b *testing.B) {
-	c := startCluster(b)
-	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
-	be.createTopic(b, "HBB", 1)
-	p := startProducer(b, be.ns, nil)
-	col := newCollector()
-	cons := newConsumer(b, be.ns, "g-hbb", func(cfg *PushConsumerConfig) {
-		cfg.Concurrently = col.listener()
-		cfg.Client.HeartbeatInterval = 30 * time.Second
-	})
-	startConsumer(b, cons, "HBB", "*")
+	c, p, col := startDefaultHeartbeats(b, "HBB", "g-hbb")
 	produce(b, p, "HBB", 0, 1)
 	testwait.For(b, 10*time.Second, "the first message", func() bool { return col.distinct() == 1 })
 	var total time.Duration
@@ -73,4 +53,22 @@ func BenchmarkConsumeResumesAfterBrokerRestart(b *testing.B) {
 		total += time.Since(start)
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/recovery")
+}
+
+// startDefaultHeartbeats starts a one-broker cluster with topic (one
+// queue), a producer, and a consumer of group that heartbeats at the
+// default 30 s interval.
+func startDefaultHeartbeats(t testing.TB, topic, group string) (*cluster.Cluster, *Producer, *collector) {
+	t.Helper()
+	c := startCluster(t)
+	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
+	be.createTopic(t, topic, 1)
+	p := startProducer(t, be.ns, nil)
+	col := newCollector()
+	cons := newConsumer(t, be.ns, group, func(cfg *PushConsumerConfig) {
+		cfg.Concurrently = col.listener()
+		cfg.Client.HeartbeatInterval = 30 * time.Second
+	})
+	startConsumer(t, cons, topic, "*")
+	return c, p, col
 }

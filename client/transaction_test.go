@@ -89,14 +89,7 @@ func (e *txEnv) startTxProducer(t *testing.T, group string, l TransactionListene
 	cfg.Group = group
 	cfg.Listener = l
 	tp, err := NewTransactionProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tp.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return tp
+	return started(t, tp, err)
 }
 
 func (e *txEnv) send(t *testing.T, tp *TransactionProducer, body string, want LocalTransactionState) *TransactionSendResult {
@@ -177,9 +170,7 @@ func (c *collector) count1(body string) int {
 
 func (e *txEnv) consume(t *testing.T, group string) *collector {
 	t.Helper()
-	col := newCollector()
-	cons := newConsumer(t, e.be.ns, group, func(cfg *PushConsumerConfig) { cfg.Concurrently = col.listener() })
-	startConsumer(t, cons, "T", "*")
+	_, col := startCollecting(t, e.be.ns, group, "T")
 	return col
 }
 

@@ -1,19 +1,22 @@
 //go:build !race
 
+// The official push consumer under plain ACL and ACL 2.0. Its consumers
+// race inside themselves; see consumer_test.go.
+
 package integration
 
 import (
 	"context"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/acl"
+	ouradmin "github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -39,27 +42,7 @@ func TestACLConsume(t *testing.T) {
 
 	// The denied group first, so its heartbeat has been tried by the time
 	// the permitted group has its messages.
-	denied, err := rocketmq.NewPushConsumer(
-		consumer.WithNameServer([]string{c.NamesrvAddr()}),
-		consumer.WithInstance(instance("acl-denied")),
-		consumer.WithGroupName("deniedGroup"),
-		consumer.WithCredentials(user),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deniedGot := newCollector()
-	err = denied.Subscribe("aclTopic", consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		for _, m := range msgs {
-			deniedGot.add(m)
-		}
-		return consumer.ConsumeSuccess, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = denied.Start() // it may fail at its first heartbeat or only log
-	t.Cleanup(func() { _ = denied.Shutdown() })
+	deniedGot := startRefused(t, c, "deniedGroup", "aclTopic", consumer.WithCredentials(user))
 
 	got := newCollector()
 	newPushConsumer(t, c, "aclGroup", "aclTopic", "*", got.add, consumer.WithCredentials(user))
@@ -88,5 +71,52 @@ func TestACLConsume(t *testing.T) {
 	}
 	if want := aclRemarkPrefix + "No permission for group:deniedGroup"; resp.Code != protocol.RespSystemError || resp.Remark != want {
 		t.Errorf("pull in deniedGroup: %d %q, want 1 %q", resp.Code, resp.Remark, want)
+	}
+}
+
+// TestAuthConsume consumes with the official push consumer under ACL 2.0:
+// a user allowed Sub on the topic and its group gets every message (its
+// heartbeat, pulls and offset commits all pass); the same user in a group
+// its rules do not name never registers.
+func TestAuthConsume(t *testing.T) {
+	c := startAuthCluster(t)
+	root := aclAdmin(t, c, authRootAK, authRootSK)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "feed", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
+		t.Fatal(err)
+	}
+	createUserWith(t, ctx, root, "carol", "carolSecret1",
+		protocol.PolicyEntryInfo{Resource: "Topic:feed", Actions: []string{"Pub", "Sub"}, Decision: "Allow"},
+		protocol.PolicyEntryInfo{Resource: "Group:readers", Actions: []string{"Sub"}, Decision: "Allow"})
+	carol := primitive.Credentials{AccessKey: "carol", SecretKey: "carolSecret1"}
+	p := aclProducer(t, c, &carol)
+	const n = 5
+	for i := range n {
+		if _, err := p.SendSync(ctx, primitive.NewMessage("feed", []byte(fmt.Sprint("m", i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The group without a rule first, so its heartbeat has been tried by
+	// the time the permitted group has its messages.
+	other := startRefused(t, c, "writers", "feed", consumer.WithCredentials(carol))
+
+	got := newCollector()
+	newPushConsumer(t, c, "readers", "feed", "*", got.add, consumer.WithCredentials(carol))
+	testwait.For(t, 60*time.Second, "the permitted group to get every message", func() bool { return got.len() == n })
+	testwait.For(t, 30*time.Second, "the group's offsets to be committed", func() bool {
+		var sum int64
+		for q := int32(0); q < 2; q++ {
+			if off, ok := c.Broker(0).ConsumerOffset("readers", "feed", q); ok {
+				sum += off
+			}
+		}
+		return sum == n
+	})
+	if ids := c.Broker(0).ConsumerIDs("writers"); len(ids) != 0 {
+		t.Errorf("a group carol's rules do not name registered: %v", ids)
+	}
+	if other.len() != 0 {
+		t.Errorf("the group without a rule got %d messages", other.len())
 	}
 }

@@ -9,6 +9,7 @@ package integration
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,17 +30,14 @@ func TestOfficialAdmin(t *testing.T) {
 	newPushConsumer(t, c, "g-admin", "Doomed", "*", func(*primitive.MessageExt) {})
 	testwait.For(t, testwait.Default, "the group registered", func() bool { return len(c.Broker(0).ConsumerIDs("g-admin")) == 1 })
 
+	groups := officialGroups(t, c)
+	if _, ok := groups["g-admin"]; !ok {
+		t.Fatalf("g-admin not listed: %v", groups)
+	}
 	a := newAdmin(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	groups, err := a.GetAllSubscriptionGroup(ctx, c.BrokerAddr(0), 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := groups.SubscriptionGroupTable["g-admin"]; !ok {
-		t.Fatalf("g-admin not listed: %v", groups.SubscriptionGroupTable)
-	}
-	err = a.DeleteTopic(ctx, admin.WithTopicDelete("Doomed"), admin.WithBrokerAddrDelete(c.BrokerAddr(0)),
+	err := a.DeleteTopic(ctx, admin.WithTopicDelete("Doomed"), admin.WithBrokerAddrDelete(c.BrokerAddr(0)),
 		admin.WithNameSrvAddr([]string{c.NamesrvAddr()}))
 	if err != nil {
 		t.Fatal(err)
@@ -50,4 +48,47 @@ func TestOfficialAdmin(t *testing.T) {
 	if c.Broker(0).Store().MaxOffset("Doomed", 0)+c.Broker(0).Store().MaxOffset("Doomed", 1) != 0 {
 		t.Fatal("queues kept after delete")
 	}
+}
+
+// TestGroupConfigOfficialClients: a group configured with `runnelctl
+// group update` (the binary) is listed with its values by the official
+// admin API; an official push consumer of it is refused every pull while
+// consumeEnable is false, and consumes the waiting message once a second
+// update enables it.
+func TestGroupConfigOfficialClients(t *testing.T) {
+	c := cluster.Start(t)
+	createTopic(t, c, 0, "GCO", 1)
+	sendN(t, newProducer(t, c), "GCO", "m", 1, "")
+	ctl := mustRunnelctl(t, c.NamesrvAddr())
+	ctl("group", "update", "--group", "gco", "--consume-enable=false", "--retry-max-times", "5")
+
+	g, ok := officialGroups(t, c)["gco"]
+	if !ok || g.ConsumeEnable || g.RetryMaxTimes != 5 || !g.ConsumeBroadcastEnable || g.RetryQueueNums != 1 {
+		t.Fatalf("the official admin reads gco as %+v (listed %v)", g, ok)
+	}
+
+	var got atomic.Int32
+	newPushConsumer(t, c, "gco", "GCO", "*", func(*primitive.MessageExt) { got.Add(1) })
+	b := c.Broker(0)
+	before := b.PullRequests()
+	testwait.For(t, 30*time.Second, "two pulls of the disabled group", func() bool { return b.PullRequests() >= before+2 })
+	if n := got.Load(); n != 0 || b.MessagesPulled("gco") != 0 {
+		t.Fatalf("a disabled group consumed %d messages", n)
+	}
+
+	ctl("group", "update", "--group", "gco", "--consume-enable=true")
+	testwait.For(t, 30*time.Second, "the message consumed once the group is enabled", func() bool { return got.Load() == 1 })
+}
+
+// officialGroups is broker 0's subscription groups as the official admin
+// API lists them.
+func officialGroups(t *testing.T, c *cluster.Cluster) map[string]admin.SubscriptionGroupConfig {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	groups, err := newAdmin(t, c).GetAllSubscriptionGroup(ctx, c.BrokerAddr(0), 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups.SubscriptionGroupTable
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -21,16 +20,7 @@ import (
 // (super) user.
 func authGroup(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	return rcCluster(t, cluster.Group(3), cluster.Configure(func(_ int, cfg *config.Config) {
-		for _, kv := range [][2]string{
-			{"authenticationEnabled", "true"}, {"authorizationEnabled", "true"},
-			{"initAuthenticationUser", `{"username":"` + authRootAK + `","password":"` + authRootSK + `"}`},
-		} {
-			if _, err := cfg.Auth.ApplyKey(kv[0], kv[1]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}))
+	return rcCluster(t, cluster.Group(3), authOn(t))
 }
 
 // ACL 2.0 in a replicated group: the initial user is created by the
@@ -69,13 +59,7 @@ func TestAuthGroupSharesUsersAndRules(t *testing.T) {
 		_, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "GroupAuth", ReadQueueNums: 2, WriteQueueNums: 2})
 		return err
 	})
-	if _, err := root.CreateUser(ctx, ouradmin.Where{}, protocol.UserInfo{Username: "carol", Password: "carolSecret1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := root.CreateACL(ctx, ouradmin.Where{}, protocol.ACLInfo{Subject: "User:carol", Policies: []protocol.PolicyInfo{{
-		Entries: []protocol.PolicyEntryInfo{{Resource: "Topic:GroupAuth", Actions: []string{"Pub"}, Decision: "Allow"}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	createUserWith(t, ctx, root, "carol", "carolSecret1", protocol.PolicyEntryInfo{Resource: "Topic:GroupAuth", Actions: []string{"Pub"}, Decision: "Allow"})
 	onEvery("carol")
 
 	c.KillBroker(l)

@@ -22,7 +22,13 @@ const authRootAK, authRootSK = "root", "rootSecret1"
 // authorizes with ACL 2.0 (the name server checks nothing, as Java's).
 func startAuthCluster(t testing.TB, more ...cluster.Option) *cluster.Cluster {
 	t.Helper()
-	return cluster.Start(t, append([]cluster.Option{cluster.Configure(func(_ int, cfg *config.Config) {
+	return cluster.Start(t, append([]cluster.Option{authOn(t)}, more...)...)
+}
+
+// authOn turns ACL 2.0 on in every broker, root its initial (super) user,
+// as broker.conf's keys do.
+func authOn(t testing.TB) cluster.Option {
+	return cluster.Configure(func(_ int, cfg *config.Config) {
 		for _, kv := range [][2]string{
 			{"authenticationEnabled", "true"}, {"authorizationEnabled", "true"},
 			{"initAuthenticationUser", `{"username":"` + authRootAK + `","password":"` + authRootSK + `"}`},
@@ -31,7 +37,20 @@ func startAuthCluster(t testing.TB, more ...cluster.Option) *cluster.Cluster {
 				t.Fatal(err)
 			}
 		}
-	})}, more...)...)
+	})
+}
+
+// createUserWith creates user (its password password) and its ACL of
+// entries, as root.
+func createUserWith(t testing.TB, ctx context.Context, root *ouradmin.Admin, user, password string, entries ...protocol.PolicyEntryInfo) {
+	t.Helper()
+	if _, err := root.CreateUser(ctx, ouradmin.Where{}, protocol.UserInfo{Username: user, Password: password}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.CreateACL(ctx, ouradmin.Where{}, protocol.ACLInfo{Subject: "User:" + user,
+		Policies: []protocol.PolicyInfo{{Entries: entries}}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // wantAuthError checks an official producer's error: Java's NO_PERMISSION
@@ -124,13 +143,7 @@ func TestAuthRecordsSurviveRestart(t *testing.T) {
 	if _, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "kept", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := root.CreateUser(ctx, ouradmin.Where{}, protocol.UserInfo{Username: "bob", Password: "bobSecret1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := root.CreateACL(ctx, ouradmin.Where{}, protocol.ACLInfo{Subject: "User:bob", Policies: []protocol.PolicyInfo{{
-		Entries: []protocol.PolicyEntryInfo{{Resource: "Topic:kept", Actions: []string{"Pub"}, Decision: "Allow"}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	createUserWith(t, ctx, root, "bob", "bobSecret1", protocol.PolicyEntryInfo{Resource: "Topic:kept", Actions: []string{"Pub"}, Decision: "Allow"})
 	c.RestartBroker(0)
 	got, found, err := root.GetACL(ctx, ouradmin.Where{}, "User:bob")
 	if err != nil || !found || len(got.Policies) != 1 || got.Policies[0].Entries[0].Resource != "Topic:kept" {

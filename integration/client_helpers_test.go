@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/official"
 )
 
 // Helpers for tests of Runnel's own client (package client) against a
@@ -20,7 +20,7 @@ import (
 func rcClientConfig(c *cluster.Cluster) client.ClientConfig {
 	cfg := client.DefaultClientConfig()
 	cfg.NameServerAddrs = []string{c.NamesrvAddr()}
-	cfg.InstanceName = instance("rc")
+	cfg.InstanceName = official.Instance("rc")
 	cfg.ClientIP = "127.0.0.1"
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RebalanceInterval = time.Second
@@ -43,6 +43,12 @@ func rcProducerWith(t testing.TB, c *cluster.Cluster, mod func(*client.ProducerC
 	if mod != nil {
 		mod(&cfg)
 	}
+	return rcStartProducer(t, cfg)
+}
+
+// rcStartProducer starts a producer of cfg and shuts it down at cleanup.
+func rcStartProducer(t testing.TB, cfg client.ProducerConfig) *client.Producer {
+	t.Helper()
 	p, err := client.NewProducer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -54,18 +60,36 @@ func rcProducerWith(t testing.TB, c *cluster.Cluster, mod func(*client.ProducerC
 	return p
 }
 
+// rcConsumer starts our push consumer of group from the first offset, fn
+// called with every message.
 func rcConsumer(t testing.TB, c *cluster.Cluster, group, topic, expr string, fn func(*client.MessageExt)) *client.PushConsumer {
+	t.Helper()
+	return rcConsumerWith(t, c, group, topic, expr, func(cfg *client.PushConsumerConfig) {
+		cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+			for _, m := range msgs {
+				fn(m)
+			}
+			return client.ConsumeSuccess
+		}
+	})
+}
+
+// rcConsumerWith starts our push consumer of group from the first offset,
+// its config changed by mod first (which sets how it consumes).
+func rcConsumerWith(t testing.TB, c *cluster.Cluster, group, topic, expr string, mod func(*client.PushConsumerConfig)) *client.PushConsumer {
 	t.Helper()
 	cfg := client.DefaultPushConsumerConfig()
 	cfg.Client = rcClientConfig(c)
 	cfg.Group = group
 	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
-		for _, m := range msgs {
-			fn(m)
-		}
-		return client.ConsumeSuccess
-	}
+	mod(&cfg)
+	return rcStartConsumer(t, cfg, topic, expr)
+}
+
+// rcStartConsumer starts a push consumer of cfg subscribed to topic with
+// expr, and shuts it down at cleanup.
+func rcStartConsumer(t testing.TB, cfg client.PushConsumerConfig, topic, expr string) *client.PushConsumer {
+	t.Helper()
 	pc, err := client.NewPushConsumer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -80,32 +104,11 @@ func rcConsumer(t testing.TB, c *cluster.Cluster, group, topic, expr string, fn 
 	return pc
 }
 
-// rcCollector records our client's deliveries by body.
-type rcCollector struct {
-	mu   sync.Mutex
-	msgs map[string]*client.MessageExt
-	n    int
-}
+// rcCollector records our client's deliveries.
+type rcCollector = byBody[*client.MessageExt]
 
-func newRCCollector() *rcCollector { return &rcCollector{msgs: map[string]*client.MessageExt{}} }
-
-func (c *rcCollector) add(m *client.MessageExt) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.msgs[string(m.Body)] = m
-	c.n++
-}
-
-func (c *rcCollector) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.msgs)
-}
-
-func (c *rcCollector) get(body string) *client.MessageExt {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.msgs[body]
+func newRCCollector() *rcCollector {
+	return &rcCollector{body: func(m *client.MessageExt) []byte { return m.Body }, msgs: map[string]*client.MessageExt{}}
 }
 
 func body(i int) string { return fmt.Sprintf("m-%05d", i) }

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
@@ -26,10 +25,18 @@ import (
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
-func TestClientOfficialProducerToOurConsumer(t *testing.T) {
+// twoBrokersWith starts a cluster of two brokers with topic, 4 queues on
+// each.
+func twoBrokersWith(t *testing.T, topic string) *cluster.Cluster {
+	t.Helper()
 	c := rcCluster(t, cluster.Brokers(2))
-	createTopic(t, c, 0, "Interop1", 4)
-	createTopic(t, c, 1, "Interop1", 4)
+	createTopic(t, c, 0, topic, 4)
+	createTopic(t, c, 1, topic, 4)
+	return c
+}
+
+func TestClientOfficialProducerToOurConsumer(t *testing.T) {
+	c := twoBrokersWith(t, "Interop1")
 	got := newRCCollector()
 	ours := rcConsumer(t, c, "rc-g1", "Interop1", "TagA || TagB", got.add)
 	p := newProducer(t, c)
@@ -96,9 +103,7 @@ func TestClientOfficialProducerToOurConsumer(t *testing.T) {
 }
 
 func TestClientOurProducerToOfficialConsumer(t *testing.T) {
-	c := rcCluster(t, cluster.Brokers(2))
-	createTopic(t, c, 0, "Interop2", 4)
-	createTopic(t, c, 1, "Interop2", 4)
+	c := twoBrokersWith(t, "Interop2")
 	got := newCollector()
 	newPushConsumer(t, c, "off-g2", "Interop2", "TagA", got.add)
 	p := rcProducer(t, c)
@@ -141,9 +146,7 @@ func TestClientOurProducerToOfficialConsumer(t *testing.T) {
 }
 
 func TestClientMixedGroupSplitsQueues(t *testing.T) {
-	c := rcCluster(t, cluster.Brokers(2))
-	createTopic(t, c, 0, "Mixed", 4)
-	createTopic(t, c, 1, "Mixed", 4)
+	c := twoBrokersWith(t, "Mixed")
 	var mu sync.Mutex
 	byOfficial, byOurs := map[string]int{}, map[string]int{}
 	qOfficial, qOurs := map[queue.MessageQueue]bool{}, map[queue.MessageQueue]bool{}
@@ -289,40 +292,21 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 		}
 		return client.OrderlySuccess
 	}
-	ours, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = ours.Subscribe("MixedOrder", "*")
-	if err := ours.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer ours.Shutdown(context.Background())
+	ours := rcStartConsumer(t, cfg, "MixedOrder", "*")
 	testwait.For(t, testwait.Default, "ours at 4 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 4 })
 	// The official client never unlocks a queue it gives up (its lock lapses
 	// after 60 s), so ours starts first and hands queues over with UNLOCK.
-	off, err := newOrderlyOfficial(t, c, "mixed-og", "MixedOrder", func(m *primitive.MessageExt) {
+	newPushConsumer(t, c, "mixed-og", "MixedOrder", "*", func(m *primitive.MessageExt) {
 		k, i := parse(m.Body)
 		record("official", m.Queue.QueueId, k, i)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer off.Shutdown()
+	}, consumer.WithConsumerOrder(true))
 	testwait.For(t, 40*time.Second, "ours down to 2 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 2 })
 	time.Sleep(2 * time.Second)
 
 	pcfg := client.DefaultProducerConfig()
 	pcfg.Client = rcClientConfig(c)
 	pcfg.Selector = client.HashSelector{}
-	p, err := client.NewProducer(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
+	p := rcStartProducer(t, pcfg)
 	const keys, per = 8, 25
 	for i := range per {
 		for k := range keys {
@@ -357,27 +341,4 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 	if !who["official"] || !who["ours"] {
 		t.Fatalf("queues held by %v; want both clients", holder)
 	}
-}
-
-func newOrderlyOfficial(t *testing.T, c *cluster.Cluster, group, topic string, fn func(*primitive.MessageExt)) (interface{ Shutdown() error }, error) {
-	pc, err := rocketmq.NewPushConsumer(
-		consumer.WithNameServer([]string{c.NamesrvAddr()}),
-		consumer.WithInstance(instance("oc")),
-		consumer.WithGroupName(group),
-		consumer.WithConsumerOrder(true),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	)
-	if err != nil {
-		return nil, err
-	}
-	err = pc.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		for _, m := range msgs {
-			fn(m)
-		}
-		return consumer.ConsumeSuccess, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pc, pc.Start()
 }

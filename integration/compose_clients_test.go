@@ -22,6 +22,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/internal/official"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -31,7 +32,7 @@ func sendOfficial(t *testing.T, ctx context.Context, namesrv, topic string, bodi
 	t.Helper()
 	p, err := rocketmq.NewProducer(
 		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{namesrv})),
-		producer.WithInstanceName(instance("compose-p")),
+		producer.WithInstanceName(official.Instance("compose-p")),
 		producer.WithGroupName("compose-pg"),
 		producer.WithRetry(2),
 	)
@@ -51,11 +52,24 @@ func sendOfficial(t *testing.T, ctx context.Context, namesrv, topic string, bodi
 
 func sendOurs(t *testing.T, ctx context.Context, namesrv, topic string, bodies []string) {
 	t.Helper()
+	p := composeProducer(t, ctx, namesrv, "compose-rp", "compose-rc-pg")
+	defer p.Shutdown(context.Background())
+	for _, b := range bodies {
+		if _, err := p.Send(ctx, &client.Message{Topic: topic, Body: []byte(b)}); err != nil {
+			t.Fatalf("our send %s: %v", b, err)
+		}
+	}
+}
+
+// composeProducer starts our producer of group through namesrv, its
+// instance name from prefix; the caller shuts it down.
+func composeProducer(t *testing.T, ctx context.Context, namesrv, prefix, group string) *client.Producer {
+	t.Helper()
 	cfg := client.DefaultProducerConfig()
 	cfg.Client.NameServerAddrs = []string{namesrv}
-	cfg.Client.InstanceName = instance("compose-rp")
+	cfg.Client.InstanceName = official.Instance(prefix)
 	cfg.Client.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Group = "compose-rc-pg"
+	cfg.Group = group
 	p, err := client.NewProducer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -63,12 +77,7 @@ func sendOurs(t *testing.T, ctx context.Context, namesrv, topic string, bodies [
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer p.Shutdown(context.Background())
-	for _, b := range bodies {
-		if _, err := p.Send(ctx, &client.Message{Topic: topic, Body: []byte(b)}); err != nil {
-			t.Fatalf("our send %s: %v", b, err)
-		}
-	}
+	return p
 }
 
 func composeConsumerConfig(namesrv, group string) client.PushConsumerConfig {
@@ -88,7 +97,7 @@ func composeConsumerConfig(namesrv, group string) client.PushConsumerConfig {
 func consumeOurs(t *testing.T, ctx context.Context, adm *admin.Admin, cfg client.PushConsumerConfig, topic string, want []string, committed int64) *composeCollector {
 	t.Helper()
 	got := newComposeCollector()
-	cfg.Client.InstanceName = instance("compose-rc")
+	cfg.Client.InstanceName = official.Instance("compose-rc")
 	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
 		for _, m := range msgs {
 			got.add(string(m.Body))
@@ -123,24 +132,7 @@ func consumeOurs(t *testing.T, ctx context.Context, adm *admin.Admin, cfg client
 func consumeOfficial(t *testing.T, ctx context.Context, adm *admin.Admin, namesrv, group, topic string, want []string) {
 	t.Helper()
 	got := newComposeCollector()
-	c, err := rocketmq.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{namesrv})),
-		consumer.WithInstance(instance("compose-c")),
-		consumer.WithGroupName(group),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = c.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		for _, m := range msgs {
-			got.add(string(m.Body))
-		}
-		return consumer.ConsumeSuccess, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := subscribed(t, namesrv, group, topic, consumer.MessageSelector{}, accept(func(m *primitive.MessageExt) { got.add(string(m.Body)) }))
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/client/admin"
 )
 
 // composeProjectName is the compose project TestCompose runs as. It is not
@@ -47,8 +49,13 @@ type composeProject struct {
 	brokerAAddr, brokerBAddr string // the brokers' advertised addresses
 }
 
+// newComposeProject returns a project on a free network and ports; it
+// skips t unless RUNNEL_COMPOSE_TEST=1 (the tests need a Docker engine).
 func newComposeProject(t *testing.T) *composeProject {
 	t.Helper()
+	if os.Getenv("RUNNEL_COMPOSE_TEST") != "1" {
+		t.Skip("set RUNNEL_COMPOSE_TEST=1 to run the docker compose test")
+	}
 	p := &composeProject{t: t, root: repoRoot(t)}
 	// The same preference as scripts/compose.sh, so the test drives the
 	// project with the tool that created it.
@@ -94,6 +101,18 @@ func newComposeProject(t *testing.T) *composeProject {
 		fmt.Sprintf("RUNNEL_CONSOLE_PORT=%d", ports[6]),
 	)
 	return p
+}
+
+// admin returns our admin client of the project's name server, closed at
+// cleanup.
+func (p *composeProject) admin() *admin.Admin {
+	p.t.Helper()
+	adm, err := admin.New(admin.Config{NamesrvAddrs: []string{p.namesrvAddr}})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(func() { adm.Close() })
+	return adm
 }
 
 // script runs scripts/compose.sh with the project's environment.

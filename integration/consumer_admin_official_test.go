@@ -21,7 +21,8 @@ import (
 // TestConsumerAdminOfficialClient: the official client's push consumer
 // answers the requests the broker forwards — its running info, with its
 // goroutine dump (which it writes into the JSON unescaped), and a message
-// consumed directly.
+// consumed directly. TestConsumerAdminRunnelClient asks our client the
+// same; each answers its own way, so the two look alike by design.
 func TestConsumerAdminOfficialClient(t *testing.T) {
 	c := rcCluster(t, cluster.Brokers(2))
 	const topic, group = "LiveOfficialT", "live-official-g"

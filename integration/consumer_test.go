@@ -10,11 +10,16 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -193,42 +198,6 @@ func isSplit(held map[int]map[int]bool, queues, consumers int) bool {
 	return len(owner) == queues
 }
 
-// TestTagSubscription: a subscription "A || C" receives exactly the
-// messages tagged A and C, and the broker filtered them: the official
-// client filters by tag again on its side, so only the broker's count of
-// messages its pull answers carried shows that B and D never left it.
-func TestTagSubscription(t *testing.T) {
-	c := cluster.Start(t)
-	const topic = "Tags"
-	createTopic(t, c, 0, topic, 2)
-	p := newProducer(t, c)
-	for i := range 40 {
-		tag := string(rune('A' + i%4))
-		m := primitive.NewMessage(topic, []byte(fmt.Sprintf("%s-%d", tag, i)))
-		m.WithTag(tag)
-		if _, err := p.SendSync(context.Background(), m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := newCollector()
-	newPushConsumer(t, c, "g-tags", topic, "A || C", got.add)
-	testwait.For(t, 20*time.Second, "20 messages", func() bool { return got.len() == 20 })
-	waitCommittedToEnd(t, c, "g-tags", topic, 2)
-	got.mu.Lock()
-	defer got.mu.Unlock()
-	if len(got.msgs) != 20 {
-		t.Errorf("received %d messages, want 20", len(got.msgs))
-	}
-	for body, m := range got.msgs {
-		if tag := m.GetTags(); tag != "A" && tag != "C" {
-			t.Errorf("received %s with tag %q", body, tag)
-		}
-	}
-	if n := c.Broker(0).MessagesPulled("g-tags"); n != 20 {
-		t.Errorf("the broker's pull answers carried %d messages, want the 20 tagged A or C", n)
-	}
-}
-
 // TestResumeFromCommittedOffsets: a group consumes, stops, and a new
 // instance of the group receives only what was sent since; then the
 // broker restarts and the offsets are still there.
@@ -348,4 +317,102 @@ func waitCommittedToEnd(t *testing.T, c *cluster.Cluster, group, topic string, q
 		}
 		return nil
 	})
+}
+
+func TestSmokeSendAndConsume(t *testing.T) {
+	c := cluster.Start(t)
+	createTopic(t, c, 0, "Smoke", 4)
+	p := newProducer(t, c)
+	const n = 20
+	for i := range n {
+		m := primitive.NewMessage("Smoke", []byte(fmt.Sprintf("m%d", i)))
+		m.WithTag("TagA")
+		m.WithKeys([]string{fmt.Sprintf("k%d", i)})
+		res, err := p.SendSync(context.Background(), m)
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		if res.Status != primitive.SendOK {
+			t.Fatalf("send %d: status %v", i, res.Status)
+		}
+	}
+	got := newCollector()
+	newPushConsumer(t, c, "g-smoke", "Smoke", "*", got.add)
+	testwait.For(t, 30*time.Second, "all messages", func() bool { return got.len() == n })
+	m := got.get("m7")
+	if m.GetTags() != "TagA" || m.GetKeys() != "k7" {
+		t.Errorf("m7: tags %q keys %q", m.GetTags(), m.GetKeys())
+	}
+}
+
+// TestBroadcasting: two broadcasting consumers of one group each receive
+// every message, from every queue; the broker needs nothing beyond the
+// clustering path (no locks, no offsets: broadcasting offsets are local).
+func TestBroadcasting(t *testing.T) {
+	c := rcCluster(t)
+	const topic, n = "BroadcastT", 40
+	createTopic(t, c, 0, topic, 4)
+	group := fmt.Sprintf("g-broadcast-%d", os.Getpid())
+	// The official client keeps broadcasting offsets in
+	// $HOME/.rocketmq_client_go/<group>/<clientID>/offset.json (read at
+	// package init, so the directory cannot be redirected from here).
+	// Registered before the consumers, so it runs after their shutdown.
+	if home := os.Getenv("HOME"); home != "" {
+		t.Cleanup(func() { _ = os.RemoveAll(filepath.Join(home, ".rocketmq_client_go", group)) })
+	}
+	a, b := newQueueRecorder(), newQueueRecorder()
+	newPushConsumer(t, c, group, topic, "*", a.fn(0), consumer.WithConsumerModel(consumer.BroadCasting))
+	newPushConsumer(t, c, group, topic, "*", b.fn(0), consumer.WithConsumerModel(consumer.BroadCasting))
+	testwait.For(t, testwait.Default, "both consumers registered", func() bool { return len(c.Broker(0).ConsumerIDs(group)) == 2 })
+
+	p := newProducer(t, c)
+	sendN(t, p, topic, "b", n, "")
+	for name, r := range map[string]*queueRecorder{"first": a, "second": b} {
+		testwait.For(t, 30*time.Second, "every message at the "+name+" consumer", func() bool { return r.distinct() == n })
+		if q := len(r.queuesOf(0)); q != 4 {
+			t.Fatalf("%s consumer received from %d queues, want all 4", name, q)
+		}
+	}
+}
+
+// BenchmarkOfficialClientDeliveryLatency measures, with the official Go
+// producer and push consumer, how long a message sent to an idle topic
+// (the consumer's pull held by the broker) takes from the start of
+// SendSync to the consumer's callback. p50/p99 in microseconds.
+func BenchmarkOfficialClientDeliveryLatency(b *testing.B) {
+	c := cluster.Start(b)
+	createTopic(b, c, 0, "Latency", 1)
+	p := newProducer(b, c)
+	arrived := make(chan time.Time, 1)
+	newPushConsumer(b, c, "g-latency", "Latency", "*", func(*primitive.MessageExt) { arrived <- time.Now() })
+	// Warm up: the first message also waits for the rebalance.
+	if _, err := p.SendSync(context.Background(), primitive.NewMessage("Latency", []byte("warm"))); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		b.Fatal("warm-up message not delivered")
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		time.Sleep(2 * time.Millisecond) // let the consumer's next pull be held
+		b.StartTimer()
+		start := time.Now()
+		if _, err := p.SendSync(context.Background(), primitive.NewMessage("Latency", []byte(strconv.Itoa(i)))); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case end := <-arrived:
+			lat = append(lat, end.Sub(start))
+		case <-time.After(10 * time.Second):
+			b.Fatal("message not delivered")
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }

@@ -1,8 +1,10 @@
 //go:build !race
 
-// Built without -race only: the official client's push consumer races
-// with itself (see retry_test.go). The broker side of delayed delivery is
-// covered under -race in packages broker and broker/due.
+// Delay levels and timer messages with the official client. Built without
+// -race only: the official client's push consumer races with itself (see
+// retry_test.go). The broker side of delayed delivery and of timer
+// messages is covered under -race in package broker, broker/due and
+// timer_test.go.
 
 package integration
 
@@ -12,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
+	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
-	"github.com/runnelmq/runnel/message"
 )
 
 // delayTestLevels: level n waits n seconds.
@@ -26,16 +29,7 @@ const delayTestLevels = "1s 2s 3s 4s 5s 6s"
 // after.
 func TestDelayedMessage(t *testing.T) {
 	c := delayCluster(t, delayTestLevels)
-	createTopic(t, c, 0, "DelayT", 2)
-	d := newDeliveries()
-	newPushConsumer(t, c, "g-delay", "DelayT", "*", func(m *primitive.MessageExt) { d.add(m) })
-	p := newProducer(t, c)
-	// Let the consumer settle first, so its pulls are parked when the
-	// message comes due.
-	if _, err := p.SendSync(context.Background(), primitive.NewMessage("DelayT", []byte("warm-up"))); err != nil {
-		t.Fatal(err)
-	}
-	testwait.For(t, 30*time.Second, "the warm-up message", func() bool { return len(d.of("warm-up")) == 1 })
+	d, p := warmConsumer(t, c, "g-delay", "DelayT")
 
 	sent := time.Now().Truncate(time.Millisecond) // store times are in ms
 	m := primitive.NewMessage("DelayT", []byte("delayed"))
@@ -108,28 +102,61 @@ func TestDelayedSurviveRestart(t *testing.T) {
 			// The store is the judge of duplicate delivery: consumer offsets
 			// are at-least-once anyway.
 			st = c.Broker(0).Store()
-			count := map[string]int{}
-			for q := int32(0); q < 2; q++ {
-				res, err := st.Get(topic, q, 0, 100, 0, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ms, err := message.DecodeMessages(res.Messages)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, m := range ms {
-					count[string(m.Body)]++
-				}
+			stored := storedByBody(t, st, topic, 2)
+			if len(stored) != 2*n {
+				t.Fatalf("%d distinct messages stored, want %d", len(stored), 2*n)
 			}
-			if len(count) != 2*n {
-				t.Fatalf("%d distinct messages stored, want %d", len(count), 2*n)
-			}
-			for b, k := range count {
-				if k != 1 {
-					t.Fatalf("%s stored %d times in its real queue", b, k)
+			for b, ms := range stored {
+				if len(ms) != 1 {
+					t.Fatalf("%s stored %d times in its real queue", b, len(ms))
 				}
 			}
 		})
 	}
+}
+
+// warmConsumer creates topic (2 queues) and starts an official push
+// consumer of group on it and a producer, and returns once a warm-up
+// message was consumed: the consumer has settled, so its pulls are parked
+// when a later message comes due.
+func warmConsumer(t *testing.T, c *cluster.Cluster, group, topic string) (*deliveries, rocketmq.Producer) {
+	t.Helper()
+	createTopic(t, c, 0, topic, 2)
+	d := newDeliveries()
+	newPushConsumer(t, c, group, topic, "*", func(m *primitive.MessageExt) { d.add(m) })
+	p := newProducer(t, c)
+	if _, err := p.SendSync(context.Background(), primitive.NewMessage(topic, []byte("warm-up"))); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 30*time.Second, "the warm-up message", func() bool { return len(d.of("warm-up")) == 1 })
+	return d, p
+}
+
+// TestTimerConsumedAtItsTime: an official push consumer receives a
+// WithDelayTimestamp message no sooner than its time, and soon after.
+func TestTimerConsumedAtItsTime(t *testing.T) {
+	c := rcCluster(t)
+	d, p := warmConsumer(t, c, "g-timer", "TimerC")
+
+	// The message carries its time in whole milliseconds
+	// (__STARTDELIVERTIME), so that is the time it is due: a sub-millisecond
+	// part kept here made a delivery on time look up to 1 ms early.
+	at := time.UnixMilli(time.Now().Add(1500 * time.Millisecond).UnixMilli())
+	m := primitive.NewMessage("TimerC", []byte("timed"))
+	m.WithDelayTimestamp(at)
+	if _, err := p.SendSync(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 20*time.Second, "the timer message", func() bool { return len(d.of("timed")) == 1 })
+	got := d.of("timed")[0]
+	if got.at.Before(at) {
+		t.Fatalf("consumed %v before its time", at.Sub(got.at))
+	}
+	if late := got.at.Sub(at); late > timerLate {
+		t.Fatalf("consumed %v after its time", late)
+	}
+	if got.topic != "TimerC" {
+		t.Fatalf("consumed on topic %q", got.topic)
+	}
+	t.Logf("consumed %v after its time", got.at.Sub(at))
 }

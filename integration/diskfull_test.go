@@ -51,19 +51,11 @@ func TestDiskFull(t *testing.T) {
 	c := diskCluster(t, fs)
 	createTopic(t, c, 0, "DiskT", 2)
 	// A producer that keeps its route: it must reach the refusing broker.
-	pcfg := client.DefaultProducerConfig()
-	pcfg.Client = rcClientConfig(c)
-	pcfg.Client.RouteRefreshInterval = time.Hour
-	pcfg.Group = "disk-pg"
-	pcfg.RetryTimes = -1 // one attempt: the refusal itself is the point
-	p, err := client.NewProducer(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	p := rcProducerWith(t, c, func(cfg *client.ProducerConfig) {
+		cfg.Client.RouteRefreshInterval = time.Hour
+		cfg.Group = "disk-pg"
+		cfg.RetryTimes = -1 // one attempt: the refusal itself is the point
+	})
 	send := func(i int) error {
 		_, err := p.Send(context.Background(), &client.Message{Topic: "DiskT", Body: []byte(body(i))})
 		return err
@@ -85,7 +77,7 @@ func TestDiskFull(t *testing.T) {
 	fs.SetUsage(93)
 	st := c.Broker(0).Store()
 	testwait.For(t, 10*time.Second, "the store to refuse writes", func() bool { return st.Writable() != nil })
-	err = send(1000)
+	err := send(1000)
 	var be *client.BrokerError
 	if !errors.As(err, &be) || be.Code != protocol.RespServiceNotAvailable || !strings.Contains(be.Remark, "the broker's disk is full [CL:  0.93") {
 		t.Fatalf("send on a 93%% full disk: %v, want code 14 with Java's remark", err)

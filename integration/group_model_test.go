@@ -99,18 +99,10 @@ func TestGroupModel(t *testing.T) {
 	l := c.Leader()
 	waitListed(t, c, l, 10*time.Second)
 
-	cfg := client.DefaultProducerConfig()
-	cfg.Client = rcClientConfig(c)
-	cfg.Group = "model-pg"
-	cfg.RetryTimes = -1 // one attempt per send: the model counts what each attempt did
-	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
+	p := rcProducerWith(t, c, func(cfg *client.ProducerConfig) {
+		cfg.Group = "model-pg"
+		cfg.RetryTimes = -1 // one attempt per send: the model counts what each attempt did
+	})
 	m := &sendModel{acked: map[string]client.SendResult{}, resent: map[string]bool{}}
 	sendUntilOK(t, p, topic, "first") // the topic exists before the consumer starts
 	m.acked["first"] = client.SendResult{}

@@ -53,17 +53,7 @@ func TestIdleSubscribedConsumerCostsNearZeroCPU(t *testing.T) {
 		}
 		return client.ConsumeSuccess
 	}
-	pc, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Subscribe("Idle", "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
+	rcStartConsumer(t, cfg, "Idle", "*")
 	testwait.For(t, testwait.Default, "a held pull on every queue", func() bool { return c.Broker(0).PullRequests() >= 8 })
 	// Let start-up work (first rebalance, offset queries, route refresh)
 	// finish before measuring.

@@ -165,20 +165,6 @@ func TestSendRejections(t *testing.T) {
 	checkBrokerErr(t, "queue id 99 of 2", err, protocol.RespSystemError, "request queueId[99] is illegal")
 }
 
-// checkBrokerErr asserts err is the official client's rendering of a broker
-// response with code and a remark containing remark.
-func checkBrokerErr(t *testing.T, what string, err error, code int16, remark string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: send succeeded, want CODE %d", what, code)
-		return
-	}
-	want := fmt.Sprintf("CODE: %d, DESC: ", code)
-	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), remark) {
-		t.Errorf("%s: err %q, want %q with remark %q", what, err, want, remark)
-	}
-}
-
 // fixedQueue is a queue selector that always picks queue id on the first
 // broker of the route, whether or not the topic has that queue.
 type fixedQueue int

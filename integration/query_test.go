@@ -36,13 +36,7 @@ func TestMessageQuery(t *testing.T) {
 	}
 	after := time.Now().Add(time.Second)
 
-	acfg := admin.DefaultConfig()
-	acfg.NamesrvAddrs = []string{c.NamesrvAddr()}
-	a, err := admin.New(acfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a := newRunnelAdmin(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

@@ -18,18 +18,7 @@ import (
 // rcGroupProducer starts one of our producers in its own group.
 func rcGroupProducer(t *testing.T, c *cluster.Cluster, group string) *client.Producer {
 	t.Helper()
-	cfg := client.DefaultProducerConfig()
-	cfg.Client = rcClientConfig(c)
-	cfg.Group = group
-	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return rcProducerWith(t, c, func(cfg *client.ProducerConfig) { cfg.Group = group })
 }
 
 // TestRequestReplyRoundTrip: our Request gets the reply our consumer

@@ -8,7 +8,6 @@ import (
 
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
-	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
@@ -30,30 +29,17 @@ func TestRunnelClientRetryToDLQ(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var times []int32
-	cfg := client.DefaultPushConsumerConfig()
-	cfg.Client = rcClientConfig(c)
-	cfg.Group = "rc-retry"
-	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	cfg.MaxReconsumeTimes = 2
-	cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, m := range msgs {
-			times = append(times, m.ReconsumeTimes)
+	rcConsumerWith(t, c, "rc-retry", "RcRetryT", "*", func(cfg *client.PushConsumerConfig) {
+		cfg.MaxReconsumeTimes = 2
+		cfg.Concurrently = func(_ context.Context, msgs []*client.MessageExt) client.ConsumeResult {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, m := range msgs {
+				times = append(times, m.ReconsumeTimes)
+			}
+			return client.ConsumeRetryLater
 		}
-		return client.ConsumeRetryLater
-	}
-	pc, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Subscribe("RcRetryT", "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
+	})
 
 	st := c.Broker(0).Store()
 	testwait.For(t, 30*time.Second, "the message in %DLQ%rc-retry", func() bool { return st.MaxOffset("%DLQ%rc-retry", 0) == 1 })

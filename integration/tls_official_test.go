@@ -1,20 +1,19 @@
 //go:build !race
 
-// The official client's consumers race inside themselves; see smoke_test.go.
+// The official client's consumers race inside themselves; see consumer_test.go.
 
 package integration
 
 import (
 	"context"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 )
 
@@ -53,42 +52,14 @@ func TestTLSOfficialSendAndConsume(t *testing.T) {
 
 				// A new group of this wire gets everything sent so far.
 				got := newCollector()
-				pc := startOfficialTLSConsumer(t, c, fmt.Sprintf("cg-tls-%v", useTLS), topic, useTLS, got.add)
+				pc := newPushConsumer(t, c.Cluster, fmt.Sprintf("cg-tls-%v", useTLS), topic, "*", got.add, consumer.WithTls(useTLS))
 				testwait.For(t, 30*time.Second, fmt.Sprintf("%d messages consumed (tls=%v)", sent, useTLS),
 					func() bool { return got.len() == sent })
-				_ = pc.Shutdown()
+				pc.shutdown()
 				if got.get("tls=true-0") == nil {
 					t.Fatalf("consumer (tls=%v) lacks the messages sent over TLS", useTLS)
 				}
 			}
 		})
 	}
-}
-
-func startOfficialTLSConsumer(t *testing.T, c tlsCluster, group, topic string, useTLS bool, fn func(*primitive.MessageExt)) rocketmq.PushConsumer {
-	t.Helper()
-	pc, err := rocketmq.NewPushConsumer(
-		consumer.WithNameServer([]string{c.nsAddr}),
-		consumer.WithInstance(instance("tlsc")),
-		consumer.WithGroupName(group),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-		consumer.WithTls(useTLS),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = pc.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		for _, m := range msgs {
-			fn(m)
-		}
-		return consumer.ConsumeSuccess, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("start consumer (tls=%v): %v", useTLS, err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown() })
-	return pc
 }

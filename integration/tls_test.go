@@ -14,24 +14,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/internal/testwait"
-
 	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/admin"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
-	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
 )
 
-// tlsCluster is a name server and a broker serving TLS in one mode.
+// tlsCluster is a cluster serving TLS in one mode.
 type tlsCluster struct {
-	nsAddr, brokerAddr string
+	*cluster.Cluster
 	// caFile is the PEM of the broker's certificate (self-signed, so its
 	// own CA), for clients that verify.
 	caFile string
@@ -43,7 +42,7 @@ type tlsCluster struct {
 // server over TLS (tlsEnable); the name server generates its own.
 func startTLSCluster(t testing.TB, mode string) tlsCluster {
 	t.Helper()
-	dir, storeDir := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
 	cert, certPEM, err := remoting.SelfSignedCertificate()
 	if err != nil {
 		t.Fatal(err)
@@ -59,41 +58,16 @@ func startTLSCluster(t testing.TB, mode string) tlsCluster {
 	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-
-	ncfg := namesrv.DefaultConfig()
-	ncfg.ListenAddr = "127.0.0.1:0"
-	ncfg.Logger = log
-	ncfg.TLS.Mode = mode
-	ns, err := namesrv.New(ncfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Close() })
-
-	bcfg := config.Default()
-	bcfg.ListenAddr = "127.0.0.1:0"
-	bcfg.StoreDir = storeDir
-	bcfg.NamesrvAddrs = []string{ns.Addr()}
-	bcfg.Logger = log
 	conf := fmt.Sprintf("tls.server.mode=%s\ntls.server.certPath=%s\ntls.server.keyPath=%s\ntlsEnable=%v\n",
 		mode, certPath, keyPath, mode == remoting.TLSEnforcing)
-	if ignored, err := bcfg.ApplyProperties(strings.NewReader(conf)); err != nil || len(ignored) > 0 {
-		t.Fatalf("broker.conf: ignored %v, %v", ignored, err)
-	}
-	b, err := broker.New(bcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		b.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return tlsCluster{nsAddr: ns.Addr(), brokerAddr: b.Addr(), caFile: certPath}
+	c := cluster.Start(t,
+		cluster.ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.TLS.Mode = mode }),
+		cluster.Configure(func(_ int, cfg *config.Config) {
+			if ignored, err := cfg.ApplyProperties(strings.NewReader(conf)); err != nil || len(ignored) > 0 {
+				t.Fatalf("broker.conf: ignored %v, %v", ignored, err)
+			}
+		}))
+	return tlsCluster{Cluster: c, caFile: certPath}
 }
 
 // officialPlainAgain makes the official client's later instances plain
@@ -117,64 +91,19 @@ func officialPlainAgain(t testing.TB) {
 // createTopicTLS creates topic with the official admin, over TLS.
 func createTopicTLS(t testing.TB, c tlsCluster, topic string) {
 	t.Helper()
-	a, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{c.nsAddr})), admin.WithTls(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.CreateTopic(ctx, admin.WithTopicCreate(topic), admin.WithBrokerAddrCreate(c.brokerAddr),
-		admin.WithReadQueueNums(2), admin.WithWriteQueueNums(2)); err != nil {
-		t.Fatalf("create topic over TLS: %v", err)
-	}
+	createTopic(t, c.Cluster, 0, topic, 2, admin.WithTls(true))
 }
 
 func officialTLSProducer(t testing.TB, c tlsCluster, useTLS bool) rocketmq.Producer {
 	t.Helper()
-	p, err := rocketmq.NewProducer(
-		producer.WithNameServer([]string{c.nsAddr}),
-		producer.WithInstanceName(instance("tlsp")),
-		producer.WithGroupName("pg-tls"),
-		producer.WithRetry(0),
-		producer.WithSendMsgTimeout(3*time.Second),
-		producer.WithTls(useTLS),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown() })
-	return p
+	return newProducer(t, c.Cluster, producer.WithGroupName("pg-tls"), withNoRetry(),
+		producer.WithSendMsgTimeout(3*time.Second), producer.WithTls(useTLS))
 }
 
 func rcTLSConfig(c tlsCluster, useTLS bool, caFile string) client.ClientConfig {
-	cfg := client.DefaultClientConfig()
-	cfg.NameServerAddrs = []string{c.nsAddr}
-	cfg.InstanceName = instance("rctls")
-	cfg.ClientIP = "127.0.0.1"
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.RebalanceInterval = time.Second
+	cfg := rcClientConfig(c.Cluster)
 	cfg.TLS, cfg.TLSCAFile = useTLS, caFile
 	return cfg
-}
-
-func rcTLSProducer(t testing.TB, cfg client.ClientConfig) *client.Producer {
-	t.Helper()
-	pcfg := client.DefaultProducerConfig()
-	pcfg.Client = cfg
-	pcfg.Group = "rc-pg-tls"
-	p, err := client.NewProducer(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
 }
 
 // The official producer sends with WithTls(true) to a permissive cluster,
@@ -219,7 +148,10 @@ func TestTLSRunnelClient(t *testing.T) {
 	// The name server's certificate is generated (and not known here), so
 	// the client does not verify; verification is checked against the
 	// broker directly below.
-	p := rcTLSProducer(t, rcTLSConfig(c, true, ""))
+	pcfg := client.DefaultProducerConfig()
+	pcfg.Client = rcTLSConfig(c, true, "")
+	pcfg.Group = "rc-pg-tls"
+	p := rcStartProducer(t, pcfg)
 	for i := range 5 {
 		if _, err := p.Send(context.Background(), &client.Message{Topic: "TLSRC", Body: []byte(body(i))}); err != nil {
 			t.Fatalf("send over TLS: %v", err)
@@ -236,21 +168,11 @@ func TestTLSRunnelClient(t *testing.T) {
 		return client.ConsumeSuccess
 	}
 	ccfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	pc, err := client.NewPushConsumer(ccfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Subscribe("TLSRC", "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
+	rcStartConsumer(t, ccfg, "TLSRC", "*")
 	testwait.For(t, 20*time.Second, "5 messages consumed over TLS", func() bool { return got.len() == 5 })
 
 	// Plain against enforcing: the name server closes the connection.
-	pcfg := client.DefaultProducerConfig()
+	pcfg = client.DefaultProducerConfig()
 	pcfg.Client = rcTLSConfig(c, false, "")
 	pcfg.Group = "rc-pg-plain"
 	plain, err := client.NewProducer(pcfg)
@@ -276,7 +198,7 @@ func TestTLSRunnelClient(t *testing.T) {
 		}
 		cl := remoting.NewClient(remoting.ClientConfig{TLS: rc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		defer cl.Close()
-		_, err = cl.Conn(context.Background(), c.brokerAddr)
+		_, err = cl.Conn(context.Background(), c.BrokerAddr(0))
 		return err
 	}
 	if err := verify(c.caFile); err != nil {

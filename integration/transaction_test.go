@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/official"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -76,19 +76,7 @@ func TestOfficialTransactionProducer(t *testing.T) {
 		checked: map[string]int{},
 	}
 	group := "pg-" + t.Name()
-	p, err := rocketmq.NewTransactionProducer(l,
-		producer.WithNameServer([]string{c.NamesrvAddr()}),
-		producer.WithInstanceName(instance("tp")),
-		producer.WithGroupName(group),
-		producer.WithRetry(2),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown() })
+	p := official.TransactionProducer(t, c.NamesrvAddr(), l, producer.WithGroupName(group), producer.WithRetry(2))
 
 	for _, body := range []string{"commit", "rollback", "unknown"} {
 		m := primitive.NewMessage(topic, []byte(body))

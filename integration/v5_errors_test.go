@@ -17,6 +17,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/official"
 	"github.com/runnelmq/runnel/topicconf"
 )
 
@@ -39,7 +40,7 @@ func dialV5(t testing.TB, c *cluster.Cluster, i int, useTLS bool) rawV5 {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return rawV5{MessagingServiceClient: v2.NewMessagingServiceClient(conn), clientID: instance("raw-v5")}
+	return rawV5{MessagingServiceClient: v2.NewMessagingServiceClient(conn), clientID: official.Instance("raw-v5")}
 }
 
 // ctx is a call's context with the SDK's metadata.
@@ -53,7 +54,7 @@ func (r rawV5) ctx(t testing.TB) context.Context {
 // rawMessage is a message as the SDK sends it.
 func rawMessage(topic string, mt v2.MessageType, body string) *v2.Message {
 	return &v2.Message{Topic: &v2.Resource{Name: topic}, Body: []byte(body), SystemProperties: &v2.SystemProperties{
-		MessageId: instance("id"), MessageType: mt, BornTimestamp: timestamppb.Now(), BornHost: "test"}}
+		MessageId: official.Instance("id"), MessageType: mt, BornTimestamp: timestamppb.Now(), BornHost: "test"}}
 }
 
 func wantCode(t testing.TB, what string, st *v2.Status, err error, code v2.Code) {

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/internal/fakeclock"
-
 	"github.com/apache/rocketmq-client-go/v2/rlog"
-	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/official"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/topicconf"
@@ -20,20 +20,7 @@ import (
 
 func TestMain(m *testing.M) {
 	rlog.SetLogLevel("fatal")
-	goleak.VerifyTestMain(m,
-		// netpoll starts its pollers once per process and never stops them.
-		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-		// The official client's: a cache janitor started at package init,
-		// and the producer's periodic tasks, which sleep up to 10 s before
-		// they first look at the shutdown signal. func1.2 is its route
-		// update, whose first query (to a name server a test has already
-		// closed) can still be waiting out its timeout when the tests end.
-		goleak.IgnoreAnyFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.1"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.2"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.3"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.4"),
-	)
+	leakcheck.VerifyTestMain(m, official.Leftovers...)
 }
 
 // testTransport is the remoting transport the tests serve on: netpoll, as

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
+	"github.com/runnelmq/runnel/internal/official"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -69,12 +69,6 @@ func (fb *fakeBroker) requests() []string {
 	return append([]string(nil), fb.got...)
 }
 
-var instanceSeq atomic.Int64
-
-func uniqueInstance(t *testing.T) string {
-	return fmt.Sprintf("%s-%d-%d", t.Name(), time.Now().UnixNano(), instanceSeq.Add(1))
-}
-
 // TestOfficialAdminReadsRoutes registers a master (at a fake broker) and a
 // slave over the wire, then lets the official client's admin API read the
 // topic list, the publish queues and the cluster list, and delete the topic
@@ -90,11 +84,7 @@ func TestOfficialAdminReadsRoutes(t *testing.T) {
 	// parse its id as 0 and send to it instead of the master.
 	e.register(t, c, broker{cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.1:1", id: 1, version: 1})
 
-	adm, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{e.addr})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := official.Admin(t, e.addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -150,24 +140,12 @@ func TestOfficialProducerRoutesToBroker(t *testing.T) {
 		topics: map[string]int{"orders": 2}})
 	e.register(t, c, broker{cluster: "DefaultCluster", name: "broker-a", addr: "127.0.0.1:1", id: 1, version: 1})
 
-	p, err := producer.NewDefaultProducer(
-		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{e.addr})),
-		producer.WithInstanceName(uniqueInstance(t)),
-		producer.WithGroupName("runnel-namesrv-test"),
-		producer.WithRetry(0),
-		producer.WithSendMsgTimeout(3*time.Second),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown()
+	p := official.Producer(t, e.addr, producer.WithGroupName("runnel-namesrv-test"), producer.WithRetry(0),
+		producer.WithSendMsgTimeout(3*time.Second))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = p.SendSync(ctx, primitive.NewMessage("orders", []byte("hello")))
+	_, err := p.SendSync(ctx, primitive.NewMessage("orders", []byte("hello")))
 	if err == nil {
 		t.Fatal("send to the refusing fake broker succeeded")
 	}

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/namesrv/routeinfo"
 	"github.com/runnelmq/runnel/remoting"
 )
@@ -164,16 +164,7 @@ func (s *Server) Close() error {
 
 func (s *Server) scanLoop() {
 	defer s.wg.Done()
-	t := time.NewTicker(s.cfg.ScanInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.ExpireBrokers()
-		}
-	}
+	periodic.Run(s.stop, s.cfg.ScanInterval, func() { s.ExpireBrokers() })
 }
 
 // ExpireBrokers runs one expiry scan now: it drops every broker silent for

@@ -22,6 +22,37 @@ func pendingCalls(c *Conn) int {
 	return len(c.pmu.calls)
 }
 
+// connWithoutPending returns cl's connection to addr, failing t if a call
+// still waits on it for an answer: a call that ended took its entry with
+// it.
+func connWithoutPending(t *testing.T, cl *Client, addr string) *Conn {
+	t.Helper()
+	c, err := cl.Conn(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pendingCalls(c); n != 0 {
+		t.Fatalf("%d calls left in the pending table", n)
+	}
+	return c
+}
+
+// invokeAsync sends req with InvokeAsync and returns where its answer
+// arrives; a failed call fails t (and sends nil).
+func invokeAsync(t *testing.T, cl *Client, addr string, req *protocol.Command) <-chan *protocol.Command {
+	t.Helper()
+	done := make(chan *protocol.Command, 1)
+	if err := cl.InvokeAsync(context.Background(), addr, req, func(r *protocol.Command, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
 func TestCallTimeoutAndCancel(t *testing.T) {
 	s := startServer(t, TransportNetpoll, nil, map[int16]Handler{codeHold: silent, protocol.ReqGetRouteInfoByTopic: silent})
 	cl := newClient(t, func(c *ClientConfig) { c.CallTimeout = 50 * time.Millisecond })
@@ -68,13 +99,7 @@ func TestCallTimeoutAndCancel(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrTimeout) {
 		t.Fatalf("async timeout: %v", err)
 	}
-	c, err := cl.Conn(context.Background(), s.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := pendingCalls(c); n != 0 {
-		t.Fatalf("%d calls left in the pending table", n)
-	}
+	c := connWithoutPending(t, cl, s.Addr())
 	// The connection is still usable after timeouts.
 	if c.Err() != nil {
 		t.Fatal(c.Err())

@@ -506,13 +506,7 @@ func (c *Conn) onFrame(frame []byte) error {
 	c.gotFrame = true
 	cmd, err := protocol.DecodeFrameLimits(frame, c.limits)
 	if err != nil {
-		var re *protocol.RequestError
-		if !errors.As(err, &re) {
-			return err
-		}
-		c.lastRead.Store(time.Now().UnixNano())
-		c.refuse(re)
-		return nil
+		return c.refused(err)
 	}
 	c.lastRead.Store(time.Now().UnixNano())
 	if cmd.IsResponse() {
@@ -553,7 +547,12 @@ func (c *Conn) setLimits(lim protocol.Limits) {
 // the splitter kept of it, or closes the connection when it cannot.
 func (c *Conn) onOversize(o oversizedFrame) error {
 	c.gotFrame = true
-	err := protocol.RefuseOversizedHeader(o.serType, o.head, o.tail, o.headerLen, c.limits.MaxHeaderSize)
+	return c.refused(protocol.RefuseOversizedHeader(o.serType, o.head, o.tail, o.headerLen, c.limits.MaxHeaderSize))
+}
+
+// refused answers a frame the decoder refused with a *protocol.RequestError
+// (see refuse); any other error it returns, to close the connection.
+func (c *Conn) refused(err error) error {
 	var re *protocol.RequestError
 	if !errors.As(err, &re) {
 		return err

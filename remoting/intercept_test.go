@@ -116,15 +116,7 @@ func TestInterceptorTimesRequests(t *testing.T) {
 
 		// A deferred answer is observed when it is given, not when the
 		// handler returns.
-		done := make(chan *protocol.Command, 1)
-		if err := cl.InvokeAsync(ctx, s.Addr(), protocol.NewRequest(codeDefer, nil, nil), func(r *protocol.Command, err error) {
-			if err != nil {
-				t.Error(err)
-			}
-			done <- r
-		}); err != nil {
-			t.Fatal(err)
-		}
+		done := invokeAsync(t, cl, s.Addr(), protocol.NewRequest(codeDefer, nil, nil))
 		r := <-parked
 		select {
 		case o := <-seen:

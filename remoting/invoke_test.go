@@ -121,13 +121,7 @@ func TestCallOptionsTimeout(t *testing.T) {
 	if _, err := cl.InvokeWith(ctx, s.Addr(), req("never"), CallOptions{Timeout: 10 * time.Second}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ctx deadline first: %v", err)
 	}
-	c, err := cl.Conn(context.Background(), s.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := pendingCalls(c); n != 0 {
-		t.Fatalf("%d calls left in the pending table", n)
-	}
+	connWithoutPending(t, cl, s.Addr())
 }
 
 // TestPooledCallTimer: a pooled call's timer that fired while nobody

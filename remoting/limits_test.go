@@ -172,30 +172,16 @@ func TestOversizedHeaderOnewayAndUnanswerable(t *testing.T) {
 // A client that reaches something other than a RocketMQ server (an HTTP
 // server answering the frame it cannot parse) says so.
 func TestClientToNonRocketMQServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		nc, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer nc.Close()
+	addr := acceptOne(t, func(nc net.Conn) {
 		nc.Read(make([]byte, 512))
 		io.WriteString(nc, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-	}()
+	})
 	cl := newClient(t, nil)
-	_, err = cl.Invoke(context.Background(), ln.Addr().String(), protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, nil, nil))
+	_, err := cl.Invoke(context.Background(), addr, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, nil, nil))
 	if !errors.Is(err, ErrNotRocketMQ) || !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("call to an HTTP server: %v, want ErrNotRocketMQ", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, ln.Addr().String()+` is not a RocketMQ server: it sent "HTTP/1.1 400 Bad"`) || strings.Contains(msg, "1213486160") {
+	if msg := err.Error(); !strings.Contains(msg, addr+` is not a RocketMQ server: it sent "HTTP/1.1 400 Bad"`) || strings.Contains(msg, "1213486160") {
 		t.Fatalf("error reads %q", msg)
 	}
 }
@@ -275,13 +261,41 @@ func BenchmarkHostileHeaders(b *testing.B) {
 // A response the client cannot take (a code outside int16) fails its call
 // with the reason and leaves the connection to the others.
 func TestClientUnreadableResponse(t *testing.T) {
+	addr := acceptOne(t, func(nc net.Conn) {
+		for code := 70000; ; code = int(protocol.RespSuccess) {
+			req, err := readFrame(t, nc)
+			if err != nil {
+				return
+			}
+			io.WriteString(nc, string(rawJSONFrame(fmt.Sprintf(`{"code":%d,"flag":1,"opaque":%d}`, code, req.Opaque))))
+		}
+	})
+	cl := newClient(t, nil)
+	_, err := cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil))
+	if !errors.Is(err, protocol.ErrCodeOutOfRange) || !strings.Contains(err.Error(), "unreadable response from "+addr) {
+		t.Fatalf("response code 70000: %v", err)
+	}
+	if resp, err := cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil)); err != nil || resp.Code != protocol.RespSuccess {
+		t.Fatalf("the next call on the connection: %v %v", resp, err)
+	}
+	cl.Close() // ends the fake server's read
+}
+
+// acceptOne listens on a free loopback port and serves the first
+// connection with serve in a goroutine, closing it after; the test's
+// cleanup closes the listener and waits for the goroutine. It returns the
+// address.
+func acceptOne(t *testing.T, serve func(nc net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -290,22 +304,7 @@ func TestClientUnreadableResponse(t *testing.T) {
 			return
 		}
 		defer nc.Close()
-		for code := 70000; ; code = int(protocol.RespSuccess) {
-			req, err := readFrame(t, nc)
-			if err != nil {
-				return
-			}
-			io.WriteString(nc, string(rawJSONFrame(fmt.Sprintf(`{"code":%d,"flag":1,"opaque":%d}`, code, req.Opaque))))
-		}
+		serve(nc)
 	}()
-	cl := newClient(t, nil)
-	addr := ln.Addr().String()
-	_, err = cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil))
-	if !errors.Is(err, protocol.ErrCodeOutOfRange) || !strings.Contains(err.Error(), "unreadable response from "+addr) {
-		t.Fatalf("response code 70000: %v", err)
-	}
-	if resp, err := cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil)); err != nil || resp.Code != protocol.RespSuccess {
-		t.Fatalf("the next call on the connection: %v %v", resp, err)
-	}
-	cl.Close() // ends the fake server's read
+	return ln.Addr().String()
 }

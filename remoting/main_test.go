@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/official"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -21,15 +21,7 @@ func TestMain(m *testing.M) {
 		// This process is the server half of a benchmark (bench_test.go).
 		os.Exit(runBenchServer(transport))
 	}
-	goleak.VerifyTestMain(m, leakIgnores...)
-}
-
-var leakIgnores = []goleak.Option{
-	// netpoll starts its pollers once per process and never stops them.
-	goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-	// The official client (official_test.go) starts a cache janitor in a
-	// package initialiser; it lives as long as the process.
-	goleak.IgnoreTopFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
+	leakcheck.VerifyTestMain(m, official.Leftovers...)
 }
 
 // transports are the server variants tests run against: netpoll (a reader

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -277,21 +278,13 @@ func (s *Server) connClosed(c *Conn, reason error) {
 
 // sweepIdle closes connections that have sent no frame for IdleTimeout.
 func (s *Server) sweepIdle() {
-	every := max(s.cfg.IdleTimeout/4, time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case now := <-t.C:
-			limit := now.Add(-s.cfg.IdleTimeout).UnixNano()
-			for _, c := range s.Conns() {
-				if c.lastRead.Load() < limit {
-					c.log.Info("remoting: closing idle connection", "idle", s.cfg.IdleTimeout)
-					c.closeWith(fmt.Errorf("%w: no frame from %s for %v", ErrIdle, c.remote, s.cfg.IdleTimeout))
-				}
+	periodic.Run(s.stop, max(s.cfg.IdleTimeout/4, time.Millisecond), func() {
+		limit := time.Now().Add(-s.cfg.IdleTimeout).UnixNano()
+		for _, c := range s.Conns() {
+			if c.lastRead.Load() < limit {
+				c.log.Info("remoting: closing idle connection", "idle", s.cfg.IdleTimeout)
+				c.closeWith(fmt.Errorf("%w: no frame from %s for %v", ErrIdle, c.remote, s.cfg.IdleTimeout))
 			}
 		}
-	}
+	})
 }

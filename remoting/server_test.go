@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,6 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/official"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -74,15 +76,7 @@ func TestHeldRequestDoesNotBlockOthers(t *testing.T) {
 		cl := newClient(t, nil)
 		ctx := context.Background()
 
-		heldDone := make(chan *protocol.Command, 1)
-		if err := cl.InvokeAsync(ctx, s.Addr(), protocol.NewRequest(codeHold, nil, nil), func(r *protocol.Command, err error) {
-			if err != nil {
-				t.Error(err)
-			}
-			heldDone <- r
-		}); err != nil {
-			t.Fatal(err)
-		}
+		heldDone := invokeAsync(t, cl, s.Addr(), protocol.NewRequest(codeHold, nil, nil))
 		<-held
 		for i := 0; i < 10; i++ {
 			resp, err := cl.Invoke(ctx, s.Addr(), protocol.NewRequest(codeEcho, nil, []byte{byte(i)}))
@@ -371,7 +365,7 @@ func TestCloseFailsCallsAndStopsEverything(t *testing.T) {
 			t.Fatalf("second Close: %v", err)
 		}
 		cl.Close()
-		goleak.VerifyNone(t, leakIgnores...)
+		goleak.VerifyNone(t, append([]goleak.Option{leakcheck.Netpoll}, official.Leftovers...)...)
 	})
 }
 

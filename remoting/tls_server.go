@@ -112,7 +112,9 @@ func (s *Server) negotiateStd(nc net.Conn) {
 	}
 }
 
-// negotiateNetpoll serves a netpoll connection of a TLS-enabled server.
+// negotiateNetpoll serves a netpoll connection of a TLS-enabled server:
+// negotiateStd's steps, but it peeks the first byte where std reads it, and
+// serves plain connections on netpoll's own path.
 func (s *Server) negotiateNetpoll(nc netpoll.Connection) {
 	if !s.holdPending(nc) {
 		nc.Close()

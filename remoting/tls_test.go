@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,9 +17,10 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/admin"
-	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
+	"github.com/runnelmq/runnel/internal/official"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -179,20 +179,7 @@ func TestOfficialClientTLS(t *testing.T) {
 						return resp
 					},
 				})
-				list := func(useTLS bool) ([]string, error) {
-					adm, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{s.Addr()})), admin.WithTls(useTLS))
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer adm.Close()
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					l, err := adm.FetchAllTopicList(ctx)
-					if err != nil {
-						return nil, err
-					}
-					return l.TopicList, nil
-				}
+				list := func(useTLS bool) ([]string, error) { return official.TopicList(t, s.Addr(), admin.WithTls(useTLS)) }
 				got, err := list(true)
 				if err != nil || !slices.Equal(got, []string{"TopicA"}) {
 					t.Fatalf("WithTls(true): %v, %v", got, err)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -155,16 +156,7 @@ func (p *workerPool) retire() {
 
 // retireLoop runs retire every workerIdleTimeout until stop is closed.
 func (p *workerPool) retireLoop(stop <-chan struct{}) {
-	t := time.NewTicker(workerIdleTimeout)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			p.retire()
-		}
-	}
+	periodic.Run(stop, workerIdleTimeout, p.retire)
 }
 
 // close refuses further requests and tells the parked workers to exit.

@@ -497,7 +497,7 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 			return nil, nil, fmt.Errorf("%w: checkpoint without a name", ErrInvalidOp)
 		}
 		_ = b.Set(meta.CheckpointKey(op.Name), op.Value, nil)
-	case OpPutGroup:
+	case OpPutGroup: // as OpPutTopic, for the other config type and key
 		if op.GroupConfig == nil {
 			return nil, nil, fmt.Errorf("%w: no group config", ErrInvalidOp)
 		}
@@ -586,20 +586,11 @@ func prefixEnd(b []byte) []byte {
 // topic. Offsets are keyed group first, so this scans them all; there are
 // few (groups x topics x queues).
 func (s *Store) deleteTopicOffsets(b *pebble.Batch, topic string) error {
-	lo, hi := meta.OffsetBounds()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
+	return s.scan(meta.OffsetBounds, func(k, _ []byte) error {
+		_, t, _, err := meta.ParseOffsetKey(k)
+		if err == nil && t == topic {
+			_ = b.Delete(append([]byte(nil), k...), nil)
+		}
 		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		_, t, _, err := meta.ParseOffsetKey(it.Key())
-		if err != nil {
-			return err
-		}
-		if t == topic {
-			_ = b.Delete(append([]byte(nil), it.Key()...), nil)
-		}
-	}
-	return it.Error()
+	})
 }

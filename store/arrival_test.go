@@ -20,11 +20,7 @@ func TestArrivalOncePerQueueInterleaved(t *testing.T) {
 		got[q] = append(got[q], max)
 		mu.Unlock()
 	}
-	s, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, opts)
 	mustPut(t, s, msg("T", 0, "a"), msg("T", 2, "b"), msg("T", 0, "c"))
 	mu.Lock()
 	defer mu.Unlock()

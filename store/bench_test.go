@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/walfs"
@@ -31,11 +31,7 @@ func benchOpen(b *testing.B, mode FlushMode) *Store {
 	opts := DefaultOptions(b.TempDir())
 	opts.FlushMode = mode
 	opts.RetentionInterval = -1
-	s, err := Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	s := mustOpen(b, opts)
 	return s
 }
 
@@ -52,16 +48,7 @@ func rawOpen(b *testing.B, wrap bool) *pebble.DB {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			t := time.NewTicker(opts.FlushInterval)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					_ = fs.SyncAll()
-				}
-			}
+			periodic.Run(stop, opts.FlushInterval, func() { _ = fs.SyncAll() })
 		}()
 		b.Cleanup(func() { close(stop); <-done })
 	}
@@ -82,10 +69,7 @@ func BenchmarkAppend(b *testing.B) {
 			b.Run(name+"/store", func(b *testing.B) {
 				s := benchOpen(b, mode)
 				var q atomic.Int32
-				b.SetBytes(int64(n * len(rec)))
-				b.SetParallelism(4)
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
+				runParallel(b, n*len(rec), func(pb *testing.PB) {
 					batch := make([]*message.MessageExt, n)
 					qid := q.Add(1) % 4
 					for i := range batch {
@@ -102,10 +86,7 @@ func BenchmarkAppend(b *testing.B) {
 			rawAppend := func(b *testing.B, wrap bool, wo *pebble.WriteOptions) {
 				db := rawOpen(b, wrap)
 				var phys atomic.Int64
-				b.SetBytes(int64(n * len(rec)))
-				b.SetParallelism(4)
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
+				runParallel(b, n*len(rec), func(pb *testing.PB) {
 					key := make([]byte, 0, commitlog.KeyLen)
 					for pb.Next() {
 						batch := db.NewBatch()
@@ -193,4 +174,12 @@ func BenchmarkRead(b *testing.B) {
 		}
 		_ = out
 	})
+}
+
+// runParallel times body on four goroutines per P, each op bytes long.
+func runParallel(b *testing.B, bytes int, body func(*testing.PB)) {
+	b.SetBytes(int64(bytes))
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(body)
 }

@@ -19,11 +19,7 @@ func TestPullsHitTheBlockCache(t *testing.T) {
 	opts.RetentionInterval = -1
 	opts.MemTableSize = 1 << 20
 	opts.CacheSize = 4 << 20
-	s, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, opts)
 	const n, queues = 16000, 8
 	for i := range n {
 		m := msg("Cached", int32(i%queues), "", message.PropertyUniqClientMessageIDKey, fmt.Sprintf("C0A8000100010000000%013d", i))

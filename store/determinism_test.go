@@ -40,11 +40,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 	open := func(mode FlushMode, memtable uint64) *Store {
 		opts := memOptions(vfs.NewMem(), fakeclock.New(t0))
 		opts.FlushMode, opts.MemTableSize = mode, memtable
-		s, err := Open(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
+		s := mustOpen(t, opts)
 		return s
 	}
 	a, b := open(SyncFlush, 1<<20), open(AsyncFlush, 64<<20)

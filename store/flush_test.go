@@ -67,11 +67,7 @@ func TestGroupCommit(t *testing.T) {
 			fs := &syncCountFS{FS: vfs.NewMem(), delay: 2 * time.Millisecond}
 			opts := memOptions(fs, fakeclock.New(t0))
 			opts.FlushMode = mode
-			s, err := Open(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := mustOpen(t, opts)
 			before := fs.walSyncs.Load()
 			start := make(chan struct{})
 			var wg sync.WaitGroup

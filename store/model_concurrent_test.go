@@ -59,11 +59,7 @@ func TestConcurrentModel(t *testing.T) {
 	clock := fakeclock.New(t0)
 	opts := memOptions(fs, clock)
 	opts.DiskBudget = 96 << 10
-	s, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, opts)
 	old := truncateStep
 	truncateStep = 8 << 10
 	defer func() { truncateStep = old }()

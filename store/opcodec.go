@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -102,19 +103,13 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 	case OpDeleteGroupOffsets:
 		dst = appendString(dst, op.Group)
 	case OpPutTopic:
-		c := op.TopicConfig
-		if c == nil {
-			c = &topicconf.Config{} // refused by Apply, as the typed op is
-		}
-		dst = meta.AppendTopicBinary(dst, c)
+		// A nil config goes as an empty one, refused by Apply as the typed
+		// op is (likewise a group's).
+		dst = meta.AppendTopicBinary(dst, cmp.Or(op.TopicConfig, &topicconf.Config{}))
 	case OpDeleteTopic:
 		dst = appendString(dst, op.Topic)
 	case OpPutGroup:
-		c := op.GroupConfig
-		if c == nil {
-			c = &groupconf.Config{} // refused by Apply, as the typed op is
-		}
-		dst = meta.AppendGroupBinary(dst, c)
+		dst = meta.AppendGroupBinary(dst, cmp.Or(op.GroupConfig, &groupconf.Config{}))
 	case OpDeleteGroup:
 		dst = appendString(dst, op.Group)
 	case OpSetDelayOffset:
@@ -214,23 +209,11 @@ func DecodeOp(b []byte) (*Op, error) {
 	case OpDeleteGroupOffsets:
 		op.Group = d.string()
 	case OpPutTopic:
-		if d.err == nil {
-			c, n, err := meta.DecodeTopicBinary(d.b)
-			if err != nil {
-				d.fail("%v", err)
-			}
-			op.TopicConfig, d.b = &c, d.b[n:]
-		}
+		op.TopicConfig = decodeConfig(&d, meta.DecodeTopicBinary)
 	case OpDeleteTopic:
 		op.Topic = d.string()
 	case OpPutGroup:
-		if d.err == nil {
-			c, n, err := meta.DecodeGroupBinary(d.b)
-			if err != nil {
-				d.fail("%v", err)
-			}
-			op.GroupConfig, d.b = &c, d.b[n:]
-		}
+		op.GroupConfig = decodeConfig(&d, meta.DecodeGroupBinary)
 	case OpDeleteGroup:
 		op.Group = d.string()
 	case OpSetDelayOffset:
@@ -309,18 +292,7 @@ func (d *opDecoder) byte() byte {
 	return v
 }
 
-func (d *opDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *opDecoder) varint() int64 { return readVarint(d, binary.Varint, "varint") }
 
 func (d *opDecoder) int32() int32 {
 	v := d.varint()
@@ -331,13 +303,17 @@ func (d *opDecoder) int32() int32 {
 	return int32(v)
 }
 
-func (d *opDecoder) uvarint() uint64 {
+func (d *opDecoder) uvarint() uint64 { return readVarint(d, binary.Uvarint, "uvarint") }
+
+// readVarint reads one value with read (binary.Varint or binary.Uvarint);
+// what names it in the failure.
+func readVarint[T int64 | uint64](d *opDecoder, read func([]byte) (T, int), what string) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
-		d.fail("bad uvarint")
+		d.fail("bad %s", what)
 		return 0
 	}
 	d.b = d.b[n:]
@@ -371,4 +347,19 @@ func (d *opDecoder) string() string {
 	s := string(d.b[:n])
 	d.b = d.b[n:]
 	return s
+}
+
+// decodeConfig reads a topic or group config in the compact form decode
+// reads (meta.DecodeTopicBinary, meta.DecodeGroupBinary); nil after an
+// earlier failure.
+func decodeConfig[C any](d *opDecoder, decode func([]byte) (C, int, error)) *C {
+	if d.err != nil {
+		return nil
+	}
+	c, n, err := decode(d.b)
+	if err != nil {
+		d.fail("%v", err)
+	}
+	d.b = d.b[n:]
+	return &c
 }

@@ -116,11 +116,7 @@ func TestEncodedOpsAreDeterministic(t *testing.T) {
 	open := func(mode FlushMode) *Store {
 		opts := memOptions(vfs.NewMem(), fakeclock.New(t0))
 		opts.FlushMode = mode
-		s, err := Open(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
+		s := mustOpen(t, opts)
 		return s
 	}
 	a, b := open(SyncFlush), open(AsyncFlush)
@@ -318,11 +314,7 @@ func TestRetentionOpReplicates(t *testing.T) {
 	open := func(reserve time.Duration) *Store {
 		opts := memOptions(vfs.NewMem(), clock)
 		opts.FileReservedTime = reserve
-		s, err := Open(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
+		s := mustOpen(t, opts)
 		return s
 	}
 	a, b := open(time.Hour), open(-1)

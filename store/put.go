@@ -80,11 +80,8 @@ func (s *Store) AppendOp(msgs []*message.MessageExt) (*Op, error) {
 	op := &Op{Kind: OpAppend, Timestamp: s.opts.Now().UnixMilli(), Messages: make([]AppendMessage, len(msgs))}
 	total := 0
 	for _, m := range msgs {
-		if err := checkName("topic", m.Topic); err != nil {
+		if err := checkTarget(m); err != nil {
 			return nil, err
-		}
-		if m.QueueID < 0 {
-			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
 		}
 		total += message.StoredSize(m) + 16 // + 12 if the store host is v6
 	}
@@ -209,11 +206,8 @@ func (s *Store) buildPut(op *Op, msgs []*message.MessageExt, sc *putScratch) (*p
 	sizes, plan := sc.sizes, &sc.plan
 	total := 0
 	for i, m := range msgs {
-		if err := checkName("topic", m.Topic); err != nil {
+		if err := checkTarget(m); err != nil {
 			return nil, err
-		}
-		if m.QueueID < 0 {
-			return nil, fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
 		}
 		sc.props = message.SortProperties(sc.props, m.Properties) // kept in sc: release clears it
 		sc.propEnd[i] = len(sc.props)
@@ -273,4 +267,15 @@ func (sc *putScratch) propStart(i int) int {
 		return 0
 	}
 	return sc.propEnd[i-1]
+}
+
+// checkTarget refuses a message whose topic or queue id cannot be stored.
+func checkTarget(m *message.MessageExt) error {
+	if err := checkName("topic", m.Topic); err != nil {
+		return err
+	}
+	if m.QueueID < 0 {
+		return fmt.Errorf("%w: queue id %d", ErrInvalidOp, m.QueueID)
+	}
+	return nil
 }

@@ -201,30 +201,20 @@ func (s *Store) ConsumerOffset(group, topic string, queueID int32) (offset int64
 // (groups by name length, then bytes; likewise topics; then queue), until fn
 // returns false.
 func (s *Store) RangeConsumerOffsets(fn func(group, topic string, queueID int32, offset int64) bool) error {
-	if err := s.readLock(); err != nil {
-		return err
-	}
-	defer s.closeMu.RUnlock()
-	lo, hi := meta.OffsetBounds()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		g, t, q, err := meta.ParseOffsetKey(it.Key())
+	return s.scanRead(meta.OffsetBounds, func(k, v []byte) error {
+		g, t, q, err := meta.ParseOffsetKey(k)
 		if err != nil {
 			return err
 		}
-		v, err := meta.DecodeInt64(it.Value())
+		off, err := meta.DecodeInt64(v)
 		if err != nil {
 			return err
 		}
-		if !fn(g, t, q, v) {
-			break
+		if !fn(g, t, q, off) {
+			return errStopScan
 		}
-	}
-	return it.Error()
+		return nil
+	})
 }
 
 // Topic reads a topic config.
@@ -243,52 +233,73 @@ func (s *Store) Topic(name string) (topicconf.Config, bool, error) {
 
 // Topics lists every topic config, by name.
 func (s *Store) Topics() ([]topicconf.Config, error) {
-	if err := s.readLock(); err != nil {
-		return nil, err
-	}
-	defer s.closeMu.RUnlock()
-	lo, hi := meta.TopicBounds()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []topicconf.Config
-	for ok := it.First(); ok; ok = it.Next() {
-		c, err := meta.DecodeTopic(it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, it.Error()
+	return scanAll(s, meta.TopicBounds, meta.DecodeTopic)
 }
 
 // DelayOffsets returns every delay level's progress.
 func (s *Store) DelayOffsets() (map[int32]int64, error) {
-	if err := s.readLock(); err != nil {
-		return nil, err
-	}
-	defer s.closeMu.RUnlock()
-	lo, hi := meta.DelayBounds()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	out := make(map[int32]int64)
+	err := s.scanRead(meta.DelayBounds, func(k, v []byte) error {
+		level, err := meta.ParseDelayKey(k)
+		if err != nil {
+			return err
+		}
+		out[level], err = meta.DecodeInt64(v)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	out := make(map[int32]int64)
-	for ok := it.First(); ok; ok = it.Next() {
-		level, err := meta.ParseDelayKey(it.Key())
-		if err != nil {
-			return nil, err
-		}
-		v, err := meta.DecodeInt64(it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out[level] = v
+	return out, nil
+}
+
+// errStopScan ends a scan early, without an error.
+var errStopScan = errors.New("store: scan stopped")
+
+// scan calls fn with every key and value of the metadata between the
+// bounds, in key order, until fn returns an error (errStopScan ends it
+// without one). key and value are only valid during the call.
+func (s *Store) scan(bounds func() (lo, hi []byte), fn func(key, value []byte) error) error {
+	lo, hi := bounds()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
 	}
-	return out, it.Error()
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			if errors.Is(err, errStopScan) {
+				return nil
+			}
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// scanAll decodes every value between the bounds with decode, in key
+// order, under the read lock.
+func scanAll[T any](s *Store, bounds func() (lo, hi []byte), decode func([]byte) (T, error)) ([]T, error) {
+	var out []T
+	err := s.scanRead(bounds, func(_, v []byte) error {
+		c, err := decode(v)
+		out = append(out, c)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanRead is scan under the read lock: ErrClosed once the store is
+// closed.
+func (s *Store) scanRead(bounds func() (lo, hi []byte), fn func(key, value []byte) error) error {
+	if err := s.readLock(); err != nil {
+		return err
+	}
+	defer s.closeMu.RUnlock()
+	return s.scan(bounds, fn)
 }
 
 // Checkpoint reads a named value.

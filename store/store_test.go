@@ -44,12 +44,18 @@ func openMem(t testing.TB) (*Store, *fakeclock.Clock, vfs.FS) {
 	t.Helper()
 	fs := vfs.NewMem()
 	clock := fakeclock.New(t0)
-	s, err := Open(memOptions(fs, clock))
+	return mustOpen(t, memOptions(fs, clock)), clock, fs
+}
+
+// mustOpen opens a store of opts and closes it at t's cleanup.
+func mustOpen(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	return s, clock, fs
+	return s
 }
 
 func msg(topic string, q int32, body string, props ...string) *message.MessageExt {
@@ -560,11 +566,7 @@ func TestArrivalHookAfterReadable(t *testing.T) {
 		got = append(got, arrival{topic, q, max})
 		mu.Unlock()
 	}
-	s, err := Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = mustOpen(t, opts)
 	mustPut(t, s, msg("T", 0, "a"), msg("T", 0, "b"), msg("T", 2, "c"))
 	_ = s.CommitOffset("g", "T", 0, 1) // not an arrival
 	mu.Lock()
@@ -587,11 +589,7 @@ func TestConcurrentWriters(t *testing.T) {
 			opts := memOptions(fs, fakeclock.New(t0))
 			opts.FlushMode = mode
 			opts.FlushInterval = time.Millisecond // exercise the background fsync
-			s, err := Open(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := mustOpen(t, opts)
 			var wg sync.WaitGroup
 			seen := make([]map[int64]bool, 4)
 			for w := 0; w < 4; w++ {

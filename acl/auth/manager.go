@@ -224,6 +224,7 @@ func (m *Manager) Decide(r *acl.Request) error {
 	if !m.cfg.AuthorizationEnabled || m.authzWhite[r.Op] || len(r.Needs) == 0 {
 		return nil
 	}
+	// Java's authorization looks the user up again, with its own remarks.
 	u := s.users[ak]
 	switch {
 	case u == nil:
@@ -386,33 +387,46 @@ func normalizeUser(u *protocol.UserInfo) error {
 // callerAK: Normal and enabled unless u says otherwise; a super user only
 // by a super user.
 func (m *Manager) CreateUser(u protocol.UserInfo, callerAK string) error {
-	if err := normalizeUser(&u); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, err := m.reloadLocked()
-	if err != nil {
-		return err
-	}
-	if u.UserType == string(Super) && !s.isSuper(callerAK) {
-		return &Error{Code: protocol.RespSystemError, Msg: "The super user can only be create by super user"}
-	}
-	if strings.TrimSpace(u.Password) == "" {
-		return refuse("password can not be blank")
-	}
-	if s.users[u.Username] != nil {
-		return refuse("The user is existed")
-	}
-	u.UserType = cmp.Or(u.UserType, string(Normal))
-	u.UserStatus = cmp.Or(u.UserStatus, Enabled)
-	return m.putLocked(userPrefix+u.Username, u)
+	return m.writeUser(u, callerAK, "create", func(s *snapshot, u protocol.UserInfo) (protocol.UserInfo, error) {
+		if strings.TrimSpace(u.Password) == "" {
+			return u, refuse("password can not be blank")
+		}
+		if s.users[u.Username] != nil {
+			return u, refuse("The user is existed")
+		}
+		u.UserType = cmp.Or(u.UserType, string(Normal))
+		u.UserStatus = cmp.Or(u.UserStatus, Enabled)
+		return u, nil
+	})
 }
 
 // UpdateUser changes the password, type or status u gives
 // (AUTH_UPDATE_USER); a super user, or one to become super, only by a
 // super user.
 func (m *Manager) UpdateUser(u protocol.UserInfo, callerAK string) error {
+	return m.writeUser(u, callerAK, "update", func(s *snapshot, u protocol.UserInfo) (protocol.UserInfo, error) {
+		old := s.users[u.Username]
+		if old == nil {
+			return u, refuse("The user is not exist")
+		}
+		if old.info.UserType == string(Super) && !s.isSuper(callerAK) {
+			return u, refuse("The super user can only be update by super user")
+		}
+		next := old.info
+		if strings.TrimSpace(u.Password) != "" {
+			next.Password = u.Password
+		}
+		next.UserType = cmp.Or(u.UserType, next.UserType)
+		next.UserStatus = cmp.Or(u.UserStatus, next.UserStatus)
+		return next, nil
+	})
+}
+
+// writeUser checks and normalizes u and, under the lock over fresh
+// records, stores what record makes of it. Making or changing a super user
+// needs a super user as the caller (verb, "create" or "update", is in
+// Java's remark when not).
+func (m *Manager) writeUser(u protocol.UserInfo, callerAK, verb string, record func(*snapshot, protocol.UserInfo) (protocol.UserInfo, error)) error {
 	if err := normalizeUser(&u); err != nil {
 		return err
 	}
@@ -423,21 +437,12 @@ func (m *Manager) UpdateUser(u protocol.UserInfo, callerAK string) error {
 		return err
 	}
 	if u.UserType == string(Super) && !s.isSuper(callerAK) {
-		return &Error{Code: protocol.RespSystemError, Msg: "The super user can only be update by super user"}
+		return &Error{Code: protocol.RespSystemError, Msg: "The super user can only be " + verb + " by super user"}
 	}
-	old := s.users[u.Username]
-	if old == nil {
-		return refuse("The user is not exist")
+	next, err := record(s, u)
+	if err != nil {
+		return err
 	}
-	if old.info.UserType == string(Super) && !s.isSuper(callerAK) {
-		return refuse("The super user can only be update by super user")
-	}
-	next := old.info
-	if strings.TrimSpace(u.Password) != "" {
-		next.Password = u.Password
-	}
-	next.UserType = cmp.Or(u.UserType, next.UserType)
-	next.UserStatus = cmp.Or(u.UserStatus, next.UserStatus)
 	return m.putLocked(userPrefix+u.Username, next)
 }
 

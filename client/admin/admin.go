@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/runnelmq/runnel/remoting"
@@ -137,4 +138,46 @@ func (a *Admin) callBrokerOK(ctx context.Context, op string, b Node, req *protoc
 		return nil, responseError(op, b.String(), resp)
 	}
 	return resp, nil
+}
+
+// callEach sends req to every node in turn and hands each success to fn;
+// an answer with a code of skip (the node has none of what was asked) is
+// passed over. The first other failure, of a call or of fn, ends it.
+func (a *Admin) callEach(ctx context.Context, op string, nodes []Node, req *protocol.Command, fn func(Node, *protocol.Command) error, skip ...int16) error {
+	for _, n := range nodes {
+		resp, err := a.callBroker(ctx, op, n, req)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(skip, resp.Code) {
+			continue
+		}
+		if resp.Code != protocol.RespSuccess {
+			return responseError(op, n.String(), resp)
+		}
+		if err := fn(n, resp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callAll sends the write req to every target in turn and returns those
+// that took it, stopping at the first failure.
+func (a *Admin) callAll(ctx context.Context, op string, targets []Node, req *protocol.Command) ([]Node, error) {
+	for i, n := range targets {
+		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
+			return targets[:i], err
+		}
+	}
+	return targets, nil
+}
+
+// routeNodes returns the brokers of topic's route, one node each.
+func (a *Admin) routeNodes(ctx context.Context, topic string) ([]Node, error) {
+	route, err := a.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	return routeRefs(route), nil
 }

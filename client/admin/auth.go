@@ -37,12 +37,7 @@ func (a *Admin) authWrite(ctx context.Context, op string, w Where, req *protocol
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	for i, n := range targets {
-		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
-			return targets[:i], err
-		}
-	}
-	return targets, nil
+	return a.callAll(ctx, op, targets, req)
 }
 
 // authRead sends req to the first target and decodes its body into v;

@@ -100,12 +100,7 @@ func (a *Admin) ProducerConnections(ctx context.Context, group string) ([]Produc
 			continue // "the producer group[g] not exist" on this broker
 		}
 		var body struct {
-			ConnectionSet []struct {
-				ClientID   string `json:"clientId"`
-				ClientAddr string `json:"clientAddr"`
-				Language   string `json:"language"`
-				Version    int    `json:"version"`
-			} `json:"connectionSet"`
+			ConnectionSet []protocol.Connection `json:"connectionSet"`
 		}
 		if err := protocol.UnmarshalLenient(resp.Body, &body); err != nil {
 			return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
@@ -130,25 +125,25 @@ func (a *Admin) ProducerConnections(ctx context.Context, group string) ([]Produc
 // offsets on, topic on any broker of its route (QUERY_TOPIC_CONSUME_BY_WHO),
 // sorted.
 func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, error) {
-	route, err := a.TopicRoute(ctx, topic)
+	nodes, err := a.routeNodes(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
 	op := fmt.Sprintf("consumers of topic %q", topic)
 	req := protocol.NewRequest(protocol.ReqQueryTopicConsumeByWho, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
 	var out []string
-	for _, n := range routeRefs(route) {
-		resp, err := a.callBrokerOK(ctx, op, n, req)
-		if err != nil {
-			return nil, err
-		}
+	err = a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
 		var body struct {
 			GroupList []string `json:"groupList"`
 		}
 		if err := protocol.UnmarshalLenient(resp.Body, &body); err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
+			return fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
 		}
 		out = append(out, body.GroupList...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil

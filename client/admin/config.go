@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/client/internal/nsaddr"
 )
 
 // DefaultNamesrvAddr is the name server address used when none is given,
@@ -56,19 +55,9 @@ func DefaultConfig() Config {
 // field.
 func (c *Config) ensureDefaults() error {
 	d := DefaultConfig()
-	var addrs []string
-	for _, a := range c.NamesrvAddrs {
-		for _, part := range strings.Split(a, ";") {
-			part = strings.TrimSpace(part)
-			part = strings.TrimPrefix(strings.TrimPrefix(part, "http://"), "https://")
-			if part == "" {
-				continue
-			}
-			if _, port, err := net.SplitHostPort(part); err != nil || port == "" {
-				return fmt.Errorf("%w: NamesrvAddrs entry %q is not host:port", ErrBadConfig, a)
-			}
-			addrs = append(addrs, part)
-		}
+	addrs, bad, ok := nsaddr.Split(c.NamesrvAddrs)
+	if !ok {
+		return fmt.Errorf("%w: NamesrvAddrs entry %q is not host:port", ErrBadConfig, bad)
 	}
 	if len(addrs) == 0 {
 		if len(c.NamesrvAddrs) > 0 {

@@ -51,12 +51,7 @@ type ConsumerConnection struct {
 
 // consumerConnectionBody is Java's ConsumerConnection.
 type consumerConnectionBody struct {
-	ConnectionSet []struct {
-		ClientID   string `json:"clientId"`
-		ClientAddr string `json:"clientAddr"`
-		Language   string `json:"language"`
-		Version    int    `json:"version"`
-	} `json:"connectionSet"`
+	ConnectionSet     []protocol.Connection       `json:"connectionSet"`
 	SubscriptionTable map[string]subscriptionBody `json:"subscriptionTable"`
 	ConsumeType       string                      `json:"consumeType"`
 	MessageModel      string                      `json:"messageModel"`
@@ -92,20 +87,10 @@ func (a *Admin) ConsumerConnections(ctx context.Context, group string) (*Consume
 	clients := map[string]*ConsumerClient{}
 	subs := map[string]Subscription{}
 	req := protocol.NewRequest(protocol.ReqGetConsumerConnectionList, map[string]string{"consumerGroup": group}, nil)
-	for _, n := range readRefs(info) {
-		resp, err := a.callBroker(ctx, op, n, req)
-		if err != nil {
-			return nil, err
-		}
-		if resp.Code == protocol.RespConsumerNotOnline {
-			continue
-		}
-		if resp.Code != protocol.RespSuccess {
-			return nil, responseError(op, n.String(), resp)
-		}
+	err = a.callEach(ctx, op, readRefs(info), req, func(n Node, resp *protocol.Command) error {
 		var body consumerConnectionBody
 		if err := protocol.UnmarshalLenient(resp.Body, &body); err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
+			return fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
 		}
 		if out.MessageModel == "" {
 			out.ConsumeType, out.MessageModel, out.ConsumeFromWhere = body.ConsumeType, body.MessageModel, body.ConsumeFromWhere
@@ -123,6 +108,10 @@ func (a *Admin) ConsumerConnections(ctx context.Context, group string) (*Consume
 				subs[topic] = s.public()
 			}
 		}
+		return nil
+	}, protocol.RespConsumerNotOnline)
+	if err != nil {
+		return nil, err
 	}
 	if len(clients) == 0 {
 		return nil, fmt.Errorf("admin: %s: %w: no broker has a consumer of it online", op, ErrNotOnline)

@@ -10,18 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// netpoll starts its pollers once per process and never stops them.
-		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-	)
-}
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // request is what a fake node received.
 type request struct {

@@ -210,11 +210,10 @@ func (a *Admin) ConsumerProgress(ctx context.Context, group, topic string) ([]Qu
 	op := fmt.Sprintf("progress of group %q", group)
 	var nodes []Node
 	if topic != "" {
-		route, err := a.TopicRoute(ctx, topic)
-		if err != nil {
+		var err error
+		if nodes, err = a.routeNodes(ctx, topic); err != nil {
 			return nil, err
 		}
-		nodes = routeRefs(route)
 		op += fmt.Sprintf(" on topic %q", topic)
 	} else {
 		info, err := a.ClusterInfo(ctx)
@@ -226,20 +225,20 @@ func (a *Admin) ConsumerProgress(ctx context.Context, group, topic string) ([]Qu
 	req := protocol.NewRequest(protocol.ReqGetConsumeStats,
 		protocol.GetConsumeStatsRequestHeader{ConsumerGroup: group, Topic: topic}.Encode(), nil)
 	var out []QueueProgress
-	for _, n := range nodes {
-		resp, err := a.callBrokerOK(ctx, op, n, req)
-		if err != nil {
-			return nil, err
-		}
+	err := a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
 		stats, err := protocol.DecodeConsumeStats(resp.Body)
 		if err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w", op, n, err)
+			return fmt.Errorf("admin: %s: %s: %w", op, n, err)
 		}
 		for mq, w := range stats.OffsetTable {
 			out = append(out, QueueProgress{Topic: mq.Topic, Broker: mq.BrokerName, QueueID: mq.QueueID,
 				BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset,
 				Lag: max(0, w.BrokerOffset-w.ConsumerOffset), LastTimestamp: w.LastTimestamp})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("admin: %s: %w: no broker reports offsets for it (it has not consumed yet, or the name is wrong)", op, ErrNotFound)

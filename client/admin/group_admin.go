@@ -29,10 +29,8 @@ func (a *Admin) DeleteGroup(ctx context.Context, group, cluster string, cleanOff
 	}
 	req := protocol.NewRequest(protocol.ReqDeleteSubscriptionGroup,
 		protocol.DeleteSubscriptionGroupRequestHeader{GroupName: group, CleanOffset: cleanOffset}.Encode(), nil)
-	for i, n := range targets {
-		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
-			return targets[:i], nil, err
-		}
+	if done, err := a.callAll(ctx, op, targets, req); err != nil {
+		return done, nil, err
 	}
 	var topics []string
 	for _, t := range []string{queue.RetryGroupTopicPrefix + group, DLQTopic(group)} {
@@ -67,10 +65,5 @@ func (a *Admin) CloneGroupOffset(ctx context.Context, src, dest, topic string, o
 	}
 	req := protocol.NewRequest(protocol.ReqCloneGroupOffset,
 		protocol.CloneGroupOffsetRequestHeader{SrcGroup: src, DestGroup: dest, Topic: topic, Offline: offline}.Encode(), nil)
-	for i, n := range targets {
-		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
-			return targets[:i], err
-		}
-	}
-	return targets, nil
+	return a.callAll(ctx, op, targets, req)
 }

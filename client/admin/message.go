@@ -134,7 +134,7 @@ func (a *Admin) QueryMessageByKey(ctx context.Context, q KeyQuery) ([]*protocol.
 // messages that really match key (or, when uniq, whose UNIQ_KEY is key),
 // without duplicates, oldest first, at most maxNum.
 func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq bool, begin, end int64, maxNum int) ([]*protocol.MessageExt, error) {
-	route, err := a.TopicRoute(ctx, topic)
+	nodes, err := a.routeNodes(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -145,20 +145,11 @@ func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq b
 	}
 	seen := make(map[string]bool)
 	var out []*protocol.MessageExt
-	for _, n := range routeRefs(route) {
-		resp, err := a.callBroker(ctx, op, n, protocol.NewRequest(protocol.ReqQueryMessage, ext, nil))
-		if err != nil {
-			return nil, err
-		}
-		if resp.Code == protocol.RespQueryNotFound {
-			continue
-		}
-		if resp.Code != protocol.RespSuccess {
-			return nil, responseError(op, n.String(), resp)
-		}
+	req := protocol.NewRequest(protocol.ReqQueryMessage, ext, nil)
+	err = a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
 		msgs, err := message.DecodeMessages(resp.Body)
 		if err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w", op, n, err)
+			return fmt.Errorf("admin: %s: %s: %w", op, n, err)
 		}
 		for _, m := range msgs {
 			if m.Topic != topic || seen[m.OffsetMsgID] || !matches(m, key, uniq) {
@@ -167,6 +158,10 @@ func (a *Admin) queryMessages(ctx context.Context, op, topic, key string, uniq b
 			seen[m.OffsetMsgID] = true
 			out = append(out, m)
 		}
+		return nil
+	}, protocol.RespQueryNotFound)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(out, func(x, y *protocol.MessageExt) int {
 		return cmp.Or(cmp.Compare(x.StoreTimestamp, y.StoreTimestamp), cmp.Compare(x.OffsetMsgID, y.OffsetMsgID))

@@ -62,7 +62,8 @@ const (
 	ResetDirect = "direct"
 )
 
-// QueueReset is one queue's new offset.
+// QueueReset is one queue's new offset (its JSON is runnelctl's output; it
+// only looks like trace.Record's and topicconf's tagged structs).
 type QueueReset struct {
 	Topic   string `json:"topic"`
 	Broker  string `json:"brokerName"`

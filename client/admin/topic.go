@@ -353,10 +353,8 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic, cluster string) ([]Node,
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	req := protocol.NewRequest(protocol.ReqDeleteTopicInBroker, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
-	for i, n := range targets {
-		if _, err := a.callBrokerOK(ctx, op, n, req); err != nil {
-			return targets[:i], err
-		}
+	if done, err := a.callAll(ctx, op, targets, req); err != nil {
+		return done, err
 	}
 	nsReq := protocol.NewRequest(protocol.ReqDeleteTopicInNameSrv,
 		protocol.DeleteTopicFromNamesrvRequestHeader{Topic: topic, ClusterName: cluster}.Encode(), nil)
@@ -381,26 +379,26 @@ type QueueStats struct {
 // TopicStats returns every queue of topic on every broker of its route,
 // sorted by broker and queue.
 func (a *Admin) TopicStats(ctx context.Context, topic string) ([]QueueStats, error) {
-	route, err := a.TopicRoute(ctx, topic)
+	nodes, err := a.routeNodes(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
 	op := fmt.Sprintf("stats of topic %q", topic)
 	req := protocol.NewRequest(protocol.ReqGetTopicStatsInfo, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
 	var out []QueueStats
-	for _, n := range routeRefs(route) {
-		resp, err := a.callBrokerOK(ctx, op, n, req)
-		if err != nil {
-			return nil, err
-		}
+	err = a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
 		table, err := protocol.DecodeTopicStatsTable(resp.Body)
 		if err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: %w", op, n, err)
+			return fmt.Errorf("admin: %s: %s: %w", op, n, err)
 		}
 		for mq, o := range table.OffsetTable {
 			out = append(out, QueueStats{Topic: mq.Topic, Broker: mq.BrokerName, QueueID: mq.QueueID,
 				MinOffset: o.MinOffset, MaxOffset: o.MaxOffset, LastUpdate: o.LastUpdateTimestamp})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(x, y QueueStats) int {
 		return cmp.Or(cmp.Compare(x.Broker, y.Broker), cmp.Compare(x.QueueID, y.QueueID))

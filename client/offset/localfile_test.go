@@ -153,17 +153,25 @@ func TestLocalFileCorrupt(t *testing.T) {
 	}
 }
 
+// persistedAt opens a store file in a new directory and persists offset
+// for mqA in it.
+func persistedAt(t *testing.T, offset int64) (s *LocalFile, dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "offsets.json")
+	s = open(t, path)
+	s.Update(mqA, offset, false)
+	if err := s.Persist(ctx, []queue.MessageQueue{mqA}); err != nil {
+		t.Fatal(err)
+	}
+	return s, dir, path
+}
+
 // TestLocalFileCrashBeforeRename: a crash after the temporary file is
 // written but before the rename leaves the old file valid; the next open
 // loads the old offsets and removes the leftover temporary file.
 func TestLocalFileCrashBeforeRename(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "offsets.json")
-	s := open(t, path)
-	s.Update(mqA, 100, false)
-	if err := s.Persist(ctx, []queue.MessageQueue{mqA}); err != nil {
-		t.Fatal(err)
-	}
+	s, dir, path := persistedAt(t, 100)
 	old, _ := os.ReadFile(path)
 
 	// Crash right before the rename. A real crash runs no cleanup, so the
@@ -215,13 +223,7 @@ func TestLocalFileCrashBeforeRename(t *testing.T) {
 // the old file and no temporary file, and the in-memory view of the file is
 // unchanged, so the next Persist retries.
 func TestLocalFileFailedWriteCleansUp(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "offsets.json")
-	s := open(t, path)
-	s.Update(mqA, 1, false)
-	if err := s.Persist(ctx, []queue.MessageQueue{mqA}); err != nil {
-		t.Fatal(err)
-	}
+	s, dir, path := persistedAt(t, 1)
 	s.beforeRename = func(string) error { return errors.New("disk gone") }
 	s.Update(mqA, 2, false)
 	if err := s.Persist(ctx, []queue.MessageQueue{mqA}); err == nil {

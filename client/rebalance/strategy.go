@@ -97,7 +97,8 @@ func averageRange(index, nq, nc int) (start, n int) {
 // AveragelyByCircle deals queues out like cards: client i takes queues i,
 // i+len(cidAll), i+2*len(cidAll), ... Exactly Java's
 // AllocateMessageQueueAveragelyByCircle ("AVG_BY_CIRCLE") and the official Go
-// client's AllocateByAveragelyCircle.
+// client's AllocateByAveragelyCircle. Its frame (Name, the check) is every
+// strategy's; the allocation is its own.
 type AveragelyByCircle struct{}
 
 // Name implements Strategy.

@@ -207,18 +207,24 @@ func TestByMachineRoomTable(t *testing.T) {
 		{"hz@b3/0"},
 	}
 	for i, c := range clients {
-		got, err := s.Allocate("g", c, all, clients)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, mq := range got {
-			names = append(names, fmt.Sprintf("%s/%d", mq.BrokerName, mq.QueueID))
-		}
-		if !slices.Equal(names, want[i]) {
+		if names := allocatedNames(t, s, c, all, clients); !slices.Equal(names, want[i]) {
 			t.Errorf("client %d: got %v, want %v", i, names, want[i])
 		}
 	}
+}
+
+// allocatedNames is what s allocates to client c, as "broker/queue".
+func allocatedNames(t *testing.T, s Strategy, c string, all []queue.MessageQueue, clients []string) []string {
+	t.Helper()
+	got, err := s.Allocate("g", c, all, clients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mq := range got {
+		names = append(names, fmt.Sprintf("%s/%d", mq.BrokerName, mq.QueueID))
+	}
+	return names
 }
 
 type roomByPrefix struct{}
@@ -247,15 +253,7 @@ func TestMachineRoomNearby(t *testing.T) {
 		"sh-1": {"sh-b1/0", "sh-b1/1", "sh-b1/2", "sh-b1/3", "bj-b1/3"},
 	}
 	for _, c := range clients {
-		got, err := s.Allocate("g", c, all, clients)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, mq := range got {
-			names = append(names, fmt.Sprintf("%s/%d", mq.BrokerName, mq.QueueID))
-		}
-		if !slices.Equal(names, want[c]) {
+		if names := allocatedNames(t, s, c, all, clients); !slices.Equal(names, want[c]) {
 			t.Errorf("%s: got %v, want %v", c, names, want[c])
 		}
 	}

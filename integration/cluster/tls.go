@@ -1,13 +1,10 @@
 package cluster
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
@@ -36,30 +33,8 @@ func StartTLS(t testing.TB, mode string) TLSCluster {
 		t.Fatal(err)
 	}
 	tlsCfg := remoting.TLSConfig{Mode: mode, Certificate: &cert, Enable: true}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	storeDir := t.TempDir() // before the broker's cleanup, so removed after it
-
-	ncfg := namesrv.DefaultConfig()
-	ncfg.ListenAddr, ncfg.Logger, ncfg.TLS = "127.0.0.1:0", log, tlsCfg
-	ns, err := namesrv.New(ncfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Close() })
-	bcfg := config.Default()
-	bcfg.ListenAddr, bcfg.StoreDir, bcfg.Logger, bcfg.TLS = "127.0.0.1:0", storeDir, log, tlsCfg
-	bcfg.NamesrvAddrs = []string{ns.Addr()}
-	b, err := broker.New(bcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		b.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return TLSCluster{NamesrvAddr: ns.Addr(), BrokerAddr: b.Addr(), CAFile: caFile}
+	c := Start(t,
+		ConfigureNamesrv(func(cfg *namesrv.Config) { cfg.TLS = tlsCfg }),
+		Configure(func(_ int, cfg *config.Config) { cfg.TLS = tlsCfg }))
+	return TLSCluster{NamesrvAddr: c.NamesrvAddr(), BrokerAddr: c.BrokerAddr(0), CAFile: caFile}
 }

@@ -68,20 +68,11 @@ func BenchmarkDecodeFrame(b *testing.B) {
 // in each header encoding, with the frame it encodes to (length prefix
 // left off, as DecodeFrame takes it).
 func benchEachFrame(b *testing.B, cmds map[string]*Command, bench func(b *testing.B, frame []byte)) {
-	for name, c := range cmds {
-		for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
-			cc := *c
-			cc.SerializeType = st
-			out, err := EncodeFrame(&cc)
-			if err != nil {
-				b.Fatal(err)
-			}
-			frame := out[4:]
-			b.Run(name+serName(st), func(b *testing.B) {
-				b.ReportAllocs()
-				bench(b, frame)
-			})
-		}
+	for name, frame := range encodedFrames(b, cmds) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			bench(b, frame)
+		})
 	}
 }
 

@@ -23,6 +23,15 @@ func decodeBody(name string, body []byte, v any) error {
 	return nil
 }
 
+// decodeBodyAs is decodeBody into a new T.
+func decodeBodyAs[T any](name string, body []byte) (*T, error) {
+	v := new(T)
+	if err := decodeBody(name, body, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // MessageQueue identifies one queue of a topic on one broker in lock, stats
 // and reset-offset bodies: package message's Queue, under its wire name.
 type MessageQueue = message.Queue

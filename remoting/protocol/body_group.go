@@ -15,3 +15,13 @@ type SubscriptionGroupWrapper struct {
 	SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
 	DataVersion            DataVersion                        `json:"dataVersion"`
 }
+
+// Connection is one client connected in a group (Java Connection), an
+// entry of the connectionSet of GET_PRODUCER_CONNECTION_LIST's and
+// GET_CONSUMER_CONNECTION_LIST's bodies.
+type Connection struct {
+	ClientID   string `json:"clientId"`
+	ClientAddr string `json:"clientAddr"`
+	Language   string `json:"language"`
+	Version    int    `json:"version"`
+}

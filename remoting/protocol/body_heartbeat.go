@@ -135,9 +135,5 @@ func (h HeartbeatData) Encode() ([]byte, error) {
 
 // DecodeHeartbeatData parses a HEART_BEAT body.
 func DecodeHeartbeatData(body []byte) (*HeartbeatData, error) {
-	var h HeartbeatData
-	if err := decodeBody("HEART_BEAT", body, &h); err != nil {
-		return nil, err
-	}
-	return &h, nil
+	return decodeBodyAs[HeartbeatData]("HEART_BEAT", body)
 }

@@ -25,11 +25,7 @@ func (b LockBatchRequestBody) Encode() []byte {
 
 // DecodeLockBatchRequestBody parses a LOCK_BATCH_MQ or UNLOCK_BATCH_MQ body.
 func DecodeLockBatchRequestBody(body []byte) (*LockBatchRequestBody, error) {
-	var b LockBatchRequestBody
-	if err := decodeBody("LOCK_BATCH_MQ", body, &b); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	return decodeBodyAs[LockBatchRequestBody]("LOCK_BATCH_MQ", body)
 }
 
 // LockBatchResponseBody is the body of a LOCK_BATCH_MQ response: the queues
@@ -50,9 +46,5 @@ func (b LockBatchResponseBody) Encode() []byte {
 
 // DecodeLockBatchResponseBody parses a LOCK_BATCH_MQ response body.
 func DecodeLockBatchResponseBody(body []byte) (*LockBatchResponseBody, error) {
-	var b LockBatchResponseBody
-	if err := decodeBody("LOCK_BATCH_MQ response", body, &b); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	return decodeBodyAs[LockBatchResponseBody]("LOCK_BATCH_MQ response", body)
 }

@@ -206,7 +206,7 @@ const (
 )
 
 // requestCodeNames holds the Java constant name of each request code, for
-// logs and error messages.
+// logs and error messages (one table: its rows look alike).
 var requestCodeNames = map[int16]string{
 	10: "SEND_MESSAGE", 11: "PULL_MESSAGE", 12: "QUERY_MESSAGE", 13: "QUERY_BROKER_OFFSET",
 	14: "QUERY_CONSUMER_OFFSET", 15: "UPDATE_CONSUMER_OFFSET", 17: "UPDATE_AND_CREATE_TOPIC",

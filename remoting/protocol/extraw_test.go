@@ -14,11 +14,13 @@ import (
 // ext fields could stay undecoded.
 func eagerDecode(frame []byte) (*Command, error) { return decodeFrame(frame, Limits{}, false) }
 
-// hotFrames are the frames of the hot requests in both encodings, as the
-// official client and ours fill them.
-func hotFrames(t testing.TB) map[string][]byte {
+// encodedFrames is every command of cmds encoded in each header encoding,
+// named by the command and the encoding, the length prefix left off (as
+// DecodeFrame takes a frame).
+func encodedFrames(t testing.TB, cmds map[string]*Command) map[string][]byte {
+	t.Helper()
 	out := map[string][]byte{}
-	for name, c := range benchCommands() {
+	for name, c := range cmds {
 		for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
 			cc := *c
 			cc.SerializeType = st
@@ -29,6 +31,13 @@ func hotFrames(t testing.TB) map[string][]byte {
 			out[name+serName(st)] = b[4:]
 		}
 	}
+	return out
+}
+
+// hotFrames are the frames of the hot requests in both encodings, as the
+// official client and ours fill them.
+func hotFrames(t testing.TB) map[string][]byte {
+	out := encodedFrames(t, benchCommands())
 	v2 := &Command{Code: ReqSendMessageV2, Language: "GO", Version: 317, Opaque: 3, SerializeType: SerializeRocketMQ,
 		ExtFields: SendMessageRequestHeader{ProducerGroup: "pg", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 			QueueID: 2, SysFlag: 0, BornTimestamp: 1764403200000, Properties: "TAGS\x01a\x02", MaxReconsumeTimes: -1}.EncodeV2(),
@@ -390,15 +399,7 @@ func TestStringsReused(t *testing.T) {
 		req := &Command{Code: ReqSendMessageV2, SerializeType: SerializeRocketMQ,
 			ExtFields: SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
 				QueueID: 1, BornTimestamp: 1, Properties: props}.EncodeV2()}
-		b, err := EncodeFrame(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := DecodeFrame(b[4:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return roundTrip(t, req)
 	}
 	var strs Strings
 	long := strings.Repeat("t", maxRecentString+1)

@@ -75,15 +75,7 @@ func checkFrame(t *testing.T, data []byte) {
 			t.Fatalf("accepted invalid JSON header %q", data[8:8+hl])
 		}
 	}
-	out, err := EncodeFrame(cmd)
-	if err != nil {
-		t.Fatalf("re-encode %v: %v", cmd, err)
-	}
-	again, err := DecodeFrame(out[4:])
-	if err != nil {
-		t.Fatalf("decode of re-encoded %q: %v", out, err)
-	}
-	if !commandsEqual(cmd, again) {
+	if again := roundTrip(t, cmd); !commandsEqual(cmd, again) {
 		t.Fatalf("unstable:\n %+v\n %+v", *cmd, *again)
 	}
 }

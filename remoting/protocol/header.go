@@ -19,6 +19,9 @@ import (
 // are ignored. Encode writes every value as a decimal string or
 // "true"/"false", the way the official Go client formats them, and omits
 // optional fields that are unset.
+//
+// Headers with fields of the same types look alike (a flat list of reads,
+// one of writes) but are different wire formats, each Java's own class.
 
 // Header decoding errors. A *HeaderError wraps one of them.
 var (

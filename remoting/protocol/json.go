@@ -204,23 +204,17 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy, rawAnswers bool) (*Comman
 					return nil, err
 				}
 			case "version":
-				v, err := d.integer("version", 16)
-				if err != nil {
+				if c.Version, err = d.int16("version"); err != nil {
 					return nil, err
 				}
-				c.Version = int16(v)
 			case "opaque":
-				v, err := d.integer("opaque", 32)
-				if err != nil {
+				if c.Opaque, err = d.int32("opaque"); err != nil {
 					return nil, err
 				}
-				c.Opaque = int32(v)
 			case "flag":
-				v, err := d.integer("flag", 32)
-				if err != nil {
+				if c.Flag, err = d.int32("flag"); err != nil {
 					return nil, err
 				}
-				c.Flag = int32(v)
 			case "remark":
 				if d.literal("null") {
 					c.Remark = ""
@@ -241,16 +235,13 @@ func decodeJSONHeaderLimit(b []byte, maxExt int, lazy, rawAnswers bool) (*Comman
 					return nil, err
 				}
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-				continue
-			case '}':
-				d.i++
-			default:
-				return nil, d.errorf("want ',' or '}' after a field")
+			more, err := d.afterField("after a field")
+			if err != nil {
+				return nil, err
 			}
-			break
+			if !more {
+				break
+			}
 		}
 	}
 	d.ws()
@@ -300,6 +291,16 @@ func (d *jsonDecoder) integer(field string, bits int) (int64, error) {
 		return 0, d.errorf("%s: %s out of range", field, d.b[start:d.i])
 	}
 	return v, nil
+}
+
+func (d *jsonDecoder) int16(field string) (int16, error) {
+	v, err := d.integer(field, 16)
+	return int16(v), err
+}
+
+func (d *jsonDecoder) int32(field string) (int32, error) {
+	v, err := d.integer(field, 32)
+	return int32(v), err
 }
 
 // language accepts a string, null, or a number (Java's enum ordinal).
@@ -446,17 +447,24 @@ func (d *jsonDecoder) walkExtIndex(fn func(key, val []byte), idx *extIndex) (int
 			idx.spans = append(idx.spans, extSpan{key: [2]int32{int32(ks - b), int32(ke - b)}, val: [2]int32{int32(vs - b), int32(ve - b)},
 				keyEsc: key == nil, valEsc: vesc})
 		}
-		switch d.peek() {
-		case ',':
-			d.i++
-			continue
-		case '}':
-			d.i++
-			return n, nil
-		default:
-			return n, d.errorf("want ',' or '}' in extFields")
+		if more, err := d.afterField("in extFields"); err != nil || !more {
+			return n, err
 		}
 	}
+}
+
+// afterField steps over the ',' or '}' after an object's field; more says
+// a ',' came. where is for the error.
+func (d *jsonDecoder) afterField(where string) (more bool, err error) {
+	switch d.peek() {
+	case ',':
+		d.i++
+		return true, nil
+	case '}':
+		d.i++
+		return false, nil
+	}
+	return false, d.errorf("want ',' or '}' %s", where)
 }
 
 // str parses a JSON string into a Go string.
@@ -537,64 +545,48 @@ func (d *jsonDecoder) escapedString(start int, keep bool) ([]byte, error) {
 		}
 		e := d.b[d.i+1]
 		d.i += 2
-		switch e {
-		case '"', '\\', '/':
+		if c := jsonEscapes[e]; c != 0 {
 			if keep {
-				out = append(out, e)
+				out = append(out, c)
 			}
-		case 'b':
-			if keep {
-				out = append(out, '\b')
-			}
-		case 'f':
-			if keep {
-				out = append(out, '\f')
-			}
-		case 'n':
-			if keep {
-				out = append(out, '\n')
-			}
-		case 'r':
-			if keep {
-				out = append(out, '\r')
-			}
-		case 't':
-			if keep {
-				out = append(out, '\t')
-			}
-		case 'u':
-			r, ok := d.hex4()
-			if !ok {
-				return nil, d.errorf("bad \\u escape")
-			}
-			if utf16.IsSurrogate(r) {
-				// A high surrogate followed by a low one is one code point;
-				// anything else is replaced, as encoding/json does.
-				r2 := utf8.RuneError
-				if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
-					save := d.i
-					d.i += 2
-					if lo, ok := d.hex4(); ok {
-						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
-							r2 = dec
-						} else {
-							d.i = save
-						}
-					} else {
-						return nil, d.errorf("bad \\u escape")
-					}
-				}
-				r = r2
-			}
-			if keep {
-				out = utf8.AppendRune(out, r)
-			}
-		default:
+			continue
+		}
+		if e != 'u' {
 			return nil, d.errorf("bad escape \\%c", e)
+		}
+		r, ok := d.hex4()
+		if !ok {
+			return nil, d.errorf("bad \\u escape")
+		}
+		if utf16.IsSurrogate(r) {
+			// A high surrogate followed by a low one is one code point;
+			// anything else is replaced, as encoding/json does.
+			r2 := utf8.RuneError
+			if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
+				save := d.i
+				d.i += 2
+				if lo, ok := d.hex4(); ok {
+					if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+						r2 = dec
+					} else {
+						d.i = save
+					}
+				} else {
+					return nil, d.errorf("bad \\u escape")
+				}
+			}
+			r = r2
+		}
+		if keep {
+			out = utf8.AppendRune(out, r)
 		}
 	}
 	return nil, d.errorf("unterminated string")
 }
+
+// jsonEscapes maps the byte after a backslash to the byte it stands for,
+// for every escape but \u; 0 for the rest.
+var jsonEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 func (d *jsonDecoder) hex4() (rune, bool) {
 	if len(d.b)-d.i < 4 {

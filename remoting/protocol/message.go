@@ -21,7 +21,9 @@ type Property = message.Property
 // properties the record cannot hold.
 var ErrMessageTooLarge = message.ErrMessageTooLarge
 
-// Property names (RocketMQ MessageConst).
+// Property names (RocketMQ MessageConst), package message's under the wire
+// package's name; like the sysflags and topic.go's perms, aliases, not
+// copies.
 const (
 	PropertyKeys                    = message.PropertyKeys
 	PropertyTags                    = message.PropertyTags

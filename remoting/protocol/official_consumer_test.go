@@ -18,6 +18,8 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+
+	"github.com/runnelmq/runnel/internal/official"
 )
 
 func TestOfficialOrderlyConsumer(t *testing.T) {
@@ -70,7 +72,7 @@ func TestOfficialOrderlyConsumer(t *testing.T) {
 	addr = peer.addr
 	c, err := consumer.NewPushConsumer(
 		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{peer.addr})),
-		consumer.WithInstance(uniqueInstance(t)), consumer.WithGroupName("g-orderly"),
+		consumer.WithInstance(official.Instance("c")), consumer.WithGroupName("g-orderly"),
 		consumer.WithConsumerOrder(true), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	if err != nil {
 		t.Fatal(err)

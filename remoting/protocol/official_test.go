@@ -2,8 +2,6 @@ package protocol
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +11,8 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
+
+	"github.com/runnelmq/runnel/internal/official"
 )
 
 // These tests drive the official Go client against a fake peer built on
@@ -20,14 +20,6 @@ import (
 // the client's success proves it decodes what we encode.
 
 func init() { rlog.SetLogLevel("fatal") }
-
-var instanceSeq atomic.Int64
-
-// uniqueInstance names a client instance; instances with the same name share
-// one client and its connections across tests.
-func uniqueInstance(t *testing.T) string {
-	return fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), instanceSeq.Add(1))
-}
 
 // routeBody is a GET_ROUTEINFO_BY_TOPIC body pointing every queue at addr.
 func routeBody(addr string) []byte {
@@ -52,16 +44,8 @@ func assertClientRequest(t *testing.T, f captured, code int16) {
 // assertReencodes checks decode(encode(decode(raw))) == decode(raw).
 func assertReencodes(t *testing.T, raw []byte, c *Command) {
 	t.Helper()
-	out, err := EncodeFrame(c)
-	if err != nil {
-		t.Fatalf("encode %v: %v", c, err)
-	}
-	again, err := DecodeFrame(out[4:])
-	if err != nil {
-		t.Fatalf("decode own encoding of %q: %v", raw, err)
-	}
-	if !commandsEqual(c, again) {
-		t.Errorf("round trip changed the command:\n %v\n %v", c, again)
+	if again := roundTrip(t, c); !commandsEqual(c, again) {
+		t.Errorf("round trip changed the command of %q:\n %v\n %v", raw, c, again)
 	}
 }
 
@@ -76,19 +60,12 @@ func TestOfficialAdminFetchAllTopicList(t *testing.T) {
 		r.Remark = "ok \"quoted\" \u00e9\u4e2d\U0001F600 \x01\n"
 		return r
 	})
-	adm, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{peer.addr})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	list, err := adm.FetchAllTopicList(ctx)
+	list, err := official.TopicList(t, peer.addr)
 	if err != nil {
 		t.Fatalf("official admin could not read our response: %v", err)
 	}
-	if strings.Join(list.TopicList, "|") != strings.Join(topics, "|") {
-		t.Errorf("topic list = %q, want %q", list.TopicList, topics)
+	if strings.Join(list, "|") != strings.Join(topics, "|") {
+		t.Errorf("topic list = %q, want %q", list, topics)
 	}
 	f := peer.waitFor(ReqGetAllTopicListFromNameServer, time.Second)
 	assertClientRequest(t, f, ReqGetAllTopicListFromNameServer)
@@ -99,14 +76,10 @@ func TestOfficialAdminFetchAllTopicList(t *testing.T) {
 
 func TestOfficialAdminCreateTopic(t *testing.T) {
 	peer := startFakePeer(t, func(req *Command) *Command { return okResponse(req, nil, nil) })
-	adm, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{peer.addr})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := official.Admin(t, peer.addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = adm.CreateTopic(ctx, admin.WithTopicCreate("T-create"), admin.WithBrokerAddrCreate(peer.addr),
+	err := adm.CreateTopic(ctx, admin.WithTopicCreate("T-create"), admin.WithBrokerAddrCreate(peer.addr),
 		admin.WithReadQueueNums(3), admin.WithWriteQueueNums(5), admin.WithOrder(true))
 	if err != nil {
 		t.Fatal(err)
@@ -147,17 +120,8 @@ func TestOfficialProducerSend(t *testing.T) {
 		return okResponse(req, nil, nil)
 	})
 	addr = peer.addr
-	p, err := producer.NewDefaultProducer(
-		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{peer.addr})),
-		producer.WithInstanceName(uniqueInstance(t)), producer.WithGroupName("pg1"), producer.WithRetry(0),
+	p := official.Producer(t, peer.addr, producer.WithGroupName("pg1"), producer.WithRetry(0),
 		producer.WithSendMsgTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -264,18 +228,11 @@ func TestOfficialReadsBinaryResponse(t *testing.T) {
 		r.SerializeType = SerializeRocketMQ
 		return r
 	})
-	adm, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver([]string{peer.addr})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	list, err := adm.FetchAllTopicList(ctx)
+	list, err := official.TopicList(t, peer.addr)
 	if err != nil {
 		t.Fatalf("official admin could not read our binary response: %v", err)
 	}
-	if strings.Join(list.TopicList, ",") != "B1,B2" {
-		t.Errorf("topic list %q", list.TopicList)
+	if strings.Join(list, ",") != "B1,B2" {
+		t.Errorf("topic list %q", list)
 	}
 }

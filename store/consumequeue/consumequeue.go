@@ -271,13 +271,9 @@ func Scan(r pebble.Reader) (map[QueueID]Range, error) {
 	}
 	defer it.Close()
 	for ok := it.First(); ok; {
-		_, topic, qid, start, err := ParseKey(it.Key())
+		topic, qid, start, skip, _, err := chunkAt(it)
 		if err != nil {
 			return nil, err
-		}
-		skip, _, err := chunkSpan(it.Value())
-		if err != nil {
-			return nil, fmt.Errorf("%w (%s/%d, chunk %d)", err, topic, qid, start)
 		}
 		first := start + int64(skip)
 		_, upper := QueueBounds(topic, qid)
@@ -285,13 +281,9 @@ func Scan(r pebble.Reader) (map[QueueID]Range, error) {
 		if !it.SeekLT(upper) {
 			return nil, fmt.Errorf("consumequeue: queue %s/%d vanished during scan", topic, qid)
 		}
-		_, _, _, lastStart, err := ParseKey(it.Key())
+		_, _, lastStart, skip, n, err := chunkAt(it)
 		if err != nil {
 			return nil, err
-		}
-		skip, n, err := chunkSpan(it.Value())
-		if err != nil {
-			return nil, fmt.Errorf("%w (%s/%d, chunk %d)", err, topic, qid, lastStart)
 		}
 		q := QueueID{topic, qid}
 		r := Range{Min: first, Max: lastStart + int64(skip+n)}
@@ -305,6 +297,18 @@ func Scan(r pebble.Reader) (map[QueueID]Range, error) {
 		ok = it.SeekGE(upper)
 	}
 	return out, it.Error()
+}
+
+// chunkAt reads the chunk under it: its queue, its first offset, and the
+// entries it holds past skip (n of them).
+func chunkAt(it *pebble.Iterator) (topic string, qid int32, start int64, skip, n int, err error) {
+	if _, topic, qid, start, err = ParseKey(it.Key()); err != nil {
+		return "", 0, 0, 0, 0, err
+	}
+	if skip, n, err = chunkSpan(it.Value()); err != nil {
+		err = fmt.Errorf("%w (%s/%d, chunk %d)", err, topic, qid, start)
+	}
+	return topic, qid, start, skip, n, err
 }
 
 func scanFloors(r pebble.Reader) (map[QueueID]int64, error) {

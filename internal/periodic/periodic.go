@@ -1,0 +1,22 @@
+// Package periodic runs a piece of background work at a fixed interval
+// until its owner stops it: the one ticker loop of the name server, the
+// store, the transport, the ACL file watcher and the client.
+package periodic
+
+import "time"
+
+// Run calls fn every interval until stop is closed; it returns then. A
+// call of fn that outlasts the interval delays the next (ticks are
+// dropped, not queued).
+func Run(stop <-chan struct{}, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
