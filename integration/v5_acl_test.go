@@ -23,8 +23,9 @@ import (
 // TestV5ACLAllowedAndRefused: the SDK's MQv2-HMAC-SHA1 signature is
 // checked against the same plain_acl.yml accounts as remoting requests:
 // a signed, permitted send is stored; a send to a topic the account may
-// not publish to, a wrong secret and no signature at all are refused
-// UNAUTHORIZED, and nothing of theirs is stored.
+// not publish to is refused FORBIDDEN (RocketMQ 5's answer to a known
+// account without the right), a wrong secret, an unknown account and no
+// signature at all UNAUTHORIZED, and nothing of theirs is stored.
 func TestV5ACLAllowedAndRefused(t *testing.T) {
 	c, _ := startACLCluster(t, aclYAML("", "SUB"), lenientNamesrvYAML, cluster.GRPC())
 	aclCreateTopics(t, c, "aclTopic", "deniedTopic")
@@ -38,8 +39,8 @@ func TestV5ACLAllowedAndRefused(t *testing.T) {
 
 	_, err := p.Send(context.Background(), &rmq5.Message{Topic: "deniedTopic", Body: []byte("denied")})
 	var st *rmq5.ErrRpcStatus
-	if !errors.As(err, &st) || st.Code != int32(v2.Code_UNAUTHORIZED) || !strings.Contains(st.Message, "deniedTopic") {
-		t.Fatalf("send to a topic the account may only subscribe: %v, want UNAUTHORIZED naming the topic", err)
+	if !errors.As(err, &st) || st.Code != int32(v2.Code_FORBIDDEN) || !strings.Contains(st.Message, "deniedTopic") {
+		t.Fatalf("send to a topic the account may only subscribe: %v, want FORBIDDEN naming the topic", err)
 	}
 	if n := len(readTopic(t, c, 0, "deniedTopic")); n != 0 {
 		t.Fatalf("deniedTopic holds %d messages", n)
