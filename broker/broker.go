@@ -13,11 +13,11 @@ import (
 	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/registration"
 	"github.com/runnelmq/runnel/broker/remotingdoor"
 	"github.com/runnelmq/runnel/broker/replica"
-	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -87,7 +87,7 @@ func New(cfg config.Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	levels, err := schedule.ParseLevels(cfg.MessageDelayLevel)
+	levels, err := due.ParseLevels(cfg.MessageDelayLevel)
 	if err != nil { // Validate parses them too; kept for a clear error
 		return nil, fmt.Errorf("%w: MessageDelayLevel: %v", config.ErrBadConfig, err)
 	}
@@ -179,7 +179,7 @@ func New(cfg config.Config) (*Broker, error) {
 }
 
 // coreConfig is what the core takes of the broker's config.
-func (b *Broker) coreConfig(levels schedule.Levels) core.Config {
+func (b *Broker) coreConfig(levels due.Levels) core.Config {
 	c := b.cfg
 	return core.Config{
 		BrokerName: c.BrokerName, ClusterName: c.ClusterName,

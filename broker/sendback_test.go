@@ -12,7 +12,7 @@ import (
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"github.com/runnelmq/runnel/broker/config"
-	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -43,7 +43,7 @@ func startBrokerIn(t *testing.T, dir string, clk *fakeclock.Clock, mods ...func(
 // broker's own loop), so what is due at the fake clock's time is out.
 func stepSchedule(t *testing.T, b *Broker) {
 	t.Helper()
-	if _, err := b.core.Schedule().Step(); err != nil {
+	if _, err := b.core.Due().Step(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -95,7 +95,7 @@ func TestSendBackRetryThenDLQ(t *testing.T) {
 	if tc, ok := b.core.Topic("%RETRY%g"); !ok || tc.Perm != 6 || tc.WriteQueueNums != 1 {
 		t.Fatalf("retry topic %+v %v", tc, ok)
 	}
-	if got := queueMsgs(t, b, schedule.Topic, 2); len(got) != 1 { // level 3
+	if got := queueMsgs(t, b, due.ScheduleTopic, 2); len(got) != 1 { // level 3
 		t.Fatalf("schedule queue of level 3 holds %d", len(got))
 	}
 	clk.Advance(2999 * time.Millisecond)
@@ -119,7 +119,7 @@ func TestSendBackRetryThenDLQ(t *testing.T) {
 
 	// Second failure: level 3 + 1.
 	expect(t, sendBack(rc, r.CommitLogOffset, "g", 0, 2, "U1"), protocol.RespSuccess, "")
-	if got := queueMsgs(t, b, schedule.Topic, 3); len(got) != 1 {
+	if got := queueMsgs(t, b, due.ScheduleTopic, 3); len(got) != 1 {
 		t.Fatalf("schedule queue of level 4 holds %d", len(got))
 	}
 	clk.Advance(4 * time.Second)
@@ -152,11 +152,11 @@ func TestSendBackLevels(t *testing.T) {
 	phys, _ := sendProps(t, rc, "T", map[string]string{"UNIQ_KEY": "U2"}, "x")
 
 	expect(t, sendBack(rc, phys, "g", 1, -1, ""), protocol.RespSuccess, "") // client's level
-	if got := queueMsgs(t, b, schedule.Topic, 0); len(got) != 1 || got[0].Property("MAX_RECONSUME_TIMES") != "16" {
+	if got := queueMsgs(t, b, due.ScheduleTopic, 0); len(got) != 1 || got[0].Property("MAX_RECONSUME_TIMES") != "16" {
 		t.Fatalf("level 1 / default max: %v", got)
 	}
 	expect(t, sendBack(rc, phys, "g", 99, -1, ""), protocol.RespSuccess, "") // clamped to 5
-	if got := queueMsgs(t, b, schedule.Topic, 4); len(got) != 1 || got[0].Property("DELAY") != "5" {
+	if got := queueMsgs(t, b, due.ScheduleTopic, 4); len(got) != 1 || got[0].Property("DELAY") != "5" {
 		t.Fatalf("level 99 not clamped to 5: %v", got)
 	}
 	expect(t, sendBack(rc, phys, "g", -1, -1, ""), protocol.RespSuccess, "") // orderly: straight to DLQ
@@ -178,7 +178,7 @@ func TestSendBackLookup(t *testing.T) {
 	expect(t, sendBack(rc, bad, "g", 1, 5, "U3"), protocol.RespSuccess, "")   // by UNIQ_KEY
 	expect(t, sendBack(rc, bad, "g", 1, 5, offID), protocol.RespSuccess, "")  // by offsetMsgId
 	expect(t, sendBack(rc, other, "g", 1, 5, "U3"), protocol.RespSuccess, "") // offset names another message
-	for i, m := range queueMsgs(t, b, schedule.Topic, 0) {
+	for i, m := range queueMsgs(t, b, due.ScheduleTopic, 0) {
 		if string(m.Body) != "x" {
 			t.Fatalf("send-back %d copied %q, want the message named by originMsgId", i, m.Body)
 		}
@@ -200,7 +200,7 @@ func TestSendDelayedMessage(t *testing.T) {
 		return h.Encode()
 	}(), []byte("later"))
 	expect(t, resp, protocol.RespSuccess, "")
-	sched := queueMsgs(t, b, schedule.Topic, 1)
+	sched := queueMsgs(t, b, due.ScheduleTopic, 1)
 	if len(sched) != 1 || sched[0].Property("REAL_TOPIC") != "T" || sched[0].Property("REAL_QID") != "1" {
 		t.Fatalf("schedule queue of level 2: %v", sched)
 	}
@@ -245,7 +245,7 @@ func TestDelayLoopDelivers(t *testing.T) {
 	rc.createTopic("T", 1)
 	expect(t, rc.call(protocol.ReqSendMessage, sendHeader("T", 0, map[string]string{"DELAY": "1"}).Encode(), []byte("x")), protocol.RespSuccess, "")
 	clk.Advance(time.Second)
-	b.core.Schedule().Notify()
+	b.core.Due().Notify()
 	testwait.For(t, testwait.Default, "the loop to deliver", func() bool { return b.Store().MaxOffset("T", 0) == 1 })
 }
 
@@ -266,13 +266,13 @@ func TestSendToRetryTopic(t *testing.T) {
 		expect(t, rc.call(protocol.ReqSendMessage, ext, []byte("r")), protocol.RespSuccess, "")
 	}
 	send(1, 3, true)
-	got := queueMsgs(t, b, schedule.Topic, 3)
+	got := queueMsgs(t, b, due.ScheduleTopic, 3)
 	if len(got) != 1 || got[0].ReconsumeTimes != 1 || got[0].Property("RECONSUME_TIME") != "1" ||
 		got[0].Property("MAX_RECONSUME_TIMES") != "3" || got[0].Property("REAL_TOPIC") != "%RETRY%g" {
 		t.Fatalf("retry send: %v", got)
 	}
 	send(3, 3, true) // not above the maximum yet
-	if n := len(queueMsgs(t, b, schedule.Topic, 3)); n != 2 {
+	if n := len(queueMsgs(t, b, due.ScheduleTopic, 3)); n != 2 {
 		t.Fatalf("schedule holds %d", n)
 	}
 	send(4, 3, true)
@@ -289,7 +289,7 @@ func TestSendToRetryTopic(t *testing.T) {
 
 func TestDelayLevelConfig(t *testing.T) {
 	cfg := config.Default()
-	if cfg.MessageDelayLevel != schedule.DefaultLevels {
+	if cfg.MessageDelayLevel != due.DefaultLevels {
 		t.Fatalf("default %q", cfg.MessageDelayLevel)
 	}
 	ignored, err := cfg.ApplyProperties(strings.NewReader("messageDelayLevel=1s 2s 1d\n"))

@@ -252,7 +252,7 @@ func TestProducerDelayLevel(t *testing.T) {
 	}
 	step := func() []*protocol.MessageExt {
 		t.Helper()
-		if _, err := be.broker(0).Core().Schedule().Step(); err != nil {
+		if _, err := be.broker(0).Core().Due().Step(); err != nil {
 			t.Fatal(err)
 		}
 		return be.stored(t, 0, "T", 0)

@@ -2,7 +2,7 @@
 
 // Built without -race only: the official client's push consumer races
 // with itself (see retry_test.go). The broker side of delayed delivery is
-// covered under -race in packages broker and broker/schedule.
+// covered under -race in packages broker and broker/due.
 
 package integration
 

@@ -5,7 +5,7 @@
 // consume goroutines; see orderly_test.go), which fails the test binary.
 // This file is built without -race only; the broker side of retry, DLQ and
 // delay is covered by race-enabled tests in packages broker and
-// broker/schedule.
+// broker/due.
 
 package integration
 

@@ -2,7 +2,7 @@
 
 // Built without -race only: the official client's push consumer races
 // with itself (see retry_test.go). The broker side of timer messages is
-// covered under -race in timer_test.go and broker/timer.
+// covered under -race in timer_test.go and broker/due.
 
 package integration
 

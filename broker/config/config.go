@@ -16,10 +16,9 @@ import (
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/replica"
-	"github.com/runnelmq/runnel/broker/schedule"
-	"github.com/runnelmq/runnel/broker/timer"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/topicconf"
@@ -261,7 +260,7 @@ func Default() Config {
 		Now:                   time.Now,
 		Logger:                slog.Default(),
 		MessageDelayLevel:     defaultMessageDelayLevel,
-		TimerMaxDelay:         timer.DefaultMaxDelay,
+		TimerMaxDelay:         due.DefaultTimerMaxDelay,
 		LockMaxLiveTime:       60 * time.Second,
 		ConsumerCallTimeout:   5 * time.Second,
 
@@ -514,11 +513,11 @@ func firstNonLoopbackIPv4() netip.Addr {
 }
 
 // defaultMessageDelayLevel is Config.MessageDelayLevel's default.
-const defaultMessageDelayLevel = schedule.DefaultLevels
+const defaultMessageDelayLevel = due.DefaultLevels
 
 // validDelayLevels checks Config.MessageDelayLevel.
 func validDelayLevels(s string) error {
-	if _, err := schedule.ParseLevels(s); err != nil {
+	if _, err := due.ParseLevels(s); err != nil {
 		return fmt.Errorf("%w: MessageDelayLevel: %w", ErrBadConfig, err)
 	}
 	return nil

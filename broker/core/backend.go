@@ -6,7 +6,6 @@ import (
 
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
-	"github.com/runnelmq/runnel/store/consumequeue"
 )
 
 // ErrNotMaster is what a Backend's Put and Apply fail with (errors.Is)
@@ -106,34 +105,6 @@ func (c *Core) serviceNotAvailable() error {
 	r := pct / 100
 	return errorf(Unavailable,
 		"service not available now. It may be caused by one of the following reasons: the broker's disk is full [CL: %5.2f CQ: %5.2f INDEX: %5.2f], messages are put to the slave, message store has been shut down, etc.", r, r, r)
-}
-
-// scheduleStore is what the delay and timer services read and write: reads
-// go to the current store, progress writes through the backend, so a
-// replicated group's new master resumes where the old one stopped.
-type scheduleStore struct{ c *Core }
-
-func (s scheduleStore) MinOffset(topic string, q int32) int64 { return s.c.store().MinOffset(topic, q) }
-func (s scheduleStore) MaxOffset(topic string, q int32) int64 { return s.c.store().MaxOffset(topic, q) }
-func (s scheduleStore) QueueEntry(topic string, q int32, off int64) (consumequeue.Entry, error) {
-	return s.c.store().QueueEntry(topic, q, off)
-}
-func (s scheduleStore) ReadRecord(phys int64) ([]byte, error) { return s.c.store().ReadRecord(phys) }
-func (s scheduleStore) QueryByUniqKey(topic, key string, n int) ([][]byte, error) {
-	return s.c.store().QueryByUniqKey(topic, key, n)
-}
-func (s scheduleStore) Get(topic string, q int32, off int64, maxMsgs, maxBytes int, f store.Filter) (*store.GetResult, error) {
-	return s.c.store().Get(topic, q, off, maxMsgs, maxBytes, f)
-}
-func (s scheduleStore) DelayOffsets() (map[int32]int64, error) { return s.c.store().DelayOffsets() }
-func (s scheduleStore) Checkpoint(name string) ([]byte, bool, error) {
-	return s.c.store().Checkpoint(name)
-}
-func (s scheduleStore) SetDelayOffset(level int32, off int64) error {
-	return s.c.apply(&store.Op{Kind: store.OpSetDelayOffset, Level: level, Offset: off})
-}
-func (s scheduleStore) PutCheckpoint(name string, v []byte) error {
-	return s.c.apply(&store.Op{Kind: store.OpPutCheckpoint, Name: name, Value: v})
 }
 
 // put stores msgs through the backend.

@@ -13,12 +13,12 @@ import (
 
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/consumercall"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/broker/filter"
 	"github.com/runnelmq/runnel/broker/lock"
 	"github.com/runnelmq/runnel/broker/longpoll"
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/broker/pop"
-	"github.com/runnelmq/runnel/broker/schedule"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
@@ -51,9 +51,9 @@ type Config struct {
 	TransactionTimeout       time.Duration
 	TransactionCheckMax      int
 	TransactionCheckInterval time.Duration
-	DelayLevels              schedule.Levels
+	DelayLevels              due.Levels
 	// TimerMaxDelay is the longest a timer message may wait; zero means
-	// timer.DefaultMaxDelay.
+	// due.DefaultTimerMaxDelay.
 	TimerMaxDelay time.Duration
 	// BrokerPermission is the broker's perm (brokerPermission); 0 means
 	// read and write. MaxMessageSize, TimerMaxDelay and BrokerPermission
@@ -96,8 +96,7 @@ type Core struct {
 	// inflight is the POP messages in flight, the master's view of the
 	// store's in-flight records (pop*.go).
 	inflight *pop.Table
-	sched    scheduler
-	timer    timers
+	later    deliverLater
 	txn      *transaction.Service
 	calls    *consumercall.Caller
 	// sqlCache holds compiled SQL92 expressions by their text.
@@ -161,7 +160,7 @@ func newCore(cfg Config) *Core {
 		locks:    lock.New(lock.Config{MaxLiveTime: cfg.LockMaxLiveTime}, cfg.Now),
 		holds:    longpoll.New(cfg.Now),
 		inflight: pop.NewTable(),
-		sched:    scheduler{levels: cfg.DelayLevels},
+		later:    deliverLater{levels: cfg.DelayLevels},
 		sqlCache: filter.NewCache(filter.DefaultCacheSize),
 		stop:     make(chan struct{}),
 	}
@@ -399,8 +398,7 @@ func (c *Core) OnArrival(topic string, queueID int32, maxOffset int64) {
 // onArrival is the store's arrival hook: wake the pulls held on the queue.
 func (c *Core) onArrival(topic string, queueID int32, maxOffset int64) {
 	c.holds.Notify(longpoll.Key{Topic: topic, QueueID: queueID}, maxOffset)
-	c.scheduleArrived(topic)
-	c.timerArrived(topic)
+	c.dueArrived(topic)
 }
 
 // ChannelClosed drops a closed connection's clients and notifies their
@@ -477,10 +475,6 @@ func (c *Core) countPulled(group string, n int) {
 func (c *Core) HeldOffsets(topic string, queueID int32) []int64 {
 	return c.holds.Offsets(longpoll.Key{Topic: topic, QueueID: queueID})
 }
-
-// Schedule returns the delayed-delivery service, nil before Start (for
-// tests that step it).
-func (c *Core) Schedule() *schedule.Service { return c.sched.svc.Load() }
 
 // CompiledExpressions returns how many SQL92 expressions are cached.
 func (c *Core) CompiledExpressions() int { return c.sqlCache.Len() }

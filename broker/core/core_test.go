@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/runnelmq/runnel/broker/clients"
-	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
@@ -50,7 +50,7 @@ func openCore(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
 func openCoreNoCleanup(t testing.TB, adjust func(*Config, *store.Options)) *testCore {
 	t.Helper()
 	clock := fakeclock.Default()
-	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
+	levels, err := due.ParseLevels(due.DefaultLevels)
 	if err != nil {
 		t.Fatal(err)
 	}

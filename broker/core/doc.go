@@ -29,7 +29,7 @@
 // offsets.go (offsets and resets), consumers.go (heartbeats, the consumer
 // registry, locks), sendback.go (CONSUMER_SEND_MSG_BACK: %RETRY% and
 // %DLQ%), transaction.go (wires broker/transaction), consumer_calls.go
-// (wires broker/consumercall), schedule.go and timer.go (wire delayed and
+// (wires broker/consumercall), due.go (wires broker/due: delayed and
 // timer delivery), admin.go (topic and group admin, stats, connections),
 // query.go (messages by offset and key), reply.go (request/reply: a reply
 // pushed to its requester), topics.go (the topic table), subgroups.go (the
@@ -45,7 +45,7 @@
 // small Configs and interfaces, each wire-free too: broker/transaction
 // (half messages, END_TRANSACTION, the check of producers),
 // broker/consumercall (admin calls answered by a consumer),
-// broker/schedule and broker/timer (delayed and timer delivery), and the
+// broker/due (delayed and timer delivery), and the
 // pure tables broker/clients, broker/lock, broker/longpoll and
 // broker/offsets. The message and its stored record are package
 // message's, the topic config package topicconf's.

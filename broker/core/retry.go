@@ -46,7 +46,7 @@ func (c *Core) divertSend(r *SendRequest, m *message.MessageExt) error {
 		}
 	}
 	if schedulable(m.SysFlag) && !c.delayLevels().Transform(m) {
-		return c.divertTimer(m) // timer.go: TIMER_* -> timer topic; a DELAY level wins, as in Java
+		return c.divertTimer(m) // due.go: TIMER_* -> timer topic; a DELAY level wins, as in Java
 	}
 	return nil
 }

@@ -63,11 +63,7 @@ func (c *Core) startServicesLocked() error {
 	if c.mu.services {
 		return nil
 	}
-	if err := c.startSchedule(); err != nil {
-		return err
-	}
-	if err := c.startTimer(); err != nil {
-		c.closeSchedule()
+	if err := c.startDue(); err != nil {
 		return err
 	}
 	c.mu.services = true
@@ -78,8 +74,7 @@ func (c *Core) stopServicesLocked() {
 	if !c.mu.services {
 		return
 	}
-	c.closeSchedule()
-	c.closeTimer()
+	c.closeDue()
 	c.mu.services = false
 }
 

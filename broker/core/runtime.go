@@ -3,7 +3,7 @@ package core
 import (
 	"time"
 
-	"github.com/runnelmq/runnel/broker/timer"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/topicconf"
 )
 
@@ -20,7 +20,7 @@ type Runtime struct {
 	// MaxMessageSize caps a message body.
 	MaxMessageSize int
 	// TimerMaxDelay is the longest a timer message may wait; zero means
-	// timer.DefaultMaxDelay.
+	// due.DefaultTimerMaxDelay.
 	TimerMaxDelay time.Duration
 }
 
@@ -42,7 +42,7 @@ func (c *Core) timerMaxDelay() time.Duration {
 	if d := c.runtime().TimerMaxDelay; d > 0 {
 		return d
 	}
-	return timer.DefaultMaxDelay
+	return due.DefaultTimerMaxDelay
 }
 
 // brokerIP is the host of the store address, which Java's refusals name

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/core"
-	"github.com/runnelmq/runnel/broker/schedule"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/topicconf"
@@ -54,7 +54,7 @@ func newCoreGroup(t *testing.T, size int) *coreGroup {
 // open runs a core over node i's backend.
 func (cg *coreGroup) open(i int) {
 	cg.t.Helper()
-	levels, err := schedule.ParseLevels(schedule.DefaultLevels)
+	levels, err := due.ParseLevels(due.DefaultLevels)
 	if err != nil {
 		cg.t.Fatal(err)
 	}

@@ -62,8 +62,7 @@ func otherDoors(self string) []string {
 // groupconf types are theirs to use), no door, and not the process's
 // registration or configuration.
 var coreSide = []string{"broker/core", "broker/clients", "broker/lock", "broker/longpoll", "broker/offsets",
-	"broker/filter", "broker/transaction", "broker/consumercall", "broker/schedule", "broker/timer",
-	"broker/dueloop", "broker/due", "broker/pop", "broker/replica"}
+	"broker/filter", "broker/transaction", "broker/consumercall", "broker/due", "broker/pop", "broker/replica"}
 
 func init() {
 	for _, pkg := range coreSide {

@@ -1,4 +1,4 @@
-package schedule
+package due
 
 import (
 	"errors"
@@ -7,51 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"go.uber.org/goleak"
-
-	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/store"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// env is a store on an in-memory filesystem that can be reopened, as a
-// broker restart would.
-type env struct {
-	t     testing.TB
-	fs    vfs.FS
-	clock *fakeclock.Clock
-	st    *store.Store
-}
-
-func newEnv(t testing.TB) *env {
-	e := &env{t: t, fs: vfs.NewMem(), clock: fakeclock.New(t0)}
-	e.open()
-	t.Cleanup(func() { _ = e.st.Close() })
-	return e
-}
-
-func (e *env) open() {
-	e.t.Helper()
-	st, err := store.Open(store.Options{Dir: "db", FS: e.fs, Now: e.clock.Now, RetentionInterval: -1,
-		FlushInterval: -1, MemTableSize: 4 << 20, CacheSize: 8 << 20})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.st = st
-}
-
-func (e *env) reopen() {
-	e.t.Helper()
-	if err := e.st.Close(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.open()
-}
 
 // schedule stores a message for topic/queue with a delay level the way the
 // broker's send path does, and returns its commit log offset.
@@ -76,35 +33,13 @@ func (e *env) schedule(levels Levels, topic string, q int32, body string, level 
 	return res[0].CommitLogOffset
 }
 
-// service returns a Service delivering into e's store; it counts writes.
-func (e *env) service(levels Levels, deliver func([]*message.MessageExt) error) *Service {
+// scheduleLevel1 stores a message for T/0 at level 1 for each body, with
+// UNIQ_KEY u-<body>.
+func (e *env) scheduleLevel1(l Levels, bodies ...string) {
 	e.t.Helper()
-	if deliver == nil {
-		deliver = func(ms []*message.MessageExt) error { _, err := e.st.Put(ms); return err }
+	for _, b := range bodies {
+		e.schedule(l, "T", 0, b, 1, "u-"+b)
 	}
-	s, err := New(Config{Levels: levels, Store: e.st, Deliver: deliver, Now: e.clock.Now})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return s
-}
-
-// queue returns the bodies in topic/queue, in order.
-func (e *env) queue(topic string, q int32) []string {
-	e.t.Helper()
-	res, err := e.st.Get(topic, q, 0, 1000, 0, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ms, err := message.DecodeMessages(res.Messages)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []string
-	for _, m := range ms {
-		out = append(out, string(m.Body))
-	}
-	return out
 }
 
 func mustLevels(t *testing.T, s string) Levels {
@@ -114,15 +49,6 @@ func mustLevels(t *testing.T, s string) Levels {
 		t.Fatal(err)
 	}
 	return l
-}
-
-func step(t *testing.T, s *Service) time.Time {
-	t.Helper()
-	next, err := s.Step()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return next
 }
 
 func TestParseLevels(t *testing.T) {
@@ -165,7 +91,7 @@ func TestTransformAndRestore(t *testing.T) {
 	if !l.Transform(m) {
 		t.Fatal("not diverted")
 	}
-	if m.Topic != Topic || m.QueueID != 2 || m.Properties["DELAY"] != "3" ||
+	if m.Topic != ScheduleTopic || m.QueueID != 2 || m.Properties["DELAY"] != "3" ||
 		m.Properties["REAL_TOPIC"] != "T" || m.Properties["REAL_QID"] != "2" {
 		t.Fatalf("level 9 not clamped to 3 in queue 2: %+v", m)
 	}
@@ -191,17 +117,6 @@ func TestTransformAndRestore(t *testing.T) {
 	}
 }
 
-func TestNewValidates(t *testing.T) {
-	e := newEnv(t)
-	l := mustLevels(t, "1s")
-	put := func([]*message.MessageExt) error { return nil }
-	for _, c := range []Config{{Store: e.st, Deliver: put}, {Levels: l, Deliver: put}, {Levels: l, Store: e.st}} {
-		if _, err := New(c); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("New(%+v) = %v", c, err)
-		}
-	}
-}
-
 // TestDeliverWhenDue moves the clock by hand: nothing goes out before its
 // due time, each level at its own delay, in queue order, restored to its
 // real topic and queue, with progress persisted.
@@ -212,54 +127,48 @@ func TestDeliverWhenDue(t *testing.T) {
 	e.schedule(l, "T", 1, "b", 1, "u-b")
 	e.clock.Advance(100 * time.Millisecond)
 	e.schedule(l, "T", 0, "c", 1, "u-c")
-	s := e.service(l, nil)
+	s := e.service(opts{levels: l})
 
 	if next := step(t, s); !next.Equal(t0.Add(time.Second)) {
 		t.Fatalf("next due %v, want t0+1s", next)
 	}
-	if got := e.queue("T", 1); len(got) != 0 {
+	if got := e.bodies("T", 1); len(got) != 0 {
 		t.Fatalf("delivered early: %v", got)
 	}
 	e.clock.Advance(899 * time.Millisecond) // t0+999ms
 	step(t, s)
-	if got := e.queue("T", 1); len(got) != 0 {
+	if got := e.bodies("T", 1); len(got) != 0 {
 		t.Fatalf("delivered 1 ms early: %v", got)
 	}
 	e.clock.Advance(time.Millisecond) // t0+1s: b due, c due at t0+1.1s, a at t0+2s
 	if next := step(t, s); !next.Equal(t0.Add(1100 * time.Millisecond)) {
 		t.Fatalf("next due %v, want t0+1.1s", next)
 	}
-	if got := e.queue("T", 1); len(got) != 1 || got[0] != "b" {
+	if got := e.bodies("T", 1); len(got) != 1 || got[0] != "b" {
 		t.Fatalf("queue 1 = %v, want [b]", got)
 	}
-	if got := e.queue("T", 0); len(got) != 0 {
+	if got := e.bodies("T", 0); len(got) != 0 {
 		t.Fatalf("c delivered early: %v", got)
 	}
 	e.clock.Advance(time.Second) // t0+2s
 	if next := step(t, s); !next.IsZero() {
 		t.Fatalf("next due %v with nothing pending", next)
 	}
-	if got := e.queue("T", 1); len(got) != 2 || got[1] != "a" {
+	if got := e.bodies("T", 1); len(got) != 2 || got[1] != "a" {
 		t.Fatalf("queue 1 = %v, want [b a]", got)
 	}
-	if got := e.queue("T", 0); len(got) != 1 || got[0] != "c" {
+	if got := e.bodies("T", 0); len(got) != 1 || got[0] != "c" {
 		t.Fatalf("queue 0 = %v, want [c]", got)
 	}
-	res, _ := e.st.Get("T", 1, 1, 1, 0, nil)
-	ms, _ := message.DecodeMessages(res.Messages)
-	m := ms[0]
+	m := e.messages("T", 1)[1]
 	if m.Topic != "T" || m.QueueID != 1 || m.ReconsumeTimes != 2 || m.Properties["DELAY"] != "" ||
 		m.Properties["REAL_TOPIC"] != "T" || m.Tags() != "tagA" || m.UniqKey() != "u-a" {
 		t.Fatalf("delivered message %+v", m)
 	}
-	offs, err := e.st.DelayOffsets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if offs[1] != 2 || offs[2] != 1 {
+	if offs := e.saved("delay"); offs[0][0] != 2 || offs[1][0] != 1 {
 		t.Fatalf("persisted progress %v, want level1=2 level2=1", offs)
 	}
-	if p := s.Progress(); p[1] != 2 || p[2] != 1 || p[3] != 0 {
+	if p := s.delay.Next(); p[0] != 2 || p[1] != 1 || p[2] != 0 {
 		t.Fatalf("progress %v", p)
 	}
 }
@@ -272,41 +181,40 @@ func TestRestartResumes(t *testing.T) {
 	e.schedule(l, "T", 0, "early", 1, "u1")
 	e.schedule(l, "T", 0, "late", 2, "u2")
 	e.clock.Advance(time.Second)
-	step(t, e.service(l, nil))
+	step(t, e.service(opts{levels: l}))
 	e.reopen()
-	s := e.service(l, nil)
+	s := e.service(opts{levels: l})
 	step(t, s)
-	if got := e.queue("T", 0); len(got) != 1 {
+	if got := e.bodies("T", 0); len(got) != 1 {
 		t.Fatalf("after restart before due: %v", got)
 	}
 	e.clock.Advance(time.Second)
 	step(t, s)
 	step(t, s)
-	if got := e.queue("T", 0); len(got) != 2 || got[0] != "early" || got[1] != "late" {
+	if got := e.bodies("T", 0); len(got) != 2 || got[0] != "early" || got[1] != "late" {
 		t.Fatalf("after restart: %v, want [early late]", got)
 	}
 }
 
 // TestCrashBetweenDeliverAndProgress: the delivering append is durable but
-// the progress write was lost (put back to the old value). The next Service
-// recognises the delivered copies and does not deliver them again, and
-// still delivers a producer's duplicate (same UNIQ_KEY, its own entry)
-// exactly once, and everything after.
+// the progress write was lost. The next Service recognises the delivered
+// copies and does not deliver them again, and still delivers a producer's
+// duplicate (same UNIQ_KEY, its own entry) exactly once, and everything
+// after.
 func TestCrashBetweenDeliverAndProgress(t *testing.T) {
 	e := newEnv(t)
 	l := mustLevels(t, "1s")
-	e.schedule(l, "T", 0, "a", 1, "u-a")
-	e.schedule(l, "T", 0, "b", 1, "u-b")
+	e.scheduleLevel1(l, "a", "b")
 	e.clock.Advance(time.Second)
-	step(t, e.service(l, nil))
+	e.stepLosingProgress(opts{levels: l})
 	e.schedule(l, "T", 0, "b-dup", 1, "u-b") // a producer retry of b
-	if err := e.st.SetDelayOffset(1, 0); err != nil {
-		t.Fatal(err)
-	}
 	e.reopen()
-	s := e.service(l, nil)
+	if _, ok, _ := e.st.Checkpoint(CheckpointName); ok {
+		t.Fatal("progress saved, want none (the write was lost)")
+	}
+	s := e.service(opts{levels: l})
 	step(t, s) // b-dup not due yet; a and b must be recognised
-	if got := e.queue("T", 0); len(got) != 2 {
+	if got := e.bodies("T", 0); len(got) != 2 {
 		t.Fatalf("re-delivered after the lost progress write: %v", got)
 	}
 	e.clock.Advance(time.Second)
@@ -314,11 +222,36 @@ func TestCrashBetweenDeliverAndProgress(t *testing.T) {
 	e.clock.Advance(time.Second)
 	step(t, s)
 	want := []string{"a", "b", "b-dup", "c"}
-	if got := e.queue("T", 0); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := e.bodies("T", 0); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if offs, _ := e.st.DelayOffsets(); offs[1] != 4 {
+	if offs := e.saved("delay"); offs[0][0] != 4 {
 		t.Fatalf("progress %v, want 4", offs)
+	}
+}
+
+// TestResumeCheckFiredAgain: a batch whose write failed during the resume
+// check is fired again with the same answers: an entry found delivered is
+// skipped again (its copy stays matched to it), the first one not found is
+// delivered once.
+func TestResumeCheckFiredAgain(t *testing.T) {
+	e := newEnv(t)
+	l := mustLevels(t, "1s")
+	e.scheduleLevel1(l, "a", "b")
+	e.clock.Advance(time.Second)
+	e.stepLosingProgress(opts{levels: l, batch: 1})
+	if got := e.bodies("T", 0); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("before the restart: %v", got)
+	}
+	fail := true
+	s := e.service(opts{levels: l, deliver: e.failing(&fail)})
+	if _, err := s.Step(); err == nil {
+		t.Fatal("the failed write not reported")
+	}
+	fail = false
+	step(t, s)
+	if got := e.bodies("T", 0); fmt.Sprint(got) != "[a b]" {
+		t.Fatalf("after the retried batch: %v", got)
 	}
 }
 
@@ -329,24 +262,18 @@ func TestDeliverErrorRetries(t *testing.T) {
 	l := mustLevels(t, "1s")
 	e.schedule(l, "T", 0, "a", 1, "u-a")
 	fail := true
-	s := e.service(l, func(ms []*message.MessageExt) error {
-		if fail {
-			return errors.New("disk full")
-		}
-		_, err := e.st.Put(ms)
-		return err
-	})
+	s := e.service(opts{levels: l, deliver: e.failing(&fail)})
 	e.clock.Advance(time.Second)
 	next, err := s.Step()
 	if err == nil || next.IsZero() {
 		t.Fatalf("Step = %v, %v; want an error and a retry time", next, err)
 	}
-	if p := s.Progress(); p[1] != 0 {
+	if p := s.delay.Next(); p[0] != 0 {
 		t.Fatalf("progress advanced past a failed delivery: %v", p)
 	}
 	fail = false
 	step(t, s)
-	if got := e.queue("T", 0); len(got) != 1 {
+	if got := e.bodies("T", 0); len(got) != 1 {
 		t.Fatalf("got %v", got)
 	}
 }
@@ -360,15 +287,48 @@ func TestBatches(t *testing.T) {
 		e.schedule(l, "T", 0, fmt.Sprint(i), 1, fmt.Sprint("u", i))
 	}
 	writes := 0
-	s, err := New(Config{Levels: l, Store: e.st, Now: e.clock.Now, BatchSize: 3,
-		Deliver: func(ms []*message.MessageExt) error { writes++; _, err := e.st.Put(ms); return err }})
-	if err != nil {
+	s := e.service(opts{levels: l, batch: 3,
+		deliver: func(ms []*message.MessageExt) error { writes++; _, err := e.st.Put(ms); return err }})
+	e.clock.Advance(time.Second)
+	step(t, s)
+	if got := e.bodies("T", 0); fmt.Sprint(got) != "[0 1 2 3 4 5 6 7 8 9]" || writes != 4 {
+		t.Fatalf("got %v in %d writes", got, writes)
+	}
+}
+
+// TestLevelReadInChunks: a level with more due entries than one Step
+// reads is delivered over several Steps, each returning now, in queue
+// order; the index never holds more than one read of the level.
+func TestLevelReadInChunks(t *testing.T) {
+	e := newEnv(t)
+	l := mustLevels(t, "1s")
+	n := scanBudget + 10
+	var ms []*message.MessageExt
+	for i := range n {
+		m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte(fmt.Sprint(i)),
+			Properties: map[string]string{message.PropertyDelayTimeLevel: "1", message.PropertyUniqClientMessageIDKey: fmt.Sprint("u", i)}}}
+		l.Transform(m)
+		ms = append(ms, m)
+	}
+	if _, err := e.st.Put(ms); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Second)
-	step(t, s)
-	if got := e.queue("T", 0); fmt.Sprint(got) != "[0 1 2 3 4 5 6 7 8 9]" || writes != 4 {
-		t.Fatalf("got %v in %d writes", got, writes)
+	s := e.service(opts{levels: l})
+	if next := step(t, s); !next.Equal(e.clock.Now()) || e.st.MaxOffset("T", 0) != scanBudget {
+		t.Fatalf("first Step: next %v, %d delivered", next, e.st.MaxOffset("T", 0))
+	}
+	if next := step(t, s); !next.IsZero() {
+		t.Fatalf("second Step: next %v", next)
+	}
+	got := e.bodies("T", 0)
+	if len(got) != n {
+		t.Fatalf("delivered %d of %d", len(got), n)
+	}
+	for i, b := range got {
+		if b != fmt.Sprint(i) {
+			t.Fatalf("delivery %d is %s", i, b)
+		}
 	}
 }
 
@@ -377,7 +337,7 @@ func TestBatches(t *testing.T) {
 func TestLoop(t *testing.T) {
 	e := newEnv(t)
 	l := mustLevels(t, "1s")
-	s := e.service(l, nil)
+	s := e.service(opts{levels: l})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +348,7 @@ func TestLoop(t *testing.T) {
 	e.clock.Advance(time.Hour) // due long ago: no real waiting
 	s.Notify()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(e.queue("T", 0)) == 0 {
+	for len(e.bodies("T", 0)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("loop did not deliver")
 		}

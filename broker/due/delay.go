@@ -1,27 +1,4 @@
-// Package schedule owns delayed delivery (RocketMQ's ScheduleMessageService):
-// a message carrying a delay level waits in the schedule topic
-// SCHEDULE_TOPIC_XXXX, queue level-1, with its real topic and queue in the
-// REAL_TOPIC and REAL_QID properties, and a Service moves it to its real
-// queue once storeTimestamp + delay(level) has passed.
-//
-// Invariants:
-//   - Each level's queue is delivered strictly in queue order, so the
-//     delivered entries of a level always form a prefix of its queue.
-//     Within one level store times never decrease, so due times do not
-//     either: the first entry not yet due ends a level's pass.
-//   - Progress (the next undelivered queue offset per level) is written
-//     with the store's SetDelayOffset after the delivering append. A crash
-//     between the two leaves the persisted offset behind; on start the
-//     Service therefore re-checks the entries from the persisted offset on,
-//     and skips every entry whose delivered copy is already in the real
-//     queue (same UNIQ_KEY, same queue, stored after the scheduled entry,
-//     each delivered copy matched at most once). Because delivered entries
-//     form a prefix, checking stops at the first entry not found. Only a
-//     message without a UNIQ_KEY (none reach the schedule topic through
-//     the broker's send paths) can be delivered twice.
-//   - Time comes from the injected clock; the one goroutine the Service
-//     starts is stopped and waited for by Close.
-package schedule
+package due
 
 import (
 	"errors"
@@ -34,19 +11,19 @@ import (
 	"github.com/runnelmq/runnel/message"
 )
 
-// Topic is where delayed messages wait (RocketMQ TopicValidator
+// ScheduleTopic is where delayed messages wait (RocketMQ TopicValidator
 // RMQ_SYS_SCHEDULE_TOPIC); level L uses queue L-1.
-const Topic = "SCHEDULE_TOPIC_XXXX"
+const ScheduleTopic = "SCHEDULE_TOPIC_XXXX"
 
 // DefaultLevels is RocketMQ's MessageStoreConfig.messageDelayLevel.
 const DefaultLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
 // ErrBadLevels is returned (wrapped) by ParseLevels for a malformed list.
-var ErrBadLevels = errors.New("schedule: bad delay levels")
+var ErrBadLevels = errors.New("due: bad delay levels")
 
 // ErrNotScheduled is returned (wrapped) by Restore for a stored message
 // that lacks a valid REAL_TOPIC or REAL_QID.
-var ErrNotScheduled = errors.New("schedule: not a scheduled message")
+var ErrNotScheduled = errors.New("due: not a scheduled message")
 
 // maxLevels bounds the level list: the schedule topic's queue ids are
 // level-1 and queue counts are capped at 1024 elsewhere.
@@ -119,8 +96,8 @@ func DelayLevel(m *message.Message) int {
 // topic (Java HookUtils.transformDelayLevelMessage): the real topic and
 // queue go into REAL_TOPIC and REAL_QID, the level is clamped to the
 // maximum (and written back to DELAY), and the message moves to queue
-// level-1 of Topic. It reports whether m was diverted; m's properties map
-// is modified in place.
+// level-1 of ScheduleTopic. It reports whether m was diverted; m's
+// properties map is modified in place.
 func (l Levels) Transform(m *message.MessageExt) bool {
 	level := l.Clamp(DelayLevel(&m.Message))
 	if level <= 0 {
@@ -129,16 +106,27 @@ func (l Levels) Transform(m *message.MessageExt) bool {
 	m.SetProperty(message.PropertyRealTopic, m.Topic)
 	m.SetProperty(message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
 	m.SetProperty(message.PropertyDelayTimeLevel, strconv.Itoa(level))
-	m.Topic = Topic
+	m.Topic = ScheduleTopic
 	m.QueueID = int32(level - 1)
 	return true
 }
 
+// delayProps are the properties a delivered delayed message loses (Java
+// messageTimeUp); REAL_TOPIC and REAL_QID stay, as in Java.
+var delayProps = []string{message.PropertyDelayTimeLevel, message.PropertyTimerDeliverMS, message.PropertyTimerDelaySec}
+
 // Restore builds the message to deliver from a stored scheduled message
 // (Java messageTimeUp): its real topic and queue, the delay properties
-// removed (REAL_TOPIC and REAL_QID stay, as in Java), everything else
-// kept. StoreHost is the scheduled copy's; the deliverer may replace it.
+// removed, everything else kept. StoreHost is the scheduled copy's; the
+// deliverer may replace it.
 func Restore(m *message.MessageExt) (*message.MessageExt, error) {
+	return restore(m, delayProps)
+}
+
+// restore builds the message to deliver from a waiting one (a delayed or
+// a timer message): its real topic and queue, the properties drop
+// removed, everything else kept; m is not modified.
+func restore(m *message.MessageExt, drop []string) (*message.MessageExt, error) {
 	topic := m.Properties[message.PropertyRealTopic]
 	qid, err := strconv.ParseInt(m.Properties[message.PropertyRealQueueID], 10, 32)
 	if topic == "" || err != nil || qid < 0 {
@@ -146,9 +134,9 @@ func Restore(m *message.MessageExt) (*message.MessageExt, error) {
 			topic, m.Properties[message.PropertyRealQueueID], m.CommitLogOffset)
 	}
 	props := maps.Clone(m.Properties)
-	delete(props, message.PropertyDelayTimeLevel)
-	delete(props, message.PropertyTimerDeliverMS)
-	delete(props, message.PropertyTimerDelaySec)
+	for _, p := range drop {
+		delete(props, p)
+	}
 	return &message.MessageExt{
 		Message:        message.Message{Topic: topic, Flag: m.Flag, Properties: props, Body: m.Body},
 		QueueID:        int32(qid),

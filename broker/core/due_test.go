@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/broker/schedule"
-	"github.com/runnelmq/runnel/broker/timer"
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/message"
 )
 
@@ -27,23 +26,23 @@ func TestSendTimer(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.Store()
-	if st.MaxOffset(timer.Topic, 0) != 1 || st.MaxOffset("T", 1) != 0 {
-		t.Fatalf("timer topic %d, T/1 %d", st.MaxOffset(timer.Topic, 0), st.MaxOffset("T", 1))
+	if st.MaxOffset(due.TimerTopic, 0) != 1 || st.MaxOffset("T", 1) != 0 {
+		t.Fatalf("timer topic %d, T/1 %d", st.MaxOffset(due.TimerTopic, 0), st.MaxOffset("T", 1))
 	}
 	c.clock.Advance(10*time.Second - time.Millisecond)
-	if _, err := c.Timers().Step(); err != nil || st.MaxOffset("T", 1) != 0 {
+	if _, err := c.Due().Step(); err != nil || st.MaxOffset("T", 1) != 0 {
 		t.Fatalf("before its time: %v, T/1 %d", err, st.MaxOffset("T", 1))
 	}
 	c.clock.Advance(time.Millisecond)
-	if _, err := c.Timers().Step(); err != nil || st.MaxOffset("T", 1) != 1 {
+	if _, err := c.Due().Step(); err != nil || st.MaxOffset("T", 1) != 1 {
 		t.Fatalf("at its time: %v, T/1 %d", err, st.MaxOffset("T", 1))
 	}
 
 	if _, err := sendProps(c, "T", map[string]string{message.PropertyDelayTimeLevel: "1", message.PropertyTimerDelaySec: "10"}); err != nil {
 		t.Fatal(err)
 	}
-	if st.MaxOffset(schedule.Topic, 0) != 1 || st.MaxOffset(timer.Topic, 0) != 1 {
-		t.Fatalf("DELAY and TIMER: schedule %d, timer %d", st.MaxOffset(schedule.Topic, 0), st.MaxOffset(timer.Topic, 0))
+	if st.MaxOffset(due.ScheduleTopic, 0) != 1 || st.MaxOffset(due.TimerTopic, 0) != 1 {
+		t.Fatalf("DELAY and TIMER: schedule %d, timer %d", st.MaxOffset(due.ScheduleTopic, 0), st.MaxOffset(due.TimerTopic, 0))
 	}
 
 	_, err := sendProps(c, "T", map[string]string{message.PropertyTimerDeliverMS: "soon"})
@@ -56,7 +55,7 @@ func TestSendTimer(t *testing.T) {
 		!strings.HasPrefix(e.Remark, "timer message illegal, the delay time should not be bigger than the max delay 259200000ms") {
 		t.Fatalf("a timer beyond 3 days: %v", err)
 	}
-	if st.MaxOffset(timer.Topic, 0) != 1 {
+	if st.MaxOffset(due.TimerTopic, 0) != 1 {
 		t.Fatal("a refused timer was stored")
 	}
 }

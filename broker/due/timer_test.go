@@ -1,4 +1,4 @@
-package timer
+package due
 
 import (
 	"errors"
@@ -9,51 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"go.uber.org/goleak"
-
-	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/store"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// env is a store on an in-memory filesystem that can be reopened, as a
-// broker restart would.
-type env struct {
-	t     testing.TB
-	fs    vfs.FS
-	clock *fakeclock.Clock
-	st    *store.Store
-}
-
-func newEnv(t testing.TB) *env {
-	e := &env{t: t, fs: vfs.NewMem(), clock: fakeclock.New(t0)}
-	e.open()
-	t.Cleanup(func() { _ = e.st.Close() })
-	return e
-}
-
-func (e *env) open() {
-	e.t.Helper()
-	st, err := store.Open(store.Options{Dir: "db", FS: e.fs, Now: e.clock.Now, RetentionInterval: -1,
-		FlushInterval: -1, MemTableSize: 4 << 20, CacheSize: 8 << 20})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.st = st
-}
-
-func (e *env) reopen() {
-	e.t.Helper()
-	if err := e.st.Close(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.open()
-}
 
 // timer stores a message for topic T queue 1 due after d, the way the
 // send path does.
@@ -66,45 +23,34 @@ func (e *env) timer(body string, d time.Duration) {
 		}},
 		QueueID: 1, BornHost: netip.MustParseAddrPort("10.0.0.1:5000"), StoreHost: netip.MustParseAddrPort("10.0.0.2:10911"),
 	}
-	ok, err := Transform(m, e.clock.Now(), DefaultMaxDelay)
+	ok, err := TransformTimer(m, e.clock.Now(), DefaultTimerMaxDelay)
 	if err != nil || !ok {
-		e.t.Fatalf("Transform = %v, %v", ok, err)
+		e.t.Fatalf("TransformTimer = %v, %v", ok, err)
 	}
 	if _, err := e.st.Put([]*message.MessageExt{m}); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
-func (e *env) service(st Store) *Service {
+// timerAt stores a timer due at an absolute time, on the real clock.
+func (e *env) timerAt(body string, at time.Time) {
 	e.t.Helper()
-	if st == nil {
-		st = e.st
+	m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{
+		message.PropertyTimerDeliverMS: strconv.FormatInt(at.UnixMilli(), 10)}}, QueueID: 1}
+	if ok, err := TransformTimer(m, time.Now(), DefaultTimerMaxDelay); !ok || err != nil {
+		e.t.Fatalf("TransformTimer = %v, %v", ok, err)
 	}
-	s, err := New(Config{Store: st, Now: e.clock.Now, BatchSize: 4,
-		Deliver: func(ms []*message.MessageExt) error { _, err := e.st.Put(ms); return err }})
-	if err != nil {
+	if _, err := e.st.Put([]*message.MessageExt{m}); err != nil {
 		e.t.Fatal(err)
 	}
-	return s
 }
 
-// delivered returns the bodies in T queue 1, in order.
+// delivered returns the bodies in T queue 1, in order, checking that
+// none kept its timer properties.
 func (e *env) delivered() []string {
 	e.t.Helper()
 	var out []string
-	for off := int64(0); off < e.st.MaxOffset("T", 1); off++ {
-		qe, err := e.st.QueueEntry("T", 1, off)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rec, err := e.st.ReadRecord(qe.PhysOffset)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		m, _, err := message.DecodeStoredMessage(rec, false)
-		if err != nil {
-			e.t.Fatal(err)
-		}
+	for _, m := range e.messages("T", 1) {
 		out = append(out, string(m.Body))
 		if m.Properties[PropertyTimerOutMS] != "" || m.Properties[PropertyTimerDelayMS] != "" {
 			e.t.Fatalf("delivered %s with its timer properties: %v", m.Body, m.Properties)
@@ -113,16 +59,7 @@ func (e *env) delivered() []string {
 	return out
 }
 
-func step(t *testing.T, s *Service) time.Time {
-	t.Helper()
-	next, err := s.Step()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return next
-}
-
-func TestDueTime(t *testing.T) {
+func TestTimerDue(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
 	for _, c := range []struct {
 		props map[string]string
@@ -140,27 +77,27 @@ func TestDueTime(t *testing.T) {
 		{props: map[string]string{"TIMER_DELAY_SEC": "-1"}, ok: true, bad: true},
 		{props: map[string]string{"TIMER_DELAY_SEC": "9223372036854775807"}, ok: true, bad: true},
 	} {
-		due, ok, err := DueTime(&message.Message{Properties: c.props}, now)
+		due, ok, err := TimerDue(&message.Message{Properties: c.props}, now)
 		if ok != c.ok || (err != nil) != c.bad || (!c.bad && due != c.due) {
-			t.Errorf("DueTime(%v) = %d, %v, %v", c.props, due, ok, err)
+			t.Errorf("TimerDue(%v) = %d, %v, %v", c.props, due, ok, err)
 		}
 		if c.bad && !errors.Is(err, ErrBadTime) {
-			t.Errorf("DueTime(%v) error %v, want ErrBadTime", c.props, err)
+			t.Errorf("TimerDue(%v) error %v, want ErrBadTime", c.props, err)
 		}
 	}
 }
 
-func TestTransform(t *testing.T) {
+func TestTransformTimer(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
 	m := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_SEC": "10"}}, QueueID: 3}
-	if ok, err := Transform(m, now, time.Minute); !ok || err != nil {
-		t.Fatalf("Transform = %v, %v", ok, err)
+	if ok, err := TransformTimer(m, now, time.Minute); !ok || err != nil {
+		t.Fatalf("TransformTimer = %v, %v", ok, err)
 	}
-	if m.Topic != Topic || m.QueueID != 0 || m.Properties["REAL_TOPIC"] != "T" || m.Properties["REAL_QID"] != "3" ||
+	if m.Topic != TimerTopic || m.QueueID != 0 || m.Properties["REAL_TOPIC"] != "T" || m.Properties["REAL_QID"] != "3" ||
 		m.Properties[PropertyTimerOutMS] != "1010000" {
 		t.Fatalf("transformed %+v", m)
 	}
-	out, err := Restore(m)
+	out, err := RestoreTimer(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,18 +105,18 @@ func TestTransform(t *testing.T) {
 		t.Fatalf("restored %+v", out)
 	}
 	if m.Properties[PropertyTimerOutMS] == "" {
-		t.Fatal("Restore modified the stored message")
+		t.Fatal("RestoreTimer modified the stored message")
 	}
 	far := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_MS": "60001"}}}
-	if _, err := Transform(far, now, time.Minute); !errors.Is(err, ErrTooLate) || far.Topic != "T" {
+	if _, err := TransformTimer(far, now, time.Minute); !errors.Is(err, ErrTooLate) || far.Topic != "T" {
 		t.Fatalf("a timer beyond the max delay: %v, topic %s", err, far.Topic)
 	}
 	edge := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELAY_MS": "60000"}}}
-	if ok, err := Transform(edge, now, time.Minute); !ok || err != nil {
+	if ok, err := TransformTimer(edge, now, time.Minute); !ok || err != nil {
 		t.Fatalf("a timer at the max delay: %v, %v", ok, err)
 	}
 	past := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{"TIMER_DELIVER_MS": "999999"}}}
-	if ok, err := Transform(past, now, time.Minute); ok || err != nil || past.Topic != "T" {
+	if ok, err := TransformTimer(past, now, time.Minute); ok || err != nil || past.Topic != "T" {
 		t.Fatalf("a timer already due diverted: %v, %v", ok, err)
 	}
 }
@@ -189,9 +126,9 @@ func TestTransform(t *testing.T) {
 func TestDeliversInDueOrder(t *testing.T) {
 	e := newEnv(t)
 	for _, d := range []int{5, 1, 3, 2, 4, 3} {
-		e.timer(fmt.Sprintf("at%d-%d", d, e.st.MaxOffset(Topic, 0)), time.Duration(d)*time.Second)
+		e.timer(fmt.Sprintf("at%d-%d", d, e.st.MaxOffset(TimerTopic, 0)), time.Duration(d)*time.Second)
 	}
-	s := e.service(nil)
+	s := e.service(opts{batch: 4})
 	if next := step(t, s); !next.Equal(t0.Add(time.Second)) || len(e.delivered()) != 0 {
 		t.Fatalf("next %v, delivered %v", next, e.delivered())
 	}
@@ -216,34 +153,6 @@ func TestDeliversInDueOrder(t *testing.T) {
 	}
 }
 
-// countingStore counts records read (Get and ReadRecord) and can fail the
-// progress write.
-type countingStore struct {
-	*store.Store
-	reads          int
-	failCheckpoint bool
-}
-
-func (c *countingStore) ReadRecord(phys int64) ([]byte, error) {
-	c.reads++
-	return c.Store.ReadRecord(phys)
-}
-
-func (c *countingStore) Get(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, f store.Filter) (*store.GetResult, error) {
-	res, err := c.Store.Get(topic, queueID, offset, maxMsgs, maxBytes, f)
-	if err == nil {
-		c.reads += res.Count
-	}
-	return res, err
-}
-
-func (c *countingStore) PutCheckpoint(name string, v []byte) error {
-	if c.failCheckpoint {
-		return errors.New("injected")
-	}
-	return c.Store.PutCheckpoint(name, v)
-}
-
 // TestRestartRereadsOnlyFromWatermark: after a restart the timers
 // delivered before are not delivered again, the waiting ones are, and the
 // timer queue is re-read only from the oldest waiting timer on.
@@ -255,20 +164,20 @@ func TestRestartRereadsOnlyFromWatermark(t *testing.T) {
 	for i := range 5 {
 		e.timer(fmt.Sprintf("late-%d", i), time.Hour)
 	}
-	s := e.service(nil)
+	s := e.service(opts{batch: 4})
 	e.clock.Advance(time.Minute)
 	step(t, s)
 	if n := len(e.delivered()); n != 100 {
 		t.Fatalf("delivered %d before the restart", n)
 	}
 	e.reopen()
-	cs := &countingStore{Store: e.st}
-	s = e.service(cs)
+	fs := &faultStore{Store: e.st}
+	s = e.service(opts{batch: 4, st: fs})
 	e.clock.Advance(time.Minute)
 	step(t, s)
 	// The 5 waiting timers are read to index them, then not again.
-	if cs.reads != 5 || s.Waiting() != 5 {
-		t.Fatalf("restart read %d records, %d waiting; want 5 and 5", cs.reads, s.Waiting())
+	if fs.reads != 5 || s.Waiting() != 5 || s.timer.Waiting() != 5 {
+		t.Fatalf("restart read %d records, %d waiting; want 5 and 5", fs.reads, s.Waiting())
 	}
 	e.clock.Advance(time.Hour)
 	step(t, s)
@@ -285,20 +194,16 @@ func TestCrashBeforeProgress(t *testing.T) {
 	for i := range 10 {
 		e.timer(fmt.Sprintf("m-%d", i), time.Duration(i+1)*time.Second)
 	}
-	s := e.service(nil)
+	s := e.service(opts{batch: 4})
 	e.clock.Advance(4 * time.Second)
 	step(t, s) // m-0..m-3, progress recorded
-	cs := &countingStore{Store: e.st, failCheckpoint: true}
-	s = e.service(cs) // a new service over the same store: a restart
 	e.clock.Advance(2 * time.Second)
-	if _, err := s.Step(); err == nil {
-		t.Fatal("progress write failure not reported")
-	}
+	e.stepLosingProgress(opts{batch: 4}) // a new service over the same store: a restart
 	if n := len(e.delivered()); n != 6 {
 		t.Fatalf("delivered %d, want 6", n)
 	}
 	e.reopen()
-	s = e.service(nil)
+	s = e.service(opts{batch: 4})
 	e.clock.Advance(time.Minute)
 	step(t, s)
 	got := e.delivered()
@@ -314,16 +219,7 @@ func TestDeliverFailureRetried(t *testing.T) {
 	e := newEnv(t)
 	e.timer("a", time.Second)
 	fail := true
-	s, err := New(Config{Store: e.st, Now: e.clock.Now, Deliver: func(ms []*message.MessageExt) error {
-		if fail {
-			return errors.New("injected")
-		}
-		_, err := e.st.Put(ms)
-		return err
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.service(opts{deliver: e.failing(&fail)})
 	e.clock.Advance(time.Second)
 	if _, err := s.Step(); err == nil || s.Waiting() != 1 {
 		t.Fatalf("Step = %v, %d waiting", err, s.Waiting())
@@ -339,14 +235,10 @@ func TestDeliverFailureRetried(t *testing.T) {
 // timer, delivers a nearer one notified later at its time.
 func TestLoopWakesForEarlierTimer(t *testing.T) {
 	e := newEnv(t)
-	e.clock = nil
-	e.reopenReal()
+	e.clock = nil // the real clock from here on
+	e.reopen()
 	e.timerAt("far", time.Now().Add(time.Hour))
-	s, err := New(Config{Store: e.st, IdleInterval: time.Hour,
-		Deliver: func(ms []*message.MessageExt) error { _, err := e.st.Put(ms); return err }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.service(opts{idle: time.Hour})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -369,33 +261,6 @@ func TestLoopWakesForEarlierTimer(t *testing.T) {
 	}
 }
 
-// reopenReal reopens the store on the real clock.
-func (e *env) reopenReal() {
-	e.t.Helper()
-	if err := e.st.Close(); err != nil {
-		e.t.Fatal(err)
-	}
-	st, err := store.Open(store.Options{Dir: "db", FS: e.fs, RetentionInterval: -1,
-		FlushInterval: -1, MemTableSize: 4 << 20, CacheSize: 8 << 20})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.st = st
-}
-
-// timerAt stores a timer due at an absolute time, on the real clock.
-func (e *env) timerAt(body string, at time.Time) {
-	e.t.Helper()
-	m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte(body), Properties: map[string]string{
-		message.PropertyTimerDeliverMS: strconv.FormatInt(at.UnixMilli(), 10)}}, QueueID: 1}
-	if ok, err := Transform(m, time.Now(), DefaultMaxDelay); !ok || err != nil {
-		e.t.Fatalf("Transform = %v, %v", ok, err)
-	}
-	if _, err := e.st.Put([]*message.MessageExt{m}); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
 func FuzzDueTime(f *testing.F) {
 	f.Add("TIMER_DELIVER_MS", "1700000000000")
 	f.Add("TIMER_DELAY_SEC", "90")
@@ -403,13 +268,13 @@ func FuzzDueTime(f *testing.F) {
 	f.Fuzz(func(t *testing.T, k, v string) {
 		now := time.UnixMilli(1_700_000_000_000)
 		m := &message.MessageExt{Message: message.Message{Topic: "T", Properties: map[string]string{k: v}}}
-		ok, err := Transform(m, now, DefaultMaxDelay)
+		ok, err := TransformTimer(m, now, DefaultTimerMaxDelay)
 		if err != nil && !errors.Is(err, ErrBadTime) && !errors.Is(err, ErrTooLate) {
 			t.Fatalf("unexpected error %v", err)
 		}
 		if ok {
-			due, err := dueOf(m)
-			if err != nil || due <= now.UnixMilli() || due-now.UnixMilli() > DefaultMaxDelay.Milliseconds() {
+			due, err := timerDueOf(m)
+			if err != nil || due <= now.UnixMilli() || due-now.UnixMilli() > DefaultTimerMaxDelay.Milliseconds() {
 				t.Fatalf("diverted with due %d (%v)", due, err)
 			}
 		}
@@ -424,10 +289,10 @@ func TestCrashWhileReindexing(t *testing.T) {
 	e := newEnv(t)
 	e.timer("A", 20*time.Second) // offset 0, in the first chunk
 	var fill []*message.MessageExt
-	for i := range indexChunk - 1 {
+	for i := range scanBudget - 1 {
 		m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte(fmt.Sprint("f", i)),
 			Properties: map[string]string{PropertyTimerDelayMS: "3600000"}}, QueueID: 1}
-		if _, err := Transform(m, e.clock.Now(), DefaultMaxDelay); err != nil {
+		if _, err := TransformTimer(m, e.clock.Now(), DefaultTimerMaxDelay); err != nil {
 			t.Fatal(err)
 		}
 		fill = append(fill, m)
@@ -437,21 +302,21 @@ func TestCrashWhileReindexing(t *testing.T) {
 	}
 	e.timer("B", time.Second) // in the second chunk
 	e.clock.Advance(30 * time.Second)
-	s := e.service(nil)
+	s := e.service(opts{batch: 4})
 	if next := step(t, s); !next.Equal(e.clock.Now()) {
 		t.Fatalf("Step with more to index returned %v, want now", next)
 	}
 	if got := e.delivered(); !slices.Equal(got, []string{"A"}) {
 		t.Fatalf("after the first chunk: %v", got)
 	}
-	s = e.service(nil) // a crash: the index is lost
+	s = e.service(opts{batch: 4}) // a crash: the index is lost
 	for range 3 {
 		step(t, s)
 	}
 	if got := e.delivered(); !slices.Equal(got, []string{"A", "B"}) {
 		t.Fatalf("after the restart: %v", got)
 	}
-	if s.Waiting() != indexChunk-1 {
-		t.Fatalf("%d waiting, want the %d fillers", s.Waiting(), indexChunk-1)
+	if s.Waiting() != scanBudget-1 {
+		t.Fatalf("%d waiting, want the %d fillers", s.Waiting(), scanBudget-1)
 	}
 }
