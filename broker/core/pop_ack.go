@@ -175,6 +175,22 @@ func (c *Core) ackOrderly(qk pop.QueueKey, idx []int, keys []pop.Key, handles []
 	settled = true
 }
 
+// lockReceipt locks what a handle's change takes: its FIFO queue, or its
+// plain pop's record. The unlock it returns wakes, once the queue is
+// free, the pops held on a FIFO queue (its batch's visibility may have
+// moved).
+func (c *Core) lockReceipt(h pop.Handle, k pop.Key) (unlock func()) {
+	if !h.Orderly() {
+		return c.inflight.LockRecords([]pop.Key{k})
+	}
+	qk := pop.QueueOf(k)
+	u := c.inflight.LockQueue(qk)
+	return func() {
+		u()
+		c.wakeQueue(qk)
+	}
+}
+
 // wakeQueue wakes the pops held on a FIFO queue that may have been
 // unblocked, once its lock is free for them to read it.
 func (c *Core) wakeQueue(qk pop.QueueKey) {
@@ -214,16 +230,7 @@ func (c *Core) ChangeInvisible(group, topic, handle string, d time.Duration) (st
 	if err != nil {
 		return "", err
 	}
-	if h.Orderly() {
-		// A FIFO batch's visibility moved: the pops held on its queue
-		// look again once the lock is free.
-		defer c.wakeQueue(pop.QueueOf(k))
-		unlock := c.inflight.LockQueue(pop.QueueOf(k))
-		defer unlock()
-	} else {
-		unlock := c.inflight.LockRecords([]pop.Key{k})
-		defer unlock()
-	}
+	defer c.lockReceipt(h, k)()
 	rec, err := c.inFlight(k, h, nowMs)
 	if err != nil {
 		return "", err
@@ -256,14 +263,7 @@ func (c *Core) ForwardToDLQ(group, topic, handle string) error {
 	if err != nil {
 		return err
 	}
-	if h.Orderly() {
-		defer c.wakeQueue(pop.QueueOf(k)) // after the unlock below
-		unlock := c.inflight.LockQueue(pop.QueueOf(k))
-		defer unlock()
-	} else {
-		unlock := c.inflight.LockRecords([]pop.Key{k})
-		defer unlock()
-	}
+	defer c.lockReceipt(h, k)()
 	rec, err := c.inFlight(k, h, nowMs)
 	if err != nil {
 		return err

@@ -178,26 +178,11 @@ func TestForwardToDLQ(t *testing.T) {
 func TestFIFOHeldPopWokenByAck(t *testing.T) {
 	c := fifoCore(t, 2)
 	first := mustPop(t, c, fifoPop(1, ""))
-	done := make(chan PopResult, 1)
-	r := fifoPop(1, "")
-	r.PollTime = 20 * time.Second
-	if _, held, err := c.Pop(r, func(res PopResult, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}); err != nil || !held {
-		t.Fatalf("held %v, %v", held, err)
-	}
+	done := holdPop(t, c, fifoPop(1, ""))
 	if err := c.Ack("fifo", "F", first.Messages[0].Handle); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case res := <-done:
-		if got := inOrder(res.Messages); got != "1#1" {
-			t.Fatalf("woken with %s", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the held pop was not woken by the ack")
+	if got := inOrder(waitPop(t, done, "the ack").Messages); got != "1#1" {
+		t.Fatalf("woken with %s", got)
 	}
 }

@@ -275,8 +275,18 @@ func TestHeldPopWokenWhenMessageComesBack(t *testing.T) {
 	c := openCore(t, nil)
 	sendBody(t, c, "T", 0, "x")
 	mustPop(t, c, popReq("g", "T", 32, 10*time.Second))
+	done := holdPop(t, c, popReq("g", "T", 32, time.Minute))
+	c.clock.Advance(10 * time.Second)
+	if got := bodiesOf(waitPop(t, done, "the message coming back").Messages); strings.Join(got, " ") != "x#2" {
+		t.Fatalf("woken with %v", got)
+	}
+}
+
+// holdPop pops with a poll time, which must be held, and returns where its
+// answer comes.
+func holdPop(t *testing.T, c *testCore, r PopRequest) <-chan PopResult {
+	t.Helper()
 	done := make(chan PopResult, 1)
-	r := popReq("g", "T", 32, time.Minute)
 	r.PollTime = 20 * time.Second
 	if _, held, err := c.Pop(r, func(res PopResult, err error) {
 		if err != nil {
@@ -286,13 +296,17 @@ func TestHeldPopWokenWhenMessageComesBack(t *testing.T) {
 	}); err != nil || !held {
 		t.Fatalf("held %v, %v", held, err)
 	}
-	c.clock.Advance(10 * time.Second)
+	return done
+}
+
+// waitPop waits for a held pop's answer, woken by what.
+func waitPop(t *testing.T, done <-chan PopResult, what string) PopResult {
+	t.Helper()
 	select {
 	case res := <-done:
-		if got := bodiesOf(res.Messages); strings.Join(got, " ") != "x#2" {
-			t.Fatalf("woken with %v", got)
-		}
+		return res
 	case <-time.After(10 * time.Second):
-		t.Fatal("the held pop was not answered when the message came back")
+		t.Fatalf("the held pop was not answered on %s", what)
+		return PopResult{}
 	}
 }

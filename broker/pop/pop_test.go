@@ -171,7 +171,7 @@ func TestLockRecordsOrder(t *testing.T) {
 		t.Fatal("a free queue was not locked")
 	}
 	u()
-	if n := tb.recordLocks.len() + tb.queueLocks.len(); n != 0 {
+	if n := tb.recordLocks.Len() + tb.queueLocks.Len(); n != 0 {
 		t.Fatalf("%d locks kept", n)
 	}
 }

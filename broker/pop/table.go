@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/runnelmq/runnel/internal/keyed"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -46,8 +47,8 @@ type Table struct {
 		following bool
 		added     []Entry
 	}
-	queueLocks  keyedLocks[QueueKey]
-	recordLocks keyedLocks[Key]
+	queueLocks  keyed.Mutexes[QueueKey]
+	recordLocks keyed.Mutexes[Key]
 }
 
 type groupTopic struct{ group, topic string }
@@ -202,11 +203,11 @@ func (t *Table) TakeAdded(max int) []Entry {
 
 // LockQueue locks a queue: pops of it, and every change to a FIFO pop's
 // records, hold it.
-func (t *Table) LockQueue(qk QueueKey) (unlock func()) { return t.queueLocks.lock(qk) }
+func (t *Table) LockQueue(qk QueueKey) (unlock func()) { return t.queueLocks.Lock(qk) }
 
 // TryLockQueue locks a queue if nobody holds it (a pop passes a queue
 // another pop is reading, as Java's does).
-func (t *Table) TryLockQueue(qk QueueKey) (unlock func(), ok bool) { return t.queueLocks.tryLock(qk) }
+func (t *Table) TryLockQueue(qk QueueKey) (unlock func(), ok bool) { return t.queueLocks.TryLock(qk) }
 
 // LockRecords locks the records under keys (in one order whatever the
 // order given, so two callers never deadlock): an ack, a change of
@@ -217,7 +218,7 @@ func (t *Table) LockRecords(keys []Key) (unlock func()) {
 	ks = slices.Compact(ks)
 	unlocks := make([]func(), len(ks))
 	for i, k := range ks {
-		unlocks[i] = t.recordLocks.lock(k)
+		unlocks[i] = t.recordLocks.Lock(k)
 	}
 	return func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
