@@ -10,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/broker/pop"
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/store"
 )
 
 // popReq is a pop of every queue of topic by group, not held.
@@ -309,4 +310,23 @@ func waitPop(t *testing.T, done <-chan PopResult, what string) PopResult {
 		t.Fatalf("the held pop was not answered on %s", what)
 		return PopResult{}
 	}
+}
+
+// TestDeleteTopicDropsInFlight: deleting a topic deletes its messages in
+// flight, in the store and in memory; their handles name nothing.
+func TestDeleteTopicDropsInFlight(t *testing.T) {
+	c := openCore(t, nil)
+	sendBody(t, c, "T", 0, "x")
+	res := mustPop(t, c, popReq("g", "T", 1, time.Minute))
+	if err := c.DeleteTopic("T", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.InFlight("g", "T"); n != 0 {
+		t.Fatalf("%d in flight after the topic was deleted", n)
+	}
+	n := 0
+	if err := c.Store().RangeInFlight(func(store.InFlight) bool { n++; return true }); err != nil || n != 0 {
+		t.Fatalf("%d stored records after the topic was deleted (%v)", n, err)
+	}
+	wantReason(t, c.Ack("g", "T", res.Messages[0].Handle), InvalidReceipt)
 }

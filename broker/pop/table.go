@@ -124,6 +124,23 @@ func (t *Table) Delete(k Key) {
 	}
 }
 
+// DropTopic drops every record of topic (deleted: the store's op deleted
+// them too).
+func (t *Table) DropTopic(topic string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for qk := range t.mu.queues {
+		if qk.Topic == topic {
+			delete(t.mu.queues, qk)
+		}
+	}
+	for gt := range t.mu.topics {
+		if gt.topic == topic {
+			delete(t.mu.topics, gt)
+		}
+	}
+}
+
 // Queue returns a queue's records in offset order.
 func (t *Table) Queue(qk QueueKey) []Entry {
 	t.mu.Lock()
