@@ -2,7 +2,6 @@ package acl
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,18 +9,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/runnelmq/runnel/remoting"
-	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // Options configure a Checker.
 type Options struct {
 	// File is the plain_acl.yml to load. Required.
 	File string
-	// AdminCodes are the request codes only an admin account may send.
-	// Default BrokerAdminCodes.
-	AdminCodes []int16
 	// PollInterval is how often the file's modification time and size are
 	// compared with the loaded one's, to reload it. Default 1s; negative
 	// never reloads.
@@ -31,11 +24,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Checker checks requests against a plain_acl.yml, reloading it when it
+// Checker decides requests against a plain_acl.yml, reloading it when it
 // changes. Its methods are safe for concurrent use.
 type Checker struct {
 	opts   Options
-	admin  map[int16]bool
 	table  atomic.Pointer[Table]
 	loaded struct { // guarded by reloadMu; the file the table came from
 		mod  time.Time
@@ -55,14 +47,7 @@ func Open(opts Options) (*Checker, error) {
 	}
 	opts.PollInterval = cmp.Or(opts.PollInterval, time.Second)
 	opts.Logger = cmp.Or(opts.Logger, slog.Default())
-	if opts.AdminCodes == nil {
-		opts.AdminCodes = BrokerAdminCodes
-	}
-	c := &Checker{opts: opts, admin: make(map[int16]bool, len(opts.AdminCodes)),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	for _, code := range opts.AdminCodes {
-		c.admin[code] = true
-	}
+	c := &Checker{opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	if _, err := c.Reload(); err != nil {
 		return nil, err
 	}
@@ -121,30 +106,8 @@ func (c *Checker) watch() {
 	}
 }
 
-// Check decides whether req from remote ("ip:port") may be served: nil,
-// or an *Error.
-func (c *Checker) Check(remote string, req *protocol.Command) error {
-	return c.table.Load().Check(remote, req, c.admin)
-}
-
-// Interceptor is the server interceptor that refuses what Check refuses.
-func (c *Checker) Interceptor() remoting.Interceptor {
-	return remoting.Interceptor{Request: func(_ context.Context, conn *remoting.Conn, req *protocol.Command) *protocol.Command {
-		err := c.Check(conn.RemoteAddr(), req)
-		if err == nil {
-			return nil
-		}
-		var e *Error
-		if !errors.As(err, &e) {
-			e = &Error{Msg: err.Error()}
-		}
-		return e.Response(req)
-	},
-		// Check reads ext fields with Ext and RangeExtBytes only, so a send
-		// or a pull keeps them undecoded for its typed header.
-		UndecodedExt: true,
-	}
-}
+// Decide decides r against the accounts last loaded: nil, or an *Error.
+func (c *Checker) Decide(r *Request) error { return c.table.Load().Decide(r) }
 
 // Close stops watching the file. Checks keep working with the accounts
 // last loaded.

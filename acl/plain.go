@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -40,6 +41,7 @@ const minKeyLen = 6
 type Table struct {
 	global   []addrPattern
 	accounts map[string]*account
+	admins   []string // the admin accounts' access keys, in the file's order
 }
 
 type account struct {
@@ -48,7 +50,7 @@ type account struct {
 	white                addrPattern
 	admin                bool
 	defTopic, defGroup   Perm
-	perms                map[string]Perm // topic, or retryPrefix+group
+	perms                map[string]Perm // topic, or RetryPrefix+group
 }
 
 // ParsePlain parses plain_acl.yml. A malformed file, an account without
@@ -62,6 +64,19 @@ func ParsePlain(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("acl: plain_acl.yml: %w", err)
 	}
 	return pc.Table()
+}
+
+// OpenPlain reads and parses the plain_acl.yml at path.
+func OpenPlain(path string) (*Table, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("acl: %w", err)
+	}
+	t, err := ParsePlain(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	return t, nil
 }
 
 // Table validates pc and compiles it.
@@ -99,7 +114,7 @@ func (pc PlainConfig) Table() (*Table, error) {
 			what    string
 			entries []string
 			prefix  string
-		}{{"topicPerms", a.TopicPerms, ""}, {"groupPerms", a.GroupPerms, retryPrefix}} {
+		}{{"topicPerms", a.TopicPerms, ""}, {"groupPerms", a.GroupPerms, RetryPrefix}} {
 			for _, e := range list.entries {
 				name, perm, ok := strings.Cut(e, "=")
 				name = strings.TrimSpace(name)
@@ -111,6 +126,9 @@ func (pc PlainConfig) Table() (*Table, error) {
 			}
 		}
 		t.accounts[a.AccessKey] = acc
+		if a.Admin {
+			t.admins = append(t.admins, a.AccessKey)
+		}
 	}
 	return t, nil
 }
@@ -124,4 +142,15 @@ func parseDefault(s string) (Perm, error) {
 		return 0, fmt.Errorf("%q is none of DENY, PUB, SUB, PUB|SUB", s)
 	}
 	return p, nil
+}
+
+// AdminCredentials are the first admin account's keys, ok false for a file
+// without one: what a process that serves a broker and its name server
+// from one file (runnel dev --acl) signs the broker's registrations with.
+func (t *Table) AdminCredentials() (c Credentials, ok bool) {
+	if len(t.admins) == 0 {
+		return c, false
+	}
+	a := t.accounts[t.admins[0]]
+	return Credentials{AccessKey: a.accessKey, SecretKey: a.secretKey}, true
 }

@@ -2,8 +2,6 @@ package acl
 
 import (
 	"strings"
-
-	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // Perm is a set of RocketMQ ACL permission bits (Java's Permission).
@@ -12,9 +10,9 @@ type Perm byte
 // The permission bits. Deny overrides every other bit.
 const (
 	Deny Perm = 1 << iota
-	Any
-	Pub
-	Sub
+	AnyPerm
+	PubPerm
+	SubPerm
 )
 
 // ParsePerm reads "DENY", "PUB", "SUB", "PUB|SUB" or "SUB|PUB"; anything
@@ -23,166 +21,83 @@ const (
 func ParsePerm(s string) (p Perm, ok bool) {
 	switch strings.TrimSpace(s) {
 	case "PUB":
-		return Pub, true
+		return PubPerm, true
 	case "SUB":
-		return Sub, true
+		return SubPerm, true
 	case "PUB|SUB", "SUB|PUB":
-		return Pub | Sub, true
+		return PubPerm | SubPerm, true
 	case "DENY":
 		return Deny, true
 	}
 	return Deny, false
 }
 
-// grants reports whether owned allows needed (Java's checkPermission).
+// grants reports whether owned allows needed, any one of its bits (Java's
+// checkPermission).
 func (owned Perm) grants(needed Perm) bool {
 	if owned&Deny != 0 {
 		return false
 	}
-	if needed&Any != 0 {
-		return owned&(Pub|Sub) != 0
+	if needed&AnyPerm != 0 {
+		return owned&(PubPerm|SubPerm) != 0
 	}
 	return needed&owned != 0
 }
 
+const traceTopic = "RMQ_SYS_TRACE_TOPIC"
+
+// plainRule is how plain ACL decides one need.
+type plainRule uint8
+
 const (
-	retryPrefix = "%RETRY%"
-	traceTopic  = "RMQ_SYS_TRACE_TOPIC"
+	plainPerm  plainRule = iota // the account's permission on the resource decides
+	plainOpen                   // any signed account passes
+	plainAdmin                  // only an admin account passes
 )
 
-// Resource is a topic, or a consumer group as its retry topic
-// ("%RETRY%" + group), and the permission a request needs on it.
-type Resource struct {
-	Name string
-	Perm Perm
-}
-
-// IsGroup reports whether r names a consumer group.
-func (r Resource) IsGroup() bool { return strings.HasPrefix(r.Name, retryPrefix) }
-
-// String is "topic:T" or "group:G", as Java's remarks print a resource.
-func (r Resource) String() string {
-	if g, ok := strings.CutPrefix(r.Name, retryPrefix); ok {
-		return "group:" + g
+// plainNeed is what a need asks of a plain_acl.yml account, as Java's
+// PlainAccessResource reads requests: the name its topicPerms and
+// groupPerms key it by (a group as its retry topic) and the permissions
+// any one of which grants it. Pub needs PUB, Sub needs SUB. Plain ACL has
+// no right to read a topic's or group's metadata and offsets: a need of
+// Get alone on one (no Pub or Sub) is open to any signed account, as in
+// Java (a read of messages needs Sub: see the doors' tables). Every other
+// need is an admin request: any need on a cluster or a namespace, a need
+// of Create, Update, Delete or List alone, a need of every topic or group
+// at once.
+func plainNeed(n Need) (name string, perm Perm, rule plainRule) {
+	r := n.Resource
+	if r.Pattern != Literal {
+		return "", 0, plainAdmin
 	}
-	return "topic:" + r.Name
-}
-
-// Resources returns what req needs, as Java's PlainAccessResource.parse
-// reads it: SEND → PUB on its topic (SUB on a retry topic), PULL → SUB on
-// the topic and the group, heartbeat → SUB on every consumer group and
-// subscribed topic, offsets, send-back, consumer lists and unregistration
-// → SUB on the group. Other codes need no resource (admin codes are
-// checked apart). A heartbeat body that does not decode is an error.
-func Resources(req *protocol.Command) ([]Resource, error) {
-	f := collect(req)
-	defer f.release()
-	rs, err := appendResources(nil, req, f)
-	for i := range rs {
-		rs[i].Name = strings.Clone(rs[i].Name) // off f's views
+	switch r.Type {
+	case Topic:
+		name = r.Name
+	case Group:
+		name = RetryPrefix + r.Name
+	default:
+		return "", 0, plainAdmin
 	}
-	return rs, err
-}
-
-// appendResources appends what req needs to dst, its ext fields read from
-// f (so resource names alias f): a check passes an array on its stack, so
-// the common requests allocate nothing for it.
-func appendResources(dst []Resource, req *protocol.Command, f *extFields) ([]Resource, error) {
-	rs, ext := dst, f.view
-	switch req.Code {
-	case protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
-		key := "topic"
-		if req.Code != protocol.ReqSendMessage {
-			key = "b"
-		}
-		t := ext(key)
-		if strings.HasPrefix(t, retryPrefix) {
-			rs = addResource(rs, t, Sub)
-		} else {
-			rs = addResource(rs, t, Pub)
-		}
-	case protocol.ReqConsumerSendMsgBack:
-		rs = addGroup(rs, ext("group"))
-	case protocol.ReqPullMessage:
-		rs = addResource(rs, ext("topic"), Sub)
-		rs = addGroup(rs, ext("consumerGroup"))
-	case protocol.ReqQueryMessage:
-		rs = addResource(rs, ext("topic"), Sub)
-	case protocol.ReqHeartBeat:
-		hb, err := protocol.DecodeHeartbeatData(req.Body)
-		if err != nil {
-			return nil, err
-		}
-		for _, cd := range hb.ConsumerDataSet {
-			rs = addGroup(rs, cd.GroupName)
-			for _, sd := range cd.SubscriptionDataSet {
-				rs = addResource(rs, sd.Topic, Sub)
-			}
-		}
-	case protocol.ReqUnregisterClient, protocol.ReqGetConsumerListByGroup:
-		rs = addGroup(rs, ext("consumerGroup"))
-	case protocol.ReqUpdateConsumerOffset:
-		rs = addGroup(rs, ext("consumerGroup"))
-		rs = addResource(rs, ext("topic"), Sub)
+	if n.Actions&Pub != 0 {
+		perm |= PubPerm
 	}
-	return rs, nil
-}
-
-// addResource appends name (skipped when empty, as Java skips a null)
-// needing p, merging with an earlier need of the same resource.
-func addResource(rs []Resource, name string, p Perm) []Resource {
-	if name == "" {
-		return rs
+	if n.Actions&Sub != 0 {
+		perm |= SubPerm
 	}
-	for i := range rs {
-		if rs[i].Name == name {
-			rs[i].Perm |= p
-			return rs
-		}
+	switch {
+	case perm != 0:
+		return name, perm, plainPerm
+	case n.Actions&(Get|Any) != 0 && n.Actions&^(Get|Any) == 0:
+		return name, 0, plainOpen
 	}
-	return append(rs, Resource{name, p})
+	return name, 0, plainAdmin
 }
 
-func addGroup(rs []Resource, group string) []Resource {
-	if group == "" {
-		return rs
+// plainName is r as Java's remarks print a resource: "topic:T" or
+// "group:G".
+func plainName(r Resource) string {
+	if r.Type == Group {
+		return "group:" + Clip(r.Name)
 	}
-	return addResource(rs, retryPrefix+group, Sub)
-}
-
-// BrokerAdminCodes are the request codes only an admin account may send
-// to a broker: Java's Permission.ADMIN_CODE.
-var BrokerAdminCodes = []int16{
-	protocol.ReqUpdateAndCreateTopic,
-	protocol.ReqUpdateBrokerConfig,
-	protocol.ReqDeleteTopicInBroker,
-	protocol.ReqUpdateAndCreateSubscriptionGroup,
-	protocol.ReqDeleteSubscriptionGroup,
-	protocol.ReqUpdateAndCreateStaticTopic,
-	protocol.ReqUpdateAndCreateACLConfig,
-	protocol.ReqDeleteACLConfig,
-	protocol.ReqGetBrokerClusterACLInfo,
-	// ACL 2.0's user and rule management: not in Java's 4.x list (it
-	// predates them), admin-only here so a plain-ACL account cannot grant
-	// itself ACL 2.0 rights.
-	protocol.ReqAuthCreateUser, protocol.ReqAuthUpdateUser, protocol.ReqAuthDeleteUser,
-	protocol.ReqAuthGetUser, protocol.ReqAuthListUser, protocol.ReqAuthCreateACL,
-	protocol.ReqAuthUpdateACL, protocol.ReqAuthDeleteACL, protocol.ReqAuthGetACL, protocol.ReqAuthListACL,
-}
-
-// NamesrvAdminCodes are the request codes only an admin account may send
-// to a name server. Java's name server checks nothing; these are the ones
-// that change what it serves, broker registration included, so a normal
-// account cannot put a broker of its own into the routes. A broker talking
-// to a name server with ACL therefore signs with an admin account.
-var NamesrvAdminCodes = []int16{
-	protocol.ReqPutKVConfig,
-	protocol.ReqDeleteKVConfig,
-	protocol.ReqRegisterBroker,
-	protocol.ReqUnregisterBroker,
-	protocol.ReqDeleteTopicInNameSrv,
-	protocol.ReqRegisterTopicInNameSrv,
-	protocol.ReqUpdateNamesrvConfig,
-	protocol.ReqWipeWritePermOfBroker,
-	protocol.ReqAddWritePermOfBroker,
+	return "topic:" + Clip(r.Name)
 }

@@ -105,6 +105,7 @@ type extFields struct {
 	pairs []pair
 	buf   []byte                 // content's result
 	add   func(k, v []byte) bool // addBytes, bound once: no closure per request
+	body  []byte                 // the request's body, for SignedWith (a Checkpoint's)
 }
 
 // pair is one ext field: key text[k0:v0], value text[v0:v1].
@@ -152,7 +153,15 @@ func keyLess(a, b []byte) bool {
 	return bytes.Compare(a, b) < 0
 }
 
-func (f *extFields) release() { extFieldsPool.Put(f) }
+func (f *extFields) release() {
+	f.body = nil
+	extFieldsPool.Put(f)
+}
+
+// SignedWith makes the collected fields and body the Proof of a remoting
+// request (RocketMQ's signature): *extFields is pooled, so a check passes
+// it as a Proof without allocating.
+func (f *extFields) SignedWith(k Key) bool { return k.s.ok(f, f.body) }
 
 func (f *extFields) addBytes(k, v []byte) bool {
 	addPair(f, k, v)
@@ -274,8 +283,14 @@ func (f Fields) Release() { f.f.release() }
 // until f is released, so a check keeps it only while it runs.
 func (f Fields) View(k string) string { return f.f.view(k) }
 
-// Lookup is View, and whether k is there at all.
-func (f Fields) Lookup(k string) (string, bool) { return f.f.lookup(k) }
+// Lookup is View, and whether k is there with a value. A field whose value
+// is empty counts as absent: it adds nothing to the signed content, so
+// anyone can slip one into a signed request, and access control must not
+// decide differently for it.
+func (f Fields) Lookup(k string) (string, bool) {
+	v := f.f.view(k)
+	return v, v != ""
+}
 
 // Key is one secret key ready to verify signatures with: its keyed HMACs
 // are pooled, so one Key per account serves every request without keying
@@ -289,3 +304,18 @@ func NewKey(secretKey string) Key { return Key{newSigner(secretKey)} }
 // fields, is this key's over them and body, SecurityToken signed (Java) or
 // not (the official Go client).
 func (k Key) Verify(f Fields, body []byte) bool { return k.s.ok(f.f, body) }
+
+// MAC appends HmacSHA1(secret key, the parts one after the other) to dst:
+// what a door whose signature is not RocketMQ's remoting one (the gRPC
+// door's, over its x-mq-date-time header) compares its request's
+// signature with, in constant time (crypto/subtle), in its Proof.
+func (k Key) MAC(dst []byte, parts ...[]byte) []byte {
+	m := k.s.macs.Get().(*keyedMAC)
+	m.mac.Reset()
+	for _, p := range parts {
+		m.mac.Write(p)
+	}
+	dst = m.mac.Sum(dst)
+	k.s.macs.Put(m)
+	return dst
+}

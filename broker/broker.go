@@ -20,6 +20,7 @@ import (
 	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
@@ -43,6 +44,11 @@ type Broker struct {
 	metrics *metrics.Metrics
 	acl     *acl.Checker  // nil without ACLEnable
 	auth    *auth.Manager // ACL 2.0's users and ACLs; always there (admin requests)
+	// guard is every door's access control: plain ACL, then ACL 2.0 when
+	// enabled; empty when both are off.
+	guard acl.Guard
+	// tlsMode is tls.server.mode (remoting.TLSDisabled, ...).
+	tlsMode string
 	// node is the raft node of a replicated group (nil on a single
 	// broker) and group its backend; master says it is the announced
 	// leader (replicated.go), term the raft term of its last role change.
@@ -104,6 +110,7 @@ func New(cfg config.Config) (*Broker, error) {
 		log:     cfg.Logger.With("broker", cfg.BrokerName),
 		stop:    make(chan struct{}),
 		rtSaved: saved,
+		tlsMode: tlsMode,
 	}
 	b.reg = registration.New(registration.Config{
 		NamesrvAddrs: cfg.NamesrvAddrs, BrokerName: cfg.BrokerName, ClusterName: cfg.ClusterName,
@@ -134,6 +141,12 @@ func New(cfg config.Config) (*Broker, error) {
 		}
 		b.reg.Kick()
 	}
+	// The store's root is its owner's alone (a replicated node keeps its
+	// raft log and snapshots beside its stores there).
+	if err := store.PrivateDir(sopts.FS, cfg.StoreDir); err != nil {
+		_ = b.reg.Close()
+		return nil, fmt.Errorf("broker: store directory: %w", err)
+	}
 	var c *core.Core
 	if cfg.Replication.Enable {
 		c, err = b.openReplicated(b.coreConfig(levels), sopts)
@@ -157,14 +170,20 @@ func New(cfg config.Config) (*Broker, error) {
 		}
 	}
 	authCfg := cfg.Auth
-	authCfg.Cluster, authCfg.Logger = cfg.ClusterName, b.log
+	authCfg.Logger = b.log
 	authCfg.InitLater = b.node != nil // a group's master creates them (watchLeadership)
 	if b.auth, err = auth.Open(authCfg, authStore{c}); err != nil {
 		return fail(err)
 	}
 	b.newMetrics()
+	if b.acl != nil {
+		b.guard = append(b.guard, b.acl)
+	}
+	if b.auth.Enabled() {
+		b.guard = append(b.guard, b.auth)
+	}
 	rcfg := remotingdoor.Config{
-		Core: c, Process: process{b}, ACL: b.acl, Auth: b.auth, Logger: b.log,
+		Core: c, Process: process{b}, Guard: b.guard, Cluster: cfg.ClusterName, Auth: b.auth, Logger: b.log,
 		Server: remotingServerConfig(cfg, tlsMode, serverTLS, b.credentials(), b.log),
 	}
 	if cfg.Metrics.Enabled() {
@@ -276,7 +295,26 @@ func (b *Broker) Start() error {
 		attrs = append(attrs, d.Name(), d.Addr())
 	}
 	b.log.Info("broker: serving", attrs...)
+	b.warnPlaintext()
 	return nil
+}
+
+// warnPlaintext warns when access control is on while a door accepts
+// plaintext connections on an address reachable from other hosts: signed
+// requests can be replayed there (docs/security.md).
+func (b *Broker) warnPlaintext() {
+	if !b.guard.Enabled() || b.tlsMode == remoting.TLSEnforcing {
+		return
+	}
+	var exposed []string
+	for _, d := range b.doors {
+		if acl.Reachable(d.Addr()) {
+			exposed = append(exposed, d.Name()+" "+d.Addr())
+		}
+	}
+	if len(exposed) > 0 {
+		b.log.Warn(acl.ReplayWarning, "doors", exposed, "tls.server.mode", b.tlsMode)
+	}
 }
 
 func (b *Broker) spawn(fn func()) {
@@ -301,6 +339,12 @@ func (b *Broker) AdvertisedAddr() string {
 
 // Doors returns the broker's front doors, the remoting door first.
 func (b *Broker) Doors() []Door { return append([]Door(nil), b.doors...) }
+
+// AccessControl is the decision every door asks before serving a request
+// (plain ACL, then ACL 2.0, those of them that are on; empty when access
+// control is off). A door maps its own requests to acl.Request needs and
+// calls Decide (see package acl).
+func (b *Broker) AccessControl() acl.Guard { return b.guard }
 
 // Remoting returns the remoting door (tests connect to it in memory).
 func (b *Broker) Remoting() *remotingdoor.Door { return b.remoting }

@@ -8,13 +8,14 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/store"
 )
 
 // replicaConfig is the raft node's config for the broker's.
-func (b *Broker) replicaConfig(sopts store.Options) replica.Config {
+func (b *Broker) replicaConfig(sopts store.Options) (replica.Config, error) {
 	r := b.cfg.Replication
 	rc := replica.DefaultConfig()
 	rc.ID, rc.Dir, rc.Peers, rc.Store = r.SelfID, b.cfg.StoreDir, r.Peers, sopts
@@ -24,13 +25,23 @@ func (b *Broker) replicaConfig(sopts store.Options) replica.Config {
 		}
 	}
 	rc.Transport = r.Transport
+	if r.TLSCertPath != "" {
+		tc, err := replica.TLSConfig(r.TLSCertPath, r.TLSKeyPath, r.TLSCAPath)
+		if err != nil {
+			return rc, err
+		}
+		rc.TLS = tc
+	} else if r.Transport == nil && acl.Reachable(rc.BindAddr) {
+		b.log.Warn("broker: raft listens on an address reachable from other hosts over plain TCP, which decodes and answers anyone: "+
+			"set raftTlsCertPath and raftTlsKeyPath (see docs/security.md), or keep the port on a private network", "raft", rc.BindAddr)
+	}
 	rc.HeartbeatTimeout, rc.ElectionTimeout = r.HeartbeatTimeout, r.ElectionTimeout
 	rc.LeaderLeaseTimeout = r.HeartbeatTimeout * 5 / 6
 	rc.LogNoSync = r.LogNoSync
 	// Zero keeps replica's default (its ensureDefaults fills them in).
 	rc.SnapshotInterval, rc.SnapshotThreshold, rc.TrailingLogs = r.SnapshotInterval, r.SnapshotThreshold, r.TrailingLogs
 	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: raftLog{b.log}})
-	return rc
+	return rc, nil
 }
 
 // raftLog writes raft's log lines to the broker's logger.
@@ -51,7 +62,11 @@ func (b *Broker) openReplicated(ccfg core.Config, sopts store.Options) (*core.Co
 			c.OnArrival(topic, queueID, maxOffset)
 		}
 	}
-	n, err := replica.New(b.replicaConfig(sopts))
+	rc, err := b.replicaConfig(sopts)
+	if err != nil {
+		return nil, err
+	}
+	n, err := replica.New(rc)
 	if err != nil {
 		return nil, err
 	}

@@ -560,6 +560,12 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	if left <= 0 {
 		return SendResult{}, transportError("send", mq.BrokerName, addr, &remoting.TimeoutError{Addr: addr, Code: code}), true
 	}
+	// A caller that gave up is not sent for: the call below would race its
+	// answer against the ended context, and a loaded machine lets the
+	// answer win.
+	if err := b.parent.Err(); err != nil {
+		return SendResult{}, transportError("send", mq.BrokerName, addr, err), false
+	}
 	// The answer's header is read raw, into the typed header: no map.
 	resp, err := inst.rc.InvokeWith(b.parent, addr, req, remoting.CallOptions{Timeout: left, RawAnswer: true, Give: true})
 	if err != nil {

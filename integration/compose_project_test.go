@@ -76,7 +76,7 @@ func newComposeProject(t *testing.T) *composeProject {
 	}
 	p.net = freeComposeNet(t)
 	p.gateway = p.net + ".1"
-	ports := freePorts(t, 6)
+	ports := freePorts(t, 7)
 	p.nsPort, p.aPort, p.bPort = ports[0], ports[1], ports[2]
 	p.namesrvAddr = fmt.Sprintf("127.0.0.1:%d", p.nsPort)
 	p.brokerAAddr = fmt.Sprintf("%s:%d", p.gateway, p.aPort)
@@ -91,6 +91,7 @@ func newComposeProject(t *testing.T) *composeProject {
 		fmt.Sprintf("RUNNEL_NAMESRV_METRICS_PORT=%d", ports[3]),
 		fmt.Sprintf("RUNNEL_BROKER_A_METRICS_PORT=%d", ports[4]),
 		fmt.Sprintf("RUNNEL_BROKER_B_METRICS_PORT=%d", ports[5]),
+		fmt.Sprintf("RUNNEL_CONSOLE_PORT=%d", ports[6]),
 	)
 	return p
 }

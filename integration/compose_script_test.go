@@ -76,11 +76,12 @@ func composeScript(t *testing.T, env []string, args ...string) (code int, stderr
 // name server's on namesrvPort.
 func portEnv(t *testing.T, namesrvPort int) []string {
 	t.Helper()
-	p := freePorts(t, 5)
+	p := freePorts(t, 6)
 	return []string{
 		fmt.Sprint("RUNNEL_NAMESRV_PORT=", namesrvPort), fmt.Sprint("RUNNEL_BROKER_A_PORT=", p[0]),
 		fmt.Sprint("RUNNEL_BROKER_B_PORT=", p[1]), fmt.Sprint("RUNNEL_NAMESRV_METRICS_PORT=", p[2]),
 		fmt.Sprint("RUNNEL_BROKER_A_METRICS_PORT=", p[3]), fmt.Sprint("RUNNEL_BROKER_B_METRICS_PORT=", p[4]),
+		fmt.Sprint("RUNNEL_CONSOLE_PORT=", p[5]),
 	}
 }
 

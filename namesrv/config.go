@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/runnelmq/runnel/acl/auth"
 	"github.com/runnelmq/runnel/namesrv/routeinfo"
 	"github.com/runnelmq/runnel/remoting"
 )
@@ -57,9 +58,16 @@ type Config struct {
 	Metrics MetricsConfig
 	// ACLFile, if set, is a RocketMQ plain_acl.yml every request is checked
 	// against (reloaded when it changes; see package acl): route queries
-	// need a signed account, broker registration and the other
-	// acl.NamesrvAdminCodes an admin one. Default "": no checks.
+	// need a signed account, broker registration and everything else that
+	// changes the routes an admin one (acl.go). Default "": no checks.
 	ACLFile string
+	// Auth turns ACL 2.0 on (AuthenticationEnabled, AuthorizationEnabled):
+	// what changes the routes needs one of the name server's users, super
+	// users all: InitUsers (the administrator) and InnerCredentials (the
+	// account the brokers sign with, their
+	// innerClientAuthenticationCredentials); route queries stay open to
+	// anyone (acl.go). Its white lists add to those. Default off.
+	Auth auth.Config
 }
 
 // DefaultConfig returns the defaults for every field.

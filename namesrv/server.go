@@ -23,6 +23,10 @@ type Server struct {
 	// metrics is the Prometheus exporter (metrics.go), nil when off.
 	metrics *exporter
 	acl     *acl.Checker // nil without ACLFile
+	// guarded: access control is on; tlsMode is tls.server.mode (the
+	// start warns when both would let a signed request be replayed).
+	guarded bool
+	tlsMode string
 
 	// conns lets the expiry scan close a silent broker's connection, as
 	// RocketMQ does, so a broker that is alive but stuck reconnects.
@@ -72,14 +76,14 @@ func New(cfg Config) (*Server, error) {
 		s.metrics = newExporter(s)
 		rcfg.Interceptors = append(rcfg.Interceptors, s.metrics.interceptor())
 	}
-	if cfg.ACLFile != "" {
-		c, err := acl.Open(acl.Options{File: cfg.ACLFile, AdminCodes: acl.NamesrvAdminCodes, Logger: s.log})
-		if err != nil {
-			return nil, fmt.Errorf("namesrv: %w", err)
-		}
-		s.acl = c
-		rcfg.Interceptors = append(rcfg.Interceptors, c.Interceptor())
+	g, err := s.guard(cfg)
+	if err != nil {
+		return nil, err
 	}
+	if g.Enabled() {
+		rcfg.Interceptors = append(rcfg.Interceptors, acl.NewCheckpoint(g, s.aclCodes(), "").Interceptor())
+	}
+	s.guarded, s.tlsMode = g.Enabled(), rcfg.TLSMode
 	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
 		if s.acl != nil {
@@ -112,6 +116,9 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.scanLoop()
 		s.log.Info("serving", "addr", addr)
+		if s.guarded && s.tlsMode != remoting.TLSEnforcing && acl.Reachable(addr) {
+			s.log.Warn(acl.ReplayWarning, "addr", addr, "tls.server.mode", s.tlsMode)
+		}
 	})
 	return err
 }
@@ -207,3 +214,7 @@ func (s *Server) onClose(c *remoting.Conn) {
 			"broker", b.BrokerName, "id", b.BrokerID, "addr", b.BrokerAddr, "remote", c.RemoteAddr())
 	}
 }
+
+// Codes returns the request codes the server has a handler of its own for
+// (tests walk them).
+func (s *Server) Codes() []int16 { return s.rs.Codes() }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,22 @@ func (s *Server) Handle(code int16, h Handler) { s.handlers.set(code, h, false) 
 // Without one the server answers REQUEST_CODE_NOT_SUPPORTED with the remark
 // "request code N not supported".
 func (s *Server) HandleDefault(h Handler) { s.handlers.set(0, h, true) }
+
+// Codes returns the request codes with a handler of their own, in
+// ascending order (not the default handler's): what a server serves, for
+// a check that each has what it needs, such as an access-control mapping.
+func (s *Server) Codes() []int16 {
+	m := s.handlers.tab.Load()
+	if m == nil {
+		return nil
+	}
+	codes := make([]int16, 0, len(m.byCode))
+	for c := range m.byCode {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	return codes
+}
 
 // Start listens on the configured address and serves in the background.
 func (s *Server) Start() error {

@@ -464,3 +464,24 @@ func TestStopAccepting(t *testing.T) {
 		}
 	})
 }
+
+// TestCodes lists the codes with a handler of their own, sorted: not the
+// default handler, not one removed.
+func TestCodes(t *testing.T) {
+	s, err := NewServer(ServerConfig{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Codes(); len(got) != 0 {
+		t.Fatalf("new server: %v", got)
+	}
+	h := func(context.Context, *Conn, *protocol.Command) *protocol.Command { return nil }
+	for _, code := range []int16{310, 10, 3001, 34} {
+		s.Handle(code, h)
+	}
+	s.HandleDefault(h)
+	s.Handle(34, nil)
+	if got, want := fmt.Sprint(s.Codes()), "[10 310 3001]"; got != want {
+		t.Fatalf("Codes %s, want %s", got, want)
+	}
+}

@@ -4,6 +4,7 @@
 #
 #   scripts/compose.sh images   # build bin/static/* and the runnel/* images
 #   scripts/compose.sh up       # images, then start and wait until every service is healthy
+#                               # (the web console then answers on http://127.0.0.1:8080/)
 #   scripts/compose.sh start    # start and wait, with the images as they are
 #   scripts/compose.sh wait     # wait until every service is healthy
 #   scripts/compose.sh down     # stop and remove containers and volumes
@@ -54,10 +55,11 @@ fi
 # The services up waits for, and the ports it publishes: the group
 # profile (COMPOSE_PROFILES=group, compose's own variable) adds its three
 # nodes.
-services=(namesrv broker-a broker-b)
+services=(namesrv broker-a broker-b console)
 # Each port as VARIABLE=default: check_ports names the variable that moves it.
 ports=(RUNNEL_NAMESRV_PORT=9876 RUNNEL_BROKER_A_PORT=10911 RUNNEL_BROKER_B_PORT=10921
-	RUNNEL_NAMESRV_METRICS_PORT=5558 RUNNEL_BROKER_A_METRICS_PORT=5557 RUNNEL_BROKER_B_METRICS_PORT=5567)
+	RUNNEL_NAMESRV_METRICS_PORT=5558 RUNNEL_BROKER_A_METRICS_PORT=5557 RUNNEL_BROKER_B_METRICS_PORT=5567
+	RUNNEL_CONSOLE_PORT=8080)
 if [[ ",${COMPOSE_PROFILES:-}," == *,group,* ]]; then
 	services+=(broker-g0 broker-g1 broker-g2)
 	ports+=(RUNNEL_BROKER_G0_PORT=10931 RUNNEL_BROKER_G1_PORT=10941 RUNNEL_BROKER_G2_PORT=10951)
@@ -66,8 +68,8 @@ fi
 images() {
 	mkdir -p bin/static
 	CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags '-s -w' -o bin/static/ \
-		./cmd/namesrv ./cmd/broker ./cmd/consumer ./cmd/runnelctl ./cmd/healthcheck
-	for role in namesrv broker tools; do
+		./cmd/namesrv ./cmd/broker ./cmd/consumer ./cmd/runnelctl ./cmd/healthcheck ./cmd/runnel
+	for role in namesrv broker tools console; do
 		if ! log=$(docker build -q -f "deploy/$role.Dockerfile" -t "runnel/$role:dev" bin/static 2>&1); then
 			echo "$log" >&2
 			exit 1

@@ -17,7 +17,7 @@ set -euo pipefail
 dir=$1 bin=$2 ctl=$3 msgs=${4:-100000} pb=${5:-31876}
 ns=127.0.0.1:$pb br=127.0.0.1:$((pb + 1))
 log=$(mktemp)
-"$bin" dev --dir "$dir" --namesrv-listen "$ns" --broker-listen "$br" --metrics-listen "" >"$log" 2>&1 &
+"$bin" dev --dir "$dir" --namesrv-listen "$ns" --broker-listen "$br" --metrics-listen "" --console-listen off >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 100); do "$ctl" -n "$ns" topic route runnelctl-bench >/dev/null 2>&1 && break; sleep 0.1; done

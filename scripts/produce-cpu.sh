@@ -21,7 +21,7 @@ shift $(($# < 3 ? $# : 3))
 pb=${PORT:-31876}
 ns=127.0.0.1:$pb br=127.0.0.1:$((pb + 1))
 dir=$(mktemp -d) log=$(mktemp)
-"$bin" dev --dir "$dir/store" --fresh --namesrv-listen "$ns" --broker-listen "$br" --metrics-listen "" >"$log" 2>&1 &
+"$bin" dev --dir "$dir/store" --fresh --namesrv-listen "$ns" --broker-listen "$br" --metrics-listen "" --console-listen off >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -rf "$dir" "$log"' EXIT
 for _ in $(seq 100); do "$ctl" -n "$ns" cluster list 2>/dev/null | grep -q "$br" && break; sleep 0.1; done

@@ -57,7 +57,9 @@ type ArrivalHook func(topic string, queueID int32, maxOffset int64)
 type Options struct {
 	// Dir is the Pebble directory. Required.
 	Dir string
-	// FS is the filesystem. Default vfs.Default; tests use vfs.NewMem().
+	// FS is the filesystem. Default (and vfs.Default): the operating
+	// system's, with the store's directories 0700 and files 0600
+	// (private.go); tests use vfs.NewMem().
 	FS vfs.FS
 	// FlushMode (flushDiskType). Default AsyncFlush.
 	FlushMode FlushMode
@@ -153,8 +155,8 @@ func DefaultOptions(dir string) Options {
 
 // EnsureDefaults fills zero fields with their defaults.
 func (o *Options) EnsureDefaults() {
-	if o.FS == nil {
-		o.FS = vfs.Default
+	if o.FS == nil || o.FS == vfs.Default {
+		o.FS = osFS()
 	}
 	if o.FlushInterval == 0 {
 		o.FlushInterval = 500 * time.Millisecond

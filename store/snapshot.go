@@ -143,7 +143,7 @@ func Restore(opts Options, r io.Reader) (*Store, error) {
 	if names, err := opts.FS.List(opts.Dir); err == nil && len(names) > 0 {
 		return nil, fmt.Errorf("store: restore into %s: the directory is not empty", opts.Dir)
 	}
-	if err := opts.FS.MkdirAll(opts.Dir, 0o755); err != nil {
+	if err := opts.FS.MkdirAll(opts.Dir, privateDirMode); err != nil {
 		return nil, fmt.Errorf("store: restore: %w", err)
 	}
 	dirs := []string{opts.FS.PathJoin(opts.Dir, "log"), opts.FS.PathJoin(opts.Dir, "meta")}

@@ -142,6 +142,11 @@ func open(opts Options, restored bool) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if private(opts.FS) {
+		if err := PrivateDir(nil, opts.Dir); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
 	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{}), restored: restored}
 	epoch := authEpochs.Add(1) << 32
 	s.authVersion.Store(epoch)

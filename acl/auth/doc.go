@@ -1,7 +1,8 @@
-// Package auth owns RocketMQ 5.3's access control model (ACL 2.0, Java's
-// auth module) beside package acl's plain_acl.yml: users, their ACLs, how
-// a request is authenticated and authorized against them, and the records
-// they are stored as.
+// Package auth owns RocketMQ 5.3's access control (ACL 2.0, Java's auth
+// module) beside package acl's plain_acl.yml: users, their ACLs, how a
+// request (an acl.Request, in package acl's model of actions and
+// resources) is authenticated and authorized against them (Manager is an
+// acl.Decider), and the records they are stored as.
 //
 // A user has a name (the access key clients sign with), a password (the
 // secret key), a type (Super or Normal) and a status (enable or disable).
@@ -12,11 +13,11 @@
 // Delete, Get, List, All), source IPs (addresses or CIDR ranges; none is
 // everywhere) and a decision (Allow or Deny).
 //
-// Authentication (authenticationEnabled) needs every request signed as
-// ACL 1.0 signs (package acl) by an enabled user, with its password as the
-// secret key. Authorization (authorizationEnabled) turns each request into
-// the resources and actions it needs, as Java's
-// DefaultAuthorizationContextBuilder does (Needs), and checks each: a super
+// Authentication (authenticationEnabled) needs every request signed (its
+// acl.Proof) by an enabled user, with its password as the secret key.
+// Authorization (authorizationEnabled) checks each of the request's needs,
+// which its door's table gives as Java's DefaultAuthorizationContextBuilder
+// would (broker/remotingdoor/acl.go, namesrv/acl.go): a super
 // user passes; otherwise the subject's entries that match the resource,
 // one of the actions and the source IP are collected (Custom ones, or
 // Default ones if no Custom one matches) and the most specific decides —
@@ -24,7 +25,10 @@
 // prefixes before shorter, and among equals Deny before Allow. No entry
 // matching is a refusal. A refusal is NO_PERMISSION (16) with Java's
 // remark, e.g. "User:u has no permission to access Topic:t from
-// 127.0.0.1, the decision is deny."; the handler never runs.
+// 127.0.0.1, the decision is deny."; the handler never runs. The white
+// lists (authenticationWhitelist, authorizationWhitelist) name request
+// codes, matched against acl.Request.Op. A request with no needs passes
+// authorization.
 //
 // Users and ACLs are stored as named records (store.OpPutAuth) through the
 // store's one apply path: "user/<name>" holds a protocol.UserInfo and

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,8 +44,6 @@ type Config struct {
 	// comma-separated codes in broker.conf). Default none.
 	AuthenticationWhitelist []int16
 	AuthorizationWhitelist  []int16
-	// Cluster names the Cluster resource (brokerClusterName).
-	Cluster string
 	// InitUsers are created as super users at Open unless a user of that
 	// name exists (initAuthenticationUser, and the account of
 	// innerClientAuthenticationCredentials).
@@ -62,8 +61,8 @@ type Config struct {
 type Manager struct {
 	cfg        Config
 	st         Store
-	authnWhite map[int16]bool
-	authzWhite map[int16]bool
+	authnWhite map[string]bool // by acl.Request.Op
+	authzWhite map[string]bool
 	// mu serializes writes and reloads; readers use snap alone.
 	mu   sync.Mutex
 	snap atomic.Pointer[snapshot]
@@ -95,7 +94,7 @@ const (
 // cfg.InitUsers (EnsureInitUsers).
 func Open(cfg Config, st Store) (*Manager, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	m := &Manager{cfg: cfg, st: st, authnWhite: codeSet(cfg.AuthenticationWhitelist), authzWhite: codeSet(cfg.AuthorizationWhitelist)}
+	m := &Manager{cfg: cfg, st: st, authnWhite: opSet(cfg.AuthenticationWhitelist), authzWhite: opSet(cfg.AuthorizationWhitelist)}
 	if _, err := m.reload(); err != nil {
 		return nil, err
 	}
@@ -128,10 +127,11 @@ func (m *Manager) EnsureInitUsers() error {
 	return nil
 }
 
-func codeSet(codes []int16) map[int16]bool {
-	s := make(map[int16]bool, len(codes))
+// opSet is the ops of request codes: the remoting door's Request.Op.
+func opSet(codes []int16) map[string]bool {
+	s := make(map[string]bool, len(codes))
 	for _, c := range codes {
-		s[c] = true
+		s[strconv.Itoa(int(c))] = true
 	}
 	return s
 }
@@ -203,50 +203,39 @@ func (m *Manager) reloadLocked() (*snapshot, error) {
 	return s, nil
 }
 
-// Check decides whether req from remote ("ip:port") may be served: nil or
-// an *Error, as package doc says.
-func (m *Manager) Check(remote string, req *protocol.Command) error {
+// Decide decides r as the package doc says: nil or an *Error.
+func (m *Manager) Decide(r *acl.Request) error {
 	s := m.current()
-	f := acl.Collect(req)
-	defer f.Release()
-	ak := f.View(acl.FieldAccessKey)
-	if m.cfg.AuthenticationEnabled && !m.authnWhite[req.Code] {
+	ak := r.AccessKey
+	if m.cfg.AuthenticationEnabled && !m.authnWhite[r.Op] {
 		if ak == "" {
-			return refuse("username cannot be null.")
+			return unauthenticated("username cannot be null.")
 		}
 		u := s.users[ak]
 		switch {
 		case u == nil:
-			return refuse("User:%s is not found.", ak)
+			return unauthenticated("User:%s is not found.", acl.Clip(ak))
 		case u.info.UserStatus == Disabled:
-			return refuse("User:%s is disabled.", ak)
-		case !u.key.Verify(f, req.Body):
-			return refuse("check signature failed.")
+			return unauthenticated("User:%s is disabled.", acl.Clip(ak))
+		case r.Proof == nil || !r.Proof.SignedWith(u.key):
+			return unauthenticated("check signature failed.")
 		}
 	}
-	if !m.cfg.AuthorizationEnabled || m.authzWhite[req.Code] {
-		return nil
-	}
-	var buf [4]Need
-	needs, err := appendNeeds(buf[:0], req, f, m.cfg.Cluster)
-	if err != nil {
-		return refuse("parse authorization context error")
-	}
-	if len(needs) == 0 {
+	if !m.cfg.AuthorizationEnabled || m.authzWhite[r.Op] || len(r.Needs) == 0 {
 		return nil
 	}
 	u := s.users[ak]
 	switch {
 	case u == nil:
-		return refuse("User:%s not found.", ak)
+		return unauthenticated("User:%s not found.", acl.Clip(ak))
 	case u.info.UserStatus == Disabled:
-		return refuse("User:%s is disabled.", ak)
+		return unauthenticated("User:%s is disabled.", acl.Clip(ak))
 	case u.info.UserType == string(Super):
 		return nil
 	}
 	a := s.userACLs[ak]
-	ip := lazyIP{remote: remote}
-	for _, n := range needs {
+	ip := lazyIP{remote: r.Source}
+	for _, n := range r.Needs {
 		if err := decide(a, n, ak, &ip); err != nil {
 			return err
 		}
@@ -256,7 +245,7 @@ func (m *Manager) Check(remote string, req *protocol.Command) error {
 
 // decide checks one need of user ak, from remote, ip, against a (nil: no
 // ACL), as Java's AclAuthorizationHandler does.
-func decide(a *ACL, n Need, ak string, ip *lazyIP) error {
+func decide(a *ACL, n acl.Need, ak string, ip *lazyIP) error {
 	var best *Entry
 	if a != nil {
 		for _, pt := range [...]string{Custom, Default} {
@@ -272,20 +261,24 @@ func decide(a *ACL, n Need, ak string, ip *lazyIP) error {
 		}
 	}
 	if best == nil {
-		return denied(userSubject+ak, n, ip.remote, "no matched policies.")
+		return denied(ak, n, ip.remote, "no matched policies.")
 	}
 	if best.Decision == Deny {
-		return denied(userSubject+ak, n, ip.remote, "the decision is deny.")
+		return denied(ak, n, ip.remote, "the decision is deny.")
 	}
 	return nil
 }
 
-func denied(subject string, n Need, remote, detail string) *Error {
+// denied is Java's refusal of a need of user ak from remote.
+func denied(ak string, n acl.Need, remote, detail string) *Error {
 	ip := remote
 	if i := strings.LastIndexByte(remote, ':'); i >= 0 {
 		ip = strings.Trim(remote[:i], "[]")
 	}
-	return refuse("%s has no permission to access %s from %s, %s", subject, n.Resource, ip, detail)
+	res := n.Resource
+	res.Name = acl.Clip(res.Name)
+	return &Error{Code: protocol.RespNoPermission, kind: acl.ErrDenied,
+		Msg: fmt.Sprintf("%s%s has no permission to access %s from %s, %s", userSubject, acl.Clip(ak), res, ip, detail)}
 }
 
 // before reports whether e is more specific than o, or as specific and
@@ -293,11 +286,11 @@ func denied(subject string, n Need, remote, detail string) *Error {
 func (e *Entry) before(o *Entry) bool {
 	r1, r2 := e.Resource, o.Resource
 	switch {
-	case r1.Type != r2.Type && (r1.Type == AnyType) != (r2.Type == AnyType):
-		return r2.Type == AnyType
+	case r1.Type != r2.Type && (r1.Type == acl.AnyType) != (r2.Type == acl.AnyType):
+		return r2.Type == acl.AnyType
 	case r1.Type == r2.Type && r1.Pattern != r2.Pattern:
 		return r1.Pattern < r2.Pattern
-	case r1.Type == r2.Type && r1.Pattern == Prefixed && len(r1.Name) != len(r2.Name):
+	case r1.Type == r2.Type && r1.Pattern == acl.Prefixed && len(r1.Name) != len(r2.Name):
 		return len(r1.Name) > len(r2.Name)
 	}
 	return e.Decision == Deny && o.Decision != Deny
@@ -319,11 +312,11 @@ func (l *lazyIP) get() netip.Addr {
 }
 
 // matches reports whether e applies to n from ip.
-func (e *Entry) matches(n Need, ip *lazyIP) bool {
-	if !e.Resource.matches(n.Resource) {
+func (e *Entry) matches(n acl.Need, ip *lazyIP) bool {
+	if !e.Resource.Covers(n.Resource) {
 		return false
 	}
-	if e.Actions&All == 0 && n.Actions&Any == 0 && e.Actions&n.Actions == 0 {
+	if e.Actions&acl.All == 0 && n.Actions&acl.Any == 0 && e.Actions&n.Actions == 0 {
 		return false
 	}
 	if len(e.SourceIPs) == 0 {
@@ -563,9 +556,9 @@ func (m *Manager) DeleteACL(subject, policy, resource string) error {
 	if err != nil {
 		return err
 	}
-	var r *Resource
+	var r *acl.Resource
 	if strings.TrimSpace(resource) != "" {
-		res, err := ParseResource(resource)
+		res, err := acl.ParseResource(resource)
 		if err != nil {
 			return refuse("The resource is illegal. (%v)", err)
 		}

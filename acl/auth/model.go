@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -23,151 +24,6 @@ const (
 	Enabled  = "enable"
 	Disabled = "disable"
 )
-
-// ResourceType is what a resource names.
-type ResourceType uint8
-
-// Resource types (Java ResourceType).
-const (
-	AnyType ResourceType = iota + 1
-	Cluster
-	Namespace
-	Topic
-	Group
-)
-
-var typeNames = map[ResourceType]string{AnyType: "Any", Cluster: "Cluster", Namespace: "Namespace", Topic: "Topic", Group: "Group"}
-
-// Pattern is how a resource's name matches.
-type Pattern uint8
-
-// Patterns (Java ResourcePattern), in the order a match prefers them.
-const (
-	Literal Pattern = iota + 1
-	Prefixed
-	AnyName
-)
-
-// Resource is a rule's resource, or what a request needs.
-type Resource struct {
-	Type    ResourceType
-	Name    string // the name, or prefix; "" for AnyName
-	Pattern Pattern
-}
-
-// ParseResource reads Java's resource key: "*" (anything), "Type:*" (every
-// one of a type), "Type:prefix*", "Type:name". The type is matched without
-// regard to case.
-func ParseResource(key string) (Resource, error) {
-	key = strings.TrimSpace(key)
-	if key == "*" {
-		return Resource{Type: AnyType, Pattern: AnyName}, nil
-	}
-	typ, name, ok := strings.Cut(key, ":")
-	if !ok {
-		return Resource{}, fmt.Errorf("resource %q: want Type:name", key)
-	}
-	var rt ResourceType
-	for t, n := range typeNames {
-		if strings.EqualFold(n, typ) && t != AnyType {
-			rt = t
-		}
-	}
-	if rt == 0 {
-		return Resource{}, fmt.Errorf("resource %q: unknown type %q (Cluster, Namespace, Topic, Group)", key, typ)
-	}
-	switch {
-	case name == "*":
-		return Resource{Type: rt, Pattern: AnyName}, nil
-	case strings.HasSuffix(name, "*"):
-		return Resource{Type: rt, Name: strings.TrimSuffix(name, "*"), Pattern: Prefixed}, nil
-	case name == "":
-		return Resource{}, fmt.Errorf("resource %q: no name", key)
-	}
-	return Resource{Type: rt, Name: name, Pattern: Literal}, nil
-}
-
-// String is the resource key, as Java's getResourceKey writes it.
-func (r Resource) String() string {
-	if r.Type == AnyType {
-		return "*"
-	}
-	switch r.Pattern {
-	case AnyName:
-		return typeNames[r.Type] + ":*"
-	case Prefixed:
-		return typeNames[r.Type] + ":" + r.Name + "*"
-	}
-	return typeNames[r.Type] + ":" + r.Name
-}
-
-// matches reports whether rule r covers the literal resource need.
-func (r Resource) matches(need Resource) bool {
-	if r.Type == AnyType {
-		return true
-	}
-	if r.Type != need.Type {
-		return false
-	}
-	switch r.Pattern {
-	case AnyName:
-		return true
-	case Prefixed:
-		return strings.HasPrefix(need.Name, r.Name)
-	}
-	return need.Name == r.Name
-}
-
-// Action is a set of actions.
-type Action uint16
-
-// Actions (Java Action). All in a rule grants every action; Any in a need
-// is met by any action a rule names.
-const (
-	Pub Action = 1 << iota
-	Sub
-	Create
-	Update
-	Delete
-	Get
-	List
-	All
-	Any
-)
-
-var actionNames = []struct {
-	a    Action
-	name string
-}{{All, "All"}, {Pub, "Pub"}, {Sub, "Sub"}, {Create, "Create"}, {Update, "Update"}, {Delete, "Delete"}, {Get, "Get"}, {List, "List"}, {Any, "Any"}}
-
-// ParseActions reads action names, without regard to case.
-func ParseActions(names []string) (Action, error) {
-	var set Action
-	for _, n := range names {
-		found := false
-		for _, an := range actionNames {
-			if strings.EqualFold(an.name, strings.TrimSpace(n)) {
-				set |= an.a
-				found = true
-			}
-		}
-		if !found {
-			return 0, fmt.Errorf("action %q: want All, Pub, Sub, Create, Update, Delete, Get or List", n)
-		}
-	}
-	return set, nil
-}
-
-// Names lists the actions of a, in Java's order.
-func (a Action) Names() []string {
-	var out []string
-	for _, an := range actionNames {
-		if a&an.a != 0 {
-			out = append(out, an.name)
-		}
-	}
-	return out
-}
 
 // Decision is a rule's verdict.
 type Decision uint8
@@ -193,8 +49,8 @@ const (
 
 // Entry is one rule of a policy.
 type Entry struct {
-	Resource  Resource
-	Actions   Action
+	Resource  acl.Resource
+	Actions   acl.Action
 	SourceIPs []netip.Prefix // none: from anywhere
 	Decision  Decision
 }
@@ -233,7 +89,7 @@ func entryFromInfo(e protocol.PolicyEntryInfo) (Entry, error) {
 	if strings.TrimSpace(e.Resource) == "" {
 		return out, refuse("The resource is null.")
 	}
-	r, err := ParseResource(e.Resource)
+	r, err := acl.ParseResource(e.Resource)
 	if err != nil {
 		return out, refuse("The resource type is null. (%v)", err)
 	}
@@ -241,10 +97,10 @@ func entryFromInfo(e protocol.PolicyEntryInfo) (Entry, error) {
 	if len(e.Actions) == 0 {
 		return out, refuse("The actions is empty.")
 	}
-	if out.Actions, err = ParseActions(e.Actions); err != nil {
+	if out.Actions, err = acl.ParseActions(e.Actions); err != nil {
 		return out, refuse("The actions is empty. (%v)", err)
 	}
-	if out.Actions&Any != 0 {
+	if out.Actions&acl.Any != 0 {
 		return out, refuse("The actions can not be Any.")
 	}
 	for _, ip := range e.SourceIps {

@@ -56,6 +56,8 @@ import (
 //	                          Replication (DLedger's keys)
 //	raftHeartbeatTimeoutMs, raftElectionTimeoutMs
 //	                          Replication's timeouts (Runnel's keys, ms)
+//	raftTlsCertPath, raftTlsKeyPath, raftTlsCaPath
+//	                          Replication's TLS files (Runnel's keys)
 //	slaveReadEnable           SlaveReadEnable
 //	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
 //	                          TLS (remoting.TLSConfig.Set lists them)
@@ -66,7 +68,7 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 	var st confState
 	err = protocol.ScanProperties(r, func(n int, key, val string) error {
 		if err := c.setKey(&st, key, val); err != nil {
-			return fmt.Errorf("%w: line %d: %s=%q: %v", ErrBadConfig, n, key, val, err)
+			return fmt.Errorf("%w: line %d: %s=%s: %v", ErrBadConfig, n, key, shown(key, val), err)
 		}
 		return nil
 	})
@@ -90,10 +92,22 @@ func (c *Config) ApplyProperties(r io.Reader) (ignored []string, err error) {
 func (c *Config) Set(key, value string) (known bool, err error) {
 	var st confState
 	if err := c.setKey(&st, key, value); err != nil {
-		return true, fmt.Errorf("%w: %s=%q: %v", ErrBadConfig, key, value, err)
+		return true, fmt.Errorf("%w: %s=%s: %v", ErrBadConfig, key, shown(key, value), err)
 	}
 	c.finish(&st)
 	return len(st.ignored) == 0, nil
+}
+
+// secretKeys hold a password: an error about one never repeats its value,
+// since errors end in logs.
+var secretKeys = map[string]bool{"secretKey": true, "initAuthenticationUser": true, "innerClientAuthenticationCredentials": true}
+
+// shown is val as an error about key quotes it.
+func shown(key, val string) string {
+	if secretKeys[key] {
+		return fmt.Sprintf("(%d bytes, not shown)", len(val))
+	}
+	return strconv.Quote(val)
 }
 
 // confState is what reading broker.conf carries from line to line:
@@ -266,6 +280,8 @@ func (c *Config) stringKeys() map[string]*string {
 		"brokerClusterName": &c.ClusterName, "storePathRootDir": &c.StoreDir, "rocketmq.acl.plain.file": &c.ACLFile,
 		"accessKey": &c.Credentials.AccessKey, "secretKey": &c.Credentials.SecretKey,
 		"dLegerGroup": &c.Replication.Group, "dLegerSelfId": &c.Replication.SelfID,
+		"raftTlsCertPath": &c.Replication.TLSCertPath, "raftTlsKeyPath": &c.Replication.TLSKeyPath,
+		"raftTlsCaPath": &c.Replication.TLSCAPath,
 	}
 }
 

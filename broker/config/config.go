@@ -223,6 +223,17 @@ type ReplicationConfig struct {
 	// Transport, if set, carries raft instead of TCP on Peers' addresses
 	// (tests: raft's in-memory transport, which can cut links).
 	Transport raft.Transport
+	// TLSCertPath and TLSKeyPath (raftTlsCertPath, raftTlsKeyPath,
+	// Runnel's keys), if set, run raft over mutual TLS: this member's
+	// certificate and unencrypted key, PEM. TLSCAPath (raftTlsCaPath) holds
+	// the certificates a member's must chain to, PEM; empty trusts
+	// TLSCertPath's own, for members that share one certificate. A
+	// connection from anyone without such a certificate is closed at its
+	// handshake, before raft decodes anything (replica.TLSConfig). Default
+	// none: raft over plain TCP, which answers anyone who reaches the raft
+	// port, so keep that port on a private network (a start warns when it
+	// listens on an address reachable from other hosts).
+	TLSCertPath, TLSKeyPath, TLSCAPath string
 	// LogNoSync writes the raft log without fsync: acknowledged writes are
 	// lost if a majority's machines crash. Tests and benchmarks only.
 	LogNoSync bool
@@ -392,6 +403,9 @@ func (r *ReplicationConfig) validate() error {
 	}
 	if r.SlaveID() < 0 {
 		return fmt.Errorf("%w: dLegerSelfId %q is not among dLegerPeers", ErrBadConfig, r.SelfID)
+	}
+	if (r.TLSCertPath == "") != (r.TLSKeyPath == "") || r.TLSCAPath != "" && r.TLSCertPath == "" {
+		return fmt.Errorf("%w: raftTlsCertPath and raftTlsKeyPath go together (raftTlsCaPath with them)", ErrBadConfig)
 	}
 	switch len(r.Peers) {
 	case 1, 3, 5:

@@ -199,3 +199,16 @@ func TestConfigSet(t *testing.T) {
 		t.Fatalf("listen %q, advertise %q", f.ListenAddr, f.AdvertiseAddr)
 	}
 }
+
+// TestBadSecretNotShown: an error about a key that holds a password
+// names the key and the line, never the value (errors end in logs).
+func TestBadSecretNotShown(t *testing.T) {
+	cfg := Default()
+	_, err := cfg.ApplyProperties(strings.NewReader(`initAuthenticationUser={"username":"root","password":"hunter2-secret"`))
+	if err == nil || !strings.Contains(err.Error(), "initAuthenticationUser") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("error %v: want one naming the key, not the password", err)
+	}
+	if _, err := cfg.Set("innerClientAuthenticationCredentials", `{"accessKey":"a","secretKey":"hunter2-secret"`); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("Set: %v", err)
+	}
+}

@@ -22,6 +22,9 @@ dLegerPeers=n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913
 dLegerSelfId=n1
 raftHeartbeatTimeoutMs=600
 slaveReadEnable=true
+raftTlsCertPath=/etc/runnel/raft.pem
+raftTlsKeyPath=/etc/runnel/raft.key
+raftTlsCaPath=/etc/runnel/raft-ca.pem
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +40,9 @@ slaveReadEnable=true
 	}
 	if r.HeartbeatTimeout != 600*time.Millisecond || r.ElectionTimeout != 300*time.Millisecond {
 		t.Errorf("timeouts %v %v, want 600ms and the 300ms default", r.HeartbeatTimeout, r.ElectionTimeout)
+	}
+	if r.TLSCertPath != "/etc/runnel/raft.pem" || r.TLSKeyPath != "/etc/runnel/raft.key" || r.TLSCAPath != "/etc/runnel/raft-ca.pem" {
+		t.Errorf("raft TLS %q %q %q", r.TLSCertPath, r.TLSKeyPath, r.TLSCAPath)
 	}
 	if id := r.SlaveID(); id != 2 {
 		t.Errorf("slave id %d, want 2 (n1 is second in dLegerPeers)", id)
@@ -62,6 +68,8 @@ func TestDLedgerConfigRefusals(t *testing.T) {
 		{func(r *ReplicationConfig) { r.SelfID = "n9" }, "not among dLegerPeers"},
 		{func(r *ReplicationConfig) { r.SelfID = "" }, "dLegerSelfId is empty"},
 		{func(r *ReplicationConfig) { r.Peers = r.Peers[:2] }, "1, 3 or 5"},
+		{func(r *ReplicationConfig) { r.TLSCertPath = "c.pem" }, "raftTlsCertPath and raftTlsKeyPath go together"},
+		{func(r *ReplicationConfig) { r.TLSCAPath = "ca.pem" }, "raftTlsCaPath with them"},
 	} {
 		cfg := Default()
 		cfg.StoreDir = t.TempDir()

@@ -40,21 +40,6 @@ func authOutcome(req *protocol.Command, body []byte, err error) *protocol.Comman
 	return success(req, nil, body)
 }
 
-// authInterceptor refuses what ACL 2.0's Check refuses, with its code
-// and remark.
-func (d *Door) authInterceptor() remoting.Interceptor {
-	return remoting.Interceptor{Request: func(_ context.Context, conn *remoting.Conn, req *protocol.Command) *protocol.Command {
-		if err := d.auth.Check(conn.RemoteAddr(), req); err != nil {
-			return failure(req, err)
-		}
-		return nil
-	},
-		// Check reads ext fields with Ext and RangeExtBytes only, so a send
-		// or a pull keeps them undecoded for its typed header.
-		UndecodedExt: true,
-	}
-}
-
 // userBody reads a UserInfo body named by the header's username; an
 // empty body is a user with no fields but its name (Java decodes null).
 func userBody(req *protocol.Command, h *protocol.AuthUserRequestHeader) (protocol.UserInfo, error) {

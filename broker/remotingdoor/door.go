@@ -22,8 +22,12 @@
 //   - a deferred answer carries its request's opaque, is dropped for a
 //     oneway request, and is written at most once;
 //   - the interceptors run in a fixed order: metrics first (it sees every
-//     request, refused ones too), then plain ACL, then ACL 2.0, then the
-//     process's own.
+//     request, refused ones too), then access control (plain ACL, then
+//     ACL 2.0, each deciding the needs of the door's table, acl.go), then
+//     the process's own;
+//   - with access control on, every code the door serves has an entry in
+//     its table (TestEveryHandlerIsMapped); a code without one needs an
+//     administrator.
 package remotingdoor
 
 import (
@@ -60,21 +64,26 @@ type Config struct {
 	// Metrics, if set, is the first interceptor: it counts every request
 	// and its final answer.
 	Metrics *remoting.Interceptor
-	// ACL checks requests against plain_acl.yml; nil when plain ACL is off.
-	ACL *acl.Checker
-	// Auth is ACL 2.0: its admin requests are always served, its check runs
-	// when it is enabled.
+	// Guard decides every request (plain ACL, ACL 2.0): its needs are the
+	// door's table's (acl.go). Empty: access control is off.
+	Guard acl.Guard
+	// Cluster names the Cluster resource of the broker-wide requests
+	// (brokerClusterName).
+	Cluster string
+	// Auth is ACL 2.0's users and ACLs: its admin requests are always
+	// served (its checks are in Guard when it is enabled).
 	Auth   *auth.Manager
 	Logger *slog.Logger
 }
 
 // Door is the remoting front door of one broker.
 type Door struct {
-	core *core.Core
-	proc Process
-	auth *auth.Manager
-	srv  *remoting.Server
-	log  *slog.Logger
+	core    *core.Core
+	proc    Process
+	auth    *auth.Manager
+	cluster string
+	srv     *remoting.Server
+	log     *slog.Logger
 }
 
 // New returns a door that serves nothing until Start.
@@ -82,7 +91,7 @@ func New(cfg Config) (*Door, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	d := &Door{core: cfg.Core, proc: cfg.Process, auth: cfg.Auth, log: cfg.Logger}
+	d := &Door{core: cfg.Core, proc: cfg.Process, auth: cfg.Auth, cluster: cfg.Cluster, log: cfg.Logger}
 	scfg := cfg.Server
 	scfg.OnClose = func(conn *remoting.Conn) { d.core.ChannelClosed(conn.ID()) }
 	scfg.Interceptors = append(d.interceptors(cfg), scfg.Interceptors...)
@@ -101,11 +110,8 @@ func (d *Door) interceptors(cfg Config) []remoting.Interceptor {
 	if cfg.Metrics != nil {
 		ics = append(ics, *cfg.Metrics)
 	}
-	if cfg.ACL != nil {
-		ics = append(ics, cfg.ACL.Interceptor())
-	}
-	if d.auth.Enabled() {
-		ics = append(ics, d.authInterceptor())
+	if cfg.Guard.Enabled() {
+		ics = append(ics, acl.NewCheckpoint(cfg.Guard, d.aclCodes(), d.cluster).Interceptor())
 	}
 	return ics
 }

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -38,6 +39,12 @@ type Config struct {
 	// Transport, if set, is used instead of a TCP transport (tests use
 	// raft.InmemTransport). The Node closes it on Shutdown.
 	Transport raft.Transport
+	// TLS, if set, runs the TCP transport over mutual TLS (TLSConfig,
+	// MemberTLS): a connection from anyone without a certificate the group
+	// trusts is closed at its handshake, before raft decodes anything.
+	// Default nil: plain TCP, which decodes and answers anyone who reaches
+	// BindAddr.
+	TLS *tls.Config
 	// Store is the template of every store the node opens. Dir is replaced
 	// by one under Config.Dir; FS, if set, holds the store (and nothing
 	// else); RetentionInterval is forced negative and FlushInterval

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -185,20 +184,6 @@ func New(cfg Config) (*Node, error) {
 
 	ok = true
 	return n, nil
-}
-
-func tcpTransport(cfg *Config) (raft.Transport, error) {
-	adv, err := net.ResolveTCPAddr("tcp", cfg.AdvertiseAddr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: advertise address %q: %v", ErrBadConfig, cfg.AdvertiseAddr, err)
-	}
-	t, err := raft.NewTCPTransportWithConfig(cfg.BindAddr, adv, &raft.NetworkTransportConfig{
-		MaxPool: 4, Timeout: 2 * time.Second, Logger: cfg.Logger,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("replica: raft transport on %s: %w", cfg.BindAddr, err)
-	}
-	return t, nil
 }
 
 // Store is the node's current store, for reads. Only the node writes it

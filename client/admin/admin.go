@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -14,6 +15,8 @@ import (
 type Admin struct {
 	cfg Config
 	rc  *remoting.Client
+	// sendSeq turns SendMessage over the writable queues of a topic.
+	sendSeq atomic.Uint32
 }
 
 // New validates cfg and returns an Admin. It connects lazily: the first

@@ -68,6 +68,7 @@ func (a *Admin) BrokerConfig(ctx context.Context, n Node) (map[string]string, er
 
 // ProducerClient is one connected producer of a group.
 type ProducerClient struct {
+	Group    string `json:"group,omitempty"` // set by AllProducers
 	Broker   string `json:"brokerName"`
 	ClientID string `json:"clientId"`
 	Addr     string `json:"clientAddr"`

@@ -24,6 +24,10 @@ var (
 	// ErrNoBroker is wrapped when an operation has no broker to go to: an
 	// unknown cluster or broker name, or a broker group without a master.
 	ErrNoBroker = errors.New("admin: no broker")
+	// ErrNotReadable is wrapped when a topic to be read has no readable
+	// queue (a dead-letter topic created write-only, as brokers before
+	// RocketMQ 4.7 create them).
+	ErrNotReadable = errors.New("admin: not readable")
 	// ErrNotOnline is matched by failures that mean no broker has the
 	// consumer group, or the one client asked for, connected; also by a
 	// *ResponseError whose code is CONSUMER_NOT_ONLINE.

@@ -153,19 +153,15 @@ func (a *Admin) resetDirect(ctx context.Context, op string, n Node, group, topic
 			req = protocol.NewRequest(protocol.ReqSearchOffsetByTimestamp,
 				protocol.SearchOffsetRequestHeader{Topic: topic, QueueID: q, Timestamp: to.Time.UnixMilli()}.Encode(), nil)
 		}
-		resp, err := a.callBrokerOK(ctx, op, n, req)
+		off, err := a.offsetAnswer(ctx, fmt.Sprintf("%s: queue %d", op, q), n, req)
 		if err != nil {
 			return nil, err
 		}
-		var off protocol.SearchOffsetResponseHeader // every one of these answers is {"offset": n}
-		if err := off.Decode(resp.ExtFields); err != nil {
-			return nil, fmt.Errorf("admin: %s: %s: queue %d: %w", op, n, q, err)
-		}
-		commit := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: q, CommitOffset: off.Offset}
+		commit := protocol.UpdateConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: q, CommitOffset: off}
 		if _, err := a.callBrokerOK(ctx, op, n, protocol.NewRequest(protocol.ReqUpdateConsumerOffset, commit.Encode(), nil)); err != nil {
 			return nil, err
 		}
-		out = append(out, QueueReset{Topic: topic, Broker: n.Name, QueueID: q, Offset: off.Offset, Method: ResetDirect})
+		out = append(out, QueueReset{Topic: topic, Broker: n.Name, QueueID: q, Offset: off, Method: ResetDirect})
 	}
 	return out, nil
 }

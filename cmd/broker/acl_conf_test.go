@@ -99,3 +99,23 @@ func TestDocsACL2Example(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// docs/acl/broker-acl2.conf (ACL 2.0 with TLS enforced, docs/security.md)
+// is read without complaint and starts a broker with both on.
+func TestExampleACL2Conf(t *testing.T) {
+	cfg, err := parseArgs(noEnv, discard, "-c", "../../docs/acl/broker-acl2.conf", "--store-dir", t.TempDir(), "--listen", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Auth.AuthenticationEnabled || !cfg.Auth.AuthorizationEnabled || len(cfg.Auth.InitUsers) != 1 ||
+		cfg.Auth.InnerCredentials.AccessKey != "rocketmq-broker" || cfg.TLS.Mode != "enforcing" || !cfg.TLS.Enable {
+		t.Fatalf("config: auth %+v, tls %+v", cfg.Auth, cfg.TLS)
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -150,21 +152,7 @@ func TestProcessExitCodeOnError(t *testing.T) {
 // generated at start): a TLS client gets a route answer, a plain one has
 // its connection closed.
 func TestTLSFlags(t *testing.T) {
-	pr, pw := io.Pipe()
-	cmd := newCommand(pw, io.Discard)
-	cmd.SetArgs([]string{"--listen", "127.0.0.1:0", "--log-level", "error", "--tls-mode", "enforcing"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx); _ = pw.Close() }()
-	sc := bufio.NewScanner(pr)
-	if !sc.Scan() {
-		t.Fatalf("no serving line: %v", <-done)
-	}
-	addr := strings.TrimPrefix(sc.Text(), "namesrv: serving on ")
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	addr, stop := startInProcess(t, "--tls-mode", "enforcing")
 	call := func(cfg remoting.ClientConfig) (*protocol.Command, error) {
 		cl := remoting.NewClient(cfg)
 		defer cl.Close()
@@ -183,8 +171,98 @@ func TestTLSFlags(t *testing.T) {
 	if _, err := call(remoting.DefaultClientConfig()); !errors.Is(err, remoting.ErrConnClosed) {
 		t.Fatalf("plain client against an enforcing name server: %v", err)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	stop()
+}
+
+// TestAuthFlags turns ACL 2.0 on from a file (and from the environment):
+// an unsigned or wrongly signed write-permission wipe is refused, the
+// administrator's and the brokers' account's are served, and a route
+// query needs no signature.
+func TestAuthFlags(t *testing.T) {
+	dir := t.TempDir()
+	rootFile, innerFile := filepath.Join(dir, "root"), filepath.Join(dir, "inner")
+	for file, text := range map[string]string{rootFile: "admin:adminSecret1\n", innerFile: "brokers:brokersSecret1"} {
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, args := range map[string][]string{
+		"files": {"--auth-root-file", rootFile, "--auth-inner-file", innerFile},
+		"env":   nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if args == nil {
+				t.Setenv("RUNNEL_AUTH_ROOT", "admin:adminSecret1")
+				t.Setenv("RUNNEL_AUTH_INNER", "brokers:brokersSecret1")
+			}
+			addr, stop := startInProcess(t, args...)
+			defer stop()
+			call := func(creds acl.Credentials, req *protocol.Command) *protocol.Command {
+				cl := remoting.NewClient(remoting.ClientConfig{Interceptors: creds.Interceptor()})
+				defer cl.Close()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				resp, err := cl.Invoke(ctx, addr, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return resp
+			}
+			wipe := func() *protocol.Command {
+				return protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "broker-a"}, nil)
+			}
+			for who, creds := range map[string]acl.Credentials{"unsigned": {}, "wrong secret": {AccessKey: "admin", SecretKey: "guess"}} {
+				if resp := call(creds, wipe()); resp.Code != protocol.RespNoPermission {
+					t.Errorf("%s wipe: %d %q, want NO_PERMISSION", who, resp.Code, resp.Remark)
+				}
+			}
+			for _, creds := range []acl.Credentials{{AccessKey: "admin", SecretKey: "adminSecret1"}, {AccessKey: "brokers", SecretKey: "brokersSecret1"}} {
+				if resp := call(creds, wipe()); resp.Code != protocol.RespSuccess {
+					t.Errorf("%s's wipe: %d %q", creds.AccessKey, resp.Code, resp.Remark)
+				}
+			}
+			route := protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, protocol.GetRouteInfoRequestHeader{Topic: "T"}.Encode(), nil)
+			if resp := call(acl.Credentials{}, route); resp.Code != protocol.RespTopicNotExist {
+				t.Errorf("unsigned route query: %d %q", resp.Code, resp.Remark)
+			}
+		})
+	}
+	for _, args := range [][]string{
+		{"--auth-root", "admin:x", "--auth-root-file", rootFile},
+		{"--auth-root-file", filepath.Join(dir, "missing")},
+		{"--auth-root", "no-colon"},
+	} {
+		cmd := newCommand(io.Discard, io.Discard)
+		cmd.SetArgs(append([]string{"--listen", "127.0.0.1:0"}, args...))
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--auth-root") {
+			t.Errorf("%v: %v, want an error naming --auth-root", args, err)
+		}
+	}
+}
+
+// startInProcess runs the command in this process with args until stop,
+// and returns the address it serves on.
+func startInProcess(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	cmd := newCommand(pw, io.Discard)
+	cmd.SetArgs(append([]string{"--listen", "127.0.0.1:0", "--log-level", "error"}, args...))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx); _ = pw.Close() }()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		t.Fatalf("no serving line: %v", <-done)
+	}
+	addr := strings.TrimPrefix(sc.Text(), "namesrv: serving on ")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return addr, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 // first says when it stops; a pid file a dead process left is taken over.
 func TestDevRefusesAStoreInUse(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"dev", "--dir", dir, "--namesrv-listen", "127.0.0.1:0", "--broker-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}
+	args := []string{"dev", "--dir", dir, "--namesrv-listen", "127.0.0.1:0", "--broker-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--console-listen", "off"}
 	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

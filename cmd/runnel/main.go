@@ -15,10 +15,24 @@
 // clients that verify (runnelctl --tls --tls-ca FILE); it changes on every
 // start.
 //
-// "dev --acl FILE" checks the broker's requests against a plain_acl.yml
-// (ACL 1.0); "dev --auth-root NAME:PASSWORD" turns on ACL 2.0 with that
-// super user, who manages the others (runnelctl --ak NAME --sk PASSWORD
-// user/acl ...). The name server checks nothing, as Java's.
+// "dev --acl FILE" checks every request against a plain_acl.yml (ACL 1.0),
+// the name server's too; the broker signs its registrations with the
+// file's first admin account. "dev --auth-root-file FILE" (or
+// RUNNEL_AUTH_ROOT=NAME:PASSWORD in the environment) turns on ACL 2.0
+// with that super user, read from the file's first line, who manages the
+// others (runnelctl user/acl ...); the name server then needs it (the
+// broker signs with it) for what changes its routes, and answers route
+// queries to anyone. "--auth-root NAME:PASSWORD" works too, but shows the
+// password to every local user in ps.
+//
+// "dev" also serves the web console on 127.0.0.1:8080 and prints its
+// address (--console-listen moves it; "" or off turns it off). When the
+// default port is taken, dev says so and goes on without the console; an
+// address given with --console-listen must be free. With --auth-root the
+// console signs as that user and asks for the same name and password.
+//
+// "console" serves the web console alone against any RocketMQ name server
+// (--namesrv, --listen; loopback unless told): see its --help.
 package main
 
 import (
@@ -30,7 +44,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -39,6 +52,7 @@ import (
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/console"
 	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
@@ -66,9 +80,9 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 
-	var dir, nsListen, brokerListen, metricsListen, logLevel string
+	var dir, nsListen, brokerListen, metricsListen, consoleListen, logLevel string
 	var fresh, useTLS bool
-	var tlsMode, aclFile, authRoot string
+	var tlsMode, aclFile, authRoot, authRootFile string
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a name server and a broker in one process for local development",
@@ -92,12 +106,15 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			dc := devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, metricsListen: metricsListen, log: log, aclFile: aclFile}
-			if authRoot != "" {
-				name, pw, ok := strings.Cut(authRoot, ":")
-				if !ok || name == "" || pw == "" {
-					return fmt.Errorf("--auth-root %q: want NAME:PASSWORD", authRoot)
-				}
-				dc.authRoot = &protocol.UserInfo{Username: name, Password: pw}
+			if !consoleOff(consoleListen) {
+				dc.consoleListen, dc.consoleRequired = consoleListen, cmd.Flags().Changed("console-listen")
+			}
+			root, ok, err := acl.CredentialsFrom(authRoot, authRootFile, "RUNNEL_AUTH_ROOT", "--auth-root")
+			if err != nil {
+				return err
+			}
+			if ok {
+				dc.authRoot = &protocol.UserInfo{Username: root.AccessKey, Password: root.SecretKey}
 			}
 			if useTLS {
 				if dc.tlsMode, err = remoting.ParseTLSMode(tlsMode); err != nil || dc.tlsMode == remoting.TLSDisabled {
@@ -113,12 +130,14 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&nsListen, "namesrv-listen", "127.0.0.1:9876", "name server address")
 	f.StringVar(&brokerListen, "broker-listen", "127.0.0.1:10911", "broker address")
 	f.StringVar(&metricsListen, "metrics-listen", "127.0.0.1:5557", "broker's Prometheus /metrics address (\"\" turns it off)")
+	f.StringVar(&consoleListen, "console-listen", console.DefaultListen, "web console address (\"\" or off turns it off)")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.BoolVar(&useTLS, "tls", false, "serve TLS too, with a certificate generated at start (written to <dir>-tls-cert.pem)")
 	f.StringVar(&tlsMode, "tls-mode", remoting.TLSPermissive, "with --tls: permissive (TLS and plain) or enforcing (TLS only)")
-	f.StringVar(&aclFile, "acl", "", "check the broker's requests against this plain_acl.yml (ACL 1.0, reloaded when it changes)")
-	f.StringVar(&authRoot, "auth-root", "", "NAME:PASSWORD: turn on ACL 2.0 (authentication and authorization) with this super user; manage others with runnelctl user/acl")
-	root.AddCommand(dev)
+	f.StringVar(&aclFile, "acl", "", "check every request against this plain_acl.yml (ACL 1.0, reloaded when it changes; the broker signs as its first admin account)")
+	f.StringVar(&authRootFile, "auth-root-file", "", "turn on ACL 2.0 (authentication and authorization) with the super user NAME:PASSWORD on this file's first line (or RUNNEL_AUTH_ROOT=NAME:PASSWORD); manage others with runnelctl user/acl")
+	f.StringVar(&authRoot, "auth-root", "", "NAME:PASSWORD: as --auth-root-file, but visible to every local user in ps: prefer the file or RUNNEL_AUTH_ROOT")
+	root.AddCommand(dev, newConsoleCommand(stdout, stderr, os.Getenv))
 	return root
 }
 
@@ -131,6 +150,11 @@ type devConfig struct {
 	authRoot *protocol.UserInfo
 	// metricsListen is the broker's /metrics address, "" for none.
 	metricsListen string
+	// consoleListen is the web console's address, "" for none. Unless
+	// consoleRequired (the address was asked for), a console that cannot
+	// listen there is reported and dev goes on without it.
+	consoleListen   string
+	consoleRequired bool
 	// tlsMode is "" (plain only) or a TLS mode served with a generated
 	// certificate.
 	tlsMode string
@@ -166,6 +190,26 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	nscfg.ListenAddr = dc.nsListen
 	nscfg.Logger = dc.log
 	nscfg.TLS = tlsCfg
+	// The name server is under the broker's access control: the same
+	// plain_acl.yml, or ACL 2.0 with the root user, whom the broker signs
+	// its registrations as.
+	var brokerCreds acl.Credentials
+	if dc.aclFile != "" {
+		tb, err := acl.OpenPlain(dc.aclFile)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if brokerCreds, ok = tb.AdminCredentials(); !ok {
+			return fmt.Errorf("--acl %s: no admin account for the broker to sign its registrations with", dc.aclFile)
+		}
+		nscfg.ACLFile = dc.aclFile
+	}
+	if u := dc.authRoot; u != nil {
+		nscfg.Auth.AuthenticationEnabled, nscfg.Auth.AuthorizationEnabled = true, true
+		nscfg.Auth.InitUsers = []protocol.UserInfo{*u}
+		nscfg.Auth.InnerCredentials = acl.Credentials{AccessKey: u.Username, SecretKey: u.Password}
+	}
 	ns, err := namesrv.New(nscfg)
 	if err != nil {
 		return err
@@ -184,6 +228,7 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	bcfg.TLS = tlsCfg
 	if dc.aclFile != "" {
 		bcfg.ACLEnable, bcfg.ACLFile = true, dc.aclFile
+		bcfg.Credentials = brokerCreds
 	}
 	if u := dc.authRoot; u != nil {
 		bcfg.Auth.AuthenticationEnabled, bcfg.Auth.AuthorizationEnabled = true, true
@@ -211,11 +256,53 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	if dc.tlsMode != "" {
 		fmt.Fprintf(stdout, "tls: %s on both ports (clients: --tls; to verify: --tls-ca %s)\n", dc.tlsMode, certPath)
 	}
+	con, err := devConsole(dc, ns.Addr(), certPath, stdout)
+	if err != nil {
+		return errors.Join(err, b.Close(), ns.Close())
+	}
 	<-ctx.Done()
-	// Broker first: it unregisters from the name server as it goes.
-	err = errors.Join(b.Close(), ns.Close())
+	// The console first (it reads the others), then the broker: it
+	// unregisters from the name server as it goes.
+	if con != nil {
+		err = con.Close()
+	}
+	err = errors.Join(err, b.Close(), ns.Close())
 	if err == nil {
 		fmt.Fprintf(stdout, "runnel dev: stopped (store %s kept; --fresh empties it)\n", dc.dir)
 	}
 	return err
+}
+
+// devConsole starts dev's web console (nil when it is off). With ACL 2.0
+// on, it signs as the super user and asks for the same name and password.
+func devConsole(dc devConfig, nsAddr, certPath string, stdout io.Writer) (*console.Console, error) {
+	if dc.consoleListen == "" {
+		return nil, nil
+	}
+	cfg := console.DefaultConfig()
+	cfg.Listen = dc.consoleListen
+	cfg.Admin.NamesrvAddrs = []string{nsAddr}
+	cfg.Logger = dc.log
+	if dc.tlsMode == remoting.TLSEnforcing {
+		cfg.Admin.TLS, cfg.Admin.TLSCAFile = true, certPath
+	}
+	if u := dc.authRoot; u != nil {
+		cfg.Admin.Credentials = acl.Credentials{AccessKey: u.Username, SecretKey: u.Password}
+		cfg.Login = console.Login{User: u.Username, Password: u.Password}
+	}
+	con, err := console.New(cfg)
+	if err == nil {
+		if err = con.Start(); err != nil {
+			_ = con.Close()
+		}
+	}
+	if err != nil {
+		if dc.consoleRequired {
+			return nil, fmt.Errorf("%w (--console-listen off turns the console off)", err)
+		}
+		fmt.Fprintf(stdout, "console: not started: %v (--console-listen moves it, off turns it off)\n", err)
+		return nil, nil
+	}
+	fmt.Fprintf(stdout, "console: open %s\n", con.URL())
+	return con, nil
 }

@@ -178,8 +178,9 @@ func TestDevTLS(t *testing.T) {
 // unsigned request is refused with Java's remark and the super user's
 // signed one is served.
 func TestDevAuthRoot(t *testing.T) {
-	brokerAddr, stop := startDev(t, devConfig{authRoot: &protocol.UserInfo{Username: "root", Password: "rootSecret1"}})
+	brokerAddr, nsAddr, stop := startDevAddrs(t, devConfig{authRoot: &protocol.UserInfo{Username: "root", Password: "rootSecret1"}})
 	defer stop()
+	devNamesrvClosed(t, nsAddr, brokerAddr, acl.Credentials{AccessKey: "root", SecretKey: "rootSecret1"}, protocol.RespNoPermission, true)
 	list := func(creds acl.Credentials) *protocol.Command {
 		return devCall(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil))
 	}
@@ -198,8 +199,9 @@ func TestDevACLFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("accounts:\n  - accessKey: devAdmin\n    secretKey: devSecret1\n    admin: true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	brokerAddr, stop := startDev(t, devConfig{aclFile: file})
+	brokerAddr, nsAddr, stop := startDevAddrs(t, devConfig{aclFile: file})
 	defer stop()
+	devNamesrvClosed(t, nsAddr, brokerAddr, acl.Credentials{AccessKey: "devAdmin", SecretKey: "devSecret1"}, protocol.RespSystemError, false)
 	info := func(creds acl.Credentials) *protocol.Command {
 		return devCall(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqGetBrokerRuntimeInfo, nil, nil))
 	}
@@ -211,9 +213,43 @@ func TestDevACLFile(t *testing.T) {
 	}
 }
 
+// devNamesrvClosed checks dev's name server: the broker's registration
+// went through (signed by the broker: TBW102 routes to it), an unsigned
+// write-permission wipe is refused with refusal (the model's code), the
+// administrator's is served, and an unsigned route query is answered
+// when openRoutes (ACL 2.0) and refused otherwise (plain ACL).
+func devNamesrvClosed(t *testing.T, nsAddr, brokerAddr string, admin acl.Credentials, refusal int16, openRoutes bool) {
+	t.Helper()
+	route := func(creds acl.Credentials) *protocol.Command {
+		return devCall(t, nsAddr, creds, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, protocol.GetRouteInfoRequestHeader{Topic: "TBW102"}.Encode(), nil))
+	}
+	if resp := route(admin); resp.Code != protocol.RespSuccess || !strings.Contains(string(resp.Body), brokerAddr) {
+		t.Fatalf("TBW102's route: %d %q %s", resp.Code, resp.Remark, resp.Body)
+	}
+	if resp := route(acl.Credentials{}); (resp.Code == protocol.RespSuccess) != openRoutes {
+		t.Errorf("unsigned route query: %d %q", resp.Code, resp.Remark)
+	}
+	wipe := func(creds acl.Credentials) *protocol.Command {
+		return devCall(t, nsAddr, creds, protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "no-such-broker"}, nil))
+	}
+	if resp := wipe(acl.Credentials{}); resp.Code != refusal {
+		t.Errorf("unsigned wipe: %d %q, want %d", resp.Code, resp.Remark, refusal)
+	}
+	if resp := wipe(admin); resp.Code != protocol.RespSuccess {
+		t.Errorf("the administrator's wipe: %d %q", resp.Code, resp.Remark)
+	}
+}
+
 // startDev runs dev with dc (ports and store filled in) until stop, and
 // returns the broker's address.
 func startDev(t *testing.T, dc devConfig) (string, func()) {
+	t.Helper()
+	broker, _, stop := startDevAddrs(t, dc)
+	return broker, stop
+}
+
+// startDevAddrs is startDev, and the name server's address.
+func startDevAddrs(t *testing.T, dc devConfig) (brokerAddr, nsAddr string, stop func()) {
 	t.Helper()
 	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -221,6 +257,19 @@ func startDev(t *testing.T, dc devConfig) (string, func()) {
 	dc.dir, dc.nsListen, dc.brokerListen = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
 	dc.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() { done <- runDev(ctx, dc, &out) }()
+	brokerAddr, nsAddr = waitDev(t, &out)
+	return brokerAddr, nsAddr, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// waitDev waits for dev's serving lines in out and returns the broker's
+// and the name server's addresses.
+func waitDev(t *testing.T, out *syncBuffer) (brokerAddr, nsAddr string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(out.String(), "broker: serving on ") {
 		if time.Now().After(deadline) {
@@ -229,13 +278,8 @@ func startDev(t *testing.T, dc devConfig) (string, func()) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	lines := strings.Split(out.String(), "\n")
-	brokerAddr, _, _ := strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
-	return brokerAddr, func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}
+	brokerAddr, _, _ = strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
+	return brokerAddr, strings.TrimPrefix(lines[0], "namesrv: serving on ")
 }
 
 // devCall sends req to addr signed with creds.
@@ -250,4 +294,49 @@ func devCall(t *testing.T, addr string, creds acl.Credentials, req *protocol.Com
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// TestDevAuthRootSources turns ACL 2.0 on from the command line without
+// the password on it: from --auth-root-file and from RUNNEL_AUTH_ROOT.
+// Giving both a flag and a file is an error.
+func TestDevAuthRootSources(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "root")
+	if err := os.WriteFile(file, []byte("root:fileSecret1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		args   []string
+		env    string
+		secret string
+	}{
+		"file": {[]string{"--auth-root-file", file}, "", "fileSecret1"},
+		"env":  {nil, "root:envSecret1", "envSecret1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("RUNNEL_AUTH_ROOT", tc.env)
+			}
+			var out syncBuffer
+			cmd := newCommand(&out, io.Discard)
+			cmd.SetArgs(append([]string{"dev", "--dir", t.TempDir(), "--namesrv-listen", "127.0.0.1:0",
+				"--broker-listen", "127.0.0.1:0", "--metrics-listen", "", "--log-level", "error"}, tc.args...))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- cmd.ExecuteContext(ctx) }()
+			brokerAddr, _ := waitDev(t, &out)
+			list := protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil)
+			if resp := devCall(t, brokerAddr, acl.Credentials{AccessKey: "root", SecretKey: tc.secret}, list); resp.Code != protocol.RespSuccess {
+				t.Errorf("as root: %d %q", resp.Code, resp.Remark)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	cmd := newCommand(io.Discard, io.Discard)
+	cmd.SetArgs([]string{"dev", "--dir", t.TempDir(), "--auth-root", "root:x", "--auth-root-file", file})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--auth-root") {
+		t.Fatalf("flag and file: %v", err)
+	}
 }

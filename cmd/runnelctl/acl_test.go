@@ -9,6 +9,7 @@ import (
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/namesrv"
+	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // TestACLCredentials runs runnelctl against a cluster whose broker and
@@ -57,5 +58,49 @@ func TestACLCredentials(t *testing.T) {
 	}
 	if r = runCLI(t, nil, "", append(ns, "--sk", "x", "broker", "list")...); r.code != 1 || !strings.Contains(r.stderr, "--sk needs --ak") {
 		t.Fatalf("--sk alone: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestUserPasswordKept creates an ACL 2.0 user with its password read
+// from a file (never on the command line): runnelctl's output and errors
+// never show it, nor does `user get` as a table; -o json, asked for,
+// shows the record as the broker answers it. The user then signs with it.
+func TestUserPasswordKept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) {
+		cfg.Auth.AuthenticationEnabled, cfg.Auth.AuthorizationEnabled = true, true
+		cfg.Auth.InitUsers = []protocol.UserInfo{{Username: "ctlRoot", Password: "ctlRootSecret1"}}
+	}))
+	const secret = "alice-pw-8c1f"
+	file := clitest.WriteFile(t, "alice.pw", secret+"\n")
+	root := map[string]string{"RUNNEL_ACCESS_KEY": "ctlRoot", "RUNNEL_SECRET_KEY": "ctlRootSecret1"}
+	ns := []string{"-n", cl.NamesrvAddr()}
+	var seen strings.Builder
+	for _, args := range [][]string{
+		{"user", "create", "alice", "--password-file", file},
+		{"user", "get", "alice"},
+		{"user", "list"},
+		{"user", "update", "alice", "--password-file", file, "--status", "enable"},
+	} {
+		r := runCLI(t, root, "", append(ns, args...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		seen.WriteString(r.stdout + r.stderr)
+	}
+	if strings.Contains(seen.String(), secret) {
+		t.Fatalf("runnelctl showed the password unasked:\n%s", seen.String())
+	}
+	if r := runCLI(t, root, "", append(ns, "user", "get", "alice", "-o", "json")...); !strings.Contains(r.stdout, secret) {
+		t.Fatalf("-o json: %q", r.stdout)
+	}
+	if r := runCLI(t, root, "", append(ns, "user", "create", "bob", "--password", "x", "--password-file", file)...); r.code == 0 {
+		t.Fatal("--password and --password-file together were taken")
+	}
+	// alice signs with the password read from the file.
+	if r := runCLI(t, map[string]string{"RUNNEL_ACCESS_KEY": "alice", "RUNNEL_SECRET_KEY": secret}, "", append(ns, "user", "list")...); !strings.Contains(r.stderr, "User:alice has no permission") {
+		t.Fatalf("alice, authenticated but not allowed: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/runnelmq/runnel/client/admin"
 )
 
 // completionTimeout bounds asking the cluster for names while a shell
@@ -40,7 +42,7 @@ func (a *app) completeTopics(_ *cobra.Command, _ []string, toComplete string) ([
 	}
 	out := topics[:0]
 	for _, t := range topics {
-		if strings.HasPrefix(t, toComplete) && (!systemTopic(t) || toComplete != "") {
+		if strings.HasPrefix(t, toComplete) && (!admin.IsSystemTopic(t) || toComplete != "") {
 			out = append(out, t)
 		}
 	}

@@ -4,24 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // A consumer group's dead letters: listing them and re-sending them to
-// the topics they came from. Both read %DLQ%<group> with plain pulls from
-// each queue's oldest offset and commit no offset, so a consumer that
-// reads the dead-letter topic itself (brokers since RocketMQ 4.7 create it
-// readable) is not disturbed.
+// the topics they came from, with the admin client's DeadLetters,
+// PlanResend and Resend (the console's too). They read %DLQ%<group> with
+// tool pulls from each queue's oldest offset and commit no offset, so a
+// consumer that reads the dead-letter topic itself (brokers since RocketMQ
+// 4.7 create it readable) is not disturbed.
 
 func newDlqCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -90,31 +87,31 @@ whole body. No consumer group's offsets move.`,
 }
 
 func (a *app) dlqList(ctx context.Context, group string, max int) error {
+	adm, err := a.admin()
+	if err != nil {
+		return err
+	}
 	topic := admin.DLQTopic(group)
-	var views []deadLetterView
-	ranges, err := a.scanDLQ(ctx, topic, nil, func(m *client.MessageExt) bool {
-		views = append(views, deadLetterOf(&m.MessageExt))
-		return len(views) < max
-	})
-	total := held(ranges)
-	if errors.Is(err, client.ErrTopicNotExist) {
+	msgs, total, err := adm.DeadLetters(ctx, group, max)
+	if errors.Is(err, admin.ErrNotFound) {
 		fmt.Fprintf(a.stderr, "group %s has no dead letters (no topic %s)\n", group, topic)
 		err = nil
 	}
 	if err != nil {
-		return err
+		return dlqError(err, topic)
+	}
+	views := make([]deadLetterView, 0, len(msgs))
+	for _, m := range msgs {
+		views = append(views, deadLetterOf(m))
 	}
 	if total > int64(len(views)) {
 		fmt.Fprintf(a.stderr, "showing %d of %d dead letters of group %s (raise --max for more)\n", len(views), total, group)
 	}
 	if a.output == "json" {
-		if views == nil {
-			views = []deadLetterView{}
-		}
 		return writeJSON(a.stdout, views)
 	}
 	if len(views) == 0 {
-		if total == 0 {
+		if total == 0 && msgs != nil {
 			fmt.Fprintf(a.stderr, "group %s has no dead letters in %s\n", group, topic)
 		}
 		return nil
@@ -127,94 +124,12 @@ func (a *app) dlqList(ctx context.Context, group string, max int) error {
 	return t.flush()
 }
 
-// dlqPullBatch is how many dead letters one pull asks for.
-const dlqPullBatch = 32
-
-// dlqRange is the part of one dead-letter queue a command reads: from lo
-// up to (not including) hi.
-type dlqRange struct {
-	mq     queue.MessageQueue
-	lo, hi int64
-}
-
-// scanDLQ pulls the queues of topic, handing each message to visit until
-// visit returns false. Without ranges it reads every readable queue from
-// its oldest offset up to its end when the scan begins, and returns those
-// ranges, so that a second scan over them sees the same messages however
-// many arrive meanwhile. An error matches client.ErrTopicNotExist when
-// the topic has no route. Nothing is committed.
-func (a *app) scanDLQ(ctx context.Context, topic string, ranges []dlqRange, visit func(*client.MessageExt) bool) ([]dlqRange, error) {
-	cfg := client.DefaultPullConsumerConfig()
-	cfg.Client = a.clientConfig("dlq")
-	pc, err := client.NewPullConsumer(cfg)
-	if err != nil {
-		return nil, err
+// dlqError adds runnelctl's way out to a dead-letter topic no one can read.
+func dlqError(err error, topic string) error {
+	if errors.Is(err, admin.ErrNotReadable) {
+		return fmt.Errorf("%w; runnelctl topic update-perm '%s' --perm RW makes it readable", err, topic)
 	}
-	if err := pc.Start(ctx); err != nil {
-		return nil, err
-	}
-	defer func() { _ = pc.Shutdown(context.Background()) }()
-	if ranges == nil {
-		if ranges, err = a.dlqRanges(ctx, pc, topic); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range ranges {
-		for off := r.lo; off < r.hi; {
-			res, err := pc.Pull(ctx, r.mq, off, min(dlqPullBatch, int(r.hi-off)), client.PullOptions{Expression: "*"})
-			if err != nil {
-				return nil, fmt.Errorf("pull %s at %d: %w", r.mq, off, err)
-			}
-			for _, m := range res.Messages {
-				if m.QueueOffset >= r.hi {
-					break
-				}
-				if !visit(m) {
-					return ranges, nil
-				}
-			}
-			if res.Status == client.PullNoNewMessage || res.NextOffset <= off {
-				break // the queue ends (or was cut) short of hi
-			}
-			off = res.NextOffset
-		}
-	}
-	return ranges, nil
-}
-
-// dlqRanges are the current extents of topic's readable queues.
-func (a *app) dlqRanges(ctx context.Context, pc *client.PullConsumer, topic string) ([]dlqRange, error) {
-	mqs, err := pc.MessageQueues(ctx, topic)
-	if err != nil {
-		return nil, fmt.Errorf("topic %s: %w", topic, err)
-	}
-	if len(mqs) == 0 {
-		// A dead-letter topic created by a broker before RocketMQ 4.7, or
-		// by Runnel before it followed 4.7, is write-only.
-		return nil, fmt.Errorf("topic %s has no readable queue: brokers before RocketMQ 4.7 create dead-letter topics write-only (perm W); runnelctl topic update-perm '%s' --perm RW makes it readable", topic, topic)
-	}
-	ranges := make([]dlqRange, 0, len(mqs))
-	for _, mq := range mqs {
-		lo, err := pc.MinOffset(ctx, mq)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := pc.MaxOffset(ctx, mq)
-		if err != nil {
-			return nil, err
-		}
-		ranges = append(ranges, dlqRange{mq: mq, lo: lo, hi: hi})
-	}
-	return ranges, nil
-}
-
-// held is how many messages ranges cover.
-func held(ranges []dlqRange) int64 {
-	var n int64
-	for _, r := range ranges {
-		n += r.hi - r.lo
-	}
-	return n
+	return err
 }
 
 func newDlqResendCmd(a *app) *cobra.Command {
@@ -278,145 +193,51 @@ type resentRow struct {
 	QueueOffset     int64  `json:"queueOffset"`
 }
 
-// resendProducerGroup is the producer group re-sends are sent under.
-const resendProducerGroup = "runnelctl-dlq"
-
-// dlqResend reads the dead-letter topic twice over the same ranges: once
-// to check every id and origin and to ask, keeping no bodies, then to send
-// the copies as it reads, so that memory does not grow with the queue.
+// dlqResend plans the re-send (every dead letter picked is read and its
+// origin checked, no body kept), asks, then sends the copies as it reads
+// the same ranges again, so that memory does not grow with the queue.
 func (a *app) dlqResend(ctx context.Context, group string, ids []string, all, yes bool) error {
+	adm, err := a.admin()
+	if err != nil {
+		return err
+	}
 	topic := admin.DLQTopic(group)
-	found := map[string]bool{} // by upper-case id
-	for _, id := range ids {
-		if id = strings.TrimSpace(id); id != "" {
-			found[strings.ToUpper(id)] = false
-		}
-	}
-	picks := func(m *client.MessageExt) bool {
-		if all {
-			return true
-		}
-		_, byID := found[strings.ToUpper(m.MsgID)]
-		_, byOffset := found[strings.ToUpper(m.OffsetMsgID)]
-		return byID || byOffset
-	}
-	picked := 0
-	perTopic := map[string]int{}
-	var bad error
-	ranges, err := a.scanDLQ(ctx, topic, nil, func(m *client.MessageExt) bool {
-		if !picks(m) {
-			return true
-		}
-		picked++
-		for _, id := range []string{m.MsgID, m.OffsetMsgID} {
-			if _, ok := found[strings.ToUpper(id)]; ok {
-				found[strings.ToUpper(id)] = true
-			}
-		}
-		origin, err := admin.DeadLetterOrigin(&m.MessageExt)
-		if err != nil {
-			bad = err
-			return false
-		}
-		perTopic[origin]++
-		return true
-	})
+	plan, err := adm.PlanResend(ctx, group, ids, all)
 	switch {
-	case errors.Is(err, client.ErrTopicNotExist) && all:
-		fmt.Fprintf(a.stderr, "group %s has no dead letters (no topic %s): nothing to re-send\n", group, topic)
-		return nil
-	case errors.Is(err, client.ErrTopicNotExist):
+	case errors.Is(err, admin.ErrNotFound) && strings.Contains(err.Error(), "no dead letter with id"):
+		return err
+	case errors.Is(err, admin.ErrNotFound):
 		return fmt.Errorf("group %s has no dead letters (no topic %s)", group, topic)
 	case err != nil:
-		return err
-	case bad != nil:
-		// Every dead letter must have somewhere to go before any is sent.
-		return fmt.Errorf("%w; nothing re-sent", bad)
+		return dlqError(err, topic)
 	}
-	var missing []string
-	for _, id := range slices.Sorted(maps.Keys(found)) {
-		if !found[id] {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("no dead letter with id %s in %s (ids are the MSG ID or OFFSET MSG ID dlq list shows); nothing re-sent",
-			strings.Join(missing, ", "), topic)
-	}
-	if picked == 0 {
+	if plan.Count == 0 {
 		fmt.Fprintf(a.stderr, "group %s has no dead letters in %s: nothing to re-send\n", group, topic)
 		return nil
 	}
-	var dest []string
-	for _, t := range slices.Sorted(maps.Keys(perTopic)) {
-		dest = append(dest, fmt.Sprintf("%s (%d)", t, perTopic[t]))
-	}
-	if err := a.confirm(yes, fmt.Sprintf("Re-send %s of group %s to %s", plural(picked, "dead letter", "dead letters"), group, strings.Join(dest, ", "))); err != nil {
+	if err := a.confirm(yes, fmt.Sprintf("Re-send %s of group %s to %s", plural(plan.Count, "dead letter", "dead letters"), group, plan.Destinations())); err != nil {
 		return err
 	}
-
-	p, err := a.resendProducer(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = p.Shutdown(context.Background()) }()
 	const rowFormat = "%-32s %-24s %-32s %-32s\n"
 	start := time.Now()
-	sent := 0
-	var sendErr error
-	_, err = a.scanDLQ(ctx, topic, ranges, func(m *client.MessageExt) bool {
-		if !picks(m) {
-			return true
-		}
-		var origin string
-		if origin, sendErr = admin.DeadLetterOrigin(&m.MessageExt); sendErr != nil {
-			return false
-		}
-		res, serr := p.Send(ctx, &client.Message{Topic: origin, Body: m.Body, Flag: m.Flag, Properties: admin.ResendProperties(&m.MessageExt)})
-		if serr != nil {
-			sendErr = fmt.Errorf("re-sent %d of %d; dead letter %s to %s: %w", sent, picked, m.OffsetMsgID, origin, serr)
-			return false
-		}
-		sent++
-		row := resentRow{DeadMsgID: m.MsgID, DeadOffsetMsgID: m.OffsetMsgID, Topic: origin, MsgID: res.MsgID,
-			OffsetMsgID: res.OffsetMsgID, Broker: res.Queue.BrokerName, QueueID: res.Queue.QueueID, QueueOffset: res.QueueOffset}
+	first := true
+	sent, err := adm.Resend(ctx, plan, func(r admin.Resent) error {
+		row := resentRow{DeadMsgID: r.DeadMsgID, DeadOffsetMsgID: r.DeadOffsetMsgID, Topic: r.Topic, MsgID: r.MsgID,
+			OffsetMsgID: r.OffsetMsgID, Broker: r.Broker, QueueID: r.QueueID, QueueOffset: r.QueueOffset}
 		if a.output == "json" {
-			sendErr = jsonLine{w: a.stdout}.write(row)
-			return sendErr == nil
+			return jsonLine{w: a.stdout}.write(row)
 		}
-		if sent == 1 {
+		if first {
+			first = false
 			fmt.Fprintf(a.stdout, rowFormat, "DEAD LETTER MSG ID", "TOPIC", "NEW MSG ID", "NEW OFFSET MSG ID")
 		}
-		_, sendErr = fmt.Fprintf(a.stdout, rowFormat, dash(row.DeadMsgID), row.Topic, row.MsgID, row.OffsetMsgID)
-		return sendErr == nil
+		_, err := fmt.Fprintf(a.stdout, rowFormat, dash(row.DeadMsgID), row.Topic, row.MsgID, row.OffsetMsgID)
+		return err
 	})
-	if err := errors.Join(err, sendErr); err != nil {
+	if err != nil {
 		return err
 	}
-	if sent != picked {
-		// The queue was cut (retention) between the two reads.
-		return fmt.Errorf("re-sent %d of the %d dead letters found: the others left %s meanwhile", sent, picked, topic)
-	}
 	fmt.Fprintf(a.stderr, "re-sent %s of group %s to %s in %s\n", plural(sent, "dead letter", "dead letters"), group,
-		plural(len(perTopic), "topic", "topics"), time.Since(start).Round(time.Millisecond))
+		plural(len(plan.Topics), "topic", "topics"), time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// resendProducer starts the producer copies are sent with.
-func (a *app) resendProducer(ctx context.Context) (*client.Producer, error) {
-	cfg := client.DefaultProducerConfig()
-	cfg.Group = resendProducerGroup
-	cfg.Client = a.clientConfig("dlq-send")
-	if a.timeout > 0 {
-		cfg.SendTimeout = a.timeout
-	}
-	p, err := client.NewProducer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Start(ctx); err != nil {
-		_ = p.Shutdown(context.Background())
-		return nil, err
-	}
-	return p, nil
 }

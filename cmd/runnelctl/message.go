@@ -163,7 +163,7 @@ func (a *app) findClientID(ctx context.Context, id string) (*protocol.MessageExt
 	if err != nil {
 		return nil, err
 	}
-	topics = slices.DeleteFunc(topics, systemTopic)
+	topics = slices.DeleteFunc(topics, admin.IsSystemTopic)
 	if len(topics) > maxTopicsSearched {
 		return nil, fmt.Errorf("%s is not the offsetMsgId of a known broker and the cluster has %d topics: add --topic to look it up as a client message id", id, len(topics))
 	}

@@ -44,15 +44,10 @@ on --topic (default ` + trace.Topic + `).`,
 			if q.Begin, q.End, err = times.parse(time.Now()); err != nil {
 				return err
 			}
-			msgs, err := adm.QueryMessageByKey(cmd.Context(), q)
+			recs, err := adm.MessageTrace(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
-			bodies := make([]string, len(msgs))
-			for i, m := range msgs {
-				bodies[i] = string(m.Body)
-			}
-			recs := trace.Of(id, bodies)
 			if a.output == "json" {
 				if recs == nil {
 					recs = []trace.Record{}

@@ -188,21 +188,8 @@ func printNodes(a *app, what string, nodes []admin.Node) error {
 	return t.flush()
 }
 
-// systemTopic reports whether t is one of RocketMQ's internal topics.
-func systemTopic(t string) bool {
-	switch t {
-	case protocol.DefaultTopicKey, "SCHEDULE_TOPIC_XXXX", "OFFSET_MOVED_EVENT", "SELF_TEST_TOPIC",
-		"BenchmarkTest", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRACE_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-		"TRANS_CHECK_MAX_TIME_TOPIC", "rmq_sys_REVIVE_LOG":
-		return true
-	}
-	return strings.HasPrefix(t, "%RETRY%") || strings.HasPrefix(t, "%DLQ%") ||
-		strings.HasPrefix(t, "rmq_sys_") || strings.HasPrefix(t, "RMQ_SYS_")
-}
-
-// visibleTopics is topics without the system ones: systemTopic's, and
-// the topics brokers register named after their cluster and broker group,
-// and <cluster>_REPLY_TOPIC.
+// visibleTopics is topics without the system ones (admin.IsSystemTopic's
+// and admin.ClusterTopics').
 func (a *app) visibleTopics(ctx context.Context, topics []string) ([]string, error) {
 	adm, err := a.admin()
 	if err != nil {
@@ -212,11 +199,8 @@ func (a *app) visibleTopics(ctx context.Context, topics []string) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]bool{}
-	for _, b := range brokers {
-		names[b.Cluster], names[b.Name], names[b.Cluster+"_REPLY_TOPIC"] = true, true, true
-	}
-	return slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return systemTopic(t) || names[t] }), nil
+	names := admin.ClusterTopics(brokers)
+	return slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return admin.IsSystemTopic(t) || names[t] }), nil
 }
 
 func newTopicListCmd(a *app) *cobra.Command {

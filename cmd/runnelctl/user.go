@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,27 +29,49 @@ sign with (--ak, WithCredentials), its password the secret key. A Super user
 passes every authorization check; a Normal one needs ACL entries (runnelctl acl).
 Managing them needs a user allowed Update (or Get) on the Cluster resource —
 a super user, such as broker.conf's initAuthenticationUser.`,
-		Example: `  runnelctl --ak admin --sk admin-secret user create alice --password alice-secret
+		Example: `  runnelctl --ak admin --sk admin-secret user create alice --password-file alice.pw
   runnelctl user list
   runnelctl user update alice --status disable`,
 	}
 	var w authWhere
 	var u protocol.UserInfo
+	var passwordFile string
 	userFlags := func(c *cobra.Command, create bool) {
 		w.flags(c)
-		c.Flags().StringVar(&u.Password, "password", "", "the user's password: the secret key it signs with")
+		c.Flags().StringVar(&u.Password, "password", "", "the user's password: the secret key it signs with (visible to every local user in ps: prefer --password-file)")
+		c.Flags().StringVar(&passwordFile, "password-file", "", "read the password from this file's first line")
 		c.Flags().StringVar(&u.UserType, "type", "", "Super or Normal (create: Normal)")
 		c.Flags().StringVar(&u.UserStatus, "status", "", "enable or disable (create: enable)")
+		c.MarkFlagsMutuallyExclusive("password", "password-file")
 		if create {
-			_ = c.MarkFlagRequired("password")
+			c.MarkFlagsOneRequired("password", "password-file")
 		}
 	}
+	// readPassword takes --password-file's first line as the password.
+	readPassword := func() error {
+		if passwordFile == "" {
+			return nil
+		}
+		data, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return fmt.Errorf("--password-file: %w", err)
+		}
+		line, _, _ := strings.Cut(string(data), "\n")
+		if u.Password = strings.TrimRight(line, "\r"); u.Password == "" {
+			return fmt.Errorf("--password-file %s: the first line is empty", passwordFile)
+		}
+		return nil
+	}
 	create := &cobra.Command{
-		Use: "create NAME --password SECRET", Short: "Create a user",
-		Example: `  runnelctl user create alice --password alice-secret
+		Use: "create NAME --password-file FILE", Short: "Create a user",
+		Example: `  runnelctl user create alice --password-file alice.pw
+  runnelctl user create alice --password alice-secret
   runnelctl user create ops --password ops-secret --type Super -c DefaultCluster`, Args: exactArgs(1, "a user name"),
 		Aliases: []string{"createUser"},
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := readPassword(); err != nil {
+				return err
+			}
 			return userChange(a, c, "user "+args[0]+" created", func(adm *admin.Admin) ([]admin.Node, error) {
 				u.Username = args[0]
 				return adm.CreateUser(c.Context(), w.Where, u)
@@ -62,6 +85,9 @@ a super user, such as broker.conf's initAuthenticationUser.`,
   runnelctl user update alice --status disable`,
 		Aliases: []string{"updateUser"}, Args: exactArgs(1, "a user name"),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := readPassword(); err != nil {
+				return err
+			}
 			if u.Password == "" && u.UserType == "" && u.UserStatus == "" {
 				return fmt.Errorf("%s: nothing to change: give --password, --type or --status", c.CommandPath())
 			}

@@ -28,6 +28,7 @@ type options struct {
 	logger    *slog.Logger
 	group     int  // a replicated group of this many nodes (group.go)
 	raftTCP   bool // its raft over loopback TCP
+	raftTLS   bool // and over mutual TLS
 }
 
 // Brokers sets the number of brokers (default 1). Broker i is named
@@ -117,6 +118,11 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		var err error
 		if c.links, err = newLinks(o.group, o.raftTCP); err != nil {
 			t.Fatalf("cluster: raft ports: %v", err)
+		}
+		if o.raftTLS {
+			if c.links.certFile, c.links.keyFile, err = raftCertificate(t.TempDir()); err != nil {
+				t.Fatalf("cluster: raft certificate: %v", err)
+			}
 		}
 	}
 	for i := range o.namesrvs {

@@ -1,8 +1,13 @@
 package cluster
 
 import (
+	"crypto/ecdsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -11,6 +16,7 @@ import (
 	"github.com/runnelmq/runnel/broker/replica"
 	"github.com/runnelmq/runnel/internal/raftnet"
 	"github.com/runnelmq/runnel/internal/testwait"
+	"github.com/runnelmq/runnel/remoting"
 )
 
 // Group makes the cluster's brokers one replicated group of n nodes
@@ -27,11 +33,39 @@ func Group(n int) Option {
 // transport: what benchmarks measure. Cut and Heal do nothing then.
 func RaftOverTCP() Option { return func(o *options) { o.raftTCP = true } }
 
+// RaftOverTLS is RaftOverTCP over mutual TLS: every node presents one
+// shared certificate, generated for the cluster, which is also the one it
+// trusts (raftTlsCertPath and raftTlsKeyPath, no raftTlsCaPath).
+func RaftOverTLS() Option { return func(o *options) { o.raftTCP, o.raftTLS = true, true } }
+
+// raftCertificate writes a generated certificate and its key, PEM, in dir.
+func raftCertificate(dir string) (certFile, keyFile string, err error) {
+	cert, certPEM, err := remoting.SelfSignedCertificate()
+	if err != nil {
+		return "", "", err
+	}
+	key, ok := cert.PrivateKey.(*ecdsa.PrivateKey)
+	if !ok {
+		return "", "", fmt.Errorf("a %T key", cert.PrivateKey)
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile = filepath.Join(dir, "raft.pem"), filepath.Join(dir, "raft.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+}
+
 // links is a replicated group's raft network: in memory (package
 // raftnet's, which Cut and Heal break and mend), or loopback TCP.
 type links struct {
 	addrs []raft.ServerAddress // 127.0.0.1 ports over TCP
 	net   *raftnet.Net         // nil over TCP
+	// certFile and keyFile are the members' shared certificate over TLS.
+	certFile, keyFile string
 }
 
 func newLinks(n int, tcp bool) (*links, error) {
@@ -76,6 +110,7 @@ func (c *Cluster) groupConfig(i int, cfg *config.Config) {
 	cfg.Replication.SelfID = fmt.Sprintf("n%d", i)
 	cfg.Replication.Peers = c.links.peers()
 	cfg.Replication.LogNoSync = true
+	cfg.Replication.TLSCertPath, cfg.Replication.TLSKeyPath = c.links.certFile, c.links.keyFile
 }
 
 // Cut cuts group node i's raft links to every other node (its client and

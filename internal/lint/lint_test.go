@@ -37,6 +37,7 @@ var rules = []struct {
 	{"client", []string{"broker", "namesrv", "store", "cmd", "integration"}, "the client must work against any RocketMQ broker"},
 	{"namesrv", []string{"broker", "client", "store", "cmd", "integration"}, "the name server stands alone"},
 	{"broker", []string{"namesrv", "client", "cmd", "integration"}, "the broker does not embed a client or name server"},
+	{"console", []string{"broker", "namesrv", "store", "cmd", "integration"}, "the console works against any RocketMQ cluster: it reaches it through client/admin only"},
 	{"broker/remotingdoor", append([]string{"broker/registration", "broker/replica", "broker/config"}, otherDoors("broker/remotingdoor")...), "a door adapts one protocol onto the core and knows no other door, nor the process's parts"},
 	{"broker/grpcdoor", append([]string{"broker/registration", "broker/replica", "broker/config"}, otherDoors("broker/grpcdoor")...), "a door adapts one protocol onto the core and knows no other door, nor the process's parts"},
 }
@@ -74,6 +75,12 @@ func init() {
 			"the core and its tables speak their own types: no wire, no door, no process parts"})
 	}
 }
+
+// consoleImports are the only module packages the console may import:
+// it reaches the cluster through the admin client alone (never raw
+// remoting, never our own producer or consumer), and uses the wire's and
+// the client's types.
+var consoleImports = []string{"client/admin", "client/queue", "client/trace", "remoting/protocol", "message", "topicconf", "groupconf", "console"}
 
 // pure packages hold logic tested without sockets.
 var pure = []string{"message", "topicconf", "groupconf", "acl", "namesrv/routeinfo", "broker/lock", "broker/longpoll", "broker/clients", "broker/offsets", "broker/filter", "broker/core", "client/rebalance", "remoting/protocol"}
@@ -226,5 +233,34 @@ func TestRulesCatchViolations(t *testing.T) {
 	}
 	if got := violations(good); len(got) != 0 {
 		t.Fatalf("allowed imports reported: %v", got)
+	}
+}
+
+func TestConsoleReachesTheClusterThroughAdminOnly(t *testing.T) {
+	all := imports(t, repoRoot(t))
+	found := false
+	for pkg, imps := range all {
+		if !under(pkg, "console") {
+			continue
+		}
+		found = true
+		for _, imp := range imps {
+			target, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			allowed := false
+			for _, a := range consoleImports {
+				if target == a || a == "console" && under(target, a) {
+					allowed = true
+				}
+			}
+			if !allowed {
+				t.Errorf("%s imports %s: the console may import only %v", pkg, target, consoleImports)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no console package found")
 	}
 }
