@@ -276,7 +276,7 @@ func (c *Core) ForwardToDLQ(group, topic, handle string) error {
 		m.ReconsumeTimes = rec.ReconsumeTimes
 	}
 	g, _ := c.GroupConfig(group)
-	if err := c.popToDLQ(group, m, popMaxTimes(g.RetryMaxTimes)); err != nil {
+	if err := c.giveBack(m, giveBack{group: group, maxTimes: popMaxTimes(g.RetryMaxTimes), toDLQ: true}); err != nil {
 		return err
 	}
 	if rec.Orderly {

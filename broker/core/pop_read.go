@@ -216,9 +216,16 @@ func (c *Core) popped(qk pop.QueueKey, m *message.MessageExt, rec pop.Record, or
 }
 
 // popToDLQ sends a popped message past its group's reconsume limit to the
-// group's %DLQ%.
+// group's %DLQ%. A DLQ refused for good (its name too long, unwritable)
+// drops the message and says so, rather than stop the group's queue.
 func (c *Core) popToDLQ(group string, m *message.MessageExt, maxTimes int32) error {
-	return c.giveBack(m, giveBack{group: group, maxTimes: maxTimes, toDLQ: true})
+	err := c.giveBack(m, giveBack{group: group, maxTimes: maxTimes, toDLQ: true})
+	if err != nil && refusedForGood(err) {
+		c.log.Error("broker: a message past its reconsume limit is dropped: its DLQ is refused",
+			"group", group, "topic", m.Topic, "offset", m.QueueOffset, "err", err)
+		return nil
+	}
+	return err
 }
 
 // isRetryTopic says whether topic is a %RETRY% topic.

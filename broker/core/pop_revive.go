@@ -111,16 +111,39 @@ func (s *popSource) Fire(e due.Entry) (*message.MessageExt, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	retry := pop.RetryTopic(w.key.Group, pop.OriginTopic(w.key.Group, w.key.Topic))
-	if _, err := s.c.ensureRetryTopic(retry, w.key.Group, "pop"); err != nil {
-		return nil, err
-	}
 	props := map[string]string{}
 	if m.Property(message.PropertyFirstPopTime) == "" {
 		props[message.PropertyFirstPopTime] = strconv.FormatInt(rec.PopTime, 10)
 	}
 	g, _ := s.c.GroupConfig(w.key.Group)
-	return s.c.giveBackCopy(m, giveBack{group: w.key.Group, retryTopic: retry, maxTimes: popMaxTimes(g.RetryMaxTimes), props: props})
+	back := giveBack{group: w.key.Group, retryTopic: pop.RetryTopic(w.key.Group, pop.OriginTopic(w.key.Group, w.key.Topic)),
+		maxTimes: popMaxTimes(g.RetryMaxTimes), props: props}
+	// A refusal for good (a retry topic whose name is too long, one
+	// made unwritable) must not hold up the service's other entries,
+	// which a returned error would retry behind it: the message goes to
+	// the DLQ, or where that is refused too, is dropped and said so.
+	if _, err := s.c.ensureRetryTopic(back.retryTopic, w.key.Group, "pop"); err != nil {
+		if !refusedForGood(err) {
+			return nil, err
+		}
+		s.c.log.Warn("broker: a message not acknowledged in time goes to the DLQ: its retry topic is refused",
+			"group", w.key.Group, "retryTopic", back.retryTopic, "err", err)
+		back.toDLQ = true
+	}
+	cp, err := s.c.giveBackCopy(m, back)
+	if err != nil && refusedForGood(err) {
+		s.c.log.Error("broker: a message not acknowledged in time is dropped: its DLQ is refused",
+			"group", w.key.Group, "topic", w.key.Topic, "offset", w.key.Offset, "err", err)
+		return nil, nil
+	}
+	return cp, err
+}
+
+// refusedForGood says whether err refuses for what a request is (a name,
+// a permission), so trying it again changes nothing.
+func refusedForGood(err error) bool {
+	e, ok := ReasonOf(err)
+	return ok && (e.Reason == InvalidName || e.Reason == ReservedName || e.Reason == Forbidden)
 }
 
 // Fired deletes the record of an entry whose copy is written (or that had

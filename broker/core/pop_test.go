@@ -330,3 +330,22 @@ func TestDeleteTopicDropsInFlight(t *testing.T) {
 	}
 	wantReason(t, c.Ack("g", "T", res.Messages[0].Handle), InvalidReceipt)
 }
+
+// TestPopRetryTopicRefused: a group whose retry topic's name would be too
+// long gets its messages not acknowledged in time in its %DLQ% (which
+// fits), and the due-time service goes on delivering behind them.
+func TestPopRetryTopicRefused(t *testing.T) {
+	c := openCore(t, nil)
+	group := strings.Repeat("g", 119) // %RETRY%<group>_T is 128 long, %DLQ%<group> 124
+	sendBody(t, c, "T", 0, "x")
+	sendBody(t, c, "T", 0, "y")
+	mustPop(t, c, popReq(group, "T", 1, time.Minute))
+	mustPop(t, c, popReq("g", "T", 2, 2*time.Minute))
+	c.advance(t, 2*time.Minute)
+	if got := bodiesOf(mustPop(t, c, popReq("reader", "%DLQ%"+group, 32, time.Minute)).Messages); strings.Join(got, " ") != "x#2" {
+		t.Fatalf("dead letters %v", got)
+	}
+	if got := bodiesOf(mustPop(t, c, popReq("g", "T", 32, time.Minute)).Messages); strings.Join(got, " ") != "x#2 y#2" {
+		t.Fatalf("the other group's messages came back as %v", got)
+	}
+}
