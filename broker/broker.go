@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/broker/due"
+	"github.com/runnelmq/runnel/broker/grpcdoor"
 	"github.com/runnelmq/runnel/broker/metrics"
 	"github.com/runnelmq/runnel/broker/registration"
 	"github.com/runnelmq/runnel/broker/remotingdoor"
@@ -39,6 +40,7 @@ type Broker struct {
 	// first of them, every broker's.
 	doors    []Door
 	remoting *remotingdoor.Door
+	grpc     *grpcdoor.Door // nil when the broker serves no gRPC door
 	reg      *registration.Registrar
 	// metrics is the Prometheus exporter (exporter.go).
 	metrics *metrics.Metrics
@@ -194,6 +196,9 @@ func New(cfg config.Config) (*Broker, error) {
 		return fail(err)
 	}
 	b.doors = append(b.doors, b.remoting)
+	if err := b.newGRPCDoor(serverTLS); err != nil {
+		return fail(err)
+	}
 	return b, nil
 }
 

@@ -29,7 +29,7 @@ fi
 go build -o "$tmp/bin/" ./cmd/runnel ./cmd/runnelctl ./cmd/consumer
 
 # Port 0: the kernel picks free ports; dev prints the name server's.
-"$tmp/bin/runnel" dev --dir "$tmp/store" --namesrv-listen 127.0.0.1:0 --broker-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --console-listen 127.0.0.1:0 >"$tmp/dev.out" 2>&1 &
+"$tmp/bin/runnel" dev --dir "$tmp/store" --namesrv-listen 127.0.0.1:0 --broker-listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --console-listen 127.0.0.1:0 >"$tmp/dev.out" 2>&1 &
 dev_pid=$!
 for _ in $(seq 1 200); do
 	grep -q "broker: serving on" "$tmp/dev.out" && break

@@ -59,6 +59,9 @@ import (
 //	raftTlsCertPath, raftTlsKeyPath, raftTlsCaPath
 //	                          Replication's TLS files (Runnel's keys)
 //	slaveReadEnable           SlaveReadEnable
+//	grpcServerPort            GRPC.ListenAddr's port (RocketMQ's proxy key)
+//	grpcListenAddr, grpcAdvertiseAddr, grpcPeers
+//	                          GRPC (Runnel's keys; see GRPCConfig)
 //	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
 //	                          TLS (remoting.TLSConfig.Set lists them)
 //
@@ -258,6 +261,9 @@ func (c *Config) setKey(st *confState, key, val string) error {
 		}
 		c.TransactionCheckMax = v
 	default:
+		if ok, err := c.setGRPCKey(key, val); ok {
+			return err
+		}
 		if ok, err := c.Metrics.ApplyKey(key, val); ok {
 			return err
 		}

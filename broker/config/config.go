@@ -168,6 +168,10 @@ type Config struct {
 	// ExporterType is PROM.
 	Metrics metrics.Config
 
+	// GRPC configures the RocketMQ 5 gRPC door (grpcServerPort, ...); see
+	// GRPCConfig. Default off.
+	GRPC GRPCConfig
+
 	// Replication makes this broker one node of a replicated group
 	// (RocketMQ's DLedger keys); see ReplicationConfig. Default off: a
 	// single broker, with no raft on any path.

@@ -21,6 +21,7 @@ const noAnswer int16 = -32768
 type rpcLatency struct {
 	h      *prometheus.HistogramVec
 	series sync.Map // rpcKey -> prometheus.Observer
+	grpc   sync.Map // grpcKey -> prometheus.Observer (grpc.go)
 }
 
 type rpcKey struct {

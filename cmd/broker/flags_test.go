@@ -65,6 +65,8 @@ var flagSamples = map[string]string{
 	"dleger": "true", "dleger-group": "g", "dleger-peers": "n0-127.0.0.1:1;n1-127.0.0.1:2;n2-127.0.0.1:3",
 	"dleger-self-id": "n1", "raft-heartbeat-timeout": "1.5s", "raft-election-timeout": "250ms",
 	"slave-read": "true", "metrics": "127.0.0.1:7001",
+	"grpc-listen": "127.0.0.1:18081", "grpc-advertise": "192.0.2.1:28081",
+	"grpc-peers": "n0-192.0.2.1:8101;n1-192.0.2.2:8111",
 }
 
 var sampleConf = map[string]string{
@@ -75,7 +77,9 @@ var sampleConf = map[string]string{
 	"dleger": "enableDLegerCommitLog=true", "dleger-group": "dLegerGroup=g",
 	"dleger-peers": "dLegerPeers=n0-127.0.0.1:1;n1-127.0.0.1:2;n2-127.0.0.1:3", "dleger-self-id": "dLegerSelfId=n1",
 	"raft-heartbeat-timeout": "raftHeartbeatTimeoutMs=1500", "raft-election-timeout": "raftElectionTimeoutMs=250",
-	"slave-read": "slaveReadEnable=true",
+	"slave-read":  "slaveReadEnable=true",
+	"grpc-listen": "grpcListenAddr=127.0.0.1:18081", "grpc-advertise": "grpcAdvertiseAddr=192.0.2.1:28081",
+	"grpc-peers": "grpcPeers=n0-192.0.2.1:8101;n1-192.0.2.2:8111",
 	"metrics":    "metricsExporterType=PROM\nmetricsPromExporterHost=127.0.0.1\nmetricsPromExporterPort=7001",
 }
 

@@ -105,11 +105,18 @@ func bindFlags(fs *pflag.FlagSet, f *cmdFlags) {
 	fs.Duration("raft-election-timeout", 300*time.Millisecond, "how long a candidate waits for votes (whole milliseconds)")
 	fs.Bool("slave-read", false, "let slaves serve pulls")
 	fs.String("metrics", "", "host:port to serve Prometheus /metrics on (default off, or as broker.conf says)")
+	fs.String("grpc-listen", defaultGRPCListen, "address of the RocketMQ 5 gRPC door (TLS and plaintext on one port; \"\" turns it off)")
+	fs.String("grpc-peers", "", "a replicated group's gRPC doors by dLeger id, \"n0-host:port;n1-host:port;...\", so followers route clients to the leader's")
+	fs.String("grpc-advertise", "", "ip:port RocketMQ 5 clients are routed to (default: the gRPC listen address, with --advertise's host when given)")
 	for _, fk := range flagKeys {
 		fl := fs.Lookup(fk.flag)
 		fl.Usage += " [broker.conf: " + strings.Join(fk.keys, ", ") + "]"
 	}
 }
+
+// defaultGRPCListen is the gRPC door's address when neither a flag nor
+// broker.conf names one: RocketMQ's proxy port.
+const defaultGRPCListen = ":8081"
 
 // defaultStoreDir is the store directory when neither a flag nor
 // broker.conf names one.
@@ -149,6 +156,9 @@ var flagKeys = []flagKey{
 	{flag: "raft-election-timeout", keys: []string{"raftElectionTimeoutMs"}, pairs: millis("raftElectionTimeoutMs")},
 	{flag: "slave-read", keys: []string{"slaveReadEnable"}},
 	{flag: "metrics", keys: []string{"metricsPromExporterHost", "metricsPromExporterPort", "metricsExporterType"}, pairs: metricsPairs},
+	{flag: "grpc-listen", keys: []string{"grpcListenAddr"}},
+	{flag: "grpc-advertise", keys: []string{"grpcAdvertiseAddr"}},
+	{flag: "grpc-peers", keys: []string{"grpcPeers"}},
 }
 
 // millis is a duration flag's key in milliseconds.
@@ -201,6 +211,9 @@ func applyFlag(cfg *config.Config, fk flagKey, value string) error {
 func buildConfig(fs *pflag.FlagSet, f *cmdFlags, getenv func(string) string, log *slog.Logger) (config.Config, error) {
 	cfg := config.Default()
 	cfg.Logger = log
+	// The gRPC door serves on the proxy's port unless broker.conf or a
+	// flag moves it, or turns it off (grpcListenAddr= empty).
+	cfg.GRPC.ListenAddr = defaultGRPCListen
 	if f.confFile != "" {
 		file, err := os.Open(f.confFile)
 		if err != nil {
@@ -251,6 +264,9 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "broker: serving on %s (advertised as %s)\n", b.Addr(), b.AdvertisedAddr())
+	if a := b.GRPCAddr(); a != "" {
+		fmt.Fprintf(stdout, "broker: gRPC (RocketMQ 5 clients) on %s (advertised as %s)\n", a, b.GRPCAdvertisedAddr())
+	}
 	if u := b.MetricsURL(); u != "" {
 		fmt.Fprintf(stdout, "broker: metrics at %s\n", u)
 	}

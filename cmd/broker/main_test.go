@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,10 @@ type proc struct {
 
 func startProc(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
+	if !slices.Contains(args, "--grpc-listen") {
+		// The gRPC door's default is a fixed port; tests take free ones.
+		args = append(args, "--grpc-listen", "127.0.0.1:0")
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NAMESRV_ADDR=")
 	stdout, err := cmd.StdoutPipe()

@@ -5,8 +5,10 @@
 // "dev" runs a name server and a broker in one process, on 127.0.0.1:9876
 // and 127.0.0.1:10911, with the store in $TMPDIR/runnel-dev (kept across
 // runs; --dir moves it, --fresh empties it first). Point any RocketMQ client
-// at 127.0.0.1:9876. It prints one line per server once both serve, and
-// stops cleanly on SIGINT or SIGTERM.
+// at 127.0.0.1:9876, and a RocketMQ 5 SDK (gRPC) at 127.0.0.1:8081, which
+// serves TLS and plaintext alike (--grpc-listen moves it, "" turns it
+// off). It prints one line per server once both serve, and stops cleanly
+// on SIGINT or SIGTERM.
 //
 // "dev --tls" serves TLS beside plain connections on both ports
 // (tls.server.mode permissive; --tls-mode enforcing refuses plain ones)
@@ -80,7 +82,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 
-	var dir, nsListen, brokerListen, metricsListen, consoleListen, logLevel string
+	var dir, nsListen, brokerListen, grpcListen, metricsListen, consoleListen, logLevel string
 	var fresh, useTLS bool
 	var tlsMode, aclFile, authRoot, authRootFile string
 	dev := &cobra.Command{
@@ -105,7 +107,8 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			dc := devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, metricsListen: metricsListen, log: log, aclFile: aclFile}
+			dc := devConfig{dir: dir, nsListen: nsListen, brokerListen: brokerListen, grpcListen: grpcListen,
+				metricsListen: metricsListen, log: log, aclFile: aclFile}
 			if !consoleOff(consoleListen) {
 				dc.consoleListen, dc.consoleRequired = consoleListen, cmd.Flags().Changed("console-listen")
 			}
@@ -129,6 +132,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&fresh, "fresh", false, "delete the store directory first")
 	f.StringVar(&nsListen, "namesrv-listen", "127.0.0.1:9876", "name server address")
 	f.StringVar(&brokerListen, "broker-listen", "127.0.0.1:10911", "broker address")
+	f.StringVar(&grpcListen, "grpc-listen", "127.0.0.1:8081", "gRPC door for RocketMQ 5 SDKs, TLS and plaintext (\"\" turns it off)")
 	f.StringVar(&metricsListen, "metrics-listen", "127.0.0.1:5557", "broker's Prometheus /metrics address (\"\" turns it off)")
 	f.StringVar(&consoleListen, "console-listen", console.DefaultListen, "web console address (\"\" or off turns it off)")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
@@ -143,6 +147,8 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 
 type devConfig struct {
 	dir, nsListen, brokerListen string
+	// grpcListen is the gRPC door's address, "" for none.
+	grpcListen string
 	// aclFile is the broker's plain_acl.yml, "" for none.
 	aclFile string
 	// authRoot, if set, turns ACL 2.0 on with this super user; the broker
@@ -219,6 +225,7 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	}
 	bcfg := config.Default()
 	bcfg.ListenAddr = dc.brokerListen
+	bcfg.GRPC.ListenAddr = dc.grpcListen
 	bcfg.NamesrvAddrs = []string{ns.Addr()}
 	bcfg.StoreDir = dc.dir
 	bcfg.Logger = dc.log
@@ -250,6 +257,9 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "namesrv: serving on %s\n", ns.Addr())
 	fmt.Fprintf(stdout, "broker: serving on %s (store %s, ready in %v)\n", b.Addr(), dc.dir, time.Since(start).Round(time.Millisecond))
+	if a := b.GRPCAddr(); a != "" {
+		fmt.Fprintf(stdout, "broker: gRPC for RocketMQ 5 SDKs on %s (TLS and plaintext)\n", a)
+	}
 	if u := b.MetricsURL(); u != "" {
 		fmt.Fprintf(stdout, "broker: metrics at %s\n", u)
 	}

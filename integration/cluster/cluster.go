@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ type options struct {
 	group     int  // a replicated group of this many nodes (group.go)
 	raftTCP   bool // its raft over loopback TCP
 	raftTLS   bool // and over mutual TLS
+	grpc      bool // every broker serves a gRPC door (grpc.go)
 }
 
 // Brokers sets the number of brokers (default 1). Broker i is named
@@ -133,6 +135,13 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		c.ns = append(c.ns, ns)
 		c.nsAddrs = append(c.nsAddrs, ns.Addr())
 	}
+	var grpcLns []net.Listener
+	if o.grpc {
+		var err error
+		if grpcLns, err = grpcListeners(o.brokers); err != nil {
+			t.Fatalf("cluster: gRPC ports: %v", err)
+		}
+	}
 	for i := range o.brokers {
 		cfg := config.Default()
 		cfg.ListenAddr = "127.0.0.1:0"
@@ -142,6 +151,9 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		cfg.Logger = o.logger
 		if c.links != nil {
 			c.groupConfig(i, &cfg)
+		}
+		if o.grpc {
+			grpcConfig(i, &cfg, grpcLns, c.links != nil)
 		}
 		if o.configure != nil {
 			o.configure(i, &cfg)
@@ -174,6 +186,8 @@ func (c *Cluster) startNode(n *node) error {
 	if err != nil {
 		return err
 	}
+	// A door's listener is served once; a restart listens on its address.
+	n.cfg.GRPC.Listener = nil
 	if err := b.Start(); err != nil {
 		_ = b.Close()
 		return err
