@@ -148,6 +148,9 @@ func TestPopOverTheWire(t *testing.T) {
 	// d is not acknowledged: after its minute it comes back, once,
 	// through the group's retry topic, its reconsume times raised.
 	clock.Advance(time.Minute)
+	if _, err := b.Core().Due().Step(); err != nil {
+		t.Fatal(err)
+	}
 	back := rc.pop(popHeader("g", "T", -1, 32, time.Minute))
 	expect(t, back.resp, protocol.RespSuccess, "")
 	if got := popBodies(back.msgs); strings.Join(got, " ") != "d#1" {
@@ -311,7 +314,7 @@ func TestPopConsumerShownOverTheWire(t *testing.T) {
 	}
 	hb := protocol.HeartbeatData{ClientID: "pop-client@1", ConsumerDataSet: []protocol.ConsumerData{{
 		GroupName: "pg", ConsumeType: "CONSUME_POP", MessageModel: protocol.MessageModelClustering,
-		ConsumeFromWhere: protocol.ConsumeFromFirstOffset,
+		ConsumeFromWhere:    protocol.ConsumeFromFirstOffset,
 		SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "T", SubString: "*"}},
 	}}}
 	body, err := hb.Encode()

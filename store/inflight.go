@@ -59,6 +59,26 @@ func (s *Store) RangeInFlight(fn func(InFlight) bool) error {
 		return err
 	}
 	defer s.closeMu.RUnlock()
+	return s.eachInFlight(func(_ []byte, k InFlightKey, v []byte) bool {
+		return fn(InFlight{InFlightKey: k, Value: append([]byte(nil), v...)})
+	})
+}
+
+// deleteTopicInFlight adds to b the deletion of every group's in-flight
+// records of topic. They are keyed group first, so this scans them all;
+// there are as many as messages in flight.
+func (s *Store) deleteTopicInFlight(b *pebble.Batch, topic string) error {
+	return s.eachInFlight(func(raw []byte, k InFlightKey, _ []byte) bool {
+		if k.Topic == topic {
+			_ = b.Delete(append([]byte(nil), raw...), nil)
+		}
+		return true
+	})
+}
+
+// eachInFlight calls fn with each in-flight record's raw key, key and
+// value (both valid only during the call) until fn returns false.
+func (s *Store) eachInFlight(fn func(raw []byte, k InFlightKey, v []byte) bool) error {
 	lo, hi := meta.InFlightBounds()
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -70,30 +90,8 @@ func (s *Store) RangeInFlight(fn func(InFlight) bool) error {
 		if err != nil {
 			return err
 		}
-		if !fn(InFlight{InFlightKey: InFlightKey{Group: g, Topic: t, QueueID: q, Offset: off}, Value: append([]byte(nil), it.Value()...)}) {
+		if !fn(it.Key(), InFlightKey{Group: g, Topic: t, QueueID: q, Offset: off}, it.Value()) {
 			break
-		}
-	}
-	return it.Error()
-}
-
-// deleteTopicInFlight adds to b the deletion of every group's in-flight
-// records of topic. They are keyed group first, so this scans them all;
-// there are as many as messages in flight.
-func (s *Store) deleteTopicInFlight(b *pebble.Batch, topic string) error {
-	lo, hi := meta.InFlightBounds()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		_, t, _, _, err := meta.ParseInFlightKey(it.Key())
-		if err != nil {
-			return err
-		}
-		if t == topic {
-			_ = b.Delete(append([]byte(nil), it.Key()...), nil)
 		}
 	}
 	return it.Error()

@@ -93,13 +93,7 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 			dst = append(dst, op.Messages[i].Record...)
 		}
 	case OpCommitOffset:
-		dst = binary.AppendUvarint(dst, uint64(len(op.Offsets)))
-		for _, c := range op.Offsets {
-			dst = appendString(dst, c.Group)
-			dst = appendString(dst, c.Topic)
-			dst = binary.AppendVarint(dst, int64(c.QueueID))
-			dst = binary.AppendVarint(dst, c.Offset)
-		}
+		dst = appendOffsets(dst, op.Offsets)
 	case OpDeleteGroupOffsets:
 		dst = appendString(dst, op.Group)
 	case OpPutTopic:
@@ -131,13 +125,7 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 		for i := range op.InFlightDelete {
 			dst = appendInFlightKey(dst, &op.InFlightDelete[i])
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(op.Offsets)))
-		for _, c := range op.Offsets {
-			dst = appendString(dst, c.Group)
-			dst = appendString(dst, c.Topic)
-			dst = binary.AppendVarint(dst, int64(c.QueueID))
-			dst = binary.AppendVarint(dst, c.Offset)
-		}
+		dst = appendOffsets(dst, op.Offsets)
 	case OpTruncate:
 		dst = binary.AppendVarint(dst, op.Cutoff)
 		ids := make([]QueueID, 0, len(op.QueueMins))
@@ -156,6 +144,18 @@ func (op *Op) AppendEncode(dst []byte) []byte {
 			dst = binary.AppendVarint(dst, int64(id.ID))
 			dst = binary.AppendVarint(dst, op.QueueMins[id])
 		}
+	}
+	return dst
+}
+
+// appendOffsets appends count | count x (group | topic | queueID | offset).
+func appendOffsets(dst []byte, offs []OffsetCommit) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(offs)))
+	for _, c := range offs {
+		dst = appendString(dst, c.Group)
+		dst = appendString(dst, c.Topic)
+		dst = binary.AppendVarint(dst, int64(c.QueueID))
+		dst = binary.AppendVarint(dst, c.Offset)
 	}
 	return dst
 }
@@ -201,11 +201,7 @@ func DecodeOp(b []byte) (*Op, error) {
 			d.b = d.b[size:]
 		}
 	case OpCommitOffset:
-		n := d.count(4)
-		op.Offsets = make([]OffsetCommit, 0, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			op.Offsets = append(op.Offsets, OffsetCommit{Group: d.string(), Topic: d.string(), QueueID: d.int32(), Offset: d.varint()})
-		}
+		op.Offsets = d.offsets(make([]OffsetCommit, 0, 1))
 	case OpDeleteGroupOffsets:
 		op.Group = d.string()
 	case OpPutTopic:
@@ -236,12 +232,7 @@ func DecodeOp(b []byte) (*Op, error) {
 				op.InFlightDelete = append(op.InFlightDelete, d.inFlightKey())
 			}
 		}
-		if n := d.count(4); n > 0 {
-			op.Offsets = make([]OffsetCommit, 0, n)
-			for i := 0; i < n && d.err == nil; i++ {
-				op.Offsets = append(op.Offsets, OffsetCommit{Group: d.string(), Topic: d.string(), QueueID: d.int32(), Offset: d.varint()})
-			}
-		}
+		op.Offsets = d.offsets(nil)
 	case OpTruncate:
 		op.Cutoff = d.varint()
 		n := d.count(3)
@@ -329,6 +320,20 @@ func (d *opDecoder) count(minSize int) int {
 		return 0
 	}
 	return int(v)
+}
+
+// offsets reads appendOffsets' form into dst (kept as it is when the
+// count is 0: an OpCommitOffset's empty list is not nil, an OpInFlight's
+// is).
+func (d *opDecoder) offsets(dst []OffsetCommit) []OffsetCommit {
+	n := d.count(4)
+	if n > 0 {
+		dst = slices.Grow(dst[:0], n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		dst = append(dst, OffsetCommit{Group: d.string(), Topic: d.string(), QueueID: d.int32(), Offset: d.varint()})
+	}
+	return dst
 }
 
 func (d *opDecoder) inFlightKey() InFlightKey {

@@ -65,6 +65,7 @@ func (c *Core) DeleteTopic(name, by string) error {
 		return err
 	}
 	c.offsets.DropTopic(name)
+	c.inflight.DropTopic(name) // the store's op deleted their records
 	// Queues restart at offset 0 if the topic is created again; the
 	// long-poll table must not remember the old high-water marks.
 	for q := range max(tc.ReadQueueNums, tc.WriteQueueNums) {

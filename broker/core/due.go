@@ -13,7 +13,8 @@ import (
 
 // deliverLater is the core's "deliver later" (package due): the delay
 // levels in force (Config.DelayLevels) and, while this core is a master,
-// the one service delivering delayed and timer messages with its delay
+// the one service delivering delayed and timer messages and bringing back
+// POP messages not acknowledged in time (pop_revive.go), with its delay
 // source (set by startDue; nil before and after, and after a failed
 // start).
 type deliverLater struct {
@@ -32,7 +33,7 @@ func (c *Core) startDue() error {
 	delay := due.NewDelaySource(st, c.delayLevels(), c.log)
 	svc, err := due.New(due.Config{
 		Store:   st,
-		Sources: []due.Source{delay, due.NewTimerSource(st, c.log)},
+		Sources: []due.Source{delay, due.NewTimerSource(st, c.log), newPopSource(c)},
 		Deliver: c.deliverDue,
 		Now:     c.cfg.Now,
 		Logger:  c.log,
@@ -54,6 +55,7 @@ func (c *Core) closeDue() {
 	if svc := c.later.svc.Load(); svc != nil {
 		svc.Close()
 	}
+	c.inflight.Unfollow()
 }
 
 // dueArrived wakes the delivery loop when a message lands in the

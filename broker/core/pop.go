@@ -24,7 +24,8 @@ import (
 //
 // Files: pop.go (the request, Pop, its hold), pop_read.go (reading a
 // queue, plain and FIFO), pop_ack.go (Ack, BatchAck, ChangeInvisible,
-// ForwardToDLQ), pop_revive.go (messages whose invisible time passed).
+// ForwardToDLQ), pop_revive.go (messages whose invisible time passed: the
+// due-time service's third source).
 
 // Limits of a pop (Java's PopMessageProcessor and the proxy's).
 const (
@@ -41,9 +42,6 @@ const (
 	// before the topic (Java popFromRetryProbability, 20%); the others
 	// read it after the topic when they are not full.
 	retryEvery = 5
-	// reviveOnPop bounds the messages one pop brings back from the
-	// in-flight table whose invisible time passed.
-	reviveOnPop = 64
 	// defaultPopMaxTimes is the reconsume limit of a group whose
 	// retryMaxTimes is negative (Java's default, 16).
 	defaultPopMaxTimes = 16
@@ -300,6 +298,9 @@ type popWait struct {
 	// until, when set, ends the wait before the poll time: a FIFO queue
 	// blocked until then.
 	until time.Time
+	// wakes is the key's wake count read before the queue was
+	// (longpoll.Request.Wakes).
+	wakes uint64
 }
 
 // popOnce runs the pop once: the retry topic first one time in
@@ -311,9 +312,6 @@ func (c *Core) popOnce(run *popRun) (PopResult, []popWait, error) {
 	res := PopResult{Status: PopNoNewMessage, PopTime: now, InvisibleTime: r.InvisibleTime, Orderly: run.orderly}
 	var waits []popWait
 	retry := pop.RetryTopic(r.Group, r.Topic)
-	if !run.orderly && !run.peek {
-		c.reviveDue(r.Group, []string{r.Topic, retry}, now, reviveOnPop)
-	}
 	retryTC, hasRetry := c.topics.get(retry)
 	hasRetry = hasRetry && !run.orderly && topicconf.IsReadable(retryTC.Perm)
 	retryFirst := hasRetry && c.popSeq.Add(1)%retryEvery == 0
@@ -372,24 +370,15 @@ func (c *Core) popOnce(run *popRun) (PopResult, []popWait, error) {
 	if res.Status == PopFound { // a peek that found something
 		return res, nil, nil
 	}
-	if !run.orderly {
-		// A held pop waits no longer than the first of its group's
-		// messages that may come back (reviveDue then brings it).
-		for _, t := range []string{r.Topic, retry} {
-			if due := c.inflight.NextDue(r.Group, t); due > 0 && len(waits) > 0 {
-				waits[0].until = minTime(waits[0].until, time.UnixMilli(due))
-			}
+	if !run.orderly && !hasRetry {
+		// The retry topic is made by the first message that comes back:
+		// a held pop waits on its queues too, to be woken by that one.
+		for q := range int32(c.retryQueues(r.Group)) {
+			k := longpoll.Key{Topic: retry, QueueID: q}
+			waits = append(waits, popWait{key: k, wakes: c.holds.WakeCount(k)})
 		}
 	}
 	return res, waits, nil
-}
-
-// minTime is the earlier of a and b, a zero time being none.
-func minTime(a, b time.Time) time.Time {
-	if a.IsZero() || b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // heldPop is a pop parked on the queues it read.
@@ -413,7 +402,7 @@ func (c *Core) holdPop(run *popRun, waits []popWait) bool {
 		}
 	}
 	for _, w := range waits {
-		lp := &longpoll.Request{Key: w.key, Offset: w.offset, Deadline: deadline}
+		lp := &longpoll.Request{Key: w.key, Offset: w.offset, Deadline: deadline, Wakes: w.wakes}
 		lp.Wake = func(bool) { c.wakePop(h) }
 		h.reqs = append(h.reqs, lp)
 	}

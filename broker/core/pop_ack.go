@@ -144,7 +144,13 @@ func (c *Core) ackPlain(idx []int, keys []pop.Key, handles []pop.Handle, errs []
 // offset committed as far as it may go, in one op.
 func (c *Core) ackOrderly(qk pop.QueueKey, idx []int, keys []pop.Key, handles []pop.Handle, errs []error, nowMs int64) {
 	unlock := c.inflight.LockQueue(qk)
-	defer unlock()
+	settled := false
+	defer func() {
+		unlock()
+		if settled {
+			c.wakeQueue(qk)
+		}
+	}()
 	var changed []pop.Entry
 	var ok []int
 	for _, i := range idx {
@@ -164,12 +170,36 @@ func (c *Core) ackOrderly(qk pop.QueueKey, idx []int, keys []pop.Key, handles []
 		for _, i := range ok {
 			errs[i] = err
 		}
+		return
+	}
+	settled = true
+}
+
+// lockReceipt locks what a handle's change takes: its FIFO queue, or its
+// plain pop's record. The unlock it returns wakes, once the queue is
+// free, the pops held on a FIFO queue (its batch's visibility may have
+// moved).
+func (c *Core) lockReceipt(h pop.Handle, k pop.Key) (unlock func()) {
+	if !h.Orderly() {
+		return c.inflight.LockRecords([]pop.Key{k})
+	}
+	qk := pop.QueueOf(k)
+	u := c.inflight.LockQueue(qk)
+	return func() {
+		u()
+		c.wakeQueue(qk)
 	}
 }
 
+// wakeQueue wakes the pops held on a FIFO queue that may have been
+// unblocked, once its lock is free for them to read it.
+func (c *Core) wakeQueue(qk pop.QueueKey) {
+	c.holds.WakeKey(longpoll.Key{Topic: qk.Topic, QueueID: qk.QueueID})
+}
+
 // settleFIFO writes a FIFO queue's changed records and moves the group's
-// offset as far as they let it, then wakes the pops held on the queue
-// (it may have unblocked). The caller holds the queue's lock.
+// offset as far as they let it. The caller holds the queue's lock, and
+// wakes the pops held on the queue once it lets it go (wakeQueue).
 func (c *Core) settleFIFO(qk pop.QueueKey, changed []pop.Entry) error {
 	recs := c.inflight.Queue(qk)
 	for _, e := range changed {
@@ -181,11 +211,7 @@ func (c *Core) settleFIFO(qk pop.QueueKey, changed []pop.Entry) error {
 	}
 	committed, _ := c.offsets.Get(offsets.Key{Group: qk.Group, Topic: qk.Topic, QueueID: qk.QueueID})
 	commit, done := fifoSettle(recs, committed, committed)
-	if err := c.writeFIFO(qk, changed, done, commit); err != nil {
-		return err
-	}
-	c.holds.WakeKey(longpoll.Key{Topic: qk.Topic, QueueID: qk.QueueID})
-	return nil
+	return c.writeFIFO(qk, changed, done, commit)
 }
 
 // ChangeInvisible sets how long a popped message stays invisible from now
@@ -204,13 +230,7 @@ func (c *Core) ChangeInvisible(group, topic, handle string, d time.Duration) (st
 	if err != nil {
 		return "", err
 	}
-	if h.Orderly() {
-		unlock := c.inflight.LockQueue(pop.QueueOf(k))
-		defer unlock()
-	} else {
-		unlock := c.inflight.LockRecords([]pop.Key{k})
-		defer unlock()
-	}
+	defer c.lockReceipt(h, k)()
 	rec, err := c.inFlight(k, h, nowMs)
 	if err != nil {
 		return "", err
@@ -223,6 +243,9 @@ func (c *Core) ChangeInvisible(group, topic, handle string, d time.Duration) (st
 		return "", err
 	}
 	c.inflight.Put(k, rec)
+	if !rec.Orderly {
+		c.popArrived()
+	}
 	h.PopTime, h.Invisible = rec.PopTime, rec.InvisibleUntil-rec.PopTime
 	return h.String(), nil
 }
@@ -240,13 +263,7 @@ func (c *Core) ForwardToDLQ(group, topic, handle string) error {
 	if err != nil {
 		return err
 	}
-	if h.Orderly() {
-		unlock := c.inflight.LockQueue(pop.QueueOf(k))
-		defer unlock()
-	} else {
-		unlock := c.inflight.LockRecords([]pop.Key{k})
-		defer unlock()
-	}
+	defer c.lockReceipt(h, k)()
 	rec, err := c.inFlight(k, h, nowMs)
 	if err != nil {
 		return err
@@ -259,7 +276,7 @@ func (c *Core) ForwardToDLQ(group, topic, handle string) error {
 		m.ReconsumeTimes = rec.ReconsumeTimes
 	}
 	g, _ := c.GroupConfig(group)
-	if err := c.popToDLQ(group, m, popMaxTimes(g.RetryMaxTimes)); err != nil {
+	if err := c.giveBack(m, giveBack{group: group, maxTimes: popMaxTimes(g.RetryMaxTimes), toDLQ: true}); err != nil {
 		return err
 	}
 	if rec.Orderly {

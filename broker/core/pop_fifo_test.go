@@ -101,35 +101,35 @@ func TestFIFORedeliveredInOrderThenDLQ(t *testing.T) {
 	if err := c.Ack("fifo", "F", first.Messages[1].Handle); err != nil {
 		t.Fatal(err)
 	}
-	c.clock.Advance(time.Minute)
+	c.advance(t, time.Minute)
 	if got := inOrder(mustPop(t, c, fifoPop(3, "")).Messages); got != "0#2 2#2" {
 		t.Fatalf("redelivered %s, want 0#2 2#2", got)
 	}
-	c.clock.Advance(time.Minute)
+	c.advance(t, time.Minute)
 	third := mustPop(t, c, fifoPop(3, ""))
 	if got := inOrder(third.Messages); got != "0#3 2#3" {
 		t.Fatalf("third delivery %s", got)
 	}
 	// A change of invisible time moves the batch's visibility: nothing
 	// comes before it; the old handle is refused.
-	c.clock.Advance(time.Second)
+	c.advance(t, time.Second)
 	h, err := c.ChangeInvisible("fifo", "F", third.Messages[0].Handle, 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantReason(t, c.Ack("fifo", "F", third.Messages[0].Handle), InvalidReceipt)
-	c.clock.Advance(time.Minute)
+	c.advance(t, time.Minute)
 	if res := mustPop(t, c, fifoPop(3, "")); res.Status != PopNoNewMessage {
 		t.Fatalf("popped %s while a changed message is invisible", inOrder(res.Messages))
 	}
-	c.clock.Advance(4 * time.Minute)
+	c.advance(t, 4*time.Minute)
 	if _, err := c.ChangeInvisible("fifo", "F", h, time.Minute); err == nil {
 		t.Fatal("a handle whose time passed was changed")
 	}
 	if got := inOrder(mustPop(t, c, fifoPop(3, "")).Messages); got != "0#4 2#4" {
 		t.Fatalf("fourth delivery %s", got)
 	}
-	c.clock.Advance(time.Minute)
+	c.advance(t, time.Minute)
 	// Max attempts is 4 (retryMaxTimes 3 + 1): both go to the DLQ, the
 	// offset passes them.
 	if res := mustPop(t, c, fifoPop(3, "")); res.Status != PopNoNewMessage {
@@ -161,7 +161,7 @@ func TestForwardToDLQ(t *testing.T) {
 	if err := c.ForwardToDLQ("g", "P", p.Messages[0].Handle); err != nil {
 		t.Fatal(err)
 	}
-	c.clock.Advance(time.Hour)
+	c.advance(t, time.Hour)
 	if res := mustPop(t, c, popReq("g", "P", 1, time.Minute)); res.Status != PopNoNewMessage {
 		t.Fatalf("a forwarded message came back: %v", bodiesOf(res.Messages))
 	}
@@ -178,26 +178,11 @@ func TestForwardToDLQ(t *testing.T) {
 func TestFIFOHeldPopWokenByAck(t *testing.T) {
 	c := fifoCore(t, 2)
 	first := mustPop(t, c, fifoPop(1, ""))
-	done := make(chan PopResult, 1)
-	r := fifoPop(1, "")
-	r.PollTime = 20 * time.Second
-	if _, held, err := c.Pop(r, func(res PopResult, err error) {
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}); err != nil || !held {
-		t.Fatalf("held %v, %v", held, err)
-	}
+	done := holdPop(t, c, fifoPop(1, ""))
 	if err := c.Ack("fifo", "F", first.Messages[0].Handle); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case res := <-done:
-		if got := inOrder(res.Messages); got != "1#1" {
-			t.Fatalf("woken with %s", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the held pop was not woken by the ack")
+	if got := inOrder(waitPop(t, done, "the ack").Messages); got != "1#1" {
+		t.Fatalf("woken with %s", got)
 	}
 }

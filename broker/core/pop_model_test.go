@@ -86,7 +86,7 @@ func TestPopConcurrentModel(t *testing.T) {
 		if r > 5 {
 			t.Fatalf("still %d in flight after %d rounds", len(inFlight), r)
 		}
-		c.clock.Advance(time.Minute)
+		c.advance(t, time.Minute)
 		clear(inFlight) // their time passed: they may come back
 	}
 	for i := range n {

@@ -26,16 +26,33 @@ func (c *Core) popQueue(run *popRun, topic string, q int32, now time.Time, res *
 		off, _ := c.offsets.Get(offsets.Key{Group: run.r.Group, Topic: topic, QueueID: q})
 		return nil, max(0, st.MaxOffset(topic, q)-off), nil
 	}
+	// Read before the queue: a wake after it (an ack unblocking a FIFO
+	// queue, a pop leaving messages) refuses this pop's hold.
+	wakes := c.holds.WakeCount(key)
 	qk := pop.QueueKey{Group: run.r.Group, Topic: topic, QueueID: q}
 	unlock, ok := c.inflight.TryLockQueue(qk)
 	if !ok {
-		return &popWait{key: key, offset: st.MaxOffset(topic, q)}, 0, nil
+		return &popWait{key: key, offset: st.MaxOffset(topic, q), wakes: wakes}, 0, nil
 	}
-	defer unlock()
+	before := len(res.Messages)
+	var w *popWait
+	var rest int64
+	var err error
 	if run.orderly {
-		return c.popOrderly(run, qk, now, res)
+		w, rest, err = c.popOrderly(run, qk, now, res)
+	} else {
+		w, rest, err = c.popPlain(run, qk, now, res)
 	}
-	return c.popPlain(run, qk, now, res)
+	unlock()
+	if w != nil {
+		w.wakes = wakes
+	}
+	if err == nil && len(res.Messages) > before && rest > 0 {
+		// Messages left for the pops held on the queue; woken once the
+		// queue is free for them to read.
+		c.holds.WakeKey(key)
+	}
+	return w, rest, err
 }
 
 // peekQueue says whether a queue has something to pop for the group: a
@@ -43,8 +60,10 @@ func (c *Core) popQueue(run *popRun, topic string, q int32, now time.Time, res *
 // NOTIFICATION), on a FIFO queue not blocked by its batch in flight.
 func (c *Core) peekQueue(run *popRun, topic string, q int32, now time.Time) (popWait, bool) {
 	st := c.store()
+	key := longpoll.Key{Topic: topic, QueueID: q}
+	w := popWait{key: key, wakes: c.holds.WakeCount(key)}
 	maxOff := st.MaxOffset(topic, q)
-	w := popWait{key: longpoll.Key{Topic: topic, QueueID: q}, offset: maxOff}
+	w.offset = maxOff
 	qk := pop.QueueKey{Group: run.r.Group, Topic: topic, QueueID: q}
 	if run.orderly {
 		if until := fifoBlocked(c.inflight.Queue(qk), now.UnixMilli(), run.r.AttemptID); until > 0 {
@@ -159,12 +178,12 @@ func (c *Core) popPlain(run *popRun, qk pop.QueueKey, now time.Time, res *PopRes
 	for _, e := range entries {
 		c.inflight.Put(e.Key, e.Record)
 	}
+	if len(entries) > 0 {
+		c.popArrived()
+	}
 	c.offsets.Commit(offsets.Key{Group: qk.Group, Topic: qk.Topic, QueueID: qk.QueueID}, next)
 	for i, m := range kept {
 		res.Messages = append(res.Messages, c.popped(qk, m, entries[i].Record, false))
-	}
-	if rest > 0 {
-		c.holds.WakeKey(key) // messages left for the pops held on the queue
 	}
 	if len(kept) == 0 {
 		return &popWait{key: key, offset: max(maxOff, next)}, rest, nil
@@ -197,9 +216,16 @@ func (c *Core) popped(qk pop.QueueKey, m *message.MessageExt, rec pop.Record, or
 }
 
 // popToDLQ sends a popped message past its group's reconsume limit to the
-// group's %DLQ%.
+// group's %DLQ%. A DLQ refused for good (its name too long, unwritable)
+// drops the message and says so, rather than stop the group's queue.
 func (c *Core) popToDLQ(group string, m *message.MessageExt, maxTimes int32) error {
-	return c.giveBack(m, giveBack{group: group, maxTimes: maxTimes, toDLQ: true})
+	err := c.giveBack(m, giveBack{group: group, maxTimes: maxTimes, toDLQ: true})
+	if err != nil && refusedForGood(err) {
+		c.log.Error("broker: a message past its reconsume limit is dropped: its DLQ is refused",
+			"group", group, "topic", m.Topic, "offset", m.QueueOffset, "err", err)
+		return nil
+	}
+	return err
 }
 
 // isRetryTopic says whether topic is a %RETRY% topic.

@@ -10,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/broker/pop"
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/store"
 )
 
 // popReq is a pop of every queue of topic by group, not held.
@@ -91,14 +92,14 @@ func TestPopAckChangeAndComeBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantReason(t, c.Ack("g", "T", by["m0"].Handle), InvalidReceipt)
-	c.clock.Advance(10 * time.Second)
+	c.advance(t, 10*time.Second)
 	h1, err := c.ChangeInvisible("g", "T", by["m1"].Handle, 2*time.Minute)
 	if err != nil || h1 == by["m1"].Handle {
 		t.Fatalf("change: %q, %v", h1, err)
 	}
 	wantReason(t, c.Ack("g", "T", by["m1"].Handle), InvalidReceipt)
 	// m2's minute passes: it comes back with attempt 2; m1 stays away.
-	c.clock.Advance(51 * time.Second)
+	c.advance(t, 51*time.Second)
 	wantReason(t, c.Ack("g", "T", by["m2"].Handle), ExpiredReceipt)
 	back := mustPop(t, c, popReq("g", "T", 32, time.Minute))
 	if got := bodiesOf(back.Messages); strings.Join(got, " ") != "m2#2" {
@@ -114,7 +115,7 @@ func TestPopAckChangeAndComeBack(t *testing.T) {
 	if err := c.Ack("g", "T", h1); err != nil {
 		t.Fatalf("ack with the changed handle: %v", err)
 	}
-	c.clock.Advance(time.Hour)
+	c.advance(t, time.Hour)
 	if res := mustPop(t, c, popReq("g", "T", 32, time.Minute)); res.Status != PopNoNewMessage {
 		t.Fatalf("acknowledged messages came back: %v", bodiesOf(res.Messages))
 	}
@@ -141,7 +142,7 @@ func TestPopToDLQAfterMaxAttempts(t *testing.T) {
 		if len(res.Messages) != 1 || res.Messages[0].DeliveryAttempt != attempt {
 			t.Fatalf("attempt %d: %v", attempt, bodiesOf(res.Messages))
 		}
-		c.clock.Advance(time.Minute)
+		c.advance(t, time.Minute)
 	}
 	if res := mustPop(t, c, popReq("g", "T", 32, time.Minute)); res.Status != PopNoNewMessage {
 		t.Fatalf("a 4th attempt: %v", bodiesOf(res.Messages))
@@ -176,8 +177,8 @@ func TestHeldPopWokenByArrival(t *testing.T) {
 	if _, held, err := c.Pop(r, answer); err != nil || !held {
 		t.Fatalf("held %v, %v", held, err)
 	}
-	if c.HeldPops() != 1 || c.HeldPulls() != 4 {
-		t.Fatalf("held pops %d, parked %d (one per queue)", c.HeldPops(), c.HeldPulls())
+	if c.HeldPops() != 1 || c.HeldPulls() != 5 {
+		t.Fatalf("held pops %d, parked %d (one per queue, and the retry topic's to come)", c.HeldPops(), c.HeldPulls())
 	}
 	sendBody(t, c, "T", 3, "second")
 	select {
@@ -197,7 +198,7 @@ func TestHeldPopWokenByArrival(t *testing.T) {
 	if _, held, _ := c.Pop(r, answer); !held {
 		t.Fatal("not held")
 	}
-	c.clock.Advance(20 * time.Second)
+	c.advance(t, 20*time.Second)
 	c.ExpireHeldPulls()
 	<-done
 	mu.Lock()
@@ -257,7 +258,7 @@ func TestPopProgress(t *testing.T) {
 	if err := c.Ack("g", "T", res.Messages[0].Handle); err != nil {
 		t.Fatal(err)
 	}
-	c.clock.Advance(time.Minute)
+	c.advance(t, time.Minute)
 	mustPop(t, c, popReq("g", "T", 32, time.Minute)) // brings back one, pops the third
 	topics := map[string]int{}
 	for _, s := range c.ConsumeStats("g", "") {
@@ -265,5 +266,86 @@ func TestPopProgress(t *testing.T) {
 	}
 	if topics["T"] != 1 || topics[pop.RetryTopic("g", "T")] != 1 {
 		t.Fatalf("in flight by topic %v", topics)
+	}
+}
+
+// TestHeldPopWokenWhenMessageComesBack: the due-time service brings back
+// a message not acknowledged in time on its own (its loop, not a test's
+// step), and a pop held meanwhile is answered with it.
+func TestHeldPopWokenWhenMessageComesBack(t *testing.T) {
+	c := openCore(t, nil)
+	sendBody(t, c, "T", 0, "x")
+	mustPop(t, c, popReq("g", "T", 32, 10*time.Second))
+	done := holdPop(t, c, popReq("g", "T", 32, time.Minute))
+	c.clock.Advance(10 * time.Second)
+	if got := bodiesOf(waitPop(t, done, "the message coming back").Messages); strings.Join(got, " ") != "x#2" {
+		t.Fatalf("woken with %v", got)
+	}
+}
+
+// holdPop pops with a poll time, which must be held, and returns where its
+// answer comes.
+func holdPop(t *testing.T, c *testCore, r PopRequest) <-chan PopResult {
+	t.Helper()
+	done := make(chan PopResult, 1)
+	r.PollTime = 20 * time.Second
+	if _, held, err := c.Pop(r, func(res PopResult, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}); err != nil || !held {
+		t.Fatalf("held %v, %v", held, err)
+	}
+	return done
+}
+
+// waitPop waits for a held pop's answer, woken by what.
+func waitPop(t *testing.T, done <-chan PopResult, what string) PopResult {
+	t.Helper()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the held pop was not answered on %s", what)
+		return PopResult{}
+	}
+}
+
+// TestDeleteTopicDropsInFlight: deleting a topic deletes its messages in
+// flight, in the store and in memory; their handles name nothing.
+func TestDeleteTopicDropsInFlight(t *testing.T) {
+	c := openCore(t, nil)
+	sendBody(t, c, "T", 0, "x")
+	res := mustPop(t, c, popReq("g", "T", 1, time.Minute))
+	if err := c.DeleteTopic("T", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.InFlight("g", "T"); n != 0 {
+		t.Fatalf("%d in flight after the topic was deleted", n)
+	}
+	n := 0
+	if err := c.Store().RangeInFlight(func(store.InFlight) bool { n++; return true }); err != nil || n != 0 {
+		t.Fatalf("%d stored records after the topic was deleted (%v)", n, err)
+	}
+	wantReason(t, c.Ack("g", "T", res.Messages[0].Handle), InvalidReceipt)
+}
+
+// TestPopRetryTopicRefused: a group whose retry topic's name would be too
+// long gets its messages not acknowledged in time in its %DLQ% (which
+// fits), and the due-time service goes on delivering behind them.
+func TestPopRetryTopicRefused(t *testing.T) {
+	c := openCore(t, nil)
+	group := strings.Repeat("g", 119) // %RETRY%<group>_T is 128 long, %DLQ%<group> 124
+	sendBody(t, c, "T", 0, "x")
+	sendBody(t, c, "T", 0, "y")
+	mustPop(t, c, popReq(group, "T", 1, time.Minute))
+	mustPop(t, c, popReq("g", "T", 2, 2*time.Minute))
+	c.advance(t, 2*time.Minute)
+	if got := bodiesOf(mustPop(t, c, popReq("reader", "%DLQ%"+group, 32, time.Minute)).Messages); strings.Join(got, " ") != "x#2" {
+		t.Fatalf("dead letters %v", got)
+	}
+	if got := bodiesOf(mustPop(t, c, popReq("g", "T", 32, time.Minute)).Messages); strings.Join(got, " ") != "x#2 y#2" {
+		t.Fatalf("the other group's messages came back as %v", got)
 	}
 }

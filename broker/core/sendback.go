@@ -65,13 +65,25 @@ type giveBack struct {
 	props map[string]string
 }
 
-// giveBack stores a copy of orig for another attempt: in g.retryTopic
-// (which the caller made sure exists) with its reconsume count raised, or,
-// once orig was reconsumed g.maxTimes times (or when asked), in the
-// group's %DLQ%, undelayed. It is what CONSUMER_SEND_MSG_BACK and POP's
-// redelivery share (Java's consumerSendMsgBack and PopReviveService's
-// reviveRetry).
+// giveBack stores a copy of orig for another attempt (giveBackCopy).
 func (c *Core) giveBack(orig *message.MessageExt, g giveBack) error {
+	m, err := c.giveBackCopy(orig, g)
+	if err != nil {
+		return err
+	}
+	if _, err := c.put([]*message.MessageExt{m}); err != nil {
+		return c.putError(err)
+	}
+	return nil
+}
+
+// giveBackCopy makes the copy of orig for another attempt: for
+// g.retryTopic (which the caller made sure exists) with its reconsume
+// count raised, or, once orig was reconsumed g.maxTimes times (or when
+// asked), for the group's %DLQ% (created if missing), undelayed. It is
+// what CONSUMER_SEND_MSG_BACK and POP's redelivery share (Java's
+// consumerSendMsgBack and PopReviveService's reviveRetry).
+func (c *Core) giveBackCopy(orig *message.MessageExt, g giveBack) (*message.MessageExt, error) {
 	props := maps.Clone(orig.Properties)
 	if props == nil {
 		props = map[string]string{}
@@ -102,7 +114,7 @@ func (c *Core) giveBack(orig *message.MessageExt, g giveBack) error {
 	if orig.ReconsumeTimes >= g.maxTimes || g.toDLQ {
 		dlq, err := c.ensureDLQ(g.group)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		m.Topic, m.QueueID = dlq, 0
 	} else if g.delay {
@@ -113,10 +125,7 @@ func (c *Core) giveBack(orig *message.MessageExt, g giveBack) error {
 		m.SetProperty(message.PropertyDelayTimeLevel, strconv.Itoa(int(level)))
 		c.delayLevels().Transform(m)
 	}
-	if _, err := c.put([]*message.MessageExt{m}); err != nil {
-		return c.putError(err)
-	}
-	return nil
+	return m, nil
 }
 
 // ensureRetryTopic creates a group's retry topic when it is missing and

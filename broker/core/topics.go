@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/runnelmq/runnel/broker/transaction"
+	"github.com/runnelmq/runnel/internal/keyed"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/topicconf"
 )
@@ -88,48 +89,12 @@ type topicTable struct {
 	apply func(*store.Op) error
 	now   func() int64 // ms
 
-	writers nameLocks
+	writers keyed.Mutexes[string]
 	mu      struct {
 		sync.RWMutex
 		topics  map[string]topicconf.Config
 		version topicconf.DataVersion
 		journal []string
-	}
-}
-
-// nameLocks is a mutex per name, kept only while someone holds or waits
-// for it.
-type nameLocks struct {
-	mu   sync.Mutex
-	held map[string]*nameLock
-}
-
-type nameLock struct {
-	sync.Mutex
-	refs int // holders and waiters, under nameLocks.mu
-}
-
-// lock locks name and returns its unlock.
-func (l *nameLocks) lock(name string) (unlock func()) {
-	l.mu.Lock()
-	if l.held == nil {
-		l.held = make(map[string]*nameLock)
-	}
-	nl := l.held[name]
-	if nl == nil {
-		nl = &nameLock{}
-		l.held[name] = nl
-	}
-	nl.refs++
-	l.mu.Unlock()
-	nl.Lock()
-	return func() {
-		nl.Unlock()
-		l.mu.Lock()
-		if nl.refs--; nl.refs == 0 {
-			delete(l.held, name)
-		}
-		l.mu.Unlock()
 	}
 }
 
@@ -174,7 +139,7 @@ func (t *topicTable) get(name string) (topicconf.Config, bool) {
 // anything changed (an identical config is not rewritten).
 func (t *topicTable) put(c topicconf.Config) (bool, error) {
 	withDefaultFilter(&c)
-	defer t.writers.lock(c.TopicName)()
+	defer t.writers.Lock(c.TopicName)()
 	if old, ok := t.get(c.TopicName); ok && sameTopic(old, c) {
 		return false, nil
 	}
@@ -194,7 +159,7 @@ func (t *topicTable) createIfAbsent(c topicconf.Config) (topicconf.Config, bool,
 	if old, ok := t.get(c.TopicName); ok {
 		return old, false, nil
 	}
-	defer t.writers.lock(c.TopicName)()
+	defer t.writers.Lock(c.TopicName)()
 	if old, ok := t.get(c.TopicName); ok {
 		return old, false, nil // created while this one waited
 	}
@@ -211,7 +176,7 @@ func (t *topicTable) createIfAbsent(c topicconf.Config) (topicconf.Config, bool,
 
 // remove deletes a topic and its messages. It reports whether it existed.
 func (t *topicTable) remove(name string) (bool, error) {
-	defer t.writers.lock(name)()
+	defer t.writers.Lock(name)()
 	_, existed := t.get(name)
 	if err := t.apply(&store.Op{Kind: store.OpDeleteTopic, Topic: name}); err != nil {
 		return existed, fmt.Errorf("core: delete topic %s: %w", name, err)

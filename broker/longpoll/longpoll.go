@@ -40,6 +40,11 @@ type Request struct {
 	// Wake answers the request. expired is true when the deadline passed or
 	// the table closed.
 	Wake func(expired bool)
+	// Wakes, when not 0, is WakeCount(Key) as the requester read it before
+	// it looked for messages: Park refuses the request if the key was
+	// woken since (WakeKey), so a wake between the look and the park is
+	// not missed.
+	Wakes uint64
 
 	heapIndex int
 }
@@ -52,8 +57,10 @@ type Table struct {
 		sync.Mutex
 		byKey   map[Key][]*Request
 		maxSeen map[Key]int64
-		byTime  deadlineHeap
-		closed  bool
+		// wakes counts each key's WakeKey calls.
+		wakes  map[Key]uint64
+		byTime deadlineHeap
+		closed bool
 	}
 
 	kick chan struct{}
@@ -69,6 +76,7 @@ func New(now func() time.Time) *Table {
 	t := &Table{now: now, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	t.mu.byKey = make(map[Key][]*Request)
 	t.mu.maxSeen = make(map[Key]int64)
+	t.mu.wakes = make(map[Key]uint64)
 	return t
 }
 
@@ -82,6 +90,10 @@ func (t *Table) Park(r *Request) bool {
 		return false
 	}
 	if max, ok := t.mu.maxSeen[r.Key]; ok && max > r.Offset {
+		t.mu.Unlock()
+		return false
+	}
+	if r.Wakes != 0 && t.mu.wakes[r.Key]+1 > r.Wakes {
 		t.mu.Unlock()
 		return false
 	}
@@ -134,6 +146,7 @@ func (t *Table) Notify(k Key, maxOffset int64) {
 // messages a pop left for others).
 func (t *Table) WakeKey(k Key) {
 	t.mu.Lock()
+	t.mu.wakes[k]++
 	woken := t.mu.byKey[k]
 	delete(t.mu.byKey, k)
 	for _, r := range woken {
@@ -143,6 +156,14 @@ func (t *Table) WakeKey(k Key) {
 	for _, r := range woken {
 		r.Wake(false)
 	}
+}
+
+// WakeCount is what a requester that may be woken by WakeKey reads
+// before it looks for messages, and parks with (Request.Wakes): never 0.
+func (t *Table) WakeCount(k Key) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.wakes[k] + 1
 }
 
 // Cancel takes r out of the table without waking it, and reports
@@ -165,6 +186,7 @@ func (t *Table) Cancel(r *Request) bool {
 func (t *Table) Forget(k Key) {
 	t.mu.Lock()
 	delete(t.mu.maxSeen, k)
+	delete(t.mu.wakes, k)
 	t.mu.Unlock()
 }
 

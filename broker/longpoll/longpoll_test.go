@@ -281,3 +281,30 @@ func TestWakeKeyAndCancel(t *testing.T) {
 	tbl.Close()
 	log.take()
 }
+
+// TestParkRefusedAfterAWakeItMissed: a request that read the key's wake
+// count before a WakeKey is refused, so it looks again; one that read it
+// after parks.
+func TestParkRefusedAfterAWakeItMissed(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	tbl := New(func() time.Time { return t0 })
+	var log wakeLog
+	k := Key{"T", 0}
+	seen := tbl.WakeCount(k)
+	tbl.WakeKey(k) // nobody parked yet
+	r := log.req("late", k, 5, t0.Add(time.Second))
+	r.Wakes = seen
+	if tbl.Park(r) {
+		t.Fatal("parked past a wake it did not see")
+	}
+	r.Wakes = tbl.WakeCount(k)
+	if !tbl.Park(r) {
+		t.Fatal("refused with the current wake count")
+	}
+	// A request without a count (a held pull) is not refused for wakes.
+	if !tbl.Park(log.req("pull", k, 5, t0.Add(time.Second))) {
+		t.Fatal("a pull refused")
+	}
+	tbl.Close()
+	log.take()
+}

@@ -3,7 +3,7 @@
 // in-flight record a popped message keeps in the store until it is
 // acknowledged (its value's encoding; the store keys it, store/meta
 // 'M' 'P'), and the in-memory table of those records with its locks and
-// due-time index. The core (broker/core's pop*.go) decides what a pop, an
+// the feed of new records the due-time service indexes (Follow). The core (broker/core's pop*.go) decides what a pop, an
 // ack, a change of invisible time and a redelivery do, and writes every
 // change as a store op (store.OpInFlight) before the table.
 //

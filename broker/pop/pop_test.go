@@ -105,3 +105,73 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestTableFollow: Follow gives the plain pops' records there now, and
+// TakeAdded those put since, each once; FIFO records are not followed;
+// counts follow puts and deletes.
+func TestTableFollow(t *testing.T) {
+	tb := NewTable()
+	k := func(off int64) Key { return Key{Group: "g", Topic: "T", QueueID: 0, Offset: off} }
+	tb.Put(k(1), Record{PopTime: 1})
+	tb.Put(k(2), Record{PopTime: 1, Orderly: true})
+	if got := tb.Follow(); len(got) != 1 || got[0].Offset != 1 {
+		t.Fatalf("Follow gave %+v", got)
+	}
+	tb.Put(k(3), Record{PopTime: 2})
+	tb.Put(k(1), Record{PopTime: 3})
+	tb.Put(k(4), Record{PopTime: 2, Orderly: true})
+	got := tb.TakeAdded(10)
+	if len(got) != 2 || got[0].Offset != 3 || got[1].Offset != 1 || got[1].PopTime != 3 {
+		t.Fatalf("TakeAdded gave %+v", got)
+	}
+	if again := tb.TakeAdded(10); len(again) != 0 {
+		t.Fatalf("taken twice: %+v", again)
+	}
+	if tb.Count("g", "T") != 4 || tb.CountQueue(QueueOf(k(0))) != 4 || tb.Len() != 4 {
+		t.Fatalf("counts %d %d %d", tb.Count("g", "T"), tb.CountQueue(QueueOf(k(0))), tb.Len())
+	}
+	tb.Delete(k(1))
+	tb.Delete(k(1))
+	if tb.Count("g", "T") != 3 {
+		t.Fatalf("count after a delete %d", tb.Count("g", "T"))
+	}
+	tb.Unfollow()
+	tb.Put(k(5), Record{PopTime: 9})
+	if tb.Follow(); len(tb.TakeAdded(10)) != 0 {
+		t.Fatal("added recorded while not followed")
+	}
+	if q := tb.Queue(QueueOf(k(0))); len(q) != 4 || q[0].Offset != 2 || q[3].Offset != 5 {
+		t.Fatalf("queue %+v", q)
+	}
+}
+
+// TestLockRecordsOrder: two callers locking the same keys in different
+// orders never deadlock, and a queue's try-lock fails while it is held.
+func TestLockRecordsOrder(t *testing.T) {
+	tb := NewTable()
+	a, b := Key{Group: "g", Topic: "T", Offset: 1}, Key{Group: "g", Topic: "T", Offset: 2}
+	done := make(chan struct{})
+	for _, keys := range [][]Key{{a, b}, {b, a, a}} {
+		go func() {
+			for range 1000 {
+				tb.LockRecords(keys)()
+			}
+			done <- struct{}{}
+		}()
+	}
+	<-done
+	<-done
+	unlock := tb.LockQueue(QueueOf(a))
+	if _, ok := tb.TryLockQueue(QueueOf(a)); ok {
+		t.Fatal("a held queue was locked again")
+	}
+	unlock()
+	u, ok := tb.TryLockQueue(QueueOf(a))
+	if !ok {
+		t.Fatal("a free queue was not locked")
+	}
+	u()
+	if n := tb.recordLocks.Len() + tb.queueLocks.Len(); n != 0 {
+		t.Fatalf("%d locks kept", n)
+	}
+}

@@ -2,10 +2,10 @@ package pop
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 	"sync"
 
+	"github.com/runnelmq/runnel/internal/keyed"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -36,33 +36,33 @@ type Entry struct {
 // the table never says what the store does not.
 //
 // Besides the records it keeps, per group and topic, how many are in
-// flight and a due-time index of the plain pops' records (TakeDue).
+// flight, and, while someone follows it (Follow), the plain pops' records
+// put since it last looked: what the due-time service indexes.
 type Table struct {
 	mu struct {
 		sync.Mutex
 		queues map[QueueKey]map[int64]Record
-		topics map[groupTopic]*topicState
+		topics map[groupTopic]int
+		// following says Put records plain pops' records in added.
+		following bool
+		added     []Entry
 	}
-	queueLocks  keyedLocks[QueueKey]
-	recordLocks keyedLocks[Key]
+	queueLocks  keyed.Mutexes[QueueKey]
+	recordLocks keyed.Mutexes[Key]
 }
 
 type groupTopic struct{ group, topic string }
-
-type topicState struct {
-	n   int
-	due dueHeap
-}
 
 // NewTable returns an empty table.
 func NewTable() *Table {
 	t := &Table{}
 	t.mu.queues = make(map[QueueKey]map[int64]Record)
-	t.mu.topics = make(map[groupTopic]*topicState)
+	t.mu.topics = make(map[groupTopic]int)
 	return t
 }
 
-// Load replaces the table's records with es (what the store holds).
+// Load replaces the table's records with es (what the store holds). A
+// follower is not told of them: it follows again (Follow) to learn them.
 func (t *Table) Load(es []Entry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -71,6 +71,7 @@ func (t *Table) Load(es []Entry) {
 	for _, e := range es {
 		t.putLocked(e.Key, e.Record)
 	}
+	t.mu.added = t.mu.added[:0]
 }
 
 // Get returns the record under k.
@@ -95,18 +96,12 @@ func (t *Table) putLocked(k Key, r Record) {
 		q = make(map[int64]Record)
 		t.mu.queues[qk] = q
 	}
-	gt := groupTopic{k.Group, k.Topic}
-	ts := t.mu.topics[gt]
-	if ts == nil {
-		ts = &topicState{}
-		t.mu.topics[gt] = ts
-	}
 	if _, ok := q[k.Offset]; !ok {
-		ts.n++
+		t.mu.topics[groupTopic{k.Group, k.Topic}]++
 	}
 	q[k.Offset] = r
-	if !r.Orderly {
-		heap.Push(&ts.due, dueEntry{due: r.InvisibleUntil, queueID: k.QueueID, offset: k.Offset, popTime: r.PopTime})
+	if t.mu.following && !r.Orderly {
+		t.mu.added = append(t.mu.added, Entry{Key: k, Record: r})
 	}
 }
 
@@ -124,9 +119,24 @@ func (t *Table) Delete(k Key) {
 		delete(t.mu.queues, qk)
 	}
 	gt := groupTopic{k.Group, k.Topic}
-	if ts := t.mu.topics[gt]; ts != nil {
-		if ts.n--; ts.n == 0 {
-			delete(t.mu.topics, gt) // its due entries are all stale
+	if t.mu.topics[gt]--; t.mu.topics[gt] <= 0 {
+		delete(t.mu.topics, gt)
+	}
+}
+
+// DropTopic drops every record of topic (deleted: the store's op deleted
+// them too).
+func (t *Table) DropTopic(topic string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for qk := range t.mu.queues {
+		if qk.Topic == topic {
+			delete(t.mu.queues, qk)
+		}
+	}
+	for gt := range t.mu.topics {
+		if gt.topic == topic {
+			delete(t.mu.topics, gt)
 		}
 	}
 }
@@ -148,10 +158,7 @@ func (t *Table) Queue(qk QueueKey) []Entry {
 func (t *Table) Count(group, topic string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if ts := t.mu.topics[groupTopic{group, topic}]; ts != nil {
-		return ts.n
-	}
-	return 0
+	return t.mu.topics[groupTopic{group, topic}]
 }
 
 // CountQueue is how many of a queue's messages are in flight.
@@ -166,87 +173,58 @@ func (t *Table) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
-	for _, ts := range t.mu.topics {
-		n += ts.n
+	for _, c := range t.mu.topics {
+		n += c
 	}
 	return n
 }
 
-// TakeDue removes from the due-time index and returns up to max plain
-// pops' records of group and topic whose invisible time ended at or
-// before now, earliest first. A record acknowledged or changed since it
-// was indexed is not returned. The caller redelivers each, or gives it
-// back with Requeue.
-func (t *Table) TakeDue(group, topic string, now int64, max int) []Entry {
+// Follow starts recording the plain pops' records put from now on
+// (TakeAdded), and returns those in the table now: together, every plain
+// pop's record once, with none missed in between. Following again starts
+// over.
+func (t *Table) Follow() []Entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.takeDueLocked(groupTopic{group, topic}, now, max, nil)
-}
-
-// TakeAllDue is TakeDue over every group and topic.
-func (t *Table) TakeAllDue(now int64, max int) []Entry {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.following = true
+	t.mu.added = t.mu.added[:0]
 	var out []Entry
-	for gt := range t.mu.topics {
-		if len(out) >= max {
-			break
+	for qk, q := range t.mu.queues {
+		for off, r := range q {
+			if !r.Orderly {
+				out = append(out, Entry{Key: Key{Group: qk.Group, Topic: qk.Topic, QueueID: qk.QueueID, Offset: off}, Record: r})
+			}
 		}
-		out = t.takeDueLocked(gt, now, max-len(out), out)
 	}
 	return out
 }
 
-func (t *Table) takeDueLocked(gt groupTopic, now int64, max int, out []Entry) []Entry {
-	ts := t.mu.topics[gt]
-	if ts == nil {
-		return out
-	}
-	for n := 0; n < max && len(ts.due) > 0 && ts.due[0].due <= now; {
-		e := heap.Pop(&ts.due).(dueEntry)
-		k := Key{Group: gt.group, Topic: gt.topic, QueueID: e.queueID, Offset: e.offset}
-		r, ok := t.mu.queues[QueueOf(k)][e.offset]
-		if !ok || r.Orderly || r.PopTime != e.popTime || r.InvisibleUntil != e.due {
-			continue // acknowledged, or changed since (indexed again then)
-		}
-		out = append(out, Entry{Key: k, Record: r})
-		n++
-	}
+// Unfollow stops recording.
+func (t *Table) Unfollow() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.mu.following = false
+	t.mu.added = nil
+}
+
+// TakeAdded returns up to max of the plain pops' records put since Follow
+// or the last TakeAdded, oldest first.
+func (t *Table) TakeAdded(max int) []Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := min(max, len(t.mu.added))
+	out := append([]Entry(nil), t.mu.added[:n]...)
+	t.mu.added = append(t.mu.added[:0], t.mu.added[n:]...)
 	return out
-}
-
-// Requeue indexes again a record TakeDue returned that could not be
-// redelivered now, if it is still in flight as it was.
-func (t *Table) Requeue(e Entry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r, ok := t.mu.queues[QueueOf(e.Key)][e.Offset]
-	ts := t.mu.topics[groupTopic{e.Group, e.Topic}]
-	if !ok || ts == nil || r.PopTime != e.PopTime {
-		return
-	}
-	heap.Push(&ts.due, dueEntry{due: r.InvisibleUntil, queueID: e.QueueID, offset: e.Offset, popTime: r.PopTime})
-}
-
-// NextDue is the earliest invisible-time end of a plain pop's record of
-// group and topic still indexed (0 when none): a bound, as the entry may
-// have been acknowledged since.
-func (t *Table) NextDue(group, topic string) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if ts := t.mu.topics[groupTopic{group, topic}]; ts != nil && len(ts.due) > 0 {
-		return ts.due[0].due
-	}
-	return 0
 }
 
 // LockQueue locks a queue: pops of it, and every change to a FIFO pop's
 // records, hold it.
-func (t *Table) LockQueue(qk QueueKey) (unlock func()) { return t.queueLocks.lock(qk) }
+func (t *Table) LockQueue(qk QueueKey) (unlock func()) { return t.queueLocks.Lock(qk) }
 
 // TryLockQueue locks a queue if nobody holds it (a pop passes a queue
 // another pop is reading, as Java's does).
-func (t *Table) TryLockQueue(qk QueueKey) (unlock func(), ok bool) { return t.queueLocks.tryLock(qk) }
+func (t *Table) TryLockQueue(qk QueueKey) (unlock func(), ok bool) { return t.queueLocks.TryLock(qk) }
 
 // LockRecords locks the records under keys (in one order whatever the
 // order given, so two callers never deadlock): an ack, a change of
@@ -257,7 +235,7 @@ func (t *Table) LockRecords(keys []Key) (unlock func()) {
 	ks = slices.Compact(ks)
 	unlocks := make([]func(), len(ks))
 	for i, k := range ks {
-		unlocks[i] = t.recordLocks.lock(k)
+		unlocks[i] = t.recordLocks.Lock(k)
 	}
 	return func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
@@ -269,26 +247,4 @@ func (t *Table) LockRecords(keys []Key) (unlock func()) {
 func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Topic, b.Topic),
 		cmp.Compare(a.QueueID, b.QueueID), cmp.Compare(a.Offset, b.Offset))
-}
-
-// dueEntry is one plain pop's record in a group and topic's due-time
-// index; stale once the record is gone or has another pop time.
-type dueEntry struct {
-	due     int64
-	queueID int32
-	offset  int64
-	popTime int64
-}
-
-type dueHeap []dueEntry
-
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].due < h[j].due }
-func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueEntry)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }

@@ -69,6 +69,13 @@ func (d *Door) aclCodes() acl.Codes {
 		protocol.ReqUnlockBatchMQ:           lockNeeds,
 		protocol.ReqQueryMessage:            named(acl.Sub|acl.Get, topic("topic")),
 		protocol.ReqViewMessageByID:         d.viewMessageNeeds,
+		// RocketMQ 5's POP: Sub on the topic and the group, as Java's
+		// builder has them.
+		protocol.ReqPopMessage:                 named(acl.Sub, topic("topic"), group("consumerGroup")),
+		protocol.ReqNotification:               named(acl.Sub, topic("topic"), group("consumerGroup")),
+		protocol.ReqAckMessage:                 popAckNeeds,
+		protocol.ReqChangeMessageInvisibleTime: popAckNeeds,
+		protocol.ReqBatchAckMessage:            batchAckNeeds,
 
 		protocol.ReqUpdateAndCreateTopic:            named(acl.Create, topic("topic")),
 		protocol.ReqDeleteTopicInBroker:             named(acl.Delete, topic("topic")),
@@ -152,6 +159,32 @@ func sendNeeds(dst []acl.Need, req *protocol.Command, f acl.Fields) ([]acl.Need,
 		return append(dst, acl.GroupNeed(t, acl.Sub)), nil
 	}
 	return append(dst, acl.TopicNeed(t, acl.Pub)), nil
+}
+
+// popAckNeeds: ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME need Sub on
+// the group and on the topic; a Java client names a message that came
+// back through the group's retry topic by that topic, which is its
+// group's (as a send to a retry topic is).
+func popAckNeeds(dst []acl.Need, _ *protocol.Command, f acl.Fields) ([]acl.Need, error) {
+	dst = acl.AppendNeed(dst, acl.GroupNeed(f.View("consumerGroup"), acl.Sub))
+	if t := f.View("topic"); !strings.HasPrefix(t, acl.RetryPrefix) {
+		dst = acl.AppendNeed(dst, acl.TopicNeed(t, acl.Sub))
+	}
+	return dst, nil
+}
+
+// batchAckNeeds: Sub on the group and the topic of every acknowledgement
+// in a BATCH_ACK_MESSAGE body.
+func batchAckNeeds(dst []acl.Need, req *protocol.Command, _ acl.Fields) ([]acl.Need, error) {
+	body, err := protocol.DecodeBatchAckBody(req.Body)
+	if err != nil {
+		return dst, err
+	}
+	for _, a := range body.Acks {
+		dst = acl.AppendNeed(dst, acl.GroupNeed(a.ConsumerGroup, acl.Sub))
+		dst = acl.AppendNeed(dst, acl.TopicNeed(a.Topic, acl.Sub))
+	}
+	return dst, nil
 }
 
 // heartbeatNeeds: Sub on every consumer group and every topic it

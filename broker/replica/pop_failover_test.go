@@ -175,6 +175,9 @@ func TestPopInFlightSurvivesFailover(t *testing.T) {
 	}
 	// m3 was never acknowledged: it comes back when its minute passes.
 	cg.clock.Advance(time.Minute)
+	if _, err := c.Due().Step(); err != nil {
+		t.Fatal(err)
+	}
 	back := popAll(t, c, 4)
 	if len(back.Messages) != 1 || string(back.Messages[0].Message.Body) != "m3" || back.Messages[0].DeliveryAttempt != 2 {
 		t.Fatalf("came back on the new leader: %+v", back.Messages)
