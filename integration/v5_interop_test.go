@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	rmq5 "github.com/apache/rocketmq-clients/golang/v5"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+	rmq5 "github.com/apache/rocketmq-clients/golang/v5"
 
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
