@@ -93,7 +93,12 @@ func (d *httpDoor) Close() error {
 	d.note("close")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return d.srv.Shutdown(ctx)
+	// StopAccepting closed the listener already; Shutdown may close it
+	// again before Serve has let go of it.
+	if err := d.srv.Shutdown(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 func (d *httpDoor) send(w http.ResponseWriter, r *http.Request) {
@@ -133,7 +138,12 @@ func (d *httpDoor) pull(w http.ResponseWriter, r *http.Request) {
 		Group: v.Get("group"), Topic: v.Get("topic"), QueueID: int32(q), QueueOffset: off, MaxMsgNums: 32,
 		Suspend: hold > 0, SuspendTimeout: time.Duration(hold) * time.Millisecond, HasSubscription: true,
 		ExpressionType: message.ExpressionTypeTag, Expression: "*", From: ch,
-	}, func(r core.PullResult, e error) { answered <- later{r, e} })
+	}, func(r core.PullResult, e error) {
+		// Noted as the core answers, which Close's order puts before
+		// the doors close; the handler may write it out after.
+		d.note(fmt.Sprintf("held pull answered: %d messages", r.Count))
+		answered <- later{r, e}
+	})
 	if held {
 		l := <-answered
 		res, err = l.res, l.err
@@ -152,9 +162,6 @@ func (d *httpDoor) pull(w http.ResponseWriter, r *http.Request) {
 		for _, m := range msgs {
 			out.Bodies = append(out.Bodies, string(m.Body))
 		}
-	}
-	if held {
-		d.note(fmt.Sprintf("held pull answered: %d messages", len(out.Bodies)))
 	}
 	_ = json.NewEncoder(w).Encode(out)
 }
