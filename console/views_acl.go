@@ -210,7 +210,7 @@ func (c *Console) producersView(ctx context.Context, r *http.Request) (string, a
 		if p.Group == "" {
 			p.Group = m.Group
 		}
-		m.Rows = append(m.Rows, producerRow{ProducerClient: p, Protocol: protocolRemoting})
+		m.Rows = append(m.Rows, producerRow{ProducerClient: p, Protocol: protocolName(p.Protocol)})
 	}
 	if len(m.Rows) == 0 {
 		m.Note = "No producer is connected."

@@ -72,16 +72,18 @@ func (c *Console) groupsView(_ context.Context, r *http.Request) (string, any, e
 // clientRow is one connected client of a group.
 type clientRow struct {
 	admin.ConsumerClient
-	// Protocol is how the client speaks to the cluster. The brokers'
-	// connection lists (GET_CONSUMER_CONNECTION_LIST) hold remoting
-	// clients; the gRPC clients of a RocketMQ 5 proxy come from the gRPC
-	// door's client views, which will fill this column with "gRPC".
+	// Protocol is how the client speaks to the cluster, as people read
+	// it: "remoting" or "gRPC" (a RocketMQ 5 SDK).
 	Protocol string `json:"protocol"`
 }
 
-// protocolRemoting is the protocol of a client a broker's connection list
-// reports.
-const protocolRemoting = "remoting"
+// protocolName is a client's protocol as the console shows it.
+func protocolName(p string) string {
+	if p == "grpc_v2" {
+		return "gRPC"
+	}
+	return "remoting"
+}
 
 type groupConfigRow struct {
 	Broker    string `json:"brokerName"`
@@ -146,7 +148,7 @@ func (c *Console) groupView(ctx context.Context, r *http.Request) (string, any, 
 		m.Online = true
 		m.ConsumeType, m.MessageModel = conn.ConsumeType, conn.MessageModel
 		for _, cl := range conn.Clients {
-			m.Clients = append(m.Clients, clientRow{ConsumerClient: cl, Protocol: protocolRemoting})
+			m.Clients = append(m.Clients, clientRow{ConsumerClient: cl, Protocol: protocolName(cl.Protocol)})
 		}
 		m.Subscriptions = conn.Subscriptions
 		for _, s := range conn.Subscriptions {

@@ -1,13 +1,14 @@
 package clients
 
 // Census is the number of connected clients of one kind in one group, by
-// language and version: what a metrics scrape reads.
+// language, version and protocol: what a metrics scrape reads.
 type Census struct {
 	Group string
 	// ConsumeType is the consumer group's (empty for producers).
 	ConsumeType string
 	Language    string
 	Version     int
+	Protocol    string
 	Count       int
 }
 
@@ -38,12 +39,12 @@ func appendCensus[C any](out []Census, group, consumeType string, set map[chanKe
 next:
 	for _, ch := range set {
 		for i := start; i < len(out); i++ {
-			if out[i].Language == ch.Language && out[i].Version == ch.Version {
+			if out[i].Language == ch.Language && out[i].Version == ch.Version && out[i].Protocol == ch.Protocol {
 				out[i].Count++
 				continue next
 			}
 		}
-		out = append(out, Census{Group: group, ConsumeType: consumeType, Language: ch.Language, Version: ch.Version, Count: 1})
+		out = append(out, Census{Group: group, ConsumeType: consumeType, Language: ch.Language, Version: ch.Version, Protocol: ch.Protocol, Count: 1})
 	}
 	return out
 }

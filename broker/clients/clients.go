@@ -39,6 +39,7 @@ type Channel[C any] struct {
 	Conn       C
 	Language   string
 	Version    int
+	Protocol   string // the door's protocol, as core.ClientMeta names it
 	LastUpdate time.Time
 }
 

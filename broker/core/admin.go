@@ -242,12 +242,13 @@ func (c *Core) TopicConsumers(topic string) []string {
 type Connection struct {
 	ClientID, ClientAddr, Language string
 	Version                        int
+	Protocol                       string // ClientMeta.Protocol
 }
 
 func connectionsOf(chans []clients.Channel[Channel]) []Connection {
 	out := make([]Connection, 0, len(chans))
 	for _, ch := range chans {
-		conn := Connection{ClientID: ch.ClientID, Language: ch.Language, Version: ch.Version}
+		conn := Connection{ClientID: ch.ClientID, Language: ch.Language, Version: ch.Version, Protocol: ch.Protocol}
 		if ch.Conn != nil {
 			conn.ClientAddr = ch.Conn.RemoteAddr()
 		}

@@ -17,7 +17,16 @@ const maxGroupLen = 255
 type ClientMeta struct {
 	Language string
 	Version  int
+	// Protocol names the door the client came through, as RocketMQ 5's
+	// metrics label it (protocol_type): ProtocolRemoting, ProtocolGRPC.
+	Protocol string
 }
+
+// The protocols of ClientMeta.Protocol, with RocketMQ 5's names.
+const (
+	ProtocolRemoting = "remoting"
+	ProtocolGRPC     = "grpc_v2"
+)
 
 // Heartbeat is what a client says of its groups, periodically (RocketMQ's
 // HeartbeatData): the producer groups it sends for and, per consumer
@@ -40,7 +49,7 @@ func (c *Core) Heartbeat(ch Channel, meta ClientMeta, hb Heartbeat) error {
 	if hb.ClientID == "" {
 		return refuse(BadRequest, "heartbeat without clientID")
 	}
-	entry := clients.Channel[Channel]{ClientID: hb.ClientID, ConnID: ch.ID(), Conn: ch, Language: meta.Language, Version: meta.Version}
+	entry := clients.Channel[Channel]{ClientID: hb.ClientID, ConnID: ch.ID(), Conn: ch, Language: meta.Language, Version: meta.Version, Protocol: meta.Protocol}
 	topicsChanged := false
 	var changed []string
 	for _, data := range hb.Consumers {

@@ -177,7 +177,7 @@ func (s *session) send(cmd *v2.TelemetryCommand) bool {
 func (s *session) meta() core.ClientMeta {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return core.ClientMeta{Language: s.mu.lang, Version: versionOrdinal(s.mu.version)}
+	return core.ClientMeta{Language: s.mu.lang, Version: versionOrdinal(s.mu.version), Protocol: core.ProtocolGRPC}
 }
 
 // The core's Channel.

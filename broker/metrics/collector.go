@@ -65,23 +65,23 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *collector) connections(ch chan<- prometheus.Metric) {
-	type prodKey struct{ lang, version string }
+	type prodKey struct{ lang, version, protocol string }
 	prods := map[prodKey]int{}
 	for _, p := range c.m.core.ProducerCensus() {
-		prods[prodKey{strings.ToLower(p.Language), versionLabel(p.Version)}] += p.Count
+		prods[prodKey{strings.ToLower(p.Language), versionLabel(p.Version), p.Protocol}] += p.Count
 	}
 	for k, n := range prods {
-		ch <- prometheus.MustNewConstMetric(c.producerConns, prometheus.GaugeValue, float64(n), k.lang, k.version, "remoting")
+		ch <- prometheus.MustNewConstMetric(c.producerConns, prometheus.GaugeValue, float64(n), k.lang, k.version, k.protocol)
 	}
-	type consKey struct{ group, lang, version, mode string }
+	type consKey struct{ group, lang, version, mode, protocol string }
 	cons := map[consKey]int{}
 	for _, p := range c.m.core.ConsumerCensus() {
-		k := consKey{c.m.groups.Value(p.Group), strings.ToLower(p.Language), versionLabel(p.Version), consumeMode(p.ConsumeType)}
+		k := consKey{c.m.groups.Value(p.Group), strings.ToLower(p.Language), versionLabel(p.Version), consumeMode(p.ConsumeType), p.Protocol}
 		cons[k] += p.Count
 	}
 	for k, n := range cons {
 		ch <- prometheus.MustNewConstMetric(c.consConns, prometheus.GaugeValue, float64(n),
-			k.group, k.lang, k.version, k.mode, "remoting", boolLabel(k.group != Other && core.IsSystemGroup(k.group)))
+			k.group, k.lang, k.version, k.mode, k.protocol, boolLabel(k.group != Other && core.IsSystemGroup(k.group)))
 	}
 }
 

@@ -110,18 +110,10 @@ func (d *Door) handleTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req 
 	return jsonResponse(req, map[string][]string{"groupList": d.core.TopicConsumers(topic)})
 }
 
-// connection is one client connection in RocketMQ's Connection JSON.
-type connection struct {
-	ClientID   string `json:"clientId"`
-	ClientAddr string `json:"clientAddr"`
-	Language   string `json:"language"`
-	Version    int    `json:"version"`
-}
-
-func connectionsJSON(cs []core.Connection) []connection {
-	out := make([]connection, len(cs))
+func connectionsJSON(cs []core.Connection) []protocol.Connection {
+	out := make([]protocol.Connection, len(cs))
 	for i, c := range cs {
-		out[i] = connection{ClientID: c.ClientID, ClientAddr: c.ClientAddr, Language: c.Language, Version: c.Version}
+		out[i] = protocol.Connection{ClientID: c.ClientID, ClientAddr: c.ClientAddr, Language: c.Language, Version: c.Version, Protocol: c.Protocol}
 	}
 	return out
 }

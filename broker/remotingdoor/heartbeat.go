@@ -15,7 +15,7 @@ func (d *Door) handleHeartbeat(_ context.Context, c *remoting.Conn, req *protoco
 	if err != nil {
 		return errResponse(req, protocol.RespSystemError, "%v", err)
 	}
-	meta := core.ClientMeta{Language: req.Language, Version: int(req.Version)}
+	meta := core.ClientMeta{Language: req.Language, Version: int(req.Version), Protocol: core.ProtocolRemoting}
 	return outcome(req, d.core.Heartbeat(d.channel(c), meta, heartbeatOf(hb)))
 }
 

@@ -74,6 +74,16 @@ type ProducerClient struct {
 	Addr     string `json:"clientAddr"`
 	Language string `json:"language"`
 	Version  int    `json:"version"`
+	Protocol string `json:"protocol"` // as ConsumerClient.Protocol
+}
+
+// protocolOf is a connection's protocol; a broker that does not say is
+// a remoting one (Java's brokers only know remoting clients).
+func protocolOf(c protocol.Connection) string {
+	if c.Protocol == "" {
+		return "remoting"
+	}
+	return c.Protocol
 }
 
 // ProducerConnections lists the producers of group connected to any
@@ -106,7 +116,7 @@ func (a *Admin) ProducerConnections(ctx context.Context, group string) ([]Produc
 			return nil, fmt.Errorf("admin: %s: %s: %w: %v", op, n, protocol.ErrBadBody, err)
 		}
 		for _, c := range body.ConnectionSet {
-			out = append(out, ProducerClient{Broker: n.Name, ClientID: c.ClientID, Addr: c.ClientAddr, Language: c.Language, Version: c.Version})
+			out = append(out, ProducerClient{Broker: n.Name, ClientID: c.ClientID, Addr: c.ClientAddr, Language: c.Language, Version: c.Version, Protocol: protocolOf(c)})
 		}
 	}
 	if len(out) == 0 {

@@ -27,6 +27,10 @@ type ConsumerClient struct {
 	Addr     string `json:"clientAddr"` // as the broker sees it
 	Language string `json:"language"`
 	Version  int    `json:"version"`
+	// Protocol is how the client speaks to the broker: "remoting" or
+	// "grpc_v2" (a RocketMQ 5 SDK through the gRPC door). A broker that
+	// does not say (a Java broker) is taken to mean remoting.
+	Protocol string `json:"protocol"`
 	// Brokers are the broker groups the client is connected to.
 	Brokers []string `json:"brokers"`
 }
@@ -98,7 +102,7 @@ func (a *Admin) ConsumerConnections(ctx context.Context, group string) (*Consume
 		for _, c := range body.ConnectionSet {
 			cc := clients[c.ClientID]
 			if cc == nil {
-				cc = &ConsumerClient{ClientID: c.ClientID, Addr: c.ClientAddr, Language: c.Language, Version: c.Version}
+				cc = &ConsumerClient{ClientID: c.ClientID, Addr: c.ClientAddr, Language: c.Language, Version: c.Version, Protocol: protocolOf(c)}
 				clients[c.ClientID] = cc
 			}
 			cc.Brokers = append(cc.Brokers, n.Name)

@@ -29,9 +29,10 @@ func TestConsumerConnectionsMergedOverBrokers(t *testing.T) {
 	}
 	want := &ConsumerConnection{Group: "g", ConsumeType: "CONSUME_PASSIVELY", MessageModel: "CLUSTERING",
 		ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
+		// the fake brokers say no protocol, as Java's do: remoting
 		Clients: []ConsumerClient{
-			{ClientID: "c1", Addr: "10.0.0.1:5000", Language: "GO", Version: 317, Brokers: []string{"broker-a", "broker-b"}},
-			{ClientID: "c2", Addr: "10.0.0.2:5000", Language: "JAVA", Version: 400, Brokers: []string{"broker-a"}},
+			{ClientID: "c1", Addr: "10.0.0.1:5000", Language: "GO", Version: 317, Protocol: "remoting", Brokers: []string{"broker-a", "broker-b"}},
+			{ClientID: "c2", Addr: "10.0.0.2:5000", Language: "JAVA", Version: 400, Protocol: "remoting", Brokers: []string{"broker-a"}},
 		},
 		Subscriptions: []Subscription{
 			{Topic: "T", Expression: "a || b", ExpressionType: "TAG", Tags: []string{"a", "b"}},

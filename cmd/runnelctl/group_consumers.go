@@ -106,9 +106,9 @@ only that client (mqadmin consumerStatus -i).`,
 func printConsumers(w io.Writer, out consumersOutput) error {
 	cc := out.ConsumerConnection
 	fmt.Fprintf(w, "group %s: %s, %s, %s\n\n", cc.Group, dash(cc.MessageModel), dash(cc.ConsumeType), dash(cc.ConsumeFromWhere))
-	t := newTable(w, "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION", "BROKERS")
+	t := newTable(w, "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION", "PROTOCOL", "BROKERS")
 	for _, c := range cc.Clients {
-		t.row(c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version), strings.Join(c.Brokers, ","))
+		t.row(c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version), dash(c.Protocol), strings.Join(c.Brokers, ","))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -204,9 +204,9 @@ producerConnection): broker, client id, address, language and version.`,
 			if a.output == "json" {
 				return writeJSON(a.stdout, clients)
 			}
-			t := newTable(a.stdout, "BROKER", "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION")
+			t := newTable(a.stdout, "BROKER", "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION", "PROTOCOL")
 			for _, c := range clients {
-				t.row(c.Broker, c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version))
+				t.row(c.Broker, c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version), dash(c.Protocol))
 			}
 			return t.flush()
 		},

@@ -24,4 +24,8 @@ type Connection struct {
 	ClientAddr string `json:"clientAddr"`
 	Language   string `json:"language"`
 	Version    int    `json:"version"`
+	// Protocol is Runnel's addition: how the client speaks to the broker,
+	// "remoting" or "grpc_v2" (RocketMQ 5's protocol_type names). Java's
+	// tools ignore a field they do not know; a Java broker leaves it out.
+	Protocol string `json:"protocol,omitempty"`
 }
