@@ -121,6 +121,51 @@ func TestV5ProducerDelay(t *testing.T) {
 	}
 }
 
+// TestV5ProducerRecall: a delayed message recalled with the handle its
+// send was answered with is never delivered; one sent beside it is, on
+// time; a handle that does not parse, and one whose message already went
+// out, are refused with BAD_REQUEST.
+func TestV5ProducerRecall(t *testing.T) {
+	c := startV5(t)
+	topic := "V5Recall"
+	p := newV5Producer(t, c, []string{topic})
+	due := time.Now().Add(2 * time.Second)
+	send := func(body string, at time.Time) *rmq5.SendReceipt {
+		m := &rmq5.Message{Topic: topic, Body: []byte(body)}
+		m.SetDelayTimestamp(at)
+		r := v5Send(t, p, m)
+		if r.RecallHandle == "" {
+			t.Fatalf("the send of a delayed message was answered without a recall handle")
+		}
+		return r
+	}
+	gone, kept := send("recalled", due), send("kept", due)
+	// Due after both: once it is out, so would the recalled one be (the
+	// timer delivers in due order).
+	last := send("last", due.Add(300*time.Millisecond))
+	id, err := p.Recall(context.Background(), topic, gone.RecallHandle)
+	if err != nil || id != gone.MessageID {
+		t.Fatalf("Recall = %q, %v; want %s", id, err, gone.MessageID)
+	}
+	ids := func() map[string]bool {
+		out := map[string]bool{}
+		for _, m := range readTopic(t, c, 0, topic) {
+			out[m.UniqKey()] = true
+		}
+		return out
+	}
+	testwait.For(t, 15*time.Second, "the last message delivered", func() bool { return ids()[last.MessageID] })
+	if got := ids(); len(got) != 2 || !got[kept.MessageID] {
+		t.Fatalf("delivered %v, want only %s and %s (not the recalled %s)", got, kept.MessageID, last.MessageID, gone.MessageID)
+	}
+	var st *rmq5.ErrRpcStatus
+	for name, handle := range map[string]string{"malformed": "not-a-handle", "already delivered": kept.RecallHandle} {
+		if _, err := p.Recall(context.Background(), topic, handle); !errors.As(err, &st) || st.Code != int32(v2.Code_BAD_REQUEST) {
+			t.Errorf("recall %s: %v, want BAD_REQUEST", name, err)
+		}
+	}
+}
+
 // TestV5ProducerTransaction: a committed transaction's message is
 // delivered, a rolled back one's never; an orphan (no end) is resolved by
 // the producer's checker when the broker checks, through the producer's

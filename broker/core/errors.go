@@ -91,6 +91,10 @@ const (
 	// DefaultTopicMessageTypeValidator) [MESSAGE_ILLEGAL; gRPC
 	// MESSAGE_PROPERTY_DOES_NOT_MATCH_MESSAGE_TYPE].
 	MessageTypeMismatch
+	// IllegalOperation: an operation the state of what it names refuses: a
+	// recall handle that does not parse, is another topic's or broker's,
+	// or whose time has passed [ILLEGAL_OPERATION; gRPC BAD_REQUEST].
+	IllegalOperation
 )
 
 var reasonNames = [...]string{
@@ -103,7 +107,7 @@ var reasonNames = [...]string{
 	FilterUnsupported: "filter unsupported", FilterDataMissing: "filter data missing",
 	NoMessage: "no message", NotFound: "not found", TransactionRefused: "transaction refused",
 	InvalidReceipt: "invalid receipt handle", ExpiredReceipt: "expired receipt handle",
-	MessageTypeMismatch: "message type mismatch",
+	MessageTypeMismatch: "message type mismatch", IllegalOperation: "illegal operation",
 }
 
 // Reasons are every Reason, for the doors' tests that map each one.

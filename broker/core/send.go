@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/runnelmq/runnel/broker/due"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/topicconf"
@@ -54,6 +55,9 @@ type SendResult struct {
 	// TransactionID is the unique key of a single message.
 	TransactionID string
 	Region        string
+	// RecallHandle withdraws a single timer message before it falls due
+	// (Recall); empty for any other send.
+	RecallHandle string
 }
 
 // Send stores a send, following Java's SendMessageProcessor: check the
@@ -69,7 +73,11 @@ func (c *Core) Send(r SendRequest) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, c.putError(err)
 	}
-	return p.result(res), nil
+	out := p.result(res)
+	if !p.batch {
+		out.RecallHandle, _ = due.RecallHandleOf(p.msgs[0], c.cfg.BrokerName)
+	}
+	return out, nil
 }
 
 // preparedSend is a send checked and rewritten, ready to store.

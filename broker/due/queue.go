@@ -67,6 +67,13 @@ type QueueSource struct {
 	// used are delivered copies (commit log offsets) matched during
 	// resume checks, each to the entry it was matched to.
 	used map[int64]laneOff
+	// recalled are the timers withdrawn by a recall marker read and not
+	// yet fired, and markers where each marker waits (recall.go). A
+	// marker falls due with the message it withdraws and after it (it
+	// was stored later: ties fire in offset order), so the message finds
+	// its key here when it fires.
+	recalled map[recallKey]struct{}
+	markers  map[laneOff]recallKey
 }
 
 type laneOff struct {
@@ -352,8 +359,21 @@ func (s *QueueSource) addTimer(l *lane, m *message.MessageExt, off int64, add fu
 		}
 		e.Check = due <= now
 	}
+	if key := m.Properties[PropertyTimerDelUniqKey]; key != "" {
+		s.noteRecall(laneOff{l.id, off}, recallKey{due: due, key: key})
+	}
 	add(e)
 	l.p.add(off)
+}
+
+// noteRecall records a recall marker read at where (under s.mu, as Scan
+// holds it).
+func (s *QueueSource) noteRecall(where laneOff, k recallKey) {
+	if s.recalled == nil {
+		s.recalled, s.markers = map[recallKey]struct{}{}, map[laneOff]recallKey{}
+	}
+	s.recalled[k] = struct{}{}
+	s.markers[where] = k
 }
 
 // read returns the stored message at phys, nil when there is none to
@@ -395,6 +415,13 @@ func (s *QueueSource) Fire(e Entry) (*message.MessageExt, error) {
 	m, err := s.read(phys)
 	if err != nil || m == nil {
 		return nil, err
+	}
+	if m.Properties[PropertyTimerDelUniqKey] != "" {
+		return nil, nil // a recall marker delivers nothing
+	}
+	if _, ok := s.recalled[recallKey{due: e.Due, key: m.UniqKey()}]; ok {
+		s.log.Info("due: recalled timer message withdrawn", "uniqKey", m.UniqKey(), "due", e.Due)
+		return nil, nil
 	}
 	out, err := restore(m, s.drop)
 	if err != nil {
@@ -467,6 +494,10 @@ func (s *QueueSource) Fired(e Entry) {
 		return
 	}
 	l.p.fired(e.Off)
+	if k, ok := s.markers[laneOff{e.Lane, e.Off}]; ok {
+		delete(s.markers, laneOff{e.Lane, e.Off})
+		delete(s.recalled, k)
+	}
 	l.cursor = max(l.cursor, e.Due)
 	// The cursor is saved only while the index is complete: an entry not
 	// yet read may be due before it, and must not be taken as delivered

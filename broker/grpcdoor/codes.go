@@ -39,6 +39,7 @@ var reasonCodes = map[core.Reason]v2.Code{
 	core.InvalidReceipt:       v2.Code_INVALID_RECEIPT_HANDLE,
 	core.ExpiredReceipt:       v2.Code_INVALID_RECEIPT_HANDLE,
 	core.MessageTypeMismatch:  v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
+	core.IllegalOperation:     v2.Code_BAD_REQUEST,
 }
 
 // refusal is an error that carries its own v2 code: the door's own

@@ -108,7 +108,8 @@ func (d *Door) send(ctx context.Context, req *v2.SendMessageRequest) ([]*v2.Send
 	}
 	entries := make([]*v2.SendResultEntry, len(msgs))
 	for i, m := range msgs {
-		e := &v2.SendResultEntry{Status: okStatus(), MessageId: m.GetSystemProperties().GetMessageId(), Offset: res.QueueOffset + int64(i)}
+		e := &v2.SendResultEntry{Status: okStatus(), MessageId: m.GetSystemProperties().GetMessageId(), Offset: res.QueueOffset + int64(i),
+			RecallHandle: res.RecallHandle}
 		if mt == v2.MessageType_TRANSACTION && i < len(res.MsgIDs) {
 			if _, phys, err := message.ParseOffsetMsgID(res.MsgIDs[i]); err == nil {
 				e.TransactionId = encodeTxID(phys, res.QueueOffset)
@@ -142,14 +143,33 @@ func (d *Door) maxDelay() time.Duration {
 	return due.DefaultTimerMaxDelay
 }
 
-// RecallMessage: recalling a delayed message needs the timer to delete
-// an entry, which this broker's timer does not do yet; the answer says
-// so rather than pretending.
+// RecallMessage withdraws a delay or timer message before it falls due,
+// given the recall handle its send was answered with
+// (RecallMessageActivity): it answers the message's id.
 func (d *Door) RecallMessage(ctx context.Context, req *v2.RecallMessageRequest) (*v2.RecallMessageResponse, error) {
-	if _, err := d.begin(ctx); err != nil {
+	id, err := d.recall(ctx, req)
+	if err != nil {
 		return &v2.RecallMessageResponse{Status: statusOf(err)}, nil
 	}
-	return &v2.RecallMessageResponse{Status: status(v2.Code_UNSUPPORTED, "recalling a delayed message is not supported by this broker yet")}, nil
+	return &v2.RecallMessageResponse{Status: okStatus(), MessageId: id}, nil
+}
+
+func (d *Door) recall(ctx context.Context, req *v2.RecallMessageRequest) (string, error) {
+	c, err := d.begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	topic := c.name(req.GetTopic())
+	if err := checkTopic(topic); err != nil {
+		return "", err
+	}
+	if err := d.authorize(c, access{Topic: topic, Action: actionPub}); err != nil {
+		return "", err
+	}
+	if err := d.checkWritable(); err != nil {
+		return "", err
+	}
+	return d.core.Recall(topic, req.GetRecallHandle(), topic)
 }
 
 // javaStringHash is Java's String.hashCode of s (UTF-16 code units), so a

@@ -34,6 +34,7 @@ var codes = map[core.Reason]int16{
 	core.InvalidReceipt:       protocol.RespNoMessage,
 	core.ExpiredReceipt:       protocol.RespNoMessage,
 	core.MessageTypeMismatch:  protocol.RespMessageIllegal,
+	core.IllegalOperation:     protocol.RespIllegalOperation,
 }
 
 // refusal is an error that carries its own response code and remark:
