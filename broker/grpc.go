@@ -42,6 +42,7 @@ func (b *Broker) newGRPCDoor(serverTLS *tls.Config) error {
 		AdvertiseAddr: c.GRPCAdvertise(), Advertise: config.Advertise,
 		TLSMode: mode, TLS: serverTLS,
 		MaxLongPolling: c.GRPC.MaxLongPolling,
+		Renewal:        grpcdoor.Renewal(c.GRPC.Renewal),
 		ChannelExpiry:  c.ChannelExpiry, Now: c.Now, Logger: b.log,
 	}
 	if b.guard.Enabled() {

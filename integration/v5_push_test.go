@@ -196,3 +196,48 @@ func TestV5DLQAfterMaxAttempts(t *testing.T) {
 		t.Fatalf("deliveries %v, want attempts 1 and 2", seen)
 	}
 }
+
+// TestV5PushConsumerSlowListenerRenewed: a push consumer's listener that
+// runs longer than the receive's invisible time does not see its message
+// again: the door keeps renewing it (the proxy's auto-renew), and the
+// SDK's ack with the handle it received settles the renewed message.
+func TestV5PushConsumerSlowListenerRenewed(t *testing.T) {
+	c := startV5(t, shortPolls, cluster.Configure(func(_ int, cfg *config.Config) {
+		r := &cfg.GRPC.Renewal
+		r.Invisible, r.Ahead, r.Slice, r.Period = 2*time.Second, time.Second, 2*time.Second, 100*time.Millisecond
+	}))
+	topic, group := "V5Renew", "v5-renew"
+	p := newV5Producer(t, c, []string{topic})
+	var mu sync.Mutex
+	deliveries, done := map[string]int{}, map[string]bool{}
+	newV5PushConsumer(t, c, group, topic, func(mv *rmq5.MessageView) rmq5.ConsumerResult {
+		body := string(mv.GetBody())
+		mu.Lock()
+		deliveries[body]++
+		mu.Unlock()
+		if body == "slow" {
+			time.Sleep(5 * time.Second) // more than twice the invisible time
+		}
+		mu.Lock()
+		done[body] = true
+		mu.Unlock()
+		return rmq5.SUCCESS
+	})
+	for _, b := range []string{"slow", "quick"} {
+		v5Send(t, p, &rmq5.Message{Topic: topic, Body: []byte(b)})
+	}
+	testwait.For(t, 30*time.Second, "both messages consumed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return done["slow"] && done["quick"]
+	})
+	b := c.Broker(0)
+	testwait.For(t, 10*time.Second, "both acknowledged and nothing renewed", func() bool {
+		return b.Core().InFlight(group, topic) == 0 && b.GRPC().Renewing() == 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if deliveries["slow"] != 1 || deliveries["quick"] != 1 {
+		t.Fatalf("deliveries %v, want each message once", deliveries)
+	}
+}

@@ -62,6 +62,9 @@ import (
 //	grpcServerPort            GRPC.ListenAddr's port (RocketMQ's proxy key)
 //	grpcListenAddr, grpcAdvertiseAddr, grpcPeers
 //	                          GRPC (Runnel's keys; see GRPCConfig)
+//	grpcClientConsumerMaxLongPollingTimeoutMillis, defaultInvisibleTimeMills,
+//	renewAheadTimeMillis, renewSliceTimeMillis, renewSchedulePeriodMillis,
+//	renewMaxTimeMillis        GRPC (the proxy's keys, ms)
 //	tls.server.mode, tls.server.certPath, tls.server.keyPath, tlsEnable, ...
 //	                          TLS (remoting.TLSConfig.Set lists them)
 //

@@ -31,6 +31,13 @@ type GRPCConfig struct {
 	// proxy's key, ms) is the longest a receive is held and the long
 	// polling timeout push consumers are told. Default 20 s.
 	MaxLongPolling time.Duration
+	// Renewal keeps push consumers' received messages invisible while
+	// their listeners run, under the proxy's keys (ms):
+	// defaultInvisibleTimeMills (Invisible, default 60 s),
+	// renewAheadTimeMillis (Ahead, 10 s), renewSliceTimeMillis (Slice,
+	// 60 s), renewSchedulePeriodMillis (Period, 5 s), renewMaxTimeMillis
+	// (Max, 3 h). See grpcdoor.Renewal.
+	Renewal struct{ Invisible, Ahead, Slice, Period, Max time.Duration }
 	// Listener, if set, is served instead of listening on ListenAddr
 	// (tests that must know a door's address before its broker starts).
 	Listener net.Listener
@@ -63,11 +70,17 @@ func (c *Config) setGRPCKey(key, val string) (known bool, err error) {
 		}
 		c.GRPC.AdvertiseAddr = val
 	case "grpcClientConsumerMaxLongPollingTimeoutMillis":
-		v, err := strconv.ParseInt(val, 10, 64)
-		if err != nil || v <= 0 {
-			return true, fmt.Errorf("not a positive number of milliseconds")
-		}
-		c.GRPC.MaxLongPolling = time.Duration(v) * time.Millisecond
+		return true, positiveMillis(val, &c.GRPC.MaxLongPolling)
+	case "defaultInvisibleTimeMills":
+		return true, positiveMillis(val, &c.GRPC.Renewal.Invisible)
+	case "renewAheadTimeMillis":
+		return true, positiveMillis(val, &c.GRPC.Renewal.Ahead)
+	case "renewSliceTimeMillis":
+		return true, positiveMillis(val, &c.GRPC.Renewal.Slice)
+	case "renewSchedulePeriodMillis":
+		return true, positiveMillis(val, &c.GRPC.Renewal.Period)
+	case "renewMaxTimeMillis":
+		return true, positiveMillis(val, &c.GRPC.Renewal.Max)
 	case "grpcPeers":
 		peers, err := parseGRPCPeers(val)
 		if err != nil {
@@ -78,6 +91,16 @@ func (c *Config) setGRPCKey(key, val string) (known bool, err error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// positiveMillis sets *d from a positive number of milliseconds.
+func positiveMillis(val string, d *time.Duration) error {
+	v, err := strconv.ParseInt(val, 10, 64)
+	if err != nil || v <= 0 {
+		return fmt.Errorf("not a positive number of milliseconds")
+	}
+	*d = time.Duration(v) * time.Millisecond
+	return nil
 }
 
 // parseGRPCPeers reads "id-host:port;id-host:port" as dLegerPeers is

@@ -59,6 +59,10 @@ type Config struct {
 	// ChannelExpiry forgets a client session idle this long without a
 	// Telemetry stream. Default 120 s, as the core expires clients.
 	ChannelExpiry time.Duration
+	// Renewal is how push consumers' received messages are kept
+	// invisible while their listeners run; zero fields take the proxy's
+	// defaults (Renewal).
+	Renewal Renewal
 	// Now is the clock of sessions and receipt times. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -88,6 +92,7 @@ type Door struct {
 	srv   *grpc.Server
 
 	sessions *sessions
+	renew    *renewals
 
 	mu struct {
 		sync.Mutex
@@ -96,7 +101,7 @@ type Door struct {
 		closed    bool
 	}
 	stop chan struct{}
-	wg   sync.WaitGroup // Serve and the session sweep
+	wg   sync.WaitGroup // Serve, the session sweep and the renewals
 }
 
 // New returns a door that serves nothing until Start.
@@ -135,6 +140,7 @@ func New(cfg Config) (*Door, error) {
 	}
 	d := &Door{cfg: cfg, core: cfg.Core, log: cfg.Logger.With("door", "grpc"), stop: make(chan struct{})}
 	d.sessions = newSessions(d)
+	d.renew = newRenewals(d, cfg.Renewal)
 	d.creds = newSniffCreds(cfg.TLSMode, cfg.TLS, d.log)
 	d.srv = grpc.NewServer(
 		grpc.Creds(d.creds),
@@ -181,7 +187,7 @@ func (d *Door) Start() error {
 		return err
 	}
 	d.mu.ln, d.mu.advertise = ln, adv
-	d.wg.Add(2)
+	d.wg.Add(3)
 	go func() {
 		defer d.wg.Done()
 		// Serve returns when StopAccepting or Close closes the listener.
@@ -190,6 +196,10 @@ func (d *Door) Start() error {
 	go func() {
 		defer d.wg.Done()
 		d.sessions.sweepLoop(d.stop)
+	}()
+	go func() {
+		defer d.wg.Done()
+		d.renew.loop(d.stop)
 	}()
 	return nil
 }

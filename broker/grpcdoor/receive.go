@@ -19,9 +19,6 @@ import (
 
 // The proxy's receive limits (ProxyConfig).
 const (
-	// autoRenewInvisible is the invisible time of a push consumer's
-	// receive (auto_renew; defaultInvisibleTimeMills).
-	autoRenewInvisible = 60 * time.Second
 	// minInvisible and maxInvisible bound a simple consumer's
 	// (minInvisibleTimeMillsForRecv, maxInvisibleTimeMills).
 	minInvisible = 10 * time.Second
@@ -82,6 +79,12 @@ func (d *Door) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messaging
 			_, _ = d.core.ChangeInvisible(r.Group, r.Topic, p.Handle, nackInvisible)
 		}
 		return err
+	}
+	if req.GetAutoRenew() {
+		now := d.cfg.Now()
+		for i, p := range res.Messages {
+			d.renew.add(renewKey{c.ClientID, r.Group, msgs[i].GetSystemProperties().GetMessageId()}, r.Topic, p.Handle, now)
+		}
 	}
 	return nil
 }
@@ -150,7 +153,7 @@ func (d *Door) receiveRequest(ctx context.Context, req *v2.ReceiveMessageRequest
 	if err != nil {
 		return c, r, err
 	}
-	invisible := autoRenewInvisible
+	invisible := d.renew.cfg.Invisible
 	if !req.GetAutoRenew() {
 		invisible = req.GetInvisibleDuration().AsDuration()
 		switch {
@@ -226,7 +229,7 @@ func writeReceive(stream v2.MessagingService_ReceiveMessageServer, st *v2.Status
 // each entry has its own status, and the answer's is theirs, or
 // MULTIPLE_RESULTS when they differ.
 func (d *Door) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.AckMessageResponse, error) {
-	_, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
+	c, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
 	if err != nil {
 		return &v2.AckMessageResponse{Status: statusOf(err)}, nil
 	}
@@ -235,7 +238,8 @@ func (d *Door) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.A
 	}
 	entries := make([]core.AckEntry, len(req.GetEntries()))
 	for i, e := range req.GetEntries() {
-		entries[i] = core.AckEntry{Group: group, Topic: topic, Handle: e.GetReceiptHandle()}
+		handle := d.renew.take(renewKey{c.ClientID, group, e.GetMessageId()}, e.GetReceiptHandle())
+		entries[i] = core.AckEntry{Group: group, Topic: topic, Handle: handle}
 	}
 	errs := d.core.BatchAck(entries)
 	out := &v2.AckMessageResponse{Entries: make([]*v2.AckMessageResultEntry, len(errs))}
@@ -273,7 +277,7 @@ func (d *Door) consumeCall(ctx context.Context, t, g *v2.Resource) (caller, stri
 // invisible from now, and answers its new receipt handle (the old one no
 // longer names it).
 func (d *Door) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisibleDurationRequest) (*v2.ChangeInvisibleDurationResponse, error) {
-	_, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
+	c, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
 	if err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: statusOf(err)}, nil
 	}
@@ -282,7 +286,8 @@ func (d *Door) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisi
 		return &v2.ChangeInvisibleDurationResponse{Status: status(v2.Code_ILLEGAL_INVISIBLE_TIME,
 			fmt.Sprintf("the invisibleTime %v is not in [0, %v]", dur, maxInvisible))}, nil
 	}
-	handle, err := d.core.ChangeInvisible(group, topic, req.GetReceiptHandle(), dur)
+	current := d.renew.take(renewKey{c.ClientID, group, req.GetMessageId()}, req.GetReceiptHandle())
+	handle, err := d.core.ChangeInvisible(group, topic, current, dur)
 	if err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: statusOf(err)}, nil
 	}
@@ -293,9 +298,9 @@ func (d *Door) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisi
 // group's dead-letter queue at once and acknowledges it (a FIFO push
 // consumer's message that failed its local attempts).
 func (d *Door) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.ForwardMessageToDeadLetterQueueRequest) (*v2.ForwardMessageToDeadLetterQueueResponse, error) {
-	_, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
+	c, topic, group, err := d.consumeCall(ctx, req.GetTopic(), req.GetGroup())
 	if err == nil {
-		err = d.core.ForwardToDLQ(group, topic, req.GetReceiptHandle())
+		err = d.core.ForwardToDLQ(group, topic, d.renew.take(renewKey{c.ClientID, group, req.GetMessageId()}, req.GetReceiptHandle()))
 	}
 	return &v2.ForwardMessageToDeadLetterQueueResponse{Status: statusOf(err)}, nil
 }
