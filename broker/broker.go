@@ -76,8 +76,10 @@ type Broker struct {
 	}
 	stop chan struct{}
 	// bg counts the process's own loops (a group node's leadership watch
-	// and retention).
+	// and retention, the idle memory release).
 	bg sync.WaitGroup
+	// memReleases counts idle memory releases (idlemem.go).
+	memReleases atomic.Int64
 }
 
 // New opens the store in cfg.StoreDir, loads topics and consumer offsets,
@@ -290,6 +292,7 @@ func (b *Broker) Start() error {
 		return fmt.Errorf("broker: metrics: %w", err)
 	}
 	b.reg.Start(host)
+	b.spawn(b.releaseIdleMemory)
 	if b.node != nil {
 		b.spawn(b.watchLeadership)
 		b.spawn(func() { b.group.Retain(b.stop, b.master.Load, b.cfg.Now, b.log) })

@@ -84,6 +84,12 @@ type Config struct {
 	// ChannelExpiry (channelExpiredTimeout) drops a client with no heartbeat
 	// for this long. Default 120 s. Expiry is scanned every 10 s.
 	ChannelExpiry time.Duration
+	// IdleMemoryRelease is how long the broker must have stored nothing
+	// and collected no garbage before it gives the memory its load left
+	// behind back to the operating system (memtables flushed, the Go heap
+	// returned); it does so once per idle spell. Default 20 s; negative
+	// never (Runnel's; see broker/idlemem.go).
+	IdleMemoryRelease time.Duration
 	// MaxSuspend caps how long a pull is held (long polling) whatever the
 	// client asks; the official clients wait 30 s for the answer and ask for
 	// 20 s. A pull asking for 0 or less is not held (Java holds it until
@@ -270,6 +276,7 @@ func Default() Config {
 		RegisterInterval:      30 * time.Second,
 		OffsetPersistInterval: 5 * time.Second,
 		ChannelExpiry:         120 * time.Second,
+		IdleMemoryRelease:     20 * time.Second,
 		MaxSuspend:            25 * time.Second,
 		Transport:             remoting.TransportNetpoll,
 		Now:                   time.Now,
@@ -302,6 +309,7 @@ func (c *Config) EnsureDefaults() {
 	c.RegisterInterval = cmp.Or(c.RegisterInterval, d.RegisterInterval)
 	c.OffsetPersistInterval = cmp.Or(c.OffsetPersistInterval, d.OffsetPersistInterval)
 	c.ChannelExpiry = cmp.Or(c.ChannelExpiry, d.ChannelExpiry)
+	c.IdleMemoryRelease = cmp.Or(c.IdleMemoryRelease, d.IdleMemoryRelease)
 	c.MaxSuspend = cmp.Or(c.MaxSuspend, d.MaxSuspend)
 	c.Transport = cmp.Or(c.Transport, d.Transport)
 	c.Logger = cmp.Or(c.Logger, d.Logger)
