@@ -141,6 +141,10 @@ type Options struct {
 	// latched the store. It runs on the store's goroutines; it must not
 	// block or call the store.
 	OnDiskFull func(full bool)
+	// OnForcedClean, if set, is told what each forced clean (above
+	// DiskSpaceCleanForciblyRatio) deleted, once it is done. It runs on the
+	// disk check's goroutine; it must not block or write to the store.
+	OnForcedClean func(ForcedClean)
 	// Logger receives Pebble's messages. Default: errors to stderr, info
 	// dropped.
 	Logger pebble.Logger
