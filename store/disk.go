@@ -59,6 +59,9 @@ type diskState struct {
 	// appended counts the bytes appended since it.
 	total, avail atomic.Uint64
 	appended     atomic.Int64
+	// compactedTo is where the log deleted and compacted by watchDisk
+	// ends (watchDisk's alone: one goroutine runs it).
+	compactedTo int64
 }
 
 // mayCross says the bytes appended since the last read, writeAmp times
@@ -183,18 +186,23 @@ func (s *Store) watchDisk() {
 		s.forceCut.Store(0)
 	}
 	var before map[QueueID]consumequeue.Range
-	if forced && s.opts.OnForcedClean != nil {
-		before = s.Queues()
-	}
 	lo := s.minPhys.Load()
-	s.retainNow()
-	hi := s.minPhys.Load()
-	if hi <= lo {
+	if !s.opts.ProposedRetention { // else the leader proposes the cut (RetentionOp)
+		if forced && s.opts.OnForcedClean != nil {
+			before = s.Queues()
+		}
+		s.retainNow()
+	}
+	// What was deleted since the last compaction here, by this check or
+	// by truncations applied meanwhile.
+	from, hi := s.disk.compactedTo, s.minPhys.Load()
+	if hi <= from {
 		return
 	}
-	s.compactLog(lo, hi)
+	s.compactLog(from, hi)
+	s.disk.compactedTo = hi
 	s.checkDisk()
-	if before != nil {
+	if before != nil && hi > lo {
 		s.opts.OnForcedClean(forcedClean(lo, hi, before, s.Queues()))
 	}
 }

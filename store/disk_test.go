@@ -194,6 +194,48 @@ func TestDiskForceCleanOneSlicePerCheck(t *testing.T) {
 	}
 }
 
+// TestDiskForceCleanProposed: with ProposedRetention (a replica) the disk
+// check deletes nothing itself, so replicas cannot cut their logs apart;
+// it chooses the slice, which RetentionOp then proposes, once.
+func TestDiskForceCleanProposed(t *testing.T) {
+	fs := faultfs.New(vfs.NewMem(), 1<<30, 87)
+	o := memOptions(fs, fakeclock.New(t0))
+	o.DiskCheckInterval = -1
+	o.FileReservedTime = -1
+	o.ProposedRetention = true
+	s := mustOpen(t, o)
+	rng := rand.NewChaCha8([32]byte{})
+	for i := 0; i < 40; i++ {
+		body := make([]byte, 64<<10) // incompressible, so tables measure the log
+		_, _ = rng.Read(body)
+		mustPut(t, s, msg("T", 0, string(body)))
+	}
+	if err := s.log.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	s.watchDisk()
+	if s.MinPhysOffset() != 0 {
+		t.Fatalf("the disk check of a store whose retention is proposed deleted the log below %d", s.MinPhysOffset())
+	}
+	op, _, err := s.RetentionOp(t0)
+	if err != nil || op == nil {
+		t.Fatalf("RetentionOp above the forced ratio: %v, %v", op, err)
+	}
+	if op.Cutoff != s.forceCut.Load() || op.Cutoff > s.MaxPhysOffset()/10+truncateStep+(64<<10) {
+		t.Fatalf("proposed cut %d, forced slice %d of a %d-byte log", op.Cutoff, s.forceCut.Load(), s.MaxPhysOffset())
+	}
+	// Applied (as raft applies it), it is compacted away by the next check.
+	if _, err := s.Apply(op); err != nil {
+		t.Fatal(err)
+	}
+	tables := func() int64 { return s.log.Metrics().Total().TablesSize }
+	before := tables()
+	s.watchDisk()
+	if after := tables(); after > before-op.Cutoff/2 {
+		t.Fatalf("the log's tables hold %d bytes after the check, %d before it, %d truncated: not compacted", after, before, op.Cutoff)
+	}
+}
+
 // TestDiskRefusesBeforeFullBetweenChecks: with no periodic check and
 // batches under largePut, the bytes appended since the last statfs
 // (writeAmp times over) make the store read the usage again, so appends
