@@ -58,6 +58,37 @@ func TestSendValidation(t *testing.T) {
 	}
 }
 
+// TestSendBatchOverMaxMessageSize: a batch is checked whole against
+// maxMessageSize, as Java does: many small messages over the limit
+// together are refused with MESSAGE_ILLEGAL and none is stored.
+func TestSendBatchOverMaxMessageSize(t *testing.T) {
+	b := startBroker(t, func(c *config.Config) { c.MaxMessageSize = 1024 })
+	rc := newRawClient(t, b.Addr())
+	rc.createTopic("Batch", 1)
+	small := func(n int) []*protocol.Message {
+		msgs := make([]*protocol.Message, n)
+		for i := range msgs {
+			msgs[i] = &protocol.Message{Body: []byte("0123456789")}
+		}
+		return msgs
+	}
+	h := sendHeader("Batch", 0, nil)
+	h.Batch = true
+	over := mustBatch(t, small(100))
+	if len(over) <= 1024 {
+		t.Fatalf("the batch is %d bytes, want over the limit", len(over))
+	}
+	expect(t, rc.call(protocol.ReqSendBatchMessage, h.EncodeV2(), over), protocol.RespMessageIllegal, "msg body length limit 1024B")
+	if got := b.core.MaxOffset("Batch", 0); got != 0 {
+		t.Fatalf("queue max offset %d after the refused batch, want 0", got)
+	}
+	under := mustBatch(t, small(5))
+	expect(t, rc.call(protocol.ReqSendBatchMessage, h.EncodeV2(), under), protocol.RespSuccess, "")
+	if got := b.core.MaxOffset("Batch", 0); got != 5 {
+		t.Fatalf("queue max offset %d after a batch of 5, want 5", got)
+	}
+}
+
 func TestSendAutoCreateDisabled(t *testing.T) {
 	b := startBroker(t, func(c *config.Config) { c.AutoCreateTopicEnable = false })
 	rc := newRawClient(t, b.Addr())

@@ -1,11 +1,15 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/runnelmq/runnel/store/commitlog"
+	"github.com/runnelmq/runnel/store/consumequeue"
 )
 
 // Disk space is a state of the store, as in RocketMQ's DefaultMessageStore
@@ -14,7 +18,8 @@ import (
 //   - above DiskMaxUsedSpaceRatio (75%) retention runs at every disk check
 //     instead of every RetentionInterval;
 //   - above DiskSpaceCleanForciblyRatio (85%) it also deletes the oldest
-//     log whether it expired or not (cleanImmediately), a step per check;
+//     log whether it expired or not (cleanImmediately): one slice per
+//     check, compacted away before usage is read again (see watchDisk);
 //   - above DiskSpaceWarningLevelRatio (90%) appends are refused with
 //     ErrDiskFull, well before a write can fail with ENOSPC.
 //
@@ -39,6 +44,10 @@ var ErrDiskFull = errors.New("store: disk full")
 // instead of trusting the last periodic check.
 const largePut = 1 << 20
 
+// writeAmp is what an appended byte is taken to cost on disk before the
+// next statfs sees it: the WAL, then the memtable's flush into a table.
+const writeAmp = 2
+
 // diskState is the watcher's view of the filesystem under Options.Dir.
 type diskState struct {
 	mu sync.Mutex // serialises checks, so transitions are logged once
@@ -46,6 +55,25 @@ type diskState struct {
 	// unknown (a filesystem that cannot say, such as vfs.NewMem).
 	usedBP atomic.Int32
 	full   atomic.Bool
+	// total and avail are the last read's bytes (total 0 when unknown);
+	// appended counts the bytes appended since it.
+	total, avail atomic.Uint64
+	appended     atomic.Int64
+	// compactedTo is where the log deleted and compacted by watchDisk
+	// ends (watchDisk's alone: one goroutine runs it).
+	compactedTo int64
+}
+
+// mayCross says the bytes appended since the last read, writeAmp times
+// over, may have taken usage above the warning ratio.
+func (d *diskState) mayCross(warningRatio int) bool {
+	total := d.total.Load()
+	if total == 0 {
+		return false
+	}
+	grown := uint64(max(d.appended.Load(), 0)) * writeAmp
+	used := total - min(d.avail.Load(), total) + grown
+	return used*100 > total*uint64(warningRatio)
 }
 
 // DiskUsage is the last disk usage the store read, in percent of the
@@ -75,8 +103,14 @@ func (s *Store) diskFullErr() error {
 
 // refuseAppend is the disk check of Put and AppendOp; size is the batch's
 // size in bytes.
+//
+// Usage is read again (one statfs) for a large batch, and as soon as the
+// bytes appended since the last read may have crossed the warning ratio:
+// at tens of MB/s a second between periodic checks is a large part of a
+// small disk, and the refusal must come before ENOSPC.
 func (s *Store) refuseAppend(size int) error {
-	if size >= largePut {
+	s.disk.appended.Add(int64(size))
+	if size >= largePut || s.disk.mayCross(s.opts.DiskSpaceWarningLevelRatio) {
 		s.checkDisk()
 	}
 	if s.disk.full.Load() {
@@ -89,11 +123,16 @@ func (s *Store) refuseAppend(size int) error {
 // of a percent, counting space reserved for root as used (what a non-root
 // writer sees), or -1 if the filesystem cannot say.
 func (s *Store) readUsage() int32 {
+	// What is appended from now on counts towards the next read.
+	s.disk.appended.Store(0)
 	u, err := s.opts.FS.GetDiskUsage(s.opts.Dir)
 	if err != nil || u.TotalBytes == 0 {
+		s.disk.total.Store(0)
 		return -1
 	}
 	avail := min(u.AvailBytes, u.TotalBytes)
+	s.disk.total.Store(u.TotalBytes)
+	s.disk.avail.Store(avail)
 	return int32((u.TotalBytes - avail) * 10000 / u.TotalBytes)
 }
 
@@ -124,14 +163,95 @@ func (s *Store) checkDisk() (bp int32) {
 func over(bp int32, ratio int) bool { return bp >= 0 && int(bp) > ratio*100 }
 
 // watchDisk is the periodic disk check (every DiskCheckInterval).
+//
+// A forced clean deletes one slice per check, chosen once at the check
+// (forceCleanCutoff from the log's start then), asks Pebble to compact
+// what it deleted and reads the usage again: a truncation is a range
+// tombstone, which frees nothing until the tables under it are compacted
+// away, so without that every check would see the same usage and delete
+// another slice. The next slice is only chosen at a later check that still
+// finds usage above diskSpaceCleanForciblyRatio; below it forced cleaning
+// stops, so it never deletes more than it takes for appends (refused only
+// above the higher warning ratio) to go on.
 func (s *Store) watchDisk() {
 	bp := s.checkDisk()
 	if !over(bp, s.opts.DiskMaxUsedSpaceRatio) {
-		s.forceClean.Store(false)
+		s.forceCut.Store(0)
 		return
 	}
-	s.forceClean.Store(over(bp, s.opts.DiskSpaceCleanForciblyRatio))
-	s.retainNow()
+	forced := false
+	if over(bp, s.opts.DiskSpaceCleanForciblyRatio) {
+		forced = s.planForceClean()
+	} else {
+		s.forceCut.Store(0)
+	}
+	var before map[QueueID]consumequeue.Range
+	lo := s.minPhys.Load()
+	if !s.opts.ProposedRetention { // else the leader proposes the cut (RetentionOp)
+		if forced && s.opts.OnForcedClean != nil {
+			before = s.Queues()
+		}
+		s.retainNow()
+	}
+	// What was deleted since the last compaction here, by this check or
+	// by truncations applied meanwhile.
+	from, hi := s.disk.compactedTo, s.minPhys.Load()
+	if hi <= from {
+		return
+	}
+	s.compactLog(from, hi)
+	s.disk.compactedTo = hi
+	s.checkDisk()
+	if before != nil && hi > lo {
+		s.opts.OnForcedClean(forcedClean(lo, hi, before, s.Queues()))
+	}
+}
+
+// ForcedClean is what one forced clean deleted (Options.OnForcedClean):
+// the log in [From, To) and, by queue, the offsets in [Min, Max). What
+// expired in the same check is counted with it.
+type ForcedClean struct {
+	From, To int64
+	Queues   map[QueueID]consumequeue.Range
+}
+
+// forcedClean is the ForcedClean between the queues' ranges before and
+// after it.
+func forcedClean(from, to int64, before, after map[QueueID]consumequeue.Range) ForcedClean {
+	fc := ForcedClean{From: from, To: to, Queues: make(map[QueueID]consumequeue.Range)}
+	for id, b := range before {
+		if a, ok := after[id]; ok && a.Min > b.Min {
+			fc.Queues[id] = consumequeue.Range{Min: b.Min, Max: a.Min}
+		}
+	}
+	return fc
+}
+
+// planForceClean sets the cutoff of this check's forced clean, unless the
+// last one is not done yet (a replicated store's leader proposes it with
+// its next retention); it says whether a forced cut is due.
+func (s *Store) planForceClean() bool {
+	if err := s.readLock(); err != nil {
+		return false
+	}
+	defer s.closeMu.RUnlock()
+	lo, hi := s.minPhys.Load(), s.readablePhys.Load()
+	if s.forceCut.Load() > lo {
+		return true
+	}
+	if hi <= lo {
+		return false
+	}
+	t, ok, err := commitlog.SeekGE(s.log, forceCleanCutoff(lo, hi))
+	if err != nil {
+		s.opts.Logger.Errorf("store: forced clean: %v", err)
+		return false
+	}
+	if !ok || t.Phys >= hi {
+		return false
+	}
+	s.forceCut.Store(t.Phys)
+	return true
 }
 
 // forceCleanCutoff is where a forced clean cuts: the oldest tenth of the
@@ -140,6 +260,28 @@ func (s *Store) watchDisk() {
 // record is always kept.
 func forceCleanCutoff(lo, hi int64) int64 {
 	return min(lo+max((hi-lo)/10, truncateStep), hi-1)
+}
+
+// compactLog compacts the log's keys in [lo, hi), which a truncation just
+// deleted, so that the space comes back now. It gives up when the store
+// closes.
+func (s *Store) compactLog(lo, hi int64) {
+	if err := s.readLock(); err != nil {
+		return
+	}
+	defer s.closeMu.RUnlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := s.log.Compact(ctx, commitlog.Key(lo), commitlog.Key(hi), false); err != nil && ctx.Err() == nil {
+		s.opts.Logger.Errorf("store: compacting the deleted log [%d, %d): %v", lo, hi, err)
+	}
 }
 
 // failReason says why a write error latches the store, for the operator.

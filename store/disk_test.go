@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -12,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
+	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/faultfs"
 )
 
@@ -117,6 +120,151 @@ func TestDiskForceClean(t *testing.T) {
 	}
 	if s.MaxOffset("T", 0) != 40 {
 		t.Fatal("forced clean lost the newest messages")
+	}
+}
+
+// TestDiskForceCleanOneSlicePerCheck: a disk check above
+// diskSpaceCleanForciblyRatio deletes one slice, the oldest tenth of the log
+// as it was at the check (before, the log was cut step after step down to
+// its last ten steps); it compacts what it deleted, so the space comes back
+// and the usage read after it is what the next check acts on: once below
+// the ratio, nothing more goes.
+func TestDiskForceCleanOneSlicePerCheck(t *testing.T) {
+	defer func(old int64) { truncateStep = old }(truncateStep)
+	truncateStep = 16 << 10 // a slice takes several truncations
+	fs := faultfs.New(vfs.NewMem(), 1<<30, 50)
+	o := memOptions(fs, fakeclock.New(t0))
+	o.DiskCheckInterval = -1 // the test runs the checks
+	o.FileReservedTime = -1
+	var reports []ForcedClean
+	o.OnForcedClean = func(fc ForcedClean) { reports = append(reports, fc) } // the test's goroutine runs the checks
+	s := mustOpen(t, o)
+	rng := rand.NewChaCha8([32]byte{})
+	const n, size = 100, 16 << 10
+	for i := 0; i < n; i++ {
+		body := make([]byte, size) // incompressible, so tables measure the log
+		_, _ = rng.Read(body)
+		mustPut(t, s, msg("T", 0, string(body)))
+	}
+	if err := s.log.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tables := func() int64 { return s.log.Metrics().Total().TablesSize }
+	full := tables()
+	// The disk is above the ratio while the log holds more than 85% of
+	// what it held: two slices' worth.
+	fs.SetUsageFunc(func() int {
+		if tables() > full*85/100 {
+			return 87
+		}
+		return 60
+	})
+	check := func(what string) (deleted int64) {
+		t.Helper()
+		lo, hi := s.MinPhysOffset(), s.MaxPhysOffset()
+		s.watchDisk()
+		deleted = s.MinPhysOffset() - lo
+		if slice := (hi-lo)/10 + 2*size; deleted > slice {
+			t.Fatalf("%s: deleted %d bytes of a %d-byte log, more than one slice (%d)", what, deleted, hi-lo, slice)
+		}
+		return deleted
+	}
+	for i := 1; i <= 2; i++ {
+		before, lo, qmin := tables(), s.MinPhysOffset(), s.MinOffset("T", 0)
+		if check(fmt.Sprint("forced check ", i)) == 0 {
+			t.Fatalf("forced check %d at 87%% deleted nothing", i)
+		}
+		want := ForcedClean{From: lo, To: s.MinPhysOffset(),
+			Queues: map[QueueID]consumequeue.Range{{Topic: "T", ID: 0}: {Min: qmin, Max: s.MinOffset("T", 0)}}}
+		if len(reports) != i || !reflect.DeepEqual(reports[i-1], want) {
+			t.Fatalf("forced check %d: reports %+v, want the %dth %+v", i, reports, i, want)
+		}
+		if after := tables(); after >= before-int64(size) {
+			t.Fatalf("forced check %d: the log's tables hold %d bytes, %d before: the deleted range was not compacted", i, after, before)
+		}
+	}
+	if pct, _ := s.DiskUsage(); pct > 61 {
+		t.Fatalf("usage after the second forced clean reads %.1f%%, want 60%% (read again after the compaction)", pct)
+	}
+	if d := check("check below the ratio"); d != 0 || len(reports) != 2 {
+		t.Fatalf("a check at 60%% deleted %d bytes with nothing expired (%d forced cleans reported)", d, len(reports))
+	}
+	if s.MaxOffset("T", 0) != n || s.MinOffset("T", 0) > n/4 {
+		t.Fatalf("queue [%d, %d), want the newest three quarters or more kept", s.MinOffset("T", 0), s.MaxOffset("T", 0))
+	}
+}
+
+// TestDiskForceCleanProposed: with ProposedRetention (a replica) the disk
+// check deletes nothing itself, so replicas cannot cut their logs apart;
+// it chooses the slice, which RetentionOp then proposes, once.
+func TestDiskForceCleanProposed(t *testing.T) {
+	fs := faultfs.New(vfs.NewMem(), 1<<30, 87)
+	o := memOptions(fs, fakeclock.New(t0))
+	o.DiskCheckInterval = -1
+	o.FileReservedTime = -1
+	o.ProposedRetention = true
+	s := mustOpen(t, o)
+	rng := rand.NewChaCha8([32]byte{})
+	for i := 0; i < 40; i++ {
+		body := make([]byte, 64<<10) // incompressible, so tables measure the log
+		_, _ = rng.Read(body)
+		mustPut(t, s, msg("T", 0, string(body)))
+	}
+	if err := s.log.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	s.watchDisk()
+	if s.MinPhysOffset() != 0 {
+		t.Fatalf("the disk check of a store whose retention is proposed deleted the log below %d", s.MinPhysOffset())
+	}
+	op, _, err := s.RetentionOp(t0)
+	if err != nil || op == nil {
+		t.Fatalf("RetentionOp above the forced ratio: %v, %v", op, err)
+	}
+	if op.Cutoff != s.forceCut.Load() || op.Cutoff > s.MaxPhysOffset()/10+truncateStep+(64<<10) {
+		t.Fatalf("proposed cut %d, forced slice %d of a %d-byte log", op.Cutoff, s.forceCut.Load(), s.MaxPhysOffset())
+	}
+	// Applied (as raft applies it), it is compacted away by the next check.
+	if _, err := s.Apply(op); err != nil {
+		t.Fatal(err)
+	}
+	tables := func() int64 { return s.log.Metrics().Total().TablesSize }
+	before := tables()
+	s.watchDisk()
+	if after := tables(); after > before-op.Cutoff/2 {
+		t.Fatalf("the log's tables hold %d bytes after the check, %d before it, %d truncated: not compacted", after, before, op.Cutoff)
+	}
+}
+
+// TestDiskRefusesBeforeFullBetweenChecks: with no periodic check and
+// batches under largePut, the bytes appended since the last statfs
+// (writeAmp times over) make the store read the usage again, so appends
+// are refused at the warning ratio, not when the disk is already full.
+func TestDiskRefusesBeforeFullBetweenChecks(t *testing.T) {
+	const total = 64 << 20
+	fs := faultfs.New(vfs.NewMem(), total, 80)
+	o := memOptions(fs, fakeclock.New(t0))
+	o.DiskCheckInterval = -1 // only Open's read and the puts' own
+	s := mustOpen(t, o)
+	// A disk at 80% that fills at twice the log's bytes, as Pebble's WAL
+	// and tables do.
+	usage := func() int { return 80 + int(s.MaxPhysOffset()*writeAmp*100/total) }
+	fs.SetUsageFunc(usage)
+	body := strings.Repeat("x", 4<<10)
+	for {
+		if u := usage(); u >= 100 {
+			t.Fatalf("the disk reached %d%% and appends were never refused", u)
+		}
+		_, err := s.Put([]*message.MessageExt{msg("T", 0, body)})
+		if errors.Is(err, ErrDiskFull) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u := usage(); u > 91 {
+		t.Fatalf("appends refused at %d%%, want at the warning ratio (90%%)", u)
 	}
 }
 

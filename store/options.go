@@ -83,6 +83,11 @@ type Options struct {
 	// Default 10s (cleanResourceInterval); negative disables the background
 	// task (Retain can still be called).
 	RetentionInterval time.Duration
+	// ProposedRetention says truncations come only through Apply, as a
+	// replicated store's leader proposes them (RetentionOp): the disk
+	// check then chooses a forced clean's slice for RetentionOp but
+	// deletes nothing itself, so every replica cuts the same log.
+	ProposedRetention bool
 	// MaxTransferCount and MaxTransferBytes cap one Get, as RocketMQ's
 	// maxTransferCountOnMessageInMemory (32) and
 	// maxTransferBytesOnMessageInMemory (256 KiB). A Get returns at least one
@@ -141,6 +146,10 @@ type Options struct {
 	// latched the store. It runs on the store's goroutines; it must not
 	// block or call the store.
 	OnDiskFull func(full bool)
+	// OnForcedClean, if set, is told what each forced clean (above
+	// DiskSpaceCleanForciblyRatio) deleted, once it is done. It runs on the
+	// disk check's goroutine; it must not block or write to the store.
+	OnForcedClean func(ForcedClean)
 	// Logger receives Pebble's messages. Default: errors to stderr, info
 	// dropped.
 	Logger pebble.Logger

@@ -21,6 +21,11 @@ import (
 // (binary searches); each OpTruncate covers at most truncateStep bytes of
 // log, so writers wait only for a bounded batch at a time.
 func (s *Store) Retain(now time.Time) (int64, error) {
+	// One retention at a time: the periodic task and the disk check would
+	// otherwise plan the same truncation and the second would find the
+	// log already cut.
+	s.retainMu.Lock()
+	defer s.retainMu.Unlock()
 	before := s.minPhys.Load()
 	for {
 		op, more, err := s.RetentionOp(now)
@@ -77,16 +82,11 @@ func (s *Store) planTruncate(now time.Time) (op *Op, more bool, err error) {
 		}
 		cutoff = max(cutoff, c)
 	}
-	if s.forceClean.Load() && hi > lo {
-		// Above diskSpaceCleanForciblyRatio: the oldest log goes whatever
-		// its age (see disk.go).
-		t, ok, err := commitlog.SeekGE(s.log, forceCleanCutoff(lo, hi))
-		if err != nil {
-			return nil, false, fmt.Errorf("store: retention: %w", err)
-		}
-		if ok && t.Phys < hi {
-			cutoff = max(cutoff, t.Phys)
-		}
+	// Above diskSpaceCleanForciblyRatio the disk check chose the oldest
+	// slice to go whatever its age, once for the check (see disk.go): not
+	// recomputed here from the start of the log, which each step advances.
+	if f := s.forceCut.Load(); f > lo && f < hi {
+		cutoff = max(cutoff, f)
 	}
 	if cutoff <= lo {
 		return nil, false, nil
@@ -124,7 +124,10 @@ func (s *Store) buildTruncateLocked(b, lb *pebble.Batch, op *Op, p *pending) err
 	cutoff := op.Cutoff
 	minPhys := s.minPhys.Load()
 	if cutoff <= minPhys {
-		return fmt.Errorf("%w: truncate to %d, log starts at %d", ErrInvalidOp, cutoff, minPhys)
+		// Already done: two truncations planned from one state (or one
+		// proposed twice) both ask for what the first made true. Every
+		// replica sees the same start here, so all skip it alike.
+		return nil
 	}
 	if cutoff > s.nextPhys {
 		return fmt.Errorf("%w: truncate to %d, log ends at %d", ErrInvalidOp, cutoff, s.nextPhys)

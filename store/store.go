@@ -100,11 +100,14 @@ type Store struct {
 	// logOnly says the failure was the log database's alone: ops that
 	// write only the other database go on (see apply).
 	logOnly atomic.Bool
-	// disk and forceClean are the disk-space state (see disk.go).
-	disk       diskState
-	forceClean atomic.Bool
-	syncs      atomic.Int64 // see Stats
-	recycled   atomic.Int64 // see Stats
+	// disk and forceCut are the disk-space state (see disk.go): forceCut
+	// is the cutoff of the current forced clean, 0 if none.
+	disk     diskState
+	forceCut atomic.Int64
+	// retainMu serialises Retain.
+	retainMu sync.Mutex
+	syncs    atomic.Int64 // see Stats
+	recycled atomic.Int64 // see Stats
 	// chunkReads counts queue chunks read from Pebble by Gets (tests).
 	chunkReads atomic.Int64
 	restored   bool // opened by Restore

@@ -192,6 +192,8 @@ type RuntimeInfo struct {
 	BrokerName, ClusterName                string
 	CommitLogMinOffset, CommitLogMaxOffset int64
 	Topics, HeldPulls, Goroutines          int
+	// ForcedCleans is what forced cleaning deleted since the start.
+	ForcedCleans ForcedCleanStats
 }
 
 // RuntimeInfo returns the runtime figures that are cheap to give.
@@ -205,6 +207,7 @@ func (c *Core) RuntimeInfo() RuntimeInfo {
 		Topics:             len(c.topics.names()),
 		HeldPulls:          c.holds.Len(),
 		Goroutines:         runtime.NumGoroutine(),
+		ForcedCleans:       c.ForcedCleans(),
 	}
 }
 

@@ -122,6 +122,8 @@ type Core struct {
 	closing atomic.Bool
 	// rt is the runtime configuration (runtime.go), never nil.
 	rt atomic.Pointer[Runtime]
+	// forced counts what the store's forced cleaning deleted.
+	forced forcedCleans
 
 	mu struct {
 		sync.Mutex
@@ -181,6 +183,11 @@ func newCore(cfg Config) *Core {
 func Open(cfg Config, sopts store.Options) (*Core, error) {
 	c := newCore(cfg)
 	sopts.OnArrival = c.onArrival
+	if next := sopts.OnForcedClean; next != nil {
+		sopts.OnForcedClean = func(fc store.ForcedClean) { c.onForcedClean(fc); next(fc) }
+	} else {
+		sopts.OnForcedClean = c.onForcedClean
+	}
 	st, err := store.Open(sopts)
 	if err != nil {
 		return nil, err

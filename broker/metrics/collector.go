@@ -20,6 +20,7 @@ type collector struct {
 	producerConns, consConns *prometheus.Desc
 	lagMsgs, lagLatency      *prometheus.Desc
 	inflight, dlq, storage   *prometheus.Desc
+	forced, forcedLost       *prometheus.Desc
 }
 
 func newCollector(m *Metrics) *collector {
@@ -39,12 +40,17 @@ func newCollector(m *Metrics) *collector {
 			[]string{"consumer_group", "is_system"}, nil),
 		storage: prometheus.NewDesc("rocketmq_storage_size", "Broker storage size (bytes on disk)",
 			[]string{"storage_type", "storage_medium"}, nil),
+		forced: prometheus.NewDesc("rocketmq_storage_forced_clean_messages_total",
+			"Messages deleted by forced cleaning (disk above diskSpaceCleanForciblyRatio) whatever their age", nil, nil),
+		forcedLost: prometheus.NewDesc("rocketmq_storage_forced_clean_unconsumed_messages_total",
+			"Messages forced cleaning deleted before the consumer group consumed them",
+			[]string{"consumer_group", "is_system"}, nil),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.topicNum, c.groupNum, c.producerConns, c.consConns,
-		c.lagMsgs, c.lagLatency, c.inflight, c.dlq, c.storage} {
+		c.lagMsgs, c.lagLatency, c.inflight, c.dlq, c.storage, c.forced, c.forcedLost} {
 		ch <- d
 	}
 }
@@ -59,6 +65,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.connections(ch)
 	c.lag(ch)
 	c.deadLetters(ch)
+	c.forcedCleans(ch)
 	if c.m.storeDir != "" {
 		ch <- prometheus.MustNewConstMetric(c.storage, prometheus.GaugeValue, float64(dirSize(c.m.storeDir)), "local", "disk")
 	}
@@ -149,6 +156,20 @@ func (c *collector) deadLetters(ch chan<- prometheus.Metric) {
 	}
 	for g, n := range agg {
 		ch <- prometheus.MustNewConstMetric(c.dlq, prometheus.CounterValue, float64(n), g, boolLabel(g != Other && core.IsSystemGroup(g)))
+	}
+}
+
+// forcedCleans counts what forced cleaning deleted, in all and by the
+// group that had not consumed it.
+func (c *collector) forcedCleans(ch chan<- prometheus.Metric) {
+	fc := c.m.core.ForcedCleans()
+	ch <- prometheus.MustNewConstMetric(c.forced, prometheus.CounterValue, float64(fc.Messages))
+	agg := map[string]int64{}
+	for g, n := range fc.Unconsumed {
+		agg[c.m.groups.Value(g)] += n
+	}
+	for g, n := range agg {
+		ch <- prometheus.MustNewConstMetric(c.forcedLost, prometheus.CounterValue, float64(n), g, boolLabel(g != Other && core.IsSystemGroup(g)))
 	}
 }
 

@@ -82,6 +82,10 @@ func (d *Door) handleRuntimeInfo(_ context.Context, _ *remoting.Conn, req *proto
 		"topicCount":         strconv.Itoa(info.Topics),
 		"heldPulls":          strconv.Itoa(info.HeldPulls),
 		"goroutines":         strconv.Itoa(info.Goroutines),
+		// What forced cleaning (disk above diskSpaceCleanForciblyRatio)
+		// deleted since the start, and by group what it had not consumed.
+		"commitLogForcedCleanMessages":           strconv.FormatInt(info.ForcedCleans.Messages, 10),
+		"commitLogForcedCleanUnconsumedMessages": core.GroupCounts(info.ForcedCleans.Unconsumed),
 	}
 	maps.Copy(table, d.proc.RuntimeInfo())
 	return jsonResponse(req, map[string]any{"table": table})

@@ -18,7 +18,7 @@ const maxPropertiesLen = 32767
 // handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
 // SEND_BATCH_MESSAGE (320).
 func (d *Door) handleSend(_ context.Context, c *remoting.Conn, req *protocol.Command) *protocol.Command {
-	r, refused := decodeSend(c, req, nil)
+	r, refused := d.decodeSend(c, req, nil)
 	if refused != nil {
 		return refused
 	}
@@ -40,7 +40,7 @@ func (d *Door) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps []
 	at := make([]int, 0, len(reqs)) // where each of rs is in reqs
 	var strs protocol.Strings       // the run's sends share their group's and topic's strings
 	for i, req := range reqs {
-		r, refused := decodeSend(c, req, &strs)
+		r, refused := d.decodeSend(c, req, &strs)
 		if refused != nil {
 			resps[i] = refused
 			continue
@@ -67,7 +67,7 @@ func (d *Door) handleSendRun(_ context.Context, c *remoting.Conn, reqs, resps []
 
 // decodeSend is the core's request for a send, or the answer refusing it;
 // strs, if set, makes the header's strings (protocol.Strings).
-func decodeSend(c *remoting.Conn, req *protocol.Command, strs *protocol.Strings) (core.SendRequest, *protocol.Command) {
+func (d *Door) decodeSend(c *remoting.Conn, req *protocol.Command, strs *protocol.Strings) (core.SendRequest, *protocol.Command) {
 	h, err := protocol.DecodeSendMessageCommandWith(req, strs)
 	if err != nil {
 		return core.SendRequest{}, errResponse(req, protocol.RespSystemError, "%v", err)
@@ -77,6 +77,13 @@ func decodeSend(c *remoting.Conn, req *protocol.Command, strs *protocol.Strings)
 		return r, refused
 	}
 	if r.Batch {
+		// A batch is checked whole, before it is decoded into memory, as
+		// Java's store checks a MessageExtBatch's body (checkMessages):
+		// each body alone under maxMessageSize is not enough.
+		if limit := d.core.Runtime().MaxMessageSize; len(req.Body) > limit {
+			return r, errResponse(req, protocol.RespMessageIllegal,
+				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB. (a batch of %d bytes)", limit, len(req.Body))
+		}
 		inner, err := protocol.DecodeBatch(req.Body)
 		if err != nil {
 			return r, errResponse(req, protocol.RespMessageIllegal, "%v", err)

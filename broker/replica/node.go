@@ -437,7 +437,7 @@ func (n *Node) closeResources() error {
 func (n *Node) storeOptions(dir string) store.Options {
 	o := n.cfg.Store
 	o.Dir, o.FS = dir, n.fs
-	o.RetentionInterval = -1
+	o.RetentionInterval, o.ProposedRetention = -1, true
 	o.FlushMode, o.FlushInterval = store.AsyncFlush, -1
 	return o
 }

@@ -19,6 +19,7 @@ type FS struct {
 	vfs.FS
 	total   uint64
 	usedPct atomic.Int32
+	usageFn atomic.Pointer[func() int]
 	enospc  atomic.Bool
 	// Failed counts the writes refused with ENOSPC.
 	Failed atomic.Int64
@@ -49,6 +50,17 @@ func New(inner vfs.FS, total uint64, usedPct int) *FS {
 // SetUsage sets the usage GetDiskUsage reports, in percent.
 func (fs *FS) SetUsage(pct int) { fs.usedPct.Store(int32(pct)) }
 
+// SetUsageFunc makes GetDiskUsage report fn's answer, in percent, instead
+// of the usage SetUsage set (nil goes back to it): a disk whose usage
+// follows what the test's store holds.
+func (fs *FS) SetUsageFunc(fn func() int) {
+	if fn == nil {
+		fs.usageFn.Store(nil)
+		return
+	}
+	fs.usageFn.Store(&fn)
+}
+
 // FailWrites makes every later write (Write, WriteAt, Preallocate, Create of
 // a file) fail with ENOSPC while on is true.
 func (fs *FS) FailWrites(on bool) { fs.enospc.Store(on) }
@@ -58,7 +70,11 @@ func (fs *FS) Unwrap() vfs.FS { return fs.FS }
 
 // GetDiskUsage implements vfs.FS with the chosen usage.
 func (fs *FS) GetDiskUsage(string) (vfs.DiskUsage, error) {
-	used := fs.total * uint64(fs.usedPct.Load()) / 100
+	pct := int(fs.usedPct.Load())
+	if fn := fs.usageFn.Load(); fn != nil {
+		pct = (*fn)()
+	}
+	used := fs.total * uint64(pct) / 100
 	return vfs.DiskUsage{TotalBytes: fs.total, UsedBytes: used, AvailBytes: fs.total - used}, nil
 }
 
