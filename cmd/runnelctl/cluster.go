@@ -128,10 +128,7 @@ func printClusters(a *app, brokers []admin.Broker, states map[string]map[string]
 		r.Nodes = append(r.Nodes, n)
 	}
 	if a.output == "json" {
-		if rows == nil {
-			rows = []clusterRow{}
-		}
-		return writeJSON(a.stdout, rows)
+		return writeJSONList(a.stdout, rows)
 	}
 	t := newTable(a.stdout, "CLUSTER", "BROKER GROUPS", "MASTERS", "SLAVES")
 	for _, r := range rows {
@@ -175,10 +172,7 @@ func newBrokerCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.output == "json" {
-				if brokers == nil {
-					brokers = []admin.Broker{}
-				}
-				return writeJSON(a.stdout, brokers)
+				return writeJSONList(a.stdout, brokers)
 			}
 			t := newTable(a.stdout, "CLUSTER", "BROKER", "ID", "ROLE", "ADDRESS")
 			for _, b := range brokers {

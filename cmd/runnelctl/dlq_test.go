@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -46,11 +47,7 @@ type listener struct {
 func (l *listener) msgs() map[string]*client.MessageExt {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]*client.MessageExt, len(l.got))
-	for k, v := range l.got {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(l.got)
 }
 
 func startListener(t *testing.T, namesrv, group, topic string, result client.ConsumeResult, maxReconsume int) *listener {
@@ -83,8 +80,7 @@ type dlqSent struct {
 // bookkeeping; and neither command leaves a consumer offset on the
 // dead-letter topic.
 func TestDLQListAndResend(t *testing.T) {
-	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MessageDelayLevel = dlqDelayLevels }))
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+	cl, env := onCluster(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MessageDelayLevel = dlqDelayLevels }))
 	const topic, group = "dlq-orders", "dlq-billing"
 	ctx := context.Background()
 	okRun(t, env, "", "topic", "create", topic, "--queues", "2")

@@ -49,10 +49,7 @@ offsets) and those with a %RETRY% topic, with how many consumers are online.`,
 				return err
 			}
 			if a.output == "json" {
-				if groups == nil {
-					groups = []admin.Group{}
-				}
-				return writeJSON(a.stdout, groups)
+				return writeJSONList(a.stdout, groups)
 			}
 			t := newTable(a.stdout, "GROUP", "CONSUMERS", "BROKERS")
 			for _, g := range groups {
@@ -291,10 +288,7 @@ TIME is "now", a duration ago (15m, 2h), milliseconds since the epoch, RFC 3339
 				fmt.Fprintf(a.stderr, "note: %s committed directly; consumers of %s still online keep their own position and overwrite them at their next commit\n", plural(direct, "queue offset was", "queue offsets were"), group)
 			}
 			if a.output == "json" {
-				if rows == nil {
-					rows = []admin.QueueReset{}
-				}
-				return writeJSON(a.stdout, rows)
+				return writeJSONList(a.stdout, rows)
 			}
 			t := newTable(a.stdout, "TOPIC", "BROKER", "QUEUE", "NEW OFFSET", "METHOD")
 			for _, r := range rows {

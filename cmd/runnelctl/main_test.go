@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -25,6 +26,20 @@ func TestMain(m *testing.M) {
 type result struct {
 	code           int
 	stdout, stderr string
+}
+
+// onCluster starts an in-process cluster and returns it with the
+// environment that points runnelctl at its name server.
+func onCluster(t *testing.T, opts ...cluster.Option) (*cluster.Cluster, map[string]string) {
+	t.Helper()
+	cl := cluster.Start(t, opts...)
+	return cl, map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+}
+
+// ctlWith returns a function that runs runnelctl in-process with env and
+// no stdin.
+func ctlWith(t *testing.T, env map[string]string) func(args ...string) result {
+	return func(args ...string) result { return runCLI(t, env, "", args...) }
 }
 
 // runCLI runs runnelctl in-process with the given environment.

@@ -18,6 +18,15 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// writeJSONList writes a list as writeJSON does, an empty one as [] (not
+// null): a script reading the output may range over it either way.
+func writeJSONList[T any](w io.Writer, list []T) error {
+	if list == nil {
+		list = []T{}
+	}
+	return writeJSON(w, list)
+}
+
 // table writes aligned columns.
 type table struct {
 	tw *tabwriter.Writer

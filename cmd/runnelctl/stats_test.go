@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client"
-	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
 )
 
@@ -17,8 +16,7 @@ import (
 // topic, TBW102) unless --all, and shows a topic's rate in and its group's
 // rate out, measured over --interval while messages flow (issue 38).
 func TestStatsAllHidesSystemTopicsAndShowsRates(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+	cl, env := onCluster(t)
 	const topic, group = "rates", "rates-group"
 	okRun(t, env, "", "topic", "create", topic, "--queues", "2")
 

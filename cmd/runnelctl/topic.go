@@ -133,10 +133,7 @@ and refuse the others. --type FIFO is +message.type=FIFO.`,
 // printWrites reports what a topic create or update did on each broker.
 func printWrites(a *app, writes []admin.TopicWrite) error {
 	if a.output == "json" {
-		if writes == nil {
-			writes = []admin.TopicWrite{}
-		}
-		return writeJSON(a.stdout, writes)
+		return writeJSONList(a.stdout, writes)
 	}
 	t := newTable(a.stdout, "BROKER", "ADDRESS", "READ QUEUES", "WRITE QUEUES", "PERM", "RESULT")
 	for _, w := range writes {
@@ -176,10 +173,7 @@ func parsePerm(s string) (int, error) {
 // printNodes reports the brokers a write went to.
 func printNodes(a *app, what string, nodes []admin.Node) error {
 	if a.output == "json" {
-		if nodes == nil {
-			nodes = []admin.Node{}
-		}
-		return writeJSON(a.stdout, nodes)
+		return writeJSONList(a.stdout, nodes)
 	}
 	t := newTable(a.stdout, "BROKER", "ADDRESS", "RESULT")
 	for _, n := range nodes {
@@ -357,10 +351,7 @@ func newTopicArgCmd(a *app, use, short, long, example string, run func(ctx conte
 // printNames prints a list of names under header, or as a JSON array.
 func printNames(a *app, header string, names []string) error {
 	if a.output == "json" {
-		if names == nil {
-			names = []string{}
-		}
-		return writeJSON(a.stdout, names)
+		return writeJSONList(a.stdout, names)
 	}
 	fmt.Fprintln(a.stdout, header)
 	for _, n := range names {
@@ -451,10 +442,7 @@ func newTopicStatsCmd(a *app) *cobra.Command {
 			return err
 		}
 		if a.output == "json" {
-			if stats == nil {
-				stats = []admin.QueueStats{}
-			}
-			return writeJSON(a.stdout, stats)
+			return writeJSONList(a.stdout, stats)
 		}
 		t := newTable(a.stdout, "BROKER", "QUEUE", "MIN OFFSET", "MAX OFFSET", "MESSAGES", "LAST UPDATE")
 		var total int64

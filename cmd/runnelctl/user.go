@@ -167,10 +167,7 @@ func userChange(a *app, _ *cobra.Command, what string, do func(*admin.Admin) ([]
 // broker answers them).
 func printUsers(a *app, us []protocol.UserInfo) error {
 	if a.output == "json" {
-		if us == nil {
-			us = []protocol.UserInfo{}
-		}
-		return writeJSON(a.stdout, us)
+		return writeJSONList(a.stdout, us)
 	}
 	t := newTable(a.stdout, "USER", "TYPE", "STATUS")
 	for _, u := range us {
