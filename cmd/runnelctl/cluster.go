@@ -171,18 +171,13 @@ func newBrokerCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.output == "json" {
-				return writeJSONList(a.stdout, brokers)
-			}
-			t := newTable(a.stdout, "CLUSTER", "BROKER", "ID", "ROLE", "ADDRESS")
-			for _, b := range brokers {
+			return printList(a, brokers, []string{"CLUSTER", "BROKER", "ID", "ROLE", "ADDRESS"}, func(b admin.Broker) []any {
 				role := "SLAVE"
 				if b.IsMaster() {
 					role = "MASTER"
 				}
-				t.row(b.Cluster, b.Name, b.ID, role, b.Addr)
-			}
-			return t.flush()
+				return []any{b.Cluster, b.Name, b.ID, role, b.Addr}
+			})
 		},
 	}
 	list.Flags().StringVarP(&cluster, "cluster", "c", "", "only brokers of this cluster")

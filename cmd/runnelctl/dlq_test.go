@@ -63,7 +63,7 @@ func startListener(t *testing.T, namesrv, group, topic string, result client.Con
 		}
 		return result
 	}
-	l.cons = clitest.StartConsumer(t, cfg, topic)
+	l.cons = clitest.StartConsumer(t, cfg, topic, "*")
 	return l
 }
 
@@ -229,11 +229,7 @@ func TestDLQListAndResend(t *testing.T) {
 	if r := okRun(t, env, "", "dlq", "list", "--group", group, "-o", "json"); json.Unmarshal([]byte(r.stdout), &dead) != nil || len(dead) != 3 {
 		t.Fatalf("dead letters after resend: %s", r.stdout)
 	}
-	adm, err := admin.New(func() admin.Config { c := admin.DefaultConfig(); c.NamesrvAddrs = []string{cl.NamesrvAddr()}; return c }())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := cl.Admin(t)
 	if groups, err := adm.TopicConsumers(ctx, admin.DLQTopic(group)); err != nil || len(groups) != 0 {
 		t.Fatalf("groups with offsets on the DLQ: %v %v", groups, err)
 	}

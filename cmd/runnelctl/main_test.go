@@ -8,19 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// netpoll starts its pollers once per process and never stops them.
-		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-	)
-}
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // result is one in-process runnelctl run.
 type result struct {

@@ -24,7 +24,7 @@ func TestStatsAllHidesSystemTopicsAndShowsRates(t *testing.T) {
 	ccfg := clitest.ConsumerConfig(cl.NamesrvAddr(), "rates-consumer", group)
 	ccfg.Client.PersistInterval = 50 * time.Millisecond // offsets committed often: OutTPS follows them
 	ccfg.Concurrently = func(context.Context, []*client.MessageExt) client.ConsumeResult { return client.ConsumeSuccess }
-	clitest.StartConsumer(t, ccfg, topic)
+	clitest.StartConsumer(t, ccfg, topic, "*")
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()

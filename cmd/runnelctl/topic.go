@@ -132,14 +132,9 @@ and refuse the others. --type FIFO is +message.type=FIFO.`,
 
 // printWrites reports what a topic create or update did on each broker.
 func printWrites(a *app, writes []admin.TopicWrite) error {
-	if a.output == "json" {
-		return writeJSONList(a.stdout, writes)
-	}
-	t := newTable(a.stdout, "BROKER", "ADDRESS", "READ QUEUES", "WRITE QUEUES", "PERM", "RESULT")
-	for _, w := range writes {
-		t.row(dash(w.Name), w.Addr, w.ReadQueueNums, w.WriteQueueNums, protocol.PermString(w.Perm), w.Result())
-	}
-	return t.flush()
+	return printList(a, writes, []string{"BROKER", "ADDRESS", "READ QUEUES", "WRITE QUEUES", "PERM", "RESULT"}, func(w admin.TopicWrite) []any {
+		return []any{dash(w.Name), w.Addr, w.ReadQueueNums, w.WriteQueueNums, protocol.PermString(w.Perm), w.Result()}
+	})
 }
 
 // parsePerm reads "RW"/"R"/"W" (any case, "-" ignored) or a number.
@@ -172,14 +167,9 @@ func parsePerm(s string) (int, error) {
 
 // printNodes reports the brokers a write went to.
 func printNodes(a *app, what string, nodes []admin.Node) error {
-	if a.output == "json" {
-		return writeJSONList(a.stdout, nodes)
-	}
-	t := newTable(a.stdout, "BROKER", "ADDRESS", "RESULT")
-	for _, n := range nodes {
-		t.row(dash(n.Name), n.Addr, what)
-	}
-	return t.flush()
+	return printList(a, nodes, []string{"BROKER", "ADDRESS", "RESULT"}, func(n admin.Node) []any {
+		return []any{dash(n.Name), n.Addr, what}
+	})
 }
 
 // visibleTopics is topics without the system ones (admin.IsSystemTopic's
