@@ -33,6 +33,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/cliflag"
 	"github.com/runnelmq/runnel/internal/version"
 )
 
@@ -53,11 +54,10 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 		SilenceUsage:  true,
 		SilenceErrors: true, // main prints "broker: ..." once
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+			log, err := cliflag.Logger(stderr, f.logLevel)
+			if err != nil {
+				return err
 			}
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			cfg, err := buildConfig(cmd.Flags(), &f, getenv, log)
 			if err != nil {
 				return err

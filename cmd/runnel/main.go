@@ -55,6 +55,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/console"
+	"github.com/runnelmq/runnel/internal/cliflag"
 	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
@@ -90,11 +91,10 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run a name server and a broker in one process for local development",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			log, err := cliflag.Logger(stderr, logLevel)
+			if err != nil {
+				return err
 			}
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			unlock, err := lockDir(dir)
 			if err != nil {
 				return err

@@ -61,3 +61,19 @@ func TestCredentials(t *testing.T) {
 		}
 	}
 }
+
+func TestLogger(t *testing.T) {
+	var out strings.Builder
+	log, err := Logger(&out, "WARN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("hidden")
+	log.Warn("shown")
+	if s := out.String(); strings.Contains(s, "hidden") || !strings.Contains(s, "shown") {
+		t.Errorf("a warn logger wrote %q", s)
+	}
+	if _, err := Logger(&out, "loud"); err == nil || err.Error() != `--log-level "loud": want debug, info, warn or error` {
+		t.Errorf("--log-level loud: %v", err)
+	}
+}
