@@ -312,11 +312,7 @@ func noEnv(string) string { return "" }
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestBuildConfigLayers(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte("brokerName=from-file\nlistenPort=20911\nstorePathRootDir=/from/file\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	conf := clitest.WriteFile(t, "broker.conf", "brokerName=from-file\nlistenPort=20911\nstorePathRootDir=/from/file\n")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	env := func(v string) func(string) string {
 		return func(k string) string {

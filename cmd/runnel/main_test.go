@@ -194,10 +194,7 @@ func TestDevAuthRoot(t *testing.T) {
 // TestDevACLFile starts dev with a plain_acl.yml: an unsigned request is
 // refused as Java's plain ACL refuses it, the file's admin is served.
 func TestDevACLFile(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	if err := os.WriteFile(file, []byte("accounts:\n  - accessKey: devAdmin\n    secretKey: devSecret1\n    admin: true\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := clitest.WriteFile(t, "plain_acl.yml", "accounts:\n  - accessKey: devAdmin\n    secretKey: devSecret1\n    admin: true\n")
 	brokerAddr, nsAddr, stop := startDevAddrs(t, devConfig{aclFile: file})
 	defer stop()
 	devNamesrvClosed(t, nsAddr, brokerAddr, acl.Credentials{AccessKey: "devAdmin", SecretKey: "devSecret1"}, protocol.RespSystemError, false)
