@@ -3,12 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -54,16 +53,14 @@ type fakeNamesrv struct {
 
 func startFakeNamesrv(t *testing.T, cluster, topics string) *fakeNamesrv {
 	t.Helper()
-	cfg := remoting.DefaultServerConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Transport = remoting.TransportStd
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := remoting.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeNamesrv{srv: srv, calls: make(chan int16, 100)}
-	srv.HandleDefault(func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	f := &fakeNamesrv{calls: make(chan int16, 100)}
+	f.srv = clitest.Server(t, remoting.TransportStd, func(srv *remoting.Server) { srv.HandleDefault(f.answer(cluster, topics)) })
+	return f
+}
+
+// answer is the fake's handler: cluster and topics its bodies.
+func (f *fakeNamesrv) answer(cluster, topics string) remoting.Handler {
+	return func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		f.calls <- req.Code
 		resp := protocol.NewResponse(req, protocol.RespSuccess, "")
 		switch req.Code {
@@ -77,12 +74,7 @@ func startFakeNamesrv(t *testing.T, cluster, topics string) *fakeNamesrv {
 			return protocol.NewResponse(req, protocol.RespRequestCodeNotSupported, "no")
 		}
 		return resp
-	})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return f
 }
 
 const javaClusterInfo = `{"brokerAddrTable":{"broker-a":{"brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911"},"brokerName":"broker-a","cluster":"DefaultCluster"}},` +

@@ -1,6 +1,6 @@
 // Package clitest holds what the command-line tools' tests share: a
-// buffer their goroutines may write together, a server that accepts and
-// never answers, a tool's binary built for a test, a documentation
+// buffer their goroutines may write together, a remoting server with the
+// test's handlers and one that accepts and never answers, a tool's binary built for a test, a documentation
 // example, a remoting request
 // sent and its answer awaited, and our client's producer and push
 // consumer started for a test and shut down when it ends.
@@ -45,6 +45,23 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Server starts a remoting server on a free loopback port and transport
+// ("" for the default), with the handlers setup registers, logging nothing
+// and closed when the test ends: a fake name server or broker.
+func Server(t testing.TB, transport string, setup func(*remoting.Server)) *remoting.Server {
+	t.Helper()
+	srv, err := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0", Transport: transport, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup(srv)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
 }
 
 // SilentServer listens on a free loopback port, accepts every connection
