@@ -1,8 +1,8 @@
-// Package clitest holds what the command-line tools' tests share: a
-// buffer their goroutines may write together, a remoting server with the
-// test's handlers and one that accepts and never answers, a tool's binary built for a test, a documentation
-// example, a remoting request
-// sent and its answer awaited, and our client's producer and push
+// Package clitest holds what the command-line tools' tests (and
+// integration's) share: a buffer their goroutines may write together, a
+// remoting server with the test's handlers and one that accepts and never
+// answers, a request sent and its answer awaited, a tool's binary built
+// for the test, a docs example block, and our client's producer and push
 // consumer started for a test and shut down when it ends.
 package clitest
 
