@@ -34,7 +34,6 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/internal/cliflag"
-	"github.com/runnelmq/runnel/internal/version"
 )
 
 func main() {
@@ -47,12 +46,9 @@ func main() {
 func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
 	var f cmdFlags
 	cmd := &cobra.Command{
-		Use:           "broker",
-		Version:       version.String(),
-		Short:         "Runnel broker (RocketMQ remoting protocol)",
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true, // main prints "broker: ..." once
+		Use:   "broker",
+		Short: "Runnel broker (RocketMQ remoting protocol)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := cliflag.Logger(stderr, f.logLevel)
 			if err != nil {
@@ -67,9 +63,7 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 			return serve(ctx, cfg, stdout)
 		},
 	}
-	cmd.SetVersionTemplate("{{.Version}}\n")
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
+	cliflag.Root(cmd, stdout, stderr) // main prints "broker: ..." once
 	bindFlags(cmd.Flags(), &f)
 	return cmd
 }

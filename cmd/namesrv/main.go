@@ -28,7 +28,6 @@ import (
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/internal/cliflag"
-	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -45,12 +44,9 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	var logLevel, metricsAddr, tlsMode, tlsCert, tlsKey string
 	var authRoot, authRootFile, authInner, authInnerFile string
 	cmd := &cobra.Command{
-		Use:           "namesrv",
-		Version:       version.String(),
-		Short:         "Runnel name server (RocketMQ remoting protocol)",
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true, // main prints "namesrv: ..." once
+		Use:   "namesrv",
+		Short: "Runnel name server (RocketMQ remoting protocol)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := cliflag.Logger(stderr, logLevel)
 			if err != nil {
@@ -77,9 +73,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			return serve(ctx, cfg, stdout)
 		},
 	}
-	cmd.SetVersionTemplate("{{.Version}}\n")
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
+	cliflag.Root(cmd, stdout, stderr) // main prints "namesrv: ..." once
 	cmd.Flags().StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (host:port)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&cfg.ACLFile, "acl-file", "", "check every request against this RocketMQ plain_acl.yml (reloaded when it changes)")

@@ -56,7 +56,6 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/console"
 	"github.com/runnelmq/runnel/internal/cliflag"
-	"github.com/runnelmq/runnel/internal/version"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -72,16 +71,8 @@ func main() {
 }
 
 func newCommand(stdout, stderr io.Writer) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "runnel",
-		Short:         "Runnel: a RocketMQ-compatible message broker",
-		Version:       version.String(),
-		SilenceUsage:  true,
-		SilenceErrors: true, // main prints "runnel: ..." once
-	}
-	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	// main prints "runnel: ..." once.
+	root := cliflag.Root(&cobra.Command{Use: "runnel", Short: "Runnel: a RocketMQ-compatible message broker"}, stdout, stderr)
 
 	var dir, nsListen, brokerListen, grpcListen, metricsListen, consoleListen, logLevel string
 	var fresh, useTLS bool

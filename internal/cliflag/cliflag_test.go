@@ -1,6 +1,7 @@
 package cliflag
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/internal/version"
 )
 
 func TestFlagError(t *testing.T) {
@@ -75,5 +77,20 @@ func TestLogger(t *testing.T) {
 	}
 	if _, err := Logger(&out, "loud"); err == nil || err.Error() != `--log-level "loud": want debug, info, warn or error` {
 		t.Errorf("--log-level loud: %v", err)
+	}
+}
+
+func TestRoot(t *testing.T) {
+	var out, errOut strings.Builder
+	root := func(args ...string) error {
+		c := Root(&cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return errors.New("boom") }}, &out, &errOut)
+		c.SetArgs(args)
+		return c.Execute()
+	}
+	if err := root("--version"); err != nil || out.String() != version.String()+"\n" {
+		t.Errorf("--version: %v, printed %q", err, out.String())
+	}
+	if err := root(); err == nil || errOut.String() != "" {
+		t.Errorf("a failing run: %v, printed %q on stderr", err, errOut.String())
 	}
 }
