@@ -15,7 +15,6 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/runnelmq/runnel/acl"
-	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -80,12 +79,10 @@ func TestACLConsume(t *testing.T) {
 // its rules do not name never registers.
 func TestAuthConsume(t *testing.T) {
 	c := startAuthCluster(t)
+	createTopicsAs(t, c, authRootAK, authRootSK, "feed")
 	root := aclAdmin(t, c, authRootAK, authRootSK)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "feed", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
-		t.Fatal(err)
-	}
 	createUserWith(t, ctx, root, "carol", "carolSecret1",
 		protocol.PolicyEntryInfo{Resource: "Topic:feed", Actions: []string{"Pub", "Sub"}, Decision: "Allow"},
 		protocol.PolicyEntryInfo{Resource: "Group:readers", Actions: []string{"Sub"}, Decision: "Allow"})

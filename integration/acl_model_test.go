@@ -15,6 +15,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
@@ -141,21 +142,6 @@ func (m *aclModel) seed(t *testing.T) {
 	}
 }
 
-// call sends req to addr, signed with creds (unsigned if empty), and
-// returns the answer.
-func (m *aclModel) call(t *testing.T, addr string, creds acl.Credentials, req *protocol.Command) *protocol.Command {
-	t.Helper()
-	cl := remoting.NewClient(remoting.ClientConfig{Interceptors: creds.Interceptor()})
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := cl.Invoke(ctx, addr, req)
-	if err != nil {
-		t.Fatalf("%s: code %d: %v", m.name, req.Code, err)
-	}
-	return resp
-}
-
 // wantRefused checks that resp is the model's access-control refusal.
 func (m *aclModel) wantRefused(t *testing.T, what string, resp *protocol.Command) {
 	t.Helper()
@@ -176,11 +162,8 @@ func (m *aclModel) onlineGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := cl.Invoke(ctx, m.c.BrokerAddr(0), protocol.NewRequest(protocol.ReqHeartBeat, nil, hb))
-	if err != nil || resp.Code != protocol.RespSuccess {
-		t.Fatalf("%s: the victims' heartbeat: %v %v", m.name, resp, err)
+	if resp := clitest.Invoke(t, cl, m.c.BrokerAddr(0), protocol.NewRequest(protocol.ReqHeartBeat, nil, hb)); resp.Code != protocol.RespSuccess {
+		t.Fatalf("%s: the victims' heartbeat: %d %q", m.name, resp.Code, resp.Remark)
 	}
 }
 
@@ -213,12 +196,12 @@ func TestACLHolesClosed(t *testing.T) {
 			lite := func() *protocol.Command {
 				return protocol.NewRequest(protocol.ReqLitePullMessage, pullExt(groupVictims, topicSecret), nil)
 			}
-			resp := m.call(t, b, m.user, lite())
+			resp := clitest.Call(t, b, m.user, lite())
 			m.wantRefused(t, "LITE_PULL_MESSAGE", resp)
 			if len(resp.Body) != 0 {
 				t.Errorf("%s: the refused lite pull carried %d bytes", m.name, len(resp.Body))
 			}
-			if resp := m.call(t, b, m.admin, lite()); resp.Code != protocol.RespSuccess || len(resp.Body) == 0 {
+			if resp := clitest.Call(t, b, m.admin, lite()); resp.Code != protocol.RespSuccess || len(resp.Body) == 0 {
 				t.Errorf("%s: the administrator's lite pull: %d %q", m.name, resp.Code, resp.Remark)
 			}
 
@@ -232,7 +215,7 @@ func TestACLHolesClosed(t *testing.T) {
 				if code == protocol.ReqSendReplyMessageV2 {
 					ext = h.EncodeV2()
 				}
-				m.wantRefused(t, protocol.RequestCodeName(code), m.call(t, b, m.user, protocol.NewRequest(code, ext, []byte("reply"))))
+				m.wantRefused(t, protocol.RequestCodeName(code), clitest.Call(t, b, m.user, protocol.NewRequest(code, ext, []byte("reply"))))
 			}
 			if n := stored(m.c, topicSecret); n != before {
 				t.Errorf("%s: %s holds %d messages after the refused replies, had %d", m.name, topicSecret, n, before)
@@ -243,24 +226,24 @@ func TestACLHolesClosed(t *testing.T) {
 			view := func() *protocol.Command {
 				return protocol.NewRequest(protocol.ReqViewMessageByID, map[string]string{"offset": strconv.FormatInt(m.secretOffsets[0], 10)}, nil)
 			}
-			resp = m.call(t, b, m.user, view())
+			resp = clitest.Call(t, b, m.user, view())
 			m.wantRefused(t, "VIEW_MESSAGE_BY_ID", resp)
 			if len(resp.Body) != 0 {
 				t.Errorf("%s: the refused view carried %d bytes", m.name, len(resp.Body))
 			}
-			if resp := m.call(t, b, m.admin, view()); resp.Code != protocol.RespSuccess || len(resp.Body) == 0 {
+			if resp := clitest.Call(t, b, m.admin, view()); resp.Code != protocol.RespSuccess || len(resp.Body) == 0 {
 				t.Errorf("%s: the administrator's view: %d %q", m.name, resp.Code, resp.Remark)
 			}
 			// Naming a topic it may use changes nothing: the message is
 			// topicSecret's.
 			named := view()
 			named.ExtFields["topic"] = topicAllowed
-			m.wantRefused(t, "VIEW_MESSAGE_BY_ID naming another topic", m.call(t, b, m.user, named))
+			m.wantRefused(t, "VIEW_MESSAGE_BY_ID naming another topic", clitest.Call(t, b, m.user, named))
 
 			// LOCK_BATCH_MQ and UNLOCK_BATCH_MQ of another group's queues.
 			lockBody := protocol.LockBatchRequestBody{ConsumerGroup: groupVictims, ClientID: "mallory-1", MQSet: m.secretQueues()}.Encode()
 			for _, code := range []int16{protocol.ReqLockBatchMQ, protocol.ReqUnlockBatchMQ} {
-				m.wantRefused(t, protocol.RequestCodeName(code), m.call(t, b, m.user, protocol.NewRequest(code, nil, lockBody)))
+				m.wantRefused(t, protocol.RequestCodeName(code), clitest.Call(t, b, m.user, protocol.NewRequest(code, nil, lockBody)))
 			}
 			for _, mq := range m.secretQueues() {
 				if owner, ok := m.c.Broker(0).LockOwner(groupVictims, mq); ok {
@@ -271,12 +254,12 @@ func TestACLHolesClosed(t *testing.T) {
 			// CLONE_GROUP_OFFSET and INVOKE_BROKER_TO_RESET_OFFSET.
 			commit := protocol.NewRequest(protocol.ReqUpdateConsumerOffset, map[string]string{
 				"consumerGroup": groupVictims, "topic": topicSecret, "queueId": "0", "commitOffset": "1"}, nil)
-			if resp := m.call(t, b, m.admin, commit); resp.Code != protocol.RespSuccess {
+			if resp := clitest.Call(t, b, m.admin, commit); resp.Code != protocol.RespSuccess {
 				t.Fatalf("%s: the administrator's commit: %d %q", m.name, resp.Code, resp.Remark)
 			}
-			m.wantRefused(t, "CLONE_GROUP_OFFSET", m.call(t, b, m.user, protocol.NewRequest(protocol.ReqCloneGroupOffset,
+			m.wantRefused(t, "CLONE_GROUP_OFFSET", clitest.Call(t, b, m.user, protocol.NewRequest(protocol.ReqCloneGroupOffset,
 				map[string]string{"srcGroup": groupVictims, "destGroup": "mine", "topic": topicSecret, "offline": "true"}, nil)))
-			m.wantRefused(t, "INVOKE_BROKER_TO_RESET_OFFSET", m.call(t, b, m.user, protocol.NewRequest(protocol.ReqInvokeBrokerToResetOffset,
+			m.wantRefused(t, "INVOKE_BROKER_TO_RESET_OFFSET", clitest.Call(t, b, m.user, protocol.NewRequest(protocol.ReqInvokeBrokerToResetOffset,
 				map[string]string{"topic": topicSecret, "group": groupVictims, "timestamp": "0", "isForce": "true"}, nil)))
 			if off, ok := core.ConsumerOffset(groupVictims, topicSecret, 0); !ok || off != 1 {
 				t.Errorf("%s: the victims' offset is %d (%v), want the committed 1", m.name, off, ok)
@@ -288,8 +271,8 @@ func TestACLHolesClosed(t *testing.T) {
 			// The broker-wide listings: Get or List on the cluster.
 			for _, code := range []int16{protocol.ReqGetBrokerConfig, protocol.ReqGetAllTopicConfig,
 				protocol.ReqGetAllConsumerOffset, protocol.ReqGetBrokerRuntimeInfo} {
-				m.wantRefused(t, protocol.RequestCodeName(code), m.call(t, b, m.user, protocol.NewRequest(code, nil, nil)))
-				if resp := m.call(t, b, m.admin, protocol.NewRequest(code, nil, nil)); resp.Code != protocol.RespSuccess {
+				m.wantRefused(t, protocol.RequestCodeName(code), clitest.Call(t, b, m.user, protocol.NewRequest(code, nil, nil)))
+				if resp := clitest.Call(t, b, m.admin, protocol.NewRequest(code, nil, nil)); resp.Code != protocol.RespSuccess {
 					t.Errorf("%s: the administrator's %s: %d %q", m.name, protocol.RequestCodeName(code), resp.Code, resp.Remark)
 				}
 			}
@@ -311,7 +294,7 @@ func TestACLNamesrvClosedToStrangers(t *testing.T) {
 			cluster := m.c.Broker(0).Config().ClusterName
 			route := func() *protocol.TopicRouteData {
 				t.Helper()
-				resp := m.call(t, ns, m.user, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, map[string]string{"topic": topicSecret}, nil))
+				resp := clitest.Call(t, ns, m.user, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, map[string]string{"topic": topicSecret}, nil))
 				if resp.Code != protocol.RespSuccess {
 					t.Fatalf("%s: route query: %d %q", m.name, resp.Code, resp.Remark)
 				}
@@ -344,7 +327,7 @@ func TestACLNamesrvClosedToStrangers(t *testing.T) {
 					protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": bname}, nil),
 					protocol.NewRequest(protocol.ReqDeleteTopicInNameSrv, map[string]string{"topic": topicSecret}, nil),
 				} {
-					m.wantRefused(t, who+" "+protocol.RequestCodeName(req.Code), m.call(t, ns, creds, req))
+					m.wantRefused(t, who+" "+protocol.RequestCodeName(req.Code), clitest.Call(t, ns, creds, req))
 				}
 			}
 			after := route()
@@ -355,12 +338,12 @@ func TestACLNamesrvClosedToStrangers(t *testing.T) {
 			// Route queries stay open: to any signed account with plain ACL
 			// (its file holds every account), to anyone with ACL 2.0 (its
 			// users are the brokers').
-			resp := m.call(t, ns, acl.Credentials{}, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, map[string]string{"topic": topicSecret}, nil))
+			resp := clitest.Call(t, ns, acl.Credentials{}, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, map[string]string{"topic": topicSecret}, nil))
 			if open := resp.Code == protocol.RespSuccess; open != (m.name == "v2") {
 				t.Errorf("%s: unsigned route query: %d %q", m.name, resp.Code, resp.Remark)
 			}
 			// The administrator may.
-			if resp := m.call(t, ns, m.admin, protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "no-such-broker"}, nil)); resp.Code != protocol.RespSuccess {
+			if resp := clitest.Call(t, ns, m.admin, protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "no-such-broker"}, nil)); resp.Code != protocol.RespSuccess {
 				t.Errorf("%s: the administrator's wipe: %d %q", m.name, resp.Code, resp.Remark)
 			}
 		})
@@ -393,13 +376,13 @@ func TestACLEmptyFieldIsAbsent(t *testing.T) {
 			long := func(topic string) map[string]string { h := h; h.Topic = topic; return h.Encode() }
 			short := func(topic string) map[string]string { h := h; h.Topic = topic; return h.EncodeV2() }
 			before := stored(m.c, topicSecret)
-			m.wantRefused(t, "V2 send, long keys", m.call(t, b, acl.Credentials{}, signed(long(topicSecret), nil)))
-			m.wantRefused(t, "V2 send, long keys, empty b added", m.call(t, b, acl.Credentials{}, signed(long(topicSecret), map[string]string{"b": ""})))
+			m.wantRefused(t, "V2 send, long keys", clitest.Call(t, b, acl.Credentials{}, signed(long(topicSecret), nil)))
+			m.wantRefused(t, "V2 send, long keys, empty b added", clitest.Call(t, b, acl.Credentials{}, signed(long(topicSecret), map[string]string{"b": ""})))
 			if n := stored(m.c, topicSecret); n != before {
 				t.Errorf("%s: %s holds %d messages, had %d", m.name, topicSecret, n, before)
 			}
 			allowedBefore := stored(m.c, topicAllowed)
-			if resp := m.call(t, b, acl.Credentials{}, signed(short(topicAllowed), map[string]string{"topic": "", "properties": ""})); resp.Code != protocol.RespSuccess {
+			if resp := clitest.Call(t, b, acl.Credentials{}, signed(short(topicAllowed), map[string]string{"topic": "", "properties": ""})); resp.Code != protocol.RespSuccess {
 				t.Errorf("%s: a permitted send with empty fields added: %d %q", m.name, resp.Code, resp.Remark)
 			}
 			if n := stored(m.c, topicAllowed); n != allowedBefore+1 {
@@ -483,7 +466,7 @@ func TestACLDefaultDeny(t *testing.T) {
 				}
 				for _, code := range srv.codes {
 					req := protocol.NewRequest(code, maps.Clone(ext), bodies[code])
-					resp := m.call(t, srv.addr, m.none, req)
+					resp := clitest.Call(t, srv.addr, m.none, req)
 					_, open := srv.open[code]
 					if srv.name == "broker" && m.name == "plain" {
 						_, open = openPlain[code]
@@ -506,7 +489,7 @@ func TestACLDefaultDeny(t *testing.T) {
 				"producer heartbeat":  protocol.NewRequest(protocol.ReqHeartBeat, nil, producerHB),
 				"producer unregister": protocol.NewRequest(protocol.ReqUnregisterClient, map[string]string{"clientID": "c", "producerGroup": "pg"}, nil),
 			} {
-				if resp := m.call(t, m.c.BrokerAddr(0), m.none, req); resp.Code != protocol.RespSuccess {
+				if resp := clitest.Call(t, m.c.BrokerAddr(0), m.none, req); resp.Code != protocol.RespSuccess {
 					t.Errorf("%s: %s (%s): %d %q", m.name, name, openEverywhere[name], resp.Code, resp.Remark)
 				}
 			}
@@ -537,7 +520,7 @@ func TestACLEndTransactionOnItsTopic(t *testing.T) {
 				h := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 					SysFlag: protocol.TransactionPrepared, BornTimestamp: time.Now().UnixMilli(), MaxReconsumeTimes: -1,
 					Properties: message.MarshalProperties(map[string]string{message.PropertyTransactionPrepared: "true", "PGROUP": "pg", "UNIQ_KEY": "tx-" + topic})}
-				resp := m.call(t, b, creds, protocol.NewRequest(protocol.ReqSendMessageV2, h.EncodeV2(), []byte("half")))
+				resp := clitest.Call(t, b, creds, protocol.NewRequest(protocol.ReqSendMessageV2, h.EncodeV2(), []byte("half")))
 				if resp.Code != protocol.RespSuccess {
 					t.Fatalf("%s: half message to %s: %d %q", m.name, topic, resp.Code, resp.Remark)
 				}
@@ -551,16 +534,16 @@ func TestACLEndTransactionOnItsTopic(t *testing.T) {
 			}
 			secret := half(m.admin, topicSecret)
 			before := stored(m.c, topicSecret)
-			m.wantRefused(t, "END_TRANSACTION of another's half message", m.call(t, b, m.user, secret))
+			m.wantRefused(t, "END_TRANSACTION of another's half message", clitest.Call(t, b, m.user, secret))
 			// Naming a topic it may publish to changes nothing.
 			secret.ExtFields["topic"] = topicAllowed
-			m.wantRefused(t, "END_TRANSACTION naming another topic", m.call(t, b, m.user, secret))
+			m.wantRefused(t, "END_TRANSACTION naming another topic", clitest.Call(t, b, m.user, secret))
 			if n := stored(m.c, topicSecret); n != before {
 				t.Errorf("%s: %s holds %d messages after the refused commits, had %d", m.name, topicSecret, n, before)
 			}
 			own := half(m.user, topicAllowed)
 			allowed := stored(m.c, topicAllowed)
-			if resp := m.call(t, b, m.user, own); resp.Code != protocol.RespSuccess {
+			if resp := clitest.Call(t, b, m.user, own); resp.Code != protocol.RespSuccess {
 				t.Fatalf("%s: committing its own transaction: %d %q", m.name, resp.Code, resp.Remark)
 			}
 			if n := stored(m.c, topicAllowed); n != allowed+1 {
@@ -592,7 +575,7 @@ func TestACLRemarkClipsCredentials(t *testing.T) {
 				if addr == m.c.NamesrvAddr() {
 					req = protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "b"}, nil)
 				}
-				resp := m.call(t, addr, acl.Credentials{AccessKey: long, SecretKey: "whatever"}, req)
+				resp := clitest.Call(t, addr, acl.Credentials{AccessKey: long, SecretKey: "whatever"}, req)
 				m.wantRefused(t, "a 64 KiB access key", resp)
 				if len(resp.Remark) > 256 || !strings.Contains(resp.Remark, "KKKK") {
 					t.Errorf("%s: %s: a remark of %d bytes: %.300q", m.name, addr, len(resp.Remark), resp.Remark)

@@ -18,6 +18,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	ouradmin "github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
@@ -94,15 +95,7 @@ func startACLCluster(t testing.TB, brokerYAML, nsYAML string, more ...cluster.Op
 // aclAdmin is our admin client signing with ak/sk.
 func aclAdmin(t testing.TB, c *cluster.Cluster, ak, sk string) *ouradmin.Admin {
 	t.Helper()
-	cfg := ouradmin.DefaultConfig()
-	cfg.NamesrvAddrs = c.NamesrvAddrs()
-	cfg.Credentials = acl.Credentials{AccessKey: ak, SecretKey: sk}
-	a, err := ouradmin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	return a
+	return c.AdminAs(t, acl.Credentials{AccessKey: ak, SecretKey: sk})
 }
 
 func aclCreateTopics(t testing.TB, c *cluster.Cluster, topics ...string) {
@@ -271,15 +264,7 @@ func TestACLNamesrv(t *testing.T) {
 
 	call := func(creds acl.Credentials, code int16, ext map[string]string) *protocol.Command {
 		t.Helper()
-		rc := remoting.NewClient(remoting.ClientConfig{Interceptors: creds.Interceptor()})
-		defer rc.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp, err := rc.Invoke(ctx, c.NamesrvAddr(), protocol.NewRequest(code, ext, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
+		return clitest.Call(t, c.NamesrvAddr(), creds, protocol.NewRequest(code, ext, nil))
 	}
 	user := acl.Credentials{AccessKey: aclUserAK, SecretKey: aclUserSK}
 	route := map[string]string{"topic": "aclTopic"}

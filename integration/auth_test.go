@@ -73,14 +73,7 @@ func wantAuthError(t testing.TB, err error, remark string) {
 // takes effect at once.
 func TestAuthUsersAndRulesFromRunnelctl(t *testing.T) {
 	c := startAuthCluster(t)
-	root := aclAdmin(t, c, authRootAK, authRootSK)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, topic := range []string{"orders", "shop-books", "shop-secret", "other"} {
-		if _, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: topic, ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
-			t.Fatalf("create topic %s as root: %v", topic, err)
-		}
-	}
+	createTopicsAs(t, c, authRootAK, authRootSK, "orders", "shop-books", "shop-secret", "other")
 	ctl := mustRunnelctl(t, c.NamesrvAddr())
 	asRoot := []string{"--ak", authRootAK, "--sk", authRootSK}
 	ctl(append(asRoot, "user", "create", "alice", "--password", "aliceSecret1")...)
@@ -137,12 +130,10 @@ func TestAuthUsersAndRulesFromRunnelctl(t *testing.T) {
 // (not only cached): after a restart on the same store they still decide.
 func TestAuthRecordsSurviveRestart(t *testing.T) {
 	c := startAuthCluster(t)
+	createTopicsAs(t, c, authRootAK, authRootSK, "kept")
 	root := aclAdmin(t, c, authRootAK, authRootSK)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := root.CreateTopic(ctx, ouradmin.TopicSpec{Topic: "kept", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
-		t.Fatal(err)
-	}
 	createUserWith(t, ctx, root, "bob", "bobSecret1", protocol.PolicyEntryInfo{Resource: "Topic:kept", Actions: []string{"Pub"}, Decision: "Allow"})
 	c.RestartBroker(0)
 	got, found, err := root.GetACL(ctx, ouradmin.Where{}, "User:bob")

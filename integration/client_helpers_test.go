@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/official"
 )
 
@@ -43,21 +44,7 @@ func rcProducerWith(t testing.TB, c *cluster.Cluster, mod func(*client.ProducerC
 	if mod != nil {
 		mod(&cfg)
 	}
-	return rcStartProducer(t, cfg)
-}
-
-// rcStartProducer starts a producer of cfg and shuts it down at cleanup.
-func rcStartProducer(t testing.TB, cfg client.ProducerConfig) *client.Producer {
-	t.Helper()
-	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return clitest.StartProducer(t, cfg)
 }
 
 // rcConsumer starts our push consumer of group from the first offset, fn
@@ -83,25 +70,7 @@ func rcConsumerWith(t testing.TB, c *cluster.Cluster, group, topic, expr string,
 	cfg.Group = group
 	cfg.ConsumeFrom = offset.ConsumeFromFirstOffset
 	mod(&cfg)
-	return rcStartConsumer(t, cfg, topic, expr)
-}
-
-// rcStartConsumer starts a push consumer of cfg subscribed to topic with
-// expr, and shuts it down at cleanup.
-func rcStartConsumer(t testing.TB, cfg client.PushConsumerConfig, topic, expr string) *client.PushConsumer {
-	t.Helper()
-	pc, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Subscribe(topic, expr); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
-	return pc
+	return clitest.StartConsumer(t, cfg, topic, expr)
 }
 
 // rcCollector records our client's deliveries.

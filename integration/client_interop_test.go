@@ -22,6 +22,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -292,7 +293,7 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 		}
 		return client.OrderlySuccess
 	}
-	ours := rcStartConsumer(t, cfg, "MixedOrder", "*")
+	ours := clitest.StartConsumer(t, cfg, "MixedOrder", "*")
 	testwait.For(t, testwait.Default, "ours at 4 of 4 queues", func() bool { return rcCount(ours, "MixedOrder") == 4 })
 	// The official client never unlocks a queue it gives up (its lock lapses
 	// after 60 s), so ours starts first and hands queues over with UNLOCK.
@@ -306,7 +307,7 @@ func TestClientMixedOrderlyGroup(t *testing.T) {
 	pcfg := client.DefaultProducerConfig()
 	pcfg.Client = rcClientConfig(c)
 	pcfg.Selector = client.HashSelector{}
-	p := rcStartProducer(t, pcfg)
+	p := clitest.StartProducer(t, pcfg)
 	const keys, per = 8, 25
 	for i := range per {
 		for k := range keys {

@@ -46,7 +46,7 @@ func TestConsumerAdminOfficialClient(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a := newRunnelAdmin(t, c)
+	a := c.Admin(t)
 	cl := onlyClient(t, ctx, a, group, c.BrokerName(0))
 	if cl.Language != "GO" {
 		t.Fatalf("client %+v", cl)

@@ -24,18 +24,6 @@ import (
 // returns its answer. Here the consumer is Runnel's client; the official
 // client's push consumer is in consumer_admin_official_test.go.
 
-func newRunnelAdmin(t testing.TB, c *cluster.Cluster) *admin.Admin {
-	t.Helper()
-	cfg := admin.DefaultConfig()
-	cfg.NamesrvAddrs = []string{c.NamesrvAddr()}
-	a, err := admin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	return a
-}
-
 // onlyClient waits until group has exactly one client, online on the
 // brokers named, and returns it.
 func onlyClient(t testing.TB, ctx context.Context, a *admin.Admin, group string, brokers ...string) admin.ConsumerClient {
@@ -75,7 +63,7 @@ func TestConsumerAdminRunnelClient(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a := newRunnelAdmin(t, c)
+	a := c.Admin(t)
 	cl := onlyClient(t, ctx, a, group, c.BrokerName(1))
 	if !strings.HasPrefix(cl.ClientID, "127.0.0.1@rc-") || cl.Language == "" {
 		t.Fatalf("client %+v", cl)

@@ -221,7 +221,7 @@ func TestGroupSlaveFollowsGroupConfigs(t *testing.T) {
 		}
 		return resp.Code, resp.Remark, nil
 	}
-	adm := newRunnelAdmin(t, c)
+	adm := c.Admin(t)
 	setConsume := func(on bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

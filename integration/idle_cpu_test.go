@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -53,7 +54,7 @@ func TestIdleSubscribedConsumerCostsNearZeroCPU(t *testing.T) {
 		}
 		return client.ConsumeSuccess
 	}
-	rcStartConsumer(t, cfg, "Idle", "*")
+	clitest.StartConsumer(t, cfg, "Idle", "*")
 	testwait.For(t, testwait.Default, "a held pull on every queue", func() bool { return c.Broker(0).PullRequests() >= 8 })
 	// Let start-up work (first rebalance, offset queries, route refresh)
 	// finish before measuring.

@@ -36,7 +36,7 @@ func TestMessageQuery(t *testing.T) {
 	}
 	after := time.Now().Add(time.Second)
 
-	a := newRunnelAdmin(t, c)
+	a := c.Admin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

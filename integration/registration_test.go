@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -150,10 +151,11 @@ type recordingNamesrv struct {
 func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
 	t.Helper()
 	r := &recordingNamesrv{}
-	srv, err := remoting.NewServer(remoting.ServerConfig{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r.srv = clitest.Server(t, "", r.handle)
+	return r
+}
+
+func (r *recordingNamesrv) handle(srv *remoting.Server) {
 	srv.Handle(protocol.ReqRegisterBroker, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		body, err := protocol.DecodeRegisterBrokerBody(req.Body, false)
 		if err != nil {
@@ -178,12 +180,6 @@ func startRecordingNamesrv(t *testing.T) *recordingNamesrv {
 		r.mu.Unlock()
 		return protocol.NewResponse(req, protocol.RespSuccess, "")
 	})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	r.srv = srv
-	return r
 }
 
 // registrations returns the topic tables registered so far, in order.

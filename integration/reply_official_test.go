@@ -14,7 +14,6 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
-	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
 )
 
@@ -69,27 +68,14 @@ func TestOfficialRequestReply(t *testing.T) {
 	}
 
 	ours := rcGroupProducer(t, c, "rc-requester-official")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	m, err := ours.Request(ctx, &client.Message{Topic: topic, Body: []byte("pong")})
-	if err != nil {
-		t.Fatalf("our request to the official replier: %v", err)
-	}
-	if string(m.Body) != "re:pong" {
+	if m := rcRequest(t, ours, topic, "pong"); string(m.Body) != "re:pong" {
 		t.Fatalf("our reply body %q", m.Body)
 	}
 
 	// And the official Request gets the reply our consumer sends.
 	const ourTopic = "ReqOurReplier"
 	createTopic(t, c, 0, ourTopic, 1)
-	replier := rcGroupProducer(t, c, "rc-replier-official")
-	rcConsumer(t, c, "g-req-ours", ourTopic, "*", func(m *client.MessageExt) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := replier.Reply(ctx, m, append([]byte("ours:"), m.Body...)); err != nil {
-			t.Errorf("our reply to %s: %v", m.Body, err)
-		}
-	})
+	rcReplier(t, c, "g-req-ours", "rc-replier-official", ourTopic, "ours:")
 	reply, err = p.Request(context.Background(), 30*time.Second, primitive.NewMessage(ourTopic, []byte("hi")))
 	if err != nil {
 		t.Fatalf("official request to our replier: %v", err)

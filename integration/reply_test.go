@@ -3,10 +3,11 @@ package integration
 import (
 	"context"
 	"errors"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/integration/cluster"
@@ -21,6 +22,33 @@ func rcGroupProducer(t *testing.T, c *cluster.Cluster, group string) *client.Pro
 	return rcProducerWith(t, c, func(cfg *client.ProducerConfig) { cfg.Group = group })
 }
 
+// rcReplier answers every request on topic with prefix and the request's
+// body, consuming as group and replying as producer group replyGroup.
+func rcReplier(t *testing.T, c *cluster.Cluster, group, replyGroup, topic, prefix string) {
+	t.Helper()
+	replier := rcGroupProducer(t, c, replyGroup)
+	rcConsumer(t, c, group, topic, "*", func(m *client.MessageExt) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := replier.Reply(ctx, m, append([]byte(prefix), m.Body...)); err != nil {
+			t.Errorf("reply to %s: %v", m.Body, err)
+		}
+	})
+}
+
+// rcRequest sends a request of body to topic with p and returns the
+// reply, failing the test when none comes within 30 s.
+func rcRequest(t *testing.T, p *client.Producer, topic, body string) *client.MessageExt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reply, err := p.Request(ctx, &client.Message{Topic: topic, Body: []byte(body)})
+	if err != nil {
+		t.Fatalf("request %q on %s: %v", body, topic, err)
+	}
+	return reply
+}
+
 // TestRequestReplyRoundTrip: our Request gets the reply our consumer
 // sends with Producer.Reply; the reply comes from the cluster's reply
 // topic with the request's correlation id, and RequestAsync works alike.
@@ -28,22 +56,9 @@ func TestRequestReplyRoundTrip(t *testing.T) {
 	c := rcCluster(t)
 	const topic = "ReqRC"
 	createTopic(t, c, 0, topic, 2)
-	replier := rcGroupProducer(t, c, "rc-replier")
-	rcConsumer(t, c, "g-req-rc", topic, "*", func(m *client.MessageExt) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := replier.Reply(ctx, m, append([]byte("re:"), m.Body...)); err != nil {
-			t.Errorf("reply to %s: %v", m.Body, err)
-		}
-	})
+	rcReplier(t, c, "g-req-rc", "rc-replier", topic, "re:")
 	requester := rcGroupProducer(t, c, "rc-requester")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	reply, err := requester.Request(ctx, &client.Message{Topic: topic, Body: []byte("ping")})
-	if err != nil {
-		t.Fatalf("request: %v", err)
-	}
+	reply := rcRequest(t, requester, topic, "ping")
 	if string(reply.Body) != "re:ping" {
 		t.Fatalf("reply body %q, want re:ping", reply.Body)
 	}
@@ -52,6 +67,8 @@ func TestRequestReplyRoundTrip(t *testing.T) {
 		t.Fatalf("reply topic %s, properties %v", reply.Topic, reply.Properties)
 	}
 
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	got := make(chan *client.MessageExt, 1)
 	errs := make(chan error, 1)
 	if err := requester.RequestAsync(ctx, &client.Message{Topic: topic, Body: []byte("pong")}, func(m *client.MessageExt, err error) {

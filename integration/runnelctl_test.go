@@ -4,22 +4,18 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // runnelctl builds cmd/runnelctl for the test and returns a runner of it
 // against namesrv, giving its stdout, stderr and exit error.
 func runnelctl(t *testing.T, namesrv string) func(args ...string) (string, string, error) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "runnelctl")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/runnelmq/runnel/cmd/runnelctl")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build runnelctl: %v\n%s", err, out)
-	}
+	bin := clitest.Build(t, "github.com/runnelmq/runnel/cmd/runnelctl", "runnelctl")
 	return func(args ...string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -23,6 +23,7 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
@@ -42,19 +43,12 @@ type tlsCluster struct {
 // server over TLS (tlsEnable); the name server generates its own.
 func startTLSCluster(t testing.TB, mode string) tlsCluster {
 	t.Helper()
-	dir := t.TempDir()
-	cert, certPEM, err := remoting.SelfSignedCertificate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, certPath := cluster.Certificate(t, "broker.pem")
 	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPath, keyPath := filepath.Join(dir, "broker.pem"), filepath.Join(dir, "broker.key")
-	if err := os.WriteFile(certPath, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyPath := filepath.Join(filepath.Dir(certPath), "broker.key")
 	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +145,7 @@ func TestTLSRunnelClient(t *testing.T) {
 	pcfg := client.DefaultProducerConfig()
 	pcfg.Client = rcTLSConfig(c, true, "")
 	pcfg.Group = "rc-pg-tls"
-	p := rcStartProducer(t, pcfg)
+	p := clitest.StartProducer(t, pcfg)
 	for i := range 5 {
 		if _, err := p.Send(context.Background(), &client.Message{Topic: "TLSRC", Body: []byte(body(i))}); err != nil {
 			t.Fatalf("send over TLS: %v", err)
@@ -168,7 +162,7 @@ func TestTLSRunnelClient(t *testing.T) {
 		return client.ConsumeSuccess
 	}
 	ccfg.ConsumeFrom = offset.ConsumeFromFirstOffset
-	rcStartConsumer(t, ccfg, "TLSRC", "*")
+	clitest.StartConsumer(t, ccfg, "TLSRC", "*")
 	testwait.For(t, 20*time.Second, "5 messages consumed over TLS", func() bool { return got.len() == 5 })
 
 	// Plain against enforcing: the name server closes the connection.
@@ -204,14 +198,7 @@ func TestTLSRunnelClient(t *testing.T) {
 	if err := verify(c.caFile); err != nil {
 		t.Fatalf("verifying the broker with its certificate: %v", err)
 	}
-	_, otherPEM, err := remoting.SelfSignedCertificate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherCA := filepath.Join(t.TempDir(), "other.pem")
-	if err := os.WriteFile(otherCA, otherPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, otherCA := cluster.Certificate(t, "other.pem")
 	var uae x509.UnknownAuthorityError
 	if err := verify(otherCA); !errors.As(err, &uae) {
 		t.Fatalf("verifying the broker with another CA: %v", err)
@@ -224,11 +211,7 @@ func TestDocsTLSBrokerConf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "```properties\n# broker.conf\n")
-	conf, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/tls.md has no TLS broker.conf block")
-	}
+	conf := clitest.FencedBlock(t, string(readme), "```properties\n# broker.conf\n")
 	// Uncomment the optional client-auth keys: they must be known too.
 	conf = strings.ReplaceAll(conf, "#tls.", "tls.")
 	cfg := config.Default()

@@ -74,13 +74,7 @@ func TestV5GroupFailover(t *testing.T) {
 	scCfg := &rmq5.Config{Endpoint: c.GRPCAddrs(), ConsumerGroup: "v5-group"}
 	sc, err := rmq5.NewSimpleConsumer(scCfg, rmq5.WithSimpleAwaitDuration(5*time.Second),
 		rmq5.WithSimpleSubscriptionExpressions(map[string]*rmq5.FilterExpression{"V5Group": rmq5.SUB_ALL}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sc.GracefulStop() })
+	sc = startedV5(t, "simple consumer", sc, err)
 	first := v5Receive(t, sc, 10, 10*time.Second, 30*time.Second)
 	if len(first) != 10 {
 		t.Fatalf("received %d of 10 before the failover", len(first))

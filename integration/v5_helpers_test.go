@@ -48,14 +48,24 @@ func newV5Producer(t testing.TB, c *cluster.Cluster, topics []string, opts ...rm
 func newV5ProducerWith(t testing.TB, cfg *rmq5.Config, topics []string, opts ...rmq5.ProducerOption) rmq5.Producer {
 	t.Helper()
 	p, err := rmq5.NewProducer(cfg, append([]rmq5.ProducerOption{rmq5.WithTopics(topics...)}, opts...)...)
+	return startedV5(t, "producer", p, err)
+}
+
+// startedV5 starts an SDK client that New gave with err, and stops it
+// when the test ends.
+func startedV5[C interface {
+	Start() error
+	GracefulStop() error
+}](t testing.TB, what string, c C, err error) C {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("new v5 producer: %v", err)
+		t.Fatalf("new v5 %s: %v", what, err)
 	}
-	if err := p.Start(); err != nil {
-		t.Fatalf("start v5 producer: %v", err)
+	if err := c.Start(); err != nil {
+		t.Fatalf("start v5 %s: %v", what, err)
 	}
-	t.Cleanup(func() { _ = p.GracefulStop() })
-	return p
+	t.Cleanup(func() { _ = c.GracefulStop() })
+	return c
 }
 
 // newV5SimpleConsumer starts an SDK simple consumer of group on broker 0
@@ -64,14 +74,7 @@ func newV5SimpleConsumer(t testing.TB, c *cluster.Cluster, group string, subs ma
 	t.Helper()
 	sc, err := rmq5.NewSimpleConsumer(v5Config(c, 0, group, nil),
 		rmq5.WithSimpleAwaitDuration(await), rmq5.WithSimpleSubscriptionExpressions(subs))
-	if err != nil {
-		t.Fatalf("new v5 simple consumer: %v", err)
-	}
-	if err := sc.Start(); err != nil {
-		t.Fatalf("start v5 simple consumer: %v", err)
-	}
-	t.Cleanup(func() { _ = sc.GracefulStop() })
-	return sc
+	return startedV5(t, "simple consumer", sc, err)
 }
 
 // v5Send sends one message and fails the test if it is not stored.

@@ -32,14 +32,7 @@ func newV5PushConsumer(t testing.TB, c *cluster.Cluster, group, topic string, li
 		rmq5.WithPushSubscriptionExpressions(map[string]*rmq5.FilterExpression{topic: rmq5.SUB_ALL}),
 		rmq5.WithPushMessageListener(&rmq5.FuncMessageListener{Consume: listen}),
 		rmq5.WithPushConsumptionThreadCount(4))
-	if err != nil {
-		t.Fatalf("new v5 push consumer: %v", err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("start v5 push consumer: %v", err)
-	}
-	t.Cleanup(func() { _ = pc.GracefulStop() })
-	return pc
+	return startedV5(t, "push consumer", pc, err)
 }
 
 // TestV5PushConsumerConcurrent: two push consumers of one group share a

@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // docs/acl.md's example: docs/acl/broker.conf turns ACL on with
@@ -40,31 +41,41 @@ func TestExampleACLConf(t *testing.T) {
 	}
 }
 
-// docs/acl.md shows a broker.conf and a plain_acl.yml; both
-// must be what the broker reads without complaint.
-func TestDocsACLExample(t *testing.T) {
+// aclDoc returns docs/acl.md before its ACL 2.0 section (plain ACL) and
+// that section.
+func aclDoc(t *testing.T) (plain, acl2 string) {
+	t.Helper()
 	data, err := os.ReadFile("../../docs/acl.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	section, _, ok := strings.Cut(string(data), "\n## ACL 2.0: users and rules\n")
+	plain, acl2, ok := strings.Cut(string(data), "\n## ACL 2.0: users and rules\n")
 	if !ok {
 		t.Fatal("docs/acl.md has no ACL 2.0 section")
 	}
-	block := func(lang string) string {
-		_, rest, ok := strings.Cut(section, "```"+lang+"\n")
-		body, _, ok2 := strings.Cut(rest, "```")
-		if !ok || !ok2 {
-			t.Fatalf("no %s block in the ACL section", lang)
-		}
-		return body
-	}
+	return plain, acl2
+}
+
+// docConf is the broker config of the first broker.conf block in doc,
+// every key of which the broker must honour.
+func docConf(t *testing.T, doc string) config.Config {
+	t.Helper()
 	cfg := config.Default()
-	ignored, err := cfg.ApplyProperties(strings.NewReader(block("properties")))
-	if err != nil || len(ignored) > 0 || !cfg.ACLEnable || cfg.Credentials.AccessKey != "rocketmq2" {
-		t.Fatalf("docs/acl.md broker.conf: ignored %v, err %v, cfg %+v", ignored, err, cfg)
+	ignored, err := cfg.ApplyProperties(strings.NewReader(clitest.FencedBlock(t, doc, "```properties\n")))
+	if err != nil || len(ignored) > 0 {
+		t.Fatalf("broker.conf: ignored %v, %v", ignored, err)
 	}
-	tb, err := acl.ParsePlain([]byte(block("yaml")))
+	return cfg
+}
+
+// docs/acl.md shows a broker.conf and a plain_acl.yml; both
+// must be what the broker reads without complaint.
+func TestDocsACLExample(t *testing.T) {
+	plain, _ := aclDoc(t)
+	if cfg := docConf(t, plain); !cfg.ACLEnable || cfg.Credentials.AccessKey != "rocketmq2" {
+		t.Fatalf("docs/acl.md broker.conf: %+v", cfg)
+	}
+	tb, err := acl.ParsePlain([]byte(clitest.FencedBlock(t, plain, "```yaml\n")))
 	if err != nil || tb.Accounts() != 2 {
 		t.Fatalf("docs/acl.md plain_acl.yml: %v", err)
 	}
@@ -73,21 +84,11 @@ func TestDocsACLExample(t *testing.T) {
 // docs/acl.md's ACL 2.0 broker.conf is read without complaint and starts a
 // broker whose super users are the two it names.
 func TestDocsACL2Example(t *testing.T) {
-	data, err := os.ReadFile("../../docs/acl.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n## ACL 2.0: users and rules\n")
-	_, rest, ok2 := strings.Cut(section, "```properties\n")
-	block, _, ok3 := strings.Cut(rest, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("docs/acl.md has no ACL 2.0 broker.conf block")
-	}
-	cfg := config.Default()
-	ignored, err := cfg.ApplyProperties(strings.NewReader(block))
-	if err != nil || len(ignored) > 0 || !cfg.Auth.AuthenticationEnabled || !cfg.Auth.AuthorizationEnabled ||
+	_, acl2 := aclDoc(t)
+	cfg := docConf(t, acl2)
+	if !cfg.Auth.AuthenticationEnabled || !cfg.Auth.AuthorizationEnabled ||
 		len(cfg.Auth.InitUsers) != 1 || cfg.Auth.InnerCredentials.AccessKey != "rocketmq" {
-		t.Fatalf("docs/acl.md ACL 2.0 broker.conf: ignored %v, err %v, auth %+v", ignored, err, cfg.Auth)
+		t.Fatalf("docs/acl.md ACL 2.0 broker.conf: auth %+v", cfg.Auth)
 	}
 	cfg.StoreDir, cfg.ListenAddr = t.TempDir(), "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -166,10 +166,7 @@ func TestProcessGroupFailover(t *testing.T) {
 	old := master()
 	oi := index(old)
 	killed := time.Now()
-	if err := procs[oi].cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = procs[oi].cmd.Wait()
+	procs[oi].kill(t)
 	testwait.For(t, 10*time.Second, "another master listed", func() bool { m := master(); return m != "" && m != old })
 	if d := time.Since(killed); d > 3*time.Second {
 		t.Errorf("a new master was listed %v after the kill, want within 3 s", d)

@@ -33,7 +33,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
-	"github.com/runnelmq/runnel/internal/version"
+	"github.com/runnelmq/runnel/internal/cliflag"
 )
 
 func main() {
@@ -46,18 +46,14 @@ func main() {
 func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
 	var f cmdFlags
 	cmd := &cobra.Command{
-		Use:           "broker",
-		Version:       version.String(),
-		Short:         "Runnel broker (RocketMQ remoting protocol)",
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true, // main prints "broker: ..." once
+		Use:   "broker",
+		Short: "Runnel broker (RocketMQ remoting protocol)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+			log, err := cliflag.Logger(stderr, f.logLevel)
+			if err != nil {
+				return err
 			}
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			cfg, err := buildConfig(cmd.Flags(), &f, getenv, log)
 			if err != nil {
 				return err
@@ -67,9 +63,7 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 			return serve(ctx, cfg, stdout)
 		},
 	}
-	cmd.SetVersionTemplate("{{.Version}}\n")
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
+	cliflag.Root(cmd, stdout, stderr) // main prints "broker: ..." once
 	bindFlags(cmd.Flags(), &f)
 	return cmd
 }

@@ -19,22 +19,17 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/goleak"
 
+	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "broker")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildBinary(t *testing.T) string { return clitest.Build(t, ".", "broker") }
 
 // proc is a running broker process.
 type proc struct {
@@ -104,17 +99,68 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
+// invoker sends requests to p on cl, as clitest.Invoke does.
+func (p *proc) invoker(t *testing.T, cl *remoting.Client) func(*protocol.Command) *protocol.Command {
+	return func(req *protocol.Command) *protocol.Command { return clitest.Invoke(t, cl, p.addr, req) }
+}
+
+// kill ends p with SIGKILL: nothing of its shutdown runs.
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+}
+
+// createTopic creates topic with queues read and write queues, or fails
+// the test.
+func createTopic(t *testing.T, invoke func(*protocol.Command) *protocol.Command, topic string, queues int32) {
+	t.Helper()
+	resp := invoke(protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
+		Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: queues, WriteQueueNums: queues, Perm: 6, TopicFilterType: "SINGLE_TAG"}.Encode(), nil))
+	if resp.Code != protocol.RespSuccess {
+		t.Fatalf("create topic %s: %d %s", topic, resp.Code, resp.Remark)
+	}
+}
+
+// send sends one message of body with props to topic, or fails the test.
+func send(t *testing.T, invoke func(*protocol.Command) *protocol.Command, topic, body string, props map[string]string) {
+	t.Helper()
+	hdr := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
+		DefaultTopicQueueNums: 4, QueueID: -1, BornTimestamp: time.Now().UnixMilli(), Properties: message.MarshalProperties(props)}
+	resp := invoke(protocol.NewRequest(protocol.ReqSendMessage, hdr.Encode(), []byte(body)))
+	if resp.Code != protocol.RespSuccess {
+		t.Fatalf("send %s: code %d %s", body, resp.Code, resp.Remark)
+	}
+}
+
+// brokerConf writes a broker.conf of lines and a storePathRootDir beside
+// it, in a new temporary directory, and returns its path.
+func brokerConf(t *testing.T, lines string) string {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "broker.conf")
+	if err := os.WriteFile(conf, []byte("storePathRootDir="+filepath.Join(dir, "store")+"\n"+lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+// startConf starts bin on conf (a free port, warn logging) with a client
+// of its own, closed when the test ends.
+func startConf(t *testing.T, bin, conf string) (*proc, *remoting.Client) {
+	t.Helper()
+	p := startProc(t, bin, "-c", conf, "--listen", "127.0.0.1:0", "--log-level", "warn")
+	cl := remoting.NewClient(remoting.DefaultClientConfig())
+	t.Cleanup(func() { _ = cl.Close() })
+	return p, cl
+}
+
+// call sends req to addr, unsigned, on a client of its own.
 func call(t *testing.T, addr string, req *protocol.Command) *protocol.Command {
 	t.Helper()
-	c := remoting.NewClient(remoting.DefaultClientConfig())
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := c.Invoke(ctx, addr, req)
-	if err != nil {
-		t.Fatalf("%s: %v", protocol.RequestCodeName(req.Code), err)
-	}
-	return resp
+	return clitest.Call(t, addr, acl.Credentials{}, req)
 }
 
 // TestProcessKeepsOffsetsAcrossSIGTERM runs the real binary with a
@@ -122,22 +168,14 @@ func call(t *testing.T, addr string, req *protocol.Command) *protocol.Command {
 // after the restart, because shutdown persists offsets.
 func TestProcessKeepsOffsetsAcrossSIGTERM(t *testing.T) {
 	bin := buildBinary(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte("brokerName=broker-conf\nbrokerClusterName=C1\nstorePathRootDir="+filepath.Join(dir, "store")+"\nlistenPort=1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	conf := brokerConf(t, "brokerName=broker-conf\nbrokerClusterName=C1\nlistenPort=1\n")
 	run := func() *proc {
 		// --listen wins over listenPort from the file.
 		return startProc(t, bin, "-c", conf, "--listen", "127.0.0.1:0", "--log-level", "debug")
 	}
 	p := run()
-	resp := call(t, p.addr, protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
-		Topic: "T", DefaultTopic: "x", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"}.Encode(), nil))
-	if resp.Code != 0 {
-		t.Fatalf("create topic: %d %s", resp.Code, resp.Remark)
-	}
-	resp = call(t, p.addr, protocol.NewRequest(protocol.ReqUpdateConsumerOffset, protocol.UpdateConsumerOffsetRequestHeader{
+	createTopic(t, func(req *protocol.Command) *protocol.Command { return call(t, p.addr, req) }, "T", 1)
+	resp := call(t, p.addr, protocol.NewRequest(protocol.ReqUpdateConsumerOffset, protocol.UpdateConsumerOffsetRequestHeader{
 		ConsumerGroup: "g", Topic: "T", QueueID: 0, CommitOffset: 42}.Encode(), nil))
 	if resp.Code != 0 {
 		t.Fatalf("update offset: %d %s", resp.Code, resp.Remark)
@@ -194,11 +232,7 @@ func TestFootprint(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	t.Logf("idle RSS: %d KiB", rssKiB(t, p.cmd.Process.Pid))
 
-	resp := call(t, p.addr, protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
-		Topic: "F", DefaultTopic: "x", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}.Encode(), nil))
-	if resp.Code != 0 {
-		t.Fatal(resp.Remark)
-	}
+	createTopic(t, func(req *protocol.Command) *protocol.Command { return call(t, p.addr, req) }, "F", 4)
 	const total, per, senders = 1_000_000, 100, 4
 	body := batchBody(per, 1024)
 	start := time.Now()
@@ -278,11 +312,7 @@ func noEnv(string) string { return "" }
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestBuildConfigLayers(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte("brokerName=from-file\nlistenPort=20911\nstorePathRootDir=/from/file\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	conf := clitest.WriteFile(t, "broker.conf", "brokerName=from-file\nlistenPort=20911\nstorePathRootDir=/from/file\n")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	env := func(v string) func(string) string {
 		return func(k string) string {

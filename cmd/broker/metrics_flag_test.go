@@ -1,20 +1,16 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // --metrics turns the exporter on at its address and wins over
 // broker.conf; --metrics "" turns off what the file turned on.
 func TestMetricsFlag(t *testing.T) {
-	conf := filepath.Join(t.TempDir(), "broker.conf")
-	if err := os.WriteFile(conf, []byte("metricsExporterType=PROM\nmetricsPromExporterPort=6000\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	conf := clitest.WriteFile(t, "broker.conf", "metricsExporterType=PROM\nmetricsPromExporterPort=6000\n")
 	parse := func(args ...string) (config.Config, error) { return parseArgs(noEnv, discard, args...) }
 	cfg, err := parse()
 	if err != nil || cfg.Metrics.Enabled() {

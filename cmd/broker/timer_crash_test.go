@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/message"
-	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -23,61 +19,32 @@ import (
 // memory, is rebuilt from the timer topic and the checkpointed progress.
 func TestProcessTimersAcrossSIGKILL(t *testing.T) {
 	bin := buildBinary(t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "broker.conf")
-	if err := os.WriteFile(conf, []byte("storePathRootDir="+filepath.Join(dir, "store")+"\nflushDiskType=SYNC_FLUSH\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func() (*proc, *remoting.Client) {
-		p := startProc(t, bin, "-c", conf, "--listen", "127.0.0.1:0", "--log-level", "warn")
-		cl := remoting.NewClient(remoting.DefaultClientConfig())
-		t.Cleanup(func() { _ = cl.Close() })
-		return p, cl
-	}
-	invoke := func(cl *remoting.Client, addr string, req *protocol.Command) *protocol.Command {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp, err := cl.Invoke(ctx, addr, req)
-		if err != nil {
-			t.Fatalf("%s: %v", protocol.RequestCodeName(req.Code), err)
-		}
-		return resp
-	}
+	conf := brokerConf(t, "flushDiskType=SYNC_FLUSH\n")
 	const topic, queues = "Timed", 2
 	// Bodies are "name@dueMs".
-	sendTimer := func(cl *remoting.Client, addr, name string, due time.Time) {
+	sendTimer := func(invoke func(*protocol.Command) *protocol.Command, name string, due time.Time) {
 		t.Helper()
 		ms := strconv.FormatInt(due.UnixMilli(), 10)
-		hdr := protocol.SendMessageRequestHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: "TBW102",
-			DefaultTopicQueueNums: 4, QueueID: -1, BornTimestamp: time.Now().UnixMilli(),
-			Properties: message.MarshalProperties(map[string]string{protocol.PropertyTimerDeliverMS: ms})}
-		resp := invoke(cl, addr, protocol.NewRequest(protocol.ReqSendMessage, hdr.Encode(), []byte(name+"@"+ms)))
-		if resp.Code != protocol.RespSuccess {
-			t.Fatalf("send %s: code %d %s", name, resp.Code, resp.Remark)
-		}
+		send(t, invoke, topic, name+"@"+ms, map[string]string{protocol.PropertyTimerDeliverMS: ms})
 	}
 
-	p, cl := run()
-	resp := invoke(cl, p.addr, protocol.NewRequest(protocol.ReqUpdateAndCreateTopic, protocol.CreateTopicRequestHeader{
-		Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: queues, WriteQueueNums: queues, Perm: 6, TopicFilterType: "SINGLE_TAG"}.Encode(), nil))
-	if resp.Code != protocol.RespSuccess {
-		t.Fatalf("create topic: %d %s", resp.Code, resp.Remark)
-	}
+	p, cl := startConf(t, bin, conf)
+	invoke := p.invoker(t, cl)
+	createTopic(t, invoke, topic, queues)
 	const n, late = 600, 20
 	start := time.Now()
 	// Due 2 s after each send, so the deliveries are spread as the sends
 	// were and the kill lands among them.
 	for i := range n {
-		sendTimer(cl, p.addr, fmt.Sprintf("d-%d", i), time.Now().Add(2*time.Second))
+		sendTimer(invoke, fmt.Sprintf("d-%d", i), time.Now().Add(2*time.Second))
 	}
 	lateDue := time.Now().Add(12 * time.Second)
 	for i := range late {
-		sendTimer(cl, p.addr, fmt.Sprintf("late-%d", i), lateDue)
+		sendTimer(invoke, fmt.Sprintf("late-%d", i), lateDue)
 	}
 	t.Logf("%d timer sends took %v", n+late, time.Since(start))
 	read := func() map[string][]*protocol.MessageExt {
-		return realTopicMessages(t, func(req *protocol.Command) *protocol.Command { return invoke(cl, p.addr, req) }, topic, queues)
+		return realTopicMessages(t, p.invoker(t, cl), topic, queues)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	before := 0
@@ -87,14 +54,11 @@ func TestProcessTimersAcrossSIGKILL(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = p.cmd.Wait()
+	p.kill(t)
 	_ = cl.Close()
 	t.Logf("SIGKILL with at least %d of %d delivered", before, n+late)
 
-	p, cl = run()
+	p, cl = startConf(t, bin, conf)
 	if time.Now().After(lateDue) {
 		t.Fatalf("the restart took until after the late timers' time; the test proves nothing of their timeliness")
 	}

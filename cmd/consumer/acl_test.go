@@ -30,14 +30,7 @@ func TestACLCredentials(t *testing.T) {
   - {accessKey: cliUser1, secretKey: cliUserSecret, defaultTopicPerm: PUB|SUB, defaultGroupPerm: SUB}
 `)
 	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.ACLEnable, cfg.ACLFile = true, file }))
-	acfg := admin.DefaultConfig()
-	acfg.NamesrvAddrs = []string{cl.NamesrvAddr()}
-	acfg.Credentials = acl.Credentials{AccessKey: "cliAdmin1", SecretKey: "cliAdminSecret"}
-	adm, err := admin.New(acfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := cl.AdminAs(t, acl.Credentials{AccessKey: "cliAdmin1", SecretKey: "cliAdminSecret"})
 	const topic, n = "aclcli", 4
 	if _, err := adm.CreateTopic(context.Background(), admin.TopicSpec{Topic: topic, ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
 		t.Fatal(err)

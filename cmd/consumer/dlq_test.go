@@ -33,10 +33,10 @@ func TestReadsDeadLetters(t *testing.T) {
 	cfg := clitest.ConsumerConfig(cl.NamesrvAddr(), "consumer-dlq-test", group)
 	cfg.MaxReconsumeTimes = 1
 	cfg.Concurrently = func(context.Context, []*client.MessageExt) client.ConsumeResult { return client.ConsumeRetryLater }
-	failing := clitest.StartConsumer(t, cfg, topic)
+	failing := clitest.StartConsumer(t, cfg, topic, "*")
 
 	dlq := admin.DLQTopic(group)
-	adm := newAdmin(t, cl)
+	adm := cl.Admin(t)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var held int64
@@ -63,17 +63,7 @@ func TestReadsDeadLetters(t *testing.T) {
 	if len(recs) != n {
 		t.Fatalf("read %d dead letters, want %d:\n%s", len(recs), n, stdout)
 	}
-	byID := map[string]sent{}
-	for _, s := range want {
-		byID[s.msgID] = s
-	}
-	seen := map[string]bool{}
-	for _, r := range recs {
-		s, ok := byID[r.MsgID]
-		if !ok || seen[r.MsgID] {
-			t.Fatalf("record %s: not a sent message, or twice", r.MsgID)
-		}
-		seen[r.MsgID] = true
+	for r, s := range sentPrinted(t, recs, want) {
 		if r.Topic != dlq || !bytes.Equal(r.body(t), s.body) || !slices.Equal(r.Keys, s.keys) || r.Tags != s.tag ||
 			r.Properties["RETRY_TOPIC"] != topic || r.Properties["seq"] == "" {
 			t.Errorf("dead letter %+v, sent %+v", r, s)

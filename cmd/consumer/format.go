@@ -8,16 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/internal/msgtext"
 )
 
 // record is one message as --format json writes it, one object per line.
 // Field names are a stable interface for scripts: add, never rename.
 // Exactly one of body and bodyBase64 is present: body when the body is
-// printable text (see isText), bodyBase64 (standard encoding) otherwise.
+// printable text (see msgtext.IsText), bodyBase64 (standard encoding) otherwise.
 type record struct {
 	Topic          string            `json:"topic"`
 	BrokerName     string            `json:"brokerName"`
@@ -59,12 +58,7 @@ func newRecord(m *client.MessageExt) record {
 	if r.Properties == nil {
 		r.Properties = map[string]string{}
 	}
-	if isText(m.Body) {
-		s := string(m.Body)
-		r.Body = &s
-	} else {
-		r.BodyBase64 = m.Body
-	}
+	r.Body, r.BodyBase64 = msgtext.JSONBody(m.Body)
 	return r
 }
 
@@ -79,24 +73,10 @@ func appendJSON(dst []byte, m *client.MessageExt) ([]byte, error) {
 	return append(append(dst, b...), '\n'), nil
 }
 
-// isText reports whether body can be shown as text: valid UTF-8 of
-// printable characters, tabs and line breaks.
-func isText(body []byte) bool {
-	if !utf8.Valid(body) {
-		return false
-	}
-	for _, r := range string(body) {
-		if !unicode.IsPrint(r) && r != '\t' && r != '\n' && r != '\r' {
-			return false
-		}
-	}
-	return true
-}
-
-// isLineText is isText without line breaks: text that fits on the body's
-// one line of --format text.
+// isLineText is msgtext.IsText without line breaks: text that fits on the
+// body's one line of --format text.
 func isLineText(body []byte) bool {
-	return isText(body) && !strings.ContainsAny(string(body), "\n\r")
+	return msgtext.IsText(body) && !strings.ContainsAny(string(body), "\n\r")
 }
 
 // timeLayout shows timestamps to the millisecond with their zone.

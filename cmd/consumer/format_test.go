@@ -10,6 +10,7 @@ import (
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/msgtext"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -50,8 +51,8 @@ func TestIsText(t *testing.T) {
 		{"\u2028", false, false}, // line separator: not printable
 		{"\x1b[31mred", false, false},
 	} {
-		if got := isText([]byte(tc.body)); got != tc.text {
-			t.Errorf("isText(%q) = %v, want %v", tc.body, got, tc.text)
+		if got := msgtext.IsText([]byte(tc.body)); got != tc.text {
+			t.Errorf("IsText(%q) = %v, want %v", tc.body, got, tc.text)
 		}
 		if got := isLineText([]byte(tc.body)); got != tc.line {
 			t.Errorf("isLineText(%q) = %v, want %v", tc.body, got, tc.line)

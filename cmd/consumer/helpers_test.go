@@ -10,10 +10,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // The binary is built once per test run, into a directory TestMain removes.
@@ -47,11 +48,7 @@ func consumerBinary(t *testing.T) string {
 			return
 		}
 		binary.path = filepath.Join(binary.dir, "consumer")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		out, err := exec.Command(goTool, "build", "-o", binary.path, ".").CombinedOutput()
-		if err != nil {
-			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binary.err = clitest.GoBuild(".", binary.path)
 	})
 	if binary.err != nil {
 		t.Fatal(binary.err)
@@ -208,7 +205,7 @@ func runConsumer(t *testing.T, namesrv string, args ...string) (code int, stdout
 // no subscription config, no %RETRY% topic).
 func checkGroups(t *testing.T, cl *cluster.Cluster, want ...string) {
 	t.Helper()
-	groups, err := newAdmin(t, cl).ConsumerGroups(context.Background())
+	groups, err := cl.Admin(t).ConsumerGroups(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,22 +239,10 @@ func withGroup(group string, args ...string) []string {
 // createTopic creates topic with n queues on every broker.
 func createTopic(t *testing.T, cl *cluster.Cluster, topic string, n int) {
 	t.Helper()
-	adm := newAdmin(t, cl)
+	adm := cl.Admin(t)
 	if _, err := adm.CreateTopic(context.Background(), admin.TopicSpec{Topic: topic, ReadQueueNums: n, WriteQueueNums: n}); err != nil {
 		t.Fatalf("create topic %s: %v", topic, err)
 	}
-}
-
-func newAdmin(t *testing.T, cl *cluster.Cluster) *admin.Admin {
-	t.Helper()
-	cfg := admin.DefaultConfig()
-	cfg.NamesrvAddrs = []string{cl.NamesrvAddr()}
-	adm, err := admin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = adm.Close() })
-	return adm
 }
 
 var instanceSeq struct {
@@ -326,7 +311,8 @@ func produce(t *testing.T, p rocketmq.Producer, topic string, from, n int, tags 
 	return out
 }
 
-// jsonRecord is the part of a --format json line the tests check.
+// jsonRecord is the part of a --format json line the tests check. It is
+// declared apart from record so that a renamed field fails them.
 type jsonRecord struct {
 	Topic       string            `json:"topic"`
 	QueueID     int               `json:"queueId"`
@@ -374,21 +360,7 @@ func parseJSONLines(t *testing.T, lines []string) []jsonRecord {
 // body.
 func checkRecords(t *testing.T, topic string, recs []jsonRecord, want []sent) {
 	t.Helper()
-	byID := map[string]sent{}
-	for _, s := range want {
-		byID[s.msgID] = s
-	}
-	seen := map[string]bool{}
-	for _, r := range recs {
-		s, ok := byID[r.MsgID]
-		switch {
-		case !ok:
-			t.Errorf("printed a message that was not expected: %+v", r)
-			continue
-		case seen[r.MsgID]:
-			t.Errorf("printed %s twice", r.MsgID)
-		}
-		seen[r.MsgID] = true
+	for r, s := range sentPrinted(t, recs, want) {
 		if r.Topic != topic || r.QueueID != s.queueID || r.QueueOffset != s.queueOffset || r.OffsetMsgID == "" {
 			t.Errorf("%s: topic %s queue %d offset %d offsetMsgId %q, want %s %d %d", r.MsgID, r.Topic, r.QueueID, r.QueueOffset, r.OffsetMsgID, topic, s.queueID, s.queueOffset)
 		}
@@ -399,8 +371,35 @@ func checkRecords(t *testing.T, topic string, recs []jsonRecord, want []sent) {
 			t.Errorf("%s: body %q, want %q", r.MsgID, b, s.body)
 		}
 	}
-	if len(seen) != len(want) {
-		t.Errorf("printed %d of the %d expected messages", len(seen), len(want))
+}
+
+// sentPrinted yields each record of recs with the message of want it
+// prints, and fails the test for a record that prints none of them, for
+// one printed twice and, once done, for any of want not printed.
+func sentPrinted(t *testing.T, recs []jsonRecord, want []sent) iter.Seq2[jsonRecord, sent] {
+	return func(yield func(jsonRecord, sent) bool) {
+		byID := map[string]sent{}
+		for _, s := range want {
+			byID[s.msgID] = s
+		}
+		seen := map[string]bool{}
+		for _, r := range recs {
+			s, ok := byID[r.MsgID]
+			switch {
+			case !ok:
+				t.Errorf("printed a message that was not expected: %+v", r)
+				continue
+			case seen[r.MsgID]:
+				t.Errorf("printed %s twice", r.MsgID)
+			}
+			seen[r.MsgID] = true
+			if !yield(r, s) {
+				return
+			}
+		}
+		if len(seen) != len(want) {
+			t.Errorf("printed %d of the %d expected messages", len(seen), len(want))
+		}
 	}
 }
 
@@ -419,7 +418,7 @@ func perQueue(recs []jsonRecord) map[int]int64 {
 // wantLag.
 func checkCommitted(t *testing.T, cl *cluster.Cluster, group, topic string, printed map[int]int64, wantLag int64) {
 	t.Helper()
-	rows, err := newAdmin(t, cl).ConsumerProgress(context.Background(), group, topic)
+	rows, err := cl.Admin(t).ConsumerProgress(context.Background(), group, topic)
 	if err != nil {
 		t.Fatalf("progress of %s: %v", group, err)
 	}

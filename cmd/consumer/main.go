@@ -36,7 +36,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/runnelmq/runnel/internal/cliflag"
-	"github.com/runnelmq/runnel/internal/version"
 )
 
 func main() {
@@ -79,8 +78,6 @@ func run(ctx context.Context, args []string, e env) (code int) {
 	}()
 	cmd := newCommand(e)
 	cmd.SetArgs(args)
-	cmd.SetOut(e.stdout)
-	cmd.SetErr(e.stderr)
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "consumer: %s\n", oneLine(err))
 		return 1
@@ -174,9 +171,6 @@ The name server comes from -n/--namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.
 			}
 			return nil
 		},
-		Version:       version.String(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.tagSet, f.sqlSet = cmd.Flags().Changed("tag"), cmd.Flags().Changed("sql")
 			p, err := f.validate(time.Now())
@@ -205,7 +199,7 @@ The name server comes from -n/--namesrv, else NAMESRV_ADDR, else 127.0.0.1:9876.
 	fl.StringVar(&f.logLevel, "log-level", "warn", "client log level on stderr: debug, info, warn or error")
 	fl.BoolVar(&f.tls, "tls", false, "connect over TLS (the servers' tls.server.mode must be permissive or enforcing)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "with --tls: verify servers against this PEM CA file (default: not verified, as the official clients)")
-	cmd.SetVersionTemplate("{{.Version}}\n")
+	cliflag.Root(cmd, e.stdout, e.stderr)
 	cmd.SetFlagErrorFunc(cliflag.FlagError)
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp

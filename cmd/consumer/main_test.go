@@ -6,6 +6,9 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/official"
 )
 
 func TestMain(m *testing.M) {
@@ -14,19 +17,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	removeBinary()
 	if code == 0 {
-		if err := goleak.Find(
-			// netpoll starts its pollers once per process and never stops them.
-			goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-			// The official client starts a cache janitor when its packages
-			// load, for the life of the process.
-			goleak.IgnoreAnyFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
-			// Its producer's periodic tasks sleep up to 10 s before their
-			// first tick and only then see that Shutdown closed them.
-			goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.1"),
-			goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.2"),
-			goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.3"),
-			goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.4"),
-		); err != nil {
+		// The official client (its producer makes the tests' messages)
+		// leaves goroutines running.
+		if err := goleak.Find(append([]goleak.Option{leakcheck.Netpoll}, official.Leftovers...)...); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
 			code = 1
 		}

@@ -143,8 +143,8 @@ func (f *flags) validate(now time.Time) (plan, error) {
 	if f.idleTimeout < 0 {
 		return plan{}, fmt.Errorf("--idle-timeout %v: want 0 (none) or a positive duration", f.idleTimeout)
 	}
-	if err := p.logLevel.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return plan{}, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+	if p.logLevel, err = cliflag.LogLevel(f.logLevel); err != nil {
+		return plan{}, err
 	}
 	return p, nil
 }

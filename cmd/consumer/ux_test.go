@@ -34,7 +34,7 @@ func runHere(t *testing.T, namesrv string, args ...string) (int, string, string)
 // to perm W) is refused with the reason, not consumed as nothing.
 func TestNoReadableQueueIsAnError(t *testing.T) {
 	cl := cluster.Start(t)
-	adm := newAdmin(t, cl)
+	adm := cl.Admin(t)
 	for _, topic := range []string{"wo", "%DLQ%billing"} {
 		if _, err := adm.CreateTopic(context.Background(), admin.TopicSpec{Topic: topic, ReadQueueNums: 1, WriteQueueNums: 1, Perm: protocol.PermWrite}); err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestNewNamedGroupStartsAtLast(t *testing.T) {
 	}
 	// Its offsets now sit at the end: a second run has nothing to say
 	// about new groups.
-	rows, err := newAdmin(t, cl).ConsumerProgress(context.Background(), "brand-new", topic)
+	rows, err := cl.Admin(t).ConsumerProgress(context.Background(), "brand-new", topic)
 	if err != nil || len(rows) != 2 || admin.TotalLag(rows) != 0 {
 		t.Fatalf("progress of brand-new: %+v %v, want 2 queues without lag", rows, err)
 	}

@@ -8,33 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-// startServer starts a remoting server on transport, with setup's
-// handlers, closed when the test ends.
-func startServer(t *testing.T, transport string, setup func(*remoting.Server)) *remoting.Server {
-	t.Helper()
-	cfg := remoting.DefaultServerConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Transport = transport
-	srv, err := remoting.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if setup != nil {
-		setup(srv)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
-}
-
 func TestProbeUpAndDown(t *testing.T) {
-	srv := startServer(t, remoting.TransportStd, func(srv *remoting.Server) {
+	srv := clitest.Server(t, remoting.TransportStd, func(srv *remoting.Server) {
 		srv.Handle(protocol.ReqGetBrokerClusterInfo, func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 			return protocol.NewResponse(req, protocol.RespSuccess, "")
 		})
@@ -73,7 +53,7 @@ func TestProbeUpAndDown(t *testing.T) {
 // the probe; one that accepts and never answers fails it within the
 // timeout.
 func TestProbeNetpollAndSilentServer(t *testing.T) {
-	srv := startServer(t, remoting.TransportNetpoll, nil)
+	srv := clitest.Server(t, remoting.TransportNetpoll, func(*remoting.Server) {})
 	var out bytes.Buffer
 	cmd := newCommand(&out, &out)
 	cmd.SetArgs([]string{srv.Addr()})

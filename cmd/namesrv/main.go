@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -28,7 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/acl"
-	"github.com/runnelmq/runnel/internal/version"
+	"github.com/runnelmq/runnel/internal/cliflag"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -45,16 +44,13 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	var logLevel, metricsAddr, tlsMode, tlsCert, tlsKey string
 	var authRoot, authRootFile, authInner, authInnerFile string
 	cmd := &cobra.Command{
-		Use:           "namesrv",
-		Version:       version.String(),
-		Short:         "Runnel name server (RocketMQ remoting protocol)",
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true, // main prints "namesrv: ..." once
+		Use:   "namesrv",
+		Short: "Runnel name server (RocketMQ remoting protocol)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			log, err := cliflag.Logger(stderr, logLevel)
+			if err != nil {
+				return err
 			}
 			for _, kv := range [][3]string{{"--tls-mode", "tls.server.mode", tlsMode},
 				{"--tls-cert", "tls.server.certPath", tlsCert}, {"--tls-key", "tls.server.keyPath", tlsKey}} {
@@ -71,15 +67,13 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err := authConfig(&cfg, authRoot, authRootFile, authInner, authInnerFile); err != nil {
 				return err
 			}
-			cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Logger = log
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, cfg, stdout)
 		},
 	}
-	cmd.SetVersionTemplate("{{.Version}}\n")
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
+	cliflag.Root(cmd, stdout, stderr) // main prints "namesrv: ..." once
 	cmd.Flags().StringVar(&cfg.ListenAddr, "listen", cfg.ListenAddr, "address to serve on (host:port)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&cfg.ACLFile, "acl-file", "", "check every request against this RocketMQ plain_acl.yml (reloaded when it changes)")

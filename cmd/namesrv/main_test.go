@@ -13,28 +13,18 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // netpoll's poller goroutines outlive an in-process server (TestTLSFlags).
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"))
-}
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // buildBinary compiles this command once per test run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "namesrv")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildBinary(t *testing.T) string { return clitest.Build(t, ".", "namesrv") }
 
 // TestProcessServesAndStopsOnSignal runs the real binary: it must print
 // its serving line, answer a request, and exit 0 on SIGTERM and SIGINT.
@@ -198,15 +188,8 @@ func TestAuthFlags(t *testing.T) {
 			addr, stop := startInProcess(t, args...)
 			defer stop()
 			call := func(creds acl.Credentials, req *protocol.Command) *protocol.Command {
-				cl := remoting.NewClient(remoting.ClientConfig{Interceptors: creds.Interceptor()})
-				defer cl.Close()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				resp, err := cl.Invoke(ctx, addr, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return resp
+				t.Helper()
+				return clitest.Call(t, addr, creds, req)
 			}
 			wipe := func() *protocol.Command {
 				return protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "broker-a"}, nil)

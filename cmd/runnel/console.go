@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -50,11 +49,11 @@ to start with credentials and no login.`,
   runnel console --namesrv 'ns1:9876;ns2:9876' --listen 0.0.0.0:8080 --ak admin --sk secret --login-file /etc/runnel/console.login`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			log, err := cliflag.Logger(stderr, logLevel)
+			if err != nil {
+				return err
 			}
-			cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Logger = log
 			if err := cliflag.CheckCredentials(cfg.Admin.Credentials); err != nil {
 				return err
 			}

@@ -10,31 +10,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
-// startDev runs dev in-process until the test ends and returns its output
-// once every serving line (console included) is out.
-func startDevUntil(t *testing.T, dc devConfig, until string) *syncBuffer {
+// startDevUntil runs dev in-process until the test ends and returns its
+// output once until is in it.
+func startDevUntil(t *testing.T, dc devConfig, until string) *clitest.Buffer {
 	t.Helper()
-	var out syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runDev(ctx, dc, &out) }()
+	out, stop := background(t, until, dev(dc))
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("dev: %v", err)
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), until) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q line: %q", until, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return &out
+	return out
 }
 
 func devConfigFor(t *testing.T) devConfig {
@@ -102,39 +92,24 @@ func TestDevGoesOnWhenTheDefaultConsolePortIsTaken(t *testing.T) {
 func TestConsoleCommandAgainstANameServer(t *testing.T) {
 	out := startDevUntil(t, devConfigFor(t), "broker: serving on")
 	ns := lineAfter(out.String(), "namesrv: serving on ")
-	var cout syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		cmd := newCommand(&cout, &syncBuffer{})
-		cmd.SetArgs([]string{"console", "--namesrv", ns, "--listen", "127.0.0.1:0"})
-		done <- cmd.ExecuteContext(ctx)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(cout.String(), "console: serving on ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no serving line: %q", cout.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	cout, stop := background(t, "console: serving on ", command("console", "--namesrv", ns, "--listen", "127.0.0.1:0"))
 	url := strings.Fields(lineAfter(cout.String(), "console: serving on "))[0]
 	if code, body := getBody(t, url+"topics?system=1"); code != http.StatusOK || !strings.Contains(body, "TBW102") {
 		t.Fatalf("GET %stopics: %d", url, code)
 	}
-	var pout syncBuffer
-	probe := newCommand(&pout, &syncBuffer{})
+	var pout clitest.Buffer
+	probe := newCommand(&pout, io.Discard)
 	probe.SetArgs([]string{"console", "probe", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")})
 	if err := probe.Execute(); err != nil || !strings.Contains(pout.String(), ": up") {
 		t.Fatalf("probe: %v %q", err, pout.String())
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestConsoleCommandRefusesCredentialsWithoutALogin(t *testing.T) {
-	cmd := newCommand(&syncBuffer{}, &syncBuffer{})
+	cmd := newCommand(io.Discard, io.Discard)
 	cmd.SetArgs([]string{"console", "--listen", "127.0.0.1:0", "--ak", "admin", "--sk", "secret"})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--login-file") {
 		t.Fatalf("credentials without a login: %v", err)

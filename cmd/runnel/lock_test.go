@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // Two `runnel dev` on one store: the second is told who has it, and the
@@ -14,38 +16,17 @@ import (
 func TestDevRefusesAStoreInUse(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"dev", "--dir", dir, "--namesrv-listen", "127.0.0.1:0", "--broker-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--console-listen", "off"}
-	var out syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		cmd := newCommand(&out, &syncBuffer{})
-		cmd.SetArgs(args)
-		done <- cmd.ExecuteContext(ctx)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "broker: serving on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no serving lines: %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	out, stop := background(t, servingLine, command(args...))
 
-	second := newCommand(&syncBuffer{}, &syncBuffer{})
+	second := newCommand(io.Discard, io.Discard)
 	second.SetArgs(append(args, "--fresh"))
 	err := second.ExecuteContext(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "is in use by another process (pid ") || !strings.Contains(err.Error(), "use --dir") {
 		t.Fatalf("second dev on the same store: %v", err)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("dev did not stop")
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "runnel dev: stopped") {
 		t.Fatalf("no stop line: %q", out.String())
@@ -66,8 +47,8 @@ func TestDevRefusesAStoreInUse(t *testing.T) {
 }
 
 func TestVersionFlag(t *testing.T) {
-	var out syncBuffer
-	cmd := newCommand(&out, &syncBuffer{})
+	var out clitest.Buffer
+	cmd := newCommand(&out, io.Discard)
 	cmd.SetArgs([]string{"--version"})
 	if err := cmd.Execute(); err != nil || !strings.HasPrefix(out.String(), "runnel ") {
 		t.Fatalf("--version: %v %q", err, out.String())

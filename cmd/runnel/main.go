@@ -55,7 +55,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/console"
-	"github.com/runnelmq/runnel/internal/version"
+	"github.com/runnelmq/runnel/internal/cliflag"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -71,16 +71,8 @@ func main() {
 }
 
 func newCommand(stdout, stderr io.Writer) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "runnel",
-		Short:         "Runnel: a RocketMQ-compatible message broker",
-		Version:       version.String(),
-		SilenceUsage:  true,
-		SilenceErrors: true, // main prints "runnel: ..." once
-	}
-	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	// main prints "runnel: ..." once.
+	root := cliflag.Root(&cobra.Command{Use: "runnel", Short: "Runnel: a RocketMQ-compatible message broker"}, stdout, stderr)
 
 	var dir, nsListen, brokerListen, grpcListen, metricsListen, consoleListen, logLevel string
 	var fresh, useTLS bool
@@ -90,11 +82,10 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run a name server and a broker in one process for local development",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			log, err := cliflag.Logger(stderr, logLevel)
+			if err != nil {
+				return err
 			}
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			unlock, err := lockDir(dir)
 			if err != nil {
 				return err

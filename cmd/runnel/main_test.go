@@ -13,54 +13,77 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 	"github.com/runnelmq/runnel/store"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"))
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
+
+// background runs run in-process, its output in out, until stop (or the
+// test's end), and waits for until in out. stop cancels run's context and
+// returns what run returned; run not returning within 20 s fails the test.
+func background(t *testing.T, until string, run func(ctx context.Context, out io.Writer) error) (out *clitest.Buffer, stop func() error) {
+	t.Helper()
+	out = &clitest.Buffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, out) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				t.Error("did not stop 20 s after its context ended")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	waitFor(t, out, until)
+	return out, stop
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	sb strings.Builder
+// waitFor waits up to 20 s for s in out.
+func waitFor(t *testing.T, out *clitest.Buffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the output: %q", s, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.Write(p)
+// dev is runDev with dc, for background.
+func dev(dc devConfig) func(context.Context, io.Writer) error {
+	return func(ctx context.Context, out io.Writer) error { return runDev(ctx, dc, out) }
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.String()
+// command is runnel with args, for background.
+func command(args ...string) func(context.Context, io.Writer) error {
+	return func(ctx context.Context, out io.Writer) error {
+		cmd := newCommand(out, io.Discard)
+		cmd.SetArgs(args)
+		return cmd.ExecuteContext(ctx)
+	}
 }
 
 // TestDevServesRoutableBroker runs "dev" in-process: once both serving
 // lines are out, the name server routes TBW102 to the embedded broker; it
 // stops when its context ends.
 func TestDevServesRoutableBroker(t *testing.T) {
-	var out syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runDev(ctx, devConfig{dir: t.TempDir(), nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
-			metricsListen: "127.0.0.1:0", log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &out)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "broker: metrics at ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no serving lines: %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	out, stop := background(t, "broker: metrics at ", dev(devConfig{dir: t.TempDir(), nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
+		metricsListen: "127.0.0.1:0", log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	first, _, _ := strings.Cut(out.String(), "\n")
 	nsAddr := strings.TrimPrefix(first, "namesrv: serving on ")
 	cl := remoting.NewClient(remoting.DefaultClientConfig())
@@ -83,14 +106,8 @@ func TestDevServesRoutableBroker(t *testing.T) {
 	if !strings.Contains(string(mbody), "rocketmq_topic_number{") {
 		t.Fatalf("GET %s: %s without rocketmq_topic_number", metricsURL, mresp.Status)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("dev did not stop")
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -118,20 +135,8 @@ func TestDevNamesFreshForAnOlderStore(t *testing.T) {
 // with it gets the TBW102 route (so the broker registered over TLS too)
 // and reaches the broker; a plain client is refused.
 func TestDevTLS(t *testing.T) {
-	var out syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runDev(ctx, devConfig{dir: filepath.Join(t.TempDir(), "store"), nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
-			tlsMode: remoting.TLSEnforcing, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &out)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "tls: ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no tls line: %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	out, stop := background(t, "tls: ", dev(devConfig{dir: filepath.Join(t.TempDir(), "store"), nsListen: "127.0.0.1:0", brokerListen: "127.0.0.1:0",
+		tlsMode: remoting.TLSEnforcing, log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	lines := strings.Split(out.String(), "\n")
 	nsAddr := strings.TrimPrefix(lines[0], "namesrv: serving on ")
 	brokerAddr, _, _ := strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
@@ -163,14 +168,8 @@ func TestDevTLS(t *testing.T) {
 		t.Fatalf("plain client to an enforcing name server: %v", err)
 	}
 	_ = plain.Close()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("dev did not stop")
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -182,7 +181,7 @@ func TestDevAuthRoot(t *testing.T) {
 	defer stop()
 	devNamesrvClosed(t, nsAddr, brokerAddr, acl.Credentials{AccessKey: "root", SecretKey: "rootSecret1"}, protocol.RespNoPermission, true)
 	list := func(creds acl.Credentials) *protocol.Command {
-		return devCall(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil))
+		return clitest.Call(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil))
 	}
 	if resp := list(acl.Credentials{}); resp.Code != protocol.RespNoPermission || resp.Remark != "username cannot be null." {
 		t.Fatalf("unsigned: %d %q", resp.Code, resp.Remark)
@@ -195,15 +194,12 @@ func TestDevAuthRoot(t *testing.T) {
 // TestDevACLFile starts dev with a plain_acl.yml: an unsigned request is
 // refused as Java's plain ACL refuses it, the file's admin is served.
 func TestDevACLFile(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	if err := os.WriteFile(file, []byte("accounts:\n  - accessKey: devAdmin\n    secretKey: devSecret1\n    admin: true\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := clitest.WriteFile(t, "plain_acl.yml", "accounts:\n  - accessKey: devAdmin\n    secretKey: devSecret1\n    admin: true\n")
 	brokerAddr, nsAddr, stop := startDevAddrs(t, devConfig{aclFile: file})
 	defer stop()
 	devNamesrvClosed(t, nsAddr, brokerAddr, acl.Credentials{AccessKey: "devAdmin", SecretKey: "devSecret1"}, protocol.RespSystemError, false)
 	info := func(creds acl.Credentials) *protocol.Command {
-		return devCall(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqGetBrokerRuntimeInfo, nil, nil))
+		return clitest.Call(t, brokerAddr, creds, protocol.NewRequest(protocol.ReqGetBrokerRuntimeInfo, nil, nil))
 	}
 	if resp := info(acl.Credentials{}); resp.Code != protocol.RespSystemError || !strings.HasSuffix(resp.Remark, "No accessKey is configured") {
 		t.Fatalf("unsigned: %d %q", resp.Code, resp.Remark)
@@ -221,7 +217,7 @@ func TestDevACLFile(t *testing.T) {
 func devNamesrvClosed(t *testing.T, nsAddr, brokerAddr string, admin acl.Credentials, refusal int16, openRoutes bool) {
 	t.Helper()
 	route := func(creds acl.Credentials) *protocol.Command {
-		return devCall(t, nsAddr, creds, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, protocol.GetRouteInfoRequestHeader{Topic: "TBW102"}.Encode(), nil))
+		return clitest.Call(t, nsAddr, creds, protocol.NewRequest(protocol.ReqGetRouteInfoByTopic, protocol.GetRouteInfoRequestHeader{Topic: "TBW102"}.Encode(), nil))
 	}
 	if resp := route(admin); resp.Code != protocol.RespSuccess || !strings.Contains(string(resp.Body), brokerAddr) {
 		t.Fatalf("TBW102's route: %d %q %s", resp.Code, resp.Remark, resp.Body)
@@ -230,7 +226,7 @@ func devNamesrvClosed(t *testing.T, nsAddr, brokerAddr string, admin acl.Credent
 		t.Errorf("unsigned route query: %d %q", resp.Code, resp.Remark)
 	}
 	wipe := func(creds acl.Credentials) *protocol.Command {
-		return devCall(t, nsAddr, creds, protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "no-such-broker"}, nil))
+		return clitest.Call(t, nsAddr, creds, protocol.NewRequest(protocol.ReqWipeWritePermOfBroker, map[string]string{"brokerName": "no-such-broker"}, nil))
 	}
 	if resp := wipe(acl.Credentials{}); resp.Code != refusal {
 		t.Errorf("unsigned wipe: %d %q, want %d", resp.Code, resp.Remark, refusal)
@@ -251,49 +247,26 @@ func startDev(t *testing.T, dc devConfig) (string, func()) {
 // startDevAddrs is startDev, and the name server's address.
 func startDevAddrs(t *testing.T, dc devConfig) (brokerAddr, nsAddr string, stop func()) {
 	t.Helper()
-	var out syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	dc.dir, dc.nsListen, dc.brokerListen = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
 	dc.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- runDev(ctx, dc, &out) }()
-	brokerAddr, nsAddr = waitDev(t, &out)
+	out, stopDev := background(t, servingLine, dev(dc))
+	brokerAddr, nsAddr = devAddrs(out)
 	return brokerAddr, nsAddr, func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stopDev(); err != nil {
 			t.Error(err)
 		}
 	}
 }
 
-// waitDev waits for dev's serving lines in out and returns the broker's
-// and the name server's addresses.
-func waitDev(t *testing.T, out *syncBuffer) (brokerAddr, nsAddr string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "broker: serving on ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("dev did not start: %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+// servingLine is in dev's output once both servers serve.
+const servingLine = "broker: serving on "
+
+// devAddrs reads the broker's and the name server's addresses from dev's
+// serving lines.
+func devAddrs(out *clitest.Buffer) (brokerAddr, nsAddr string) {
 	lines := strings.Split(out.String(), "\n")
 	brokerAddr, _, _ = strings.Cut(strings.TrimPrefix(lines[1], "broker: serving on "), " ")
 	return brokerAddr, strings.TrimPrefix(lines[0], "namesrv: serving on ")
-}
-
-// devCall sends req to addr signed with creds.
-func devCall(t *testing.T, addr string, creds acl.Credentials, req *protocol.Command) *protocol.Command {
-	t.Helper()
-	cl := remoting.NewClient(remoting.ClientConfig{Interceptors: creds.Interceptor()})
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := cl.Invoke(ctx, addr, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 // TestDevAuthRootSources turns ACL 2.0 on from the command line without
@@ -316,20 +289,14 @@ func TestDevAuthRootSources(t *testing.T) {
 			if tc.env != "" {
 				t.Setenv("RUNNEL_AUTH_ROOT", tc.env)
 			}
-			var out syncBuffer
-			cmd := newCommand(&out, io.Discard)
-			cmd.SetArgs(append([]string{"dev", "--dir", t.TempDir(), "--namesrv-listen", "127.0.0.1:0",
-				"--broker-listen", "127.0.0.1:0", "--metrics-listen", "", "--log-level", "error"}, tc.args...))
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- cmd.ExecuteContext(ctx) }()
-			brokerAddr, _ := waitDev(t, &out)
+			out, stop := background(t, servingLine, command(append([]string{"dev", "--dir", t.TempDir(), "--namesrv-listen", "127.0.0.1:0",
+				"--broker-listen", "127.0.0.1:0", "--metrics-listen", "", "--log-level", "error"}, tc.args...)...))
+			brokerAddr, _ := devAddrs(out)
 			list := protocol.NewRequest(protocol.ReqAuthListUser, protocol.ListUsersRequestHeader{}.Encode(), nil)
-			if resp := devCall(t, brokerAddr, acl.Credentials{AccessKey: "root", SecretKey: tc.secret}, list); resp.Code != protocol.RespSuccess {
+			if resp := clitest.Call(t, brokerAddr, acl.Credentials{AccessKey: "root", SecretKey: tc.secret}, list); resp.Code != protocol.RespSuccess {
 				t.Errorf("as root: %d %q", resp.Code, resp.Remark)
 			}
-			cancel()
-			if err := <-done; err != nil {
+			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
 		})

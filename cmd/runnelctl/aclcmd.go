@@ -159,10 +159,7 @@ resource.`,
 // printACLs shows one rule a line.
 func printACLs(a *app, as []protocol.ACLInfo) error {
 	if a.output == "json" {
-		if as == nil {
-			as = []protocol.ACLInfo{}
-		}
-		return writeJSON(a.stdout, as)
+		return writeJSONList(a.stdout, as)
 	}
 	t := newTable(a.stdout, "SUBJECT", "POLICY", "RESOURCE", "ACTIONS", "SOURCE IPS", "DECISION")
 	for _, acl := range as {

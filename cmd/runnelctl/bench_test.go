@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
 )
@@ -143,13 +142,7 @@ func TestBenchInterrupted(t *testing.T) {
 			strings.NewReader(""), &out, &errOut, func(k string) string { return map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}[k] })
 	}()
 	// Interrupt once the broker holds messages of the run.
-	cfg := admin.DefaultConfig()
-	cfg.NamesrvAddrs = []string{cl.NamesrvAddr()}
-	adm, err := admin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := cl.Admin(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for stored := int64(0); stored < 10; {
 		if time.Now().After(deadline) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -41,13 +40,10 @@ func routePerm(t *testing.T, ctl func(...string) result, topic, broker string) i
 // no queue to write; add-write-perm gives it back. The mqadmin names do
 // the same, and an unknown group changes nothing and says so.
 func TestWipeAndAddWritePermCommands(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
-	ctl := func(args ...string) result { return runCLI(t, env, "", args...) }
+	cl, env := onCluster(t)
+	ctl := ctlWith(t, env)
 	name := cl.Broker(0).Config().BrokerName
-	if r := ctl("topic", "create", "wp", "--queues", "2"); r.code != 0 {
-		t.Fatalf("create: %+v", r)
-	}
+	okRun(t, env, "", "topic", "create", "wp", "--queues", "2")
 	if r := ctl("send", "--topic", "wp", "before"); r.code != 0 {
 		t.Fatalf("send before the wipe: %+v", r)
 	}
@@ -96,13 +92,10 @@ func TestWipeAndAddWritePermCommands(t *testing.T) {
 // values; a restart keeps them; keys that cannot change are refused
 // naming those that can.
 func TestBrokerUpdateConfigCommand(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
-	ctl := func(args ...string) result { return runCLI(t, env, "", args...) }
+	cl, env := onCluster(t)
+	ctl := ctlWith(t, env)
 	name := cl.Broker(0).Config().BrokerName
-	if r := ctl("topic", "create", "uc", "--queues", "1"); r.code != 0 {
-		t.Fatalf("create: %+v", r)
-	}
+	okRun(t, env, "", "topic", "create", "uc", "--queues", "1")
 	big := strings.Repeat("x", 3000)
 	if r := ctl("send", "--topic", "uc", big); r.code != 0 {
 		t.Fatalf("send of 3000 bytes before the update: %+v", r)
@@ -206,12 +199,9 @@ func pullAs(t *testing.T, namesrv, group, topic string) (int, error) {
 // changes only the flag it gives; the config survives a restart, and
 // `group delete` removes it.
 func TestGroupUpdateCommand(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
-	ctl := func(args ...string) result { return runCLI(t, env, "", args...) }
-	if r := ctl("topic", "create", "gu", "--queues", "1"); r.code != 0 {
-		t.Fatalf("create: %+v", r)
-	}
+	cl, env := onCluster(t)
+	ctl := ctlWith(t, env)
+	okRun(t, env, "", "topic", "create", "gu", "--queues", "1")
 	if r := ctl("send", "--topic", "gu", "m"); r.code != 0 {
 		t.Fatalf("send: %+v", r)
 	}

@@ -128,10 +128,7 @@ func printClusters(a *app, brokers []admin.Broker, states map[string]map[string]
 		r.Nodes = append(r.Nodes, n)
 	}
 	if a.output == "json" {
-		if rows == nil {
-			rows = []clusterRow{}
-		}
-		return writeJSON(a.stdout, rows)
+		return writeJSONList(a.stdout, rows)
 	}
 	t := newTable(a.stdout, "CLUSTER", "BROKER GROUPS", "MASTERS", "SLAVES")
 	for _, r := range rows {
@@ -174,21 +171,13 @@ func newBrokerCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.output == "json" {
-				if brokers == nil {
-					brokers = []admin.Broker{}
-				}
-				return writeJSON(a.stdout, brokers)
-			}
-			t := newTable(a.stdout, "CLUSTER", "BROKER", "ID", "ROLE", "ADDRESS")
-			for _, b := range brokers {
+			return printList(a, brokers, []string{"CLUSTER", "BROKER", "ID", "ROLE", "ADDRESS"}, func(b admin.Broker) []any {
 				role := "SLAVE"
 				if b.IsMaster() {
 					role = "MASTER"
 				}
-				t.row(b.Cluster, b.Name, b.ID, role, b.Addr)
-			}
-			return t.flush()
+				return []any{b.Cluster, b.Name, b.ID, role, b.Addr}
+			})
 		},
 	}
 	list.Flags().StringVarP(&cluster, "cluster", "c", "", "only brokers of this cluster")

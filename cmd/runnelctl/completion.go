@@ -30,45 +30,47 @@ func (a *app) completeTopicArg(cmd *cobra.Command, args []string, toComplete str
 // completeTopics offers the topics the name server knows (system topics
 // only once the word typed is not empty), for --topic.
 func (a *app) completeTopics(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
-	defer cancel()
-	adm, err := a.admin()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	topics, err := adm.TopicList(ctx)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	out := topics[:0]
-	for _, t := range topics {
-		if strings.HasPrefix(t, toComplete) && (!admin.IsSystemTopic(t) || toComplete != "") {
-			out = append(out, t)
+	return a.complete(func(ctx context.Context, adm *admin.Admin) ([]string, error) {
+		topics, err := adm.TopicList(ctx)
+		out := topics[:0]
+		for _, t := range topics {
+			if strings.HasPrefix(t, toComplete) && (!admin.IsSystemTopic(t) || toComplete != "") {
+				out = append(out, t)
+			}
 		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
+		return out, err
+	})
 }
 
 // completeGroups offers the consumer groups the brokers know, for --group.
 func (a *app) completeGroups(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return a.complete(func(ctx context.Context, adm *admin.Admin) ([]string, error) {
+		groups, err := adm.ConsumerGroups(ctx)
+		var out []string
+		for _, g := range groups {
+			if strings.HasPrefix(g.Name, toComplete) {
+				out = append(out, g.Name)
+			}
+		}
+		slices.Sort(out)
+		return out, err
+	})
+}
+
+// complete offers the names list gives, none when it fails or the cluster
+// does not answer within completionTimeout. No file names either way.
+func (a *app) complete(list func(context.Context, *admin.Admin) ([]string, error)) ([]string, cobra.ShellCompDirective) {
 	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 	defer cancel()
 	adm, err := a.admin()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	groups, err := adm.ConsumerGroups(ctx)
+	names, err := list(ctx, adm)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var out []string
-	for _, g := range groups {
-		if strings.HasPrefix(g.Name, toComplete) {
-			out = append(out, g.Name)
-		}
-	}
-	slices.Sort(out)
-	return out, cobra.ShellCompDirectiveNoFileComp
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeNames registers topic and group completion on every --topic and

@@ -38,7 +38,7 @@ func pushConsumer(t *testing.T, namesrv, instance, group, topic string, want int
 		}
 		return client.ConsumeSuccess
 	}
-	return clitest.StartConsumer(t, cfg, topic), cfg.Client.ClientID(), done
+	return clitest.StartConsumer(t, cfg, topic, "*"), cfg.Client.ClientID(), done
 }
 
 // TestProcessGroupConsumers drives `group consumers` from the built binary

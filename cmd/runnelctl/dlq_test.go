@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -46,11 +47,7 @@ type listener struct {
 func (l *listener) msgs() map[string]*client.MessageExt {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]*client.MessageExt, len(l.got))
-	for k, v := range l.got {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(l.got)
 }
 
 func startListener(t *testing.T, namesrv, group, topic string, result client.ConsumeResult, maxReconsume int) *listener {
@@ -66,7 +63,7 @@ func startListener(t *testing.T, namesrv, group, topic string, result client.Con
 		}
 		return result
 	}
-	l.cons = clitest.StartConsumer(t, cfg, topic)
+	l.cons = clitest.StartConsumer(t, cfg, topic, "*")
 	return l
 }
 
@@ -83,8 +80,7 @@ type dlqSent struct {
 // bookkeeping; and neither command leaves a consumer offset on the
 // dead-letter topic.
 func TestDLQListAndResend(t *testing.T) {
-	cl := cluster.Start(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MessageDelayLevel = dlqDelayLevels }))
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+	cl, env := onCluster(t, cluster.Configure(func(_ int, cfg *config.Config) { cfg.MessageDelayLevel = dlqDelayLevels }))
 	const topic, group = "dlq-orders", "dlq-billing"
 	ctx := context.Background()
 	okRun(t, env, "", "topic", "create", topic, "--queues", "2")
@@ -233,11 +229,7 @@ func TestDLQListAndResend(t *testing.T) {
 	if r := okRun(t, env, "", "dlq", "list", "--group", group, "-o", "json"); json.Unmarshal([]byte(r.stdout), &dead) != nil || len(dead) != 3 {
 		t.Fatalf("dead letters after resend: %s", r.stdout)
 	}
-	adm, err := admin.New(func() admin.Config { c := admin.DefaultConfig(); c.NamesrvAddrs = []string{cl.NamesrvAddr()}; return c }())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
+	adm := cl.Admin(t)
 	if groups, err := adm.TopicConsumers(ctx, admin.DLQTopic(group)); err != nil || len(groups) != 0 {
 		t.Fatalf("groups with offsets on the DLQ: %v %v", groups, err)
 	}

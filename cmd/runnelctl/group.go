@@ -48,17 +48,9 @@ offsets) and those with a %RETRY% topic, with how many consumers are online.`,
 			if err != nil {
 				return err
 			}
-			if a.output == "json" {
-				if groups == nil {
-					groups = []admin.Group{}
-				}
-				return writeJSON(a.stdout, groups)
-			}
-			t := newTable(a.stdout, "GROUP", "CONSUMERS", "BROKERS")
-			for _, g := range groups {
-				t.row(g.Name, consumerCount(g.Consumers), dash(strings.Join(g.Brokers, ",")))
-			}
-			return t.flush()
+			return printList(a, groups, []string{"GROUP", "CONSUMERS", "BROKERS"}, func(g admin.Group) []any {
+				return []any{g.Name, consumerCount(g.Consumers), dash(strings.Join(g.Brokers, ","))}
+			})
 		},
 	}
 }
@@ -290,17 +282,9 @@ TIME is "now", a duration ago (15m, 2h), milliseconds since the epoch, RFC 3339
 			if direct > 0 {
 				fmt.Fprintf(a.stderr, "note: %s committed directly; consumers of %s still online keep their own position and overwrite them at their next commit\n", plural(direct, "queue offset was", "queue offsets were"), group)
 			}
-			if a.output == "json" {
-				if rows == nil {
-					rows = []admin.QueueReset{}
-				}
-				return writeJSON(a.stdout, rows)
-			}
-			t := newTable(a.stdout, "TOPIC", "BROKER", "QUEUE", "NEW OFFSET", "METHOD")
-			for _, r := range rows {
-				t.row(r.Topic, r.Broker, r.QueueID, r.Offset, r.Method)
-			}
-			return t.flush()
+			return printList(a, rows, []string{"TOPIC", "BROKER", "QUEUE", "NEW OFFSET", "METHOD"}, func(r admin.QueueReset) []any {
+				return []any{r.Topic, r.Broker, r.QueueID, r.Offset, r.Method}
+			})
 		},
 	}
 	f := cmd.Flags()

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/runnelmq/runnel/integration/cluster"
 )
 
 // TestGroupDeleteAndClone: a group that consumed (offsets committed, a
@@ -14,12 +12,9 @@ import (
 // its offsets and retry topic go, and the group list no longer shows it
 // once its consumer has gone.
 func TestGroupDeleteAndClone(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
-	ctl := func(args ...string) result { return runCLI(t, env, "", args...) }
-	if r := ctl("topic", "create", "gd", "--queues", "2"); r.code != 0 {
-		t.Fatalf("create: %+v", r)
-	}
+	cl, env := onCluster(t)
+	ctl := ctlWith(t, env)
+	okRun(t, env, "", "topic", "create", "gd", "--queues", "2")
 	if r := ctl("send", "--topic", "gd", "a", "b", "c", "d"); r.code != 0 {
 		t.Fatalf("send: %+v", r)
 	}

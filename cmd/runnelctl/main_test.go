@@ -3,28 +3,36 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// netpoll starts its pollers once per process and never stops them.
-		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-	)
-}
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // result is one in-process runnelctl run.
 type result struct {
 	code           int
 	stdout, stderr string
+}
+
+// onCluster starts an in-process cluster and returns it with the
+// environment that points runnelctl at its name server.
+func onCluster(t *testing.T, opts ...cluster.Option) (*cluster.Cluster, map[string]string) {
+	t.Helper()
+	cl := cluster.Start(t, opts...)
+	return cl, map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+}
+
+// ctlWith returns a function that runs runnelctl in-process with env and
+// no stdin.
+func ctlWith(t *testing.T, env map[string]string) func(args ...string) result {
+	return func(args ...string) result { return runCLI(t, env, "", args...) }
 }
 
 // runCLI runs runnelctl in-process with the given environment.
@@ -45,16 +53,14 @@ type fakeNamesrv struct {
 
 func startFakeNamesrv(t *testing.T, cluster, topics string) *fakeNamesrv {
 	t.Helper()
-	cfg := remoting.DefaultServerConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Transport = remoting.TransportStd
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := remoting.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeNamesrv{srv: srv, calls: make(chan int16, 100)}
-	srv.HandleDefault(func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
+	f := &fakeNamesrv{calls: make(chan int16, 100)}
+	f.srv = clitest.Server(t, remoting.TransportStd, func(srv *remoting.Server) { srv.HandleDefault(f.answer(cluster, topics)) })
+	return f
+}
+
+// answer is the fake's handler: cluster and topics its bodies.
+func (f *fakeNamesrv) answer(cluster, topics string) remoting.Handler {
+	return func(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
 		f.calls <- req.Code
 		resp := protocol.NewResponse(req, protocol.RespSuccess, "")
 		switch req.Code {
@@ -68,12 +74,7 @@ func startFakeNamesrv(t *testing.T, cluster, topics string) *fakeNamesrv {
 			return protocol.NewResponse(req, protocol.RespRequestCodeNotSupported, "no")
 		}
 		return resp
-	})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return f
 }
 
 const javaClusterInfo = `{"brokerAddrTable":{"broker-a":{"brokerAddrs":{0:"10.0.0.1:10911",1:"10.0.0.2:10911"},"brokerName":"broker-a","cluster":"DefaultCluster"}},` +

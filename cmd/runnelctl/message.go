@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/client/admin"
+	"github.com/runnelmq/runnel/internal/msgtext"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -46,7 +46,7 @@ type messageView struct {
 	// Body is the body as text when it is valid printable UTF-8; otherwise
 	// BodyBase64 holds it.
 	Body       *string `json:"body,omitempty"`
-	BodyBase64 string  `json:"bodyBase64,omitempty"`
+	BodyBase64 []byte  `json:"bodyBase64,omitempty"` // encoding/json writes []byte as base64
 }
 
 func viewOf(m *protocol.MessageExt) messageView {
@@ -60,12 +60,7 @@ func viewOf(m *protocol.MessageExt) messageView {
 	if v.Properties == nil {
 		v.Properties = map[string]string{}
 	}
-	if printable(m.Body) {
-		s := string(m.Body)
-		v.Body = &s
-	} else {
-		v.BodyBase64 = base64.StdEncoding.EncodeToString(m.Body)
-	}
+	v.Body, v.BodyBase64 = msgtext.JSONBody(m.Body)
 	return v
 }
 

@@ -49,10 +49,7 @@ on --topic (default ` + trace.Topic + `).`,
 				return err
 			}
 			if a.output == "json" {
-				if recs == nil {
-					recs = []trace.Record{}
-				}
-				return writeJSON(a.stdout, recs)
+				return writeJSONList(a.stdout, recs)
 			}
 			if len(recs) == 0 {
 				return fmt.Errorf("no trace of message %s on topic %s (is tracing on in its producer and consumers?)", id, topic)

@@ -119,27 +119,25 @@ func (c *cmdLine) opt(v mqValues, long, name string) {
 
 // boolOpt adds --name=true|false when long was given.
 func (c *cmdLine) boolOpt(v mqValues, long, name string) error {
-	if !v.has(long) {
-		return nil
-	}
-	b, err := v.boolean(long)
-	if err != nil {
-		return err
-	}
-	*c = append(*c, "--"+name+"="+strconv.FormatBool(b))
-	return nil
+	return checkedOpt(c, v, long, name, v.boolean, strconv.FormatBool)
 }
 
 // wholeOpt adds --name=N when long was given, checked.
 func (c *cmdLine) wholeOpt(v mqValues, long, name string) error {
+	return checkedOpt(c, v, long, name, v.whole, func(n int64) string { return strconv.FormatInt(n, 10) })
+}
+
+// checkedOpt adds --name=value when long was given: the value read by
+// parse (which names the option when it fails) and written back by format.
+func checkedOpt[T any](c *cmdLine, v mqValues, long, name string, parse func(long string) (T, error), format func(T) string) error {
 	if !v.has(long) {
 		return nil
 	}
-	n, err := v.whole(long)
+	x, err := parse(long)
 	if err != nil {
 		return err
 	}
-	*c = append(*c, "--"+name+"="+strconv.FormatInt(n, 10))
+	*c = append(*c, "--"+name+"="+format(x))
 	return nil
 }
 

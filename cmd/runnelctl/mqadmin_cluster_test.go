@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/client"
-	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
@@ -16,8 +15,7 @@ import (
 // options, against a cluster, in the order a user would, and checks what
 // each printed or changed.
 func TestMqadminAgainstCluster(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+	cl, env := onCluster(t)
 	broker, addr := cl.BrokerName(0), cl.BrokerAddr(0)
 	const topic, group = "mq-orders", "mq-billing"
 	ran := map[string]bool{}

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/runnelmq/runnel/internal/msgtext"
 )
 
 // writeJSON writes v as indented JSON.
@@ -16,6 +17,28 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeJSONList writes a list as writeJSON does, an empty one as [] (not
+// null): a script reading the output may range over it either way.
+func writeJSONList[T any](w io.Writer, list []T) error {
+	if list == nil {
+		list = []T{}
+	}
+	return writeJSON(w, list)
+}
+
+// printList writes list as a JSON array (writeJSONList) or as a table
+// under header, one row of each item.
+func printList[T any](a *app, list []T, header []string, row func(T) []any) error {
+	if a.output == "json" {
+		return writeJSONList(a.stdout, list)
+	}
+	t := newTable(a.stdout, header...)
+	for _, x := range list {
+		t.row(row(x)...)
+	}
+	return t.flush()
 }
 
 // table writes aligned columns.
@@ -68,24 +91,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// printable reports whether b is UTF-8 text without control characters
-// other than tab and newline.
-func printable(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, r := range string(b) {
-		if !unicode.IsPrint(r) && r != '\t' && r != '\n' && r != '\r' {
-			return false
-		}
-	}
-	return true
-}
-
-// bodyText renders a body for a terminal: as is when printable, else
+// bodyText renders a body for a terminal: as is when it is text, else
 // Go-escaped in quotes.
 func bodyText(b []byte) string {
-	if printable(b) {
+	if msgtext.IsText(b) {
 		return string(b)
 	}
 	return fmt.Sprintf("%q", b)

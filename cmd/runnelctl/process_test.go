@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,19 +15,11 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 )
 
 // buildBinary builds cmd/runnelctl into a temporary directory.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "runnelctl")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildBinary(t *testing.T) string { return clitest.Build(t, ".", "runnelctl") }
 
 // ctl runs the runnelctl binary against one name server.
 type ctl struct {
@@ -73,6 +63,25 @@ func (c ctl) okJSON(v any, args ...string) {
 	out := c.ok("", append(args, "-o", "json")...)
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		c.t.Fatalf("runnelctl %v: bad JSON %q: %v", args, out, err)
+	}
+}
+
+// delivered waits up to 20 s for message get to find the message of msgID
+// in topic (a delayed or timer message reaching its real topic) and
+// returns it.
+func (c ctl) delivered(msgID, topic string) messageView {
+	c.t.Helper()
+	var m messageView
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := c.run("", "message", "get", msgID, "--topic", topic, "-o", "json")
+		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &m) == nil && m.Topic == topic {
+			return m
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("message %s never reached %s: last %+v", msgID, topic, r)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -272,18 +281,7 @@ func testDelayedSend(t *testing.T, c ctl) {
 	}
 
 	// Delivered once due: the same client id, now in the real topic.
-	var delivered messageView
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := c.run("", "message", "get", sent[0].MsgID, "--topic", "reminders", "-o", "json")
-		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &delivered) == nil && delivered.Topic == "reminders" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the delayed message never reached its topic: last %+v", r)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	delivered := c.delivered(sent[0].MsgID, "reminders")
 	if delivered.Properties["k"] != "v" || delivered.Properties["DELAY"] != "" || *delivered.Body != "later" {
 		t.Fatalf("delivered copy %+v", delivered)
 	}

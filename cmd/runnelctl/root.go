@@ -18,7 +18,6 @@ import (
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/internal/cliflag"
-	"github.com/runnelmq/runnel/internal/version"
 )
 
 // app is the state shared by the commands of one invocation.
@@ -97,8 +96,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := newRootCmd(a, getenv, args...)
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "runnelctl: %s\n", oneLine(friendlyError(err, a.timeout)))
 		return 1
@@ -193,9 +190,6 @@ updateSubGroup's consumeMessageOrderly, and --output the output format:
   echo hello | runnelctl send --topic orders --keys order-1
   runnelctl group progress --group billing
   runnelctl message query --topic orders --key order-1 -o json`,
-		Version:           version.String(),
-		SilenceUsage:      true,
-		SilenceErrors:     true,
 		Args:              cobra.ArbitraryArgs,
 		RunE:              helpOrUnknown,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return a.checkGlobals() },
@@ -211,7 +205,7 @@ updateSubGroup's consumeMessageOrderly, and --output the output format:
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
-	root.SetVersionTemplate("{{.Version}}\n")
+	cliflag.Root(root, a.stdout, a.stderr)
 	// Pad command names to the longest one shown: cobra pads to the
 	// longest of all, and the hidden mqadmin aliases are long.
 	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "{{rpad .Name .NamePadding }}", "{{rpad .Name (visiblePadding .)}}"))

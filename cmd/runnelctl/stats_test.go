@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client"
-	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
 )
 
@@ -17,8 +16,7 @@ import (
 // topic, TBW102) unless --all, and shows a topic's rate in and its group's
 // rate out, measured over --interval while messages flow (issue 38).
 func TestStatsAllHidesSystemTopicsAndShowsRates(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+	cl, env := onCluster(t)
 	const topic, group = "rates", "rates-group"
 	okRun(t, env, "", "topic", "create", topic, "--queues", "2")
 
@@ -26,7 +24,7 @@ func TestStatsAllHidesSystemTopicsAndShowsRates(t *testing.T) {
 	ccfg := clitest.ConsumerConfig(cl.NamesrvAddr(), "rates-consumer", group)
 	ccfg.Client.PersistInterval = 50 * time.Millisecond // offsets committed often: OutTPS follows them
 	ccfg.Concurrently = func(context.Context, []*client.MessageExt) client.ConsumeResult { return client.ConsumeSuccess }
-	clitest.StartConsumer(t, ccfg, topic)
+	clitest.StartConsumer(t, ccfg, topic, "*")
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()

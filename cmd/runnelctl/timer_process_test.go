@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
@@ -37,18 +36,7 @@ func testTimerSend(t *testing.T, c ctl) {
 		if due < want || due > want+5000 {
 			t.Fatalf("send %v: due at %d, want %d", args, due, want)
 		}
-		var delivered messageView
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			r := c.run("", "message", "get", sent[0].MsgID, "--topic", "timers", "-o", "json")
-			if r.code == 0 && json.Unmarshal([]byte(r.stdout), &delivered) == nil && delivered.Topic == "timers" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the timer message %v never reached its topic: last %+v", args, r)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		delivered := c.delivered(sent[0].MsgID, "timers")
 		if delivered.StoreTimestamp < due || delivered.Properties["TIMER_OUT_MS"] != "" || *delivered.Body != args[2] {
 			t.Fatalf("delivered copy of %v (due %d): %+v", args, due, delivered)
 		}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/integration/cluster"
-	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting"
 )
 
@@ -23,8 +22,7 @@ func TestTLSFlags(t *testing.T) {
 		t.Fatalf("send over verified TLS: %+v", r)
 	}
 	assertFailed(t, runCLI(t, env, "", "broker", "list"), "--tls")
-	_, otherPEM, _ := remoting.SelfSignedCertificate()
-	otherCA := clitest.WriteFile(t, "other.pem", string(otherPEM))
+	_, otherCA := cluster.Certificate(t, "other.pem")
 	assertFailed(t, runCLI(t, env, "", "--tls", "--tls-ca", otherCA, "broker", "list"), "certificate signed by unknown authority")
 	assertFailed(t, runCLI(t, env, "", "--tls-ca", caFile, "broker", "list"), "TLSCAFile is set but TLS is not")
 }

@@ -132,17 +132,9 @@ and refuse the others. --type FIFO is +message.type=FIFO.`,
 
 // printWrites reports what a topic create or update did on each broker.
 func printWrites(a *app, writes []admin.TopicWrite) error {
-	if a.output == "json" {
-		if writes == nil {
-			writes = []admin.TopicWrite{}
-		}
-		return writeJSON(a.stdout, writes)
-	}
-	t := newTable(a.stdout, "BROKER", "ADDRESS", "READ QUEUES", "WRITE QUEUES", "PERM", "RESULT")
-	for _, w := range writes {
-		t.row(dash(w.Name), w.Addr, w.ReadQueueNums, w.WriteQueueNums, protocol.PermString(w.Perm), w.Result())
-	}
-	return t.flush()
+	return printList(a, writes, []string{"BROKER", "ADDRESS", "READ QUEUES", "WRITE QUEUES", "PERM", "RESULT"}, func(w admin.TopicWrite) []any {
+		return []any{dash(w.Name), w.Addr, w.ReadQueueNums, w.WriteQueueNums, protocol.PermString(w.Perm), w.Result()}
+	})
 }
 
 // parsePerm reads "RW"/"R"/"W" (any case, "-" ignored) or a number.
@@ -175,17 +167,9 @@ func parsePerm(s string) (int, error) {
 
 // printNodes reports the brokers a write went to.
 func printNodes(a *app, what string, nodes []admin.Node) error {
-	if a.output == "json" {
-		if nodes == nil {
-			nodes = []admin.Node{}
-		}
-		return writeJSON(a.stdout, nodes)
-	}
-	t := newTable(a.stdout, "BROKER", "ADDRESS", "RESULT")
-	for _, n := range nodes {
-		t.row(dash(n.Name), n.Addr, what)
-	}
-	return t.flush()
+	return printList(a, nodes, []string{"BROKER", "ADDRESS", "RESULT"}, func(n admin.Node) []any {
+		return []any{dash(n.Name), n.Addr, what}
+	})
 }
 
 // visibleTopics is topics without the system ones (admin.IsSystemTopic's
@@ -357,10 +341,7 @@ func newTopicArgCmd(a *app, use, short, long, example string, run func(ctx conte
 // printNames prints a list of names under header, or as a JSON array.
 func printNames(a *app, header string, names []string) error {
 	if a.output == "json" {
-		if names == nil {
-			names = []string{}
-		}
-		return writeJSON(a.stdout, names)
+		return writeJSONList(a.stdout, names)
 	}
 	fmt.Fprintln(a.stdout, header)
 	for _, n := range names {
@@ -451,10 +432,7 @@ func newTopicStatsCmd(a *app) *cobra.Command {
 			return err
 		}
 		if a.output == "json" {
-			if stats == nil {
-				stats = []admin.QueueStats{}
-			}
-			return writeJSON(a.stdout, stats)
+			return writeJSONList(a.stdout, stats)
 		}
 		t := newTable(a.stdout, "BROKER", "QUEUE", "MIN OFFSET", "MAX OFFSET", "MESSAGES", "LAST UPDATE")
 		var total int64

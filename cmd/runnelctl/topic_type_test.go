@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/runnelmq/runnel/integration/cluster"
 )
 
 // TestTopicTypes: topic create --type sets a topic's message type, which
 // topic list --types and topic route show; a later create without it
 // keeps it; an unknown type is refused before anything is sent.
 func TestTopicTypes(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+	_, env := onCluster(t)
 	okRun(t, env, "", "topic", "create", "orders", "--type", "fifo")
 	okRun(t, env, "", "topic", "create", "audit", "--queues", "2")
 	okRun(t, env, "", "topic", "create", "orders", "--queues", "4")

@@ -166,15 +166,7 @@ func userChange(a *app, _ *cobra.Command, what string, do func(*admin.Admin) ([]
 // printUsers shows users without their passwords (JSON has them, as the
 // broker answers them).
 func printUsers(a *app, us []protocol.UserInfo) error {
-	if a.output == "json" {
-		if us == nil {
-			us = []protocol.UserInfo{}
-		}
-		return writeJSON(a.stdout, us)
-	}
-	t := newTable(a.stdout, "USER", "TYPE", "STATUS")
-	for _, u := range us {
-		t.row(u.Username, dash(u.UserType), dash(strings.ToLower(u.UserStatus)))
-	}
-	return t.flush()
+	return printList(a, us, []string{"USER", "TYPE", "STATUS"}, func(u protocol.UserInfo) []any {
+		return []any{u.Username, dash(u.UserType), dash(strings.ToLower(u.UserStatus))}
+	})
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
-	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -27,8 +26,7 @@ func okRun(t *testing.T, env map[string]string, stdin string, args ...string) re
 // TestFirstHourAgainstCluster walks the surprises of issue 16 against a
 // real in-process cluster: each step fails without its fix.
 func TestFirstHourAgainstCluster(t *testing.T) {
-	cl := cluster.Start(t)
-	env := map[string]string{"NAMESRV_ADDR": cl.NamesrvAddr()}
+	cl, env := onCluster(t)
 
 	// A fresh cluster: no topics, and a hint about --all instead of silence.
 	r := okRun(t, env, "", "topic", "list")

@@ -1,5 +1,6 @@
-// Package cliflag owns what Runnel's command lines share about flags: how
-// a flag value that does not parse is reported.
+// Package cliflag owns what Runnel's command lines share: how a flag value
+// that does not parse is reported, --ak/--sk, --log-level, and what every
+// binary's root command does (--version, output, errors printed once).
 package cliflag
 
 import (

@@ -1,6 +1,7 @@
 package cliflag
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/internal/version"
 )
 
 func TestFlagError(t *testing.T) {
@@ -59,5 +61,36 @@ func TestCredentials(t *testing.T) {
 		if strings.Contains(fs.FlagUsages(), "envSK1234") {
 			t.Errorf("help shows the secret key: %s", fs.FlagUsages())
 		}
+	}
+}
+
+func TestLogger(t *testing.T) {
+	var out strings.Builder
+	log, err := Logger(&out, "WARN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("hidden")
+	log.Warn("shown")
+	if s := out.String(); strings.Contains(s, "hidden") || !strings.Contains(s, "shown") {
+		t.Errorf("a warn logger wrote %q", s)
+	}
+	if _, err := Logger(&out, "loud"); err == nil || err.Error() != `--log-level "loud": want debug, info, warn or error` {
+		t.Errorf("--log-level loud: %v", err)
+	}
+}
+
+func TestRoot(t *testing.T) {
+	var out, errOut strings.Builder
+	root := func(args ...string) error {
+		c := Root(&cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return errors.New("boom") }}, &out, &errOut)
+		c.SetArgs(args)
+		return c.Execute()
+	}
+	if err := root("--version"); err != nil || out.String() != version.String()+"\n" {
+		t.Errorf("--version: %v, printed %q", err, out.String())
+	}
+	if err := root(); err == nil || errOut.String() != "" {
+		t.Errorf("a failing run: %v, printed %q on stderr", err, errOut.String())
 	}
 }
