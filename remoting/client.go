@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/gogroup"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -28,10 +29,10 @@ type Client struct {
 		closed bool
 		conns  map[string]*dialing
 	}
-	// wg counts the client's goroutines: connection readers, handlers of
-	// server-initiated requests and async callbacks. Add only happens under
-	// mu while !closed.
-	wg sync.WaitGroup
+	// goroutines are the client's: connection readers, handlers of
+	// server-initiated requests and async callbacks. Close stops them
+	// under mu as it sets closed.
+	goroutines gogroup.Group
 }
 
 // dialing is an address's connection, or the dial in progress for it.
@@ -249,6 +250,7 @@ func (cl *Client) Close() error {
 		return nil
 	}
 	cl.mu.closed = true
+	cl.goroutines.Stop()
 	ds := make([]*dialing, 0, len(cl.mu.conns))
 	for _, d := range cl.mu.conns {
 		ds = append(ds, d)
@@ -260,25 +262,12 @@ func (cl *Client) Close() error {
 			d.conn.closeWith(ErrClosed)
 		}
 	}
-	cl.wg.Wait()
+	cl.goroutines.Wait()
 	return nil
 }
 
 // spawn implements connOwner.
-func (cl *Client) spawn(fn func()) bool {
-	cl.mu.Lock()
-	if cl.mu.closed {
-		cl.mu.Unlock()
-		return false
-	}
-	cl.wg.Add(1)
-	cl.mu.Unlock()
-	go func() {
-		defer cl.wg.Done()
-		fn()
-	}()
-	return true
-}
+func (cl *Client) spawn(fn func()) bool { return cl.goroutines.Go(fn) }
 
 // dispatch implements connOwner. Servers send a client few requests, so
 // each gets a goroutine of its own rather than a pool.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/gogroup"
 	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -32,11 +33,11 @@ type Server struct {
 		// their first byte or handshake (tls_server.go).
 		pending map[io.Closer]struct{}
 	}
-	// wg counts every goroutine the server owns: the accept or serve loop,
-	// the idle sweeper, per-connection readers and request handlers. Add is
-	// only called under mu while !closed, so Close's Wait never races it.
-	wg   sync.WaitGroup
-	stop chan struct{} // closed by Close; stops the idle sweeper and the worker retirer
+	// goroutines are every goroutine the server owns: the accept or serve
+	// loop, the idle sweeper, per-connection readers and request handlers.
+	// Close stops them under mu as it sets closed.
+	goroutines gogroup.Group
+	stop       chan struct{} // closed by Close; stops the idle sweeper and the worker retirer
 
 	// workers run the handlers of inbound requests.
 	workers workerPool
@@ -162,6 +163,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.mu.closed = true
+	s.goroutines.Stop()
 	conns := make([]*Conn, 0, len(s.mu.conns))
 	for _, c := range s.mu.conns {
 		conns = append(conns, c)
@@ -190,7 +192,7 @@ func (s *Server) Close() error {
 	if s.listener != nil {
 		err = s.listener.close()
 	}
-	s.wg.Wait()
+	s.goroutines.Wait()
 	return err
 }
 
@@ -214,20 +216,7 @@ func waitWritesDone(conns []*Conn, d time.Duration) {
 }
 
 // spawn implements connOwner.
-func (s *Server) spawn(fn func()) bool {
-	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
-		return false
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		fn()
-	}()
-	return true
-}
+func (s *Server) spawn(fn func()) bool { return s.goroutines.Go(fn) }
 
 // dispatch implements connOwner: requests run on the worker pool.
 func (s *Server) dispatch(c *Conn, req *protocol.Command) bool {
