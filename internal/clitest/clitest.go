@@ -5,38 +5,22 @@
 package clitest
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/internal/syncbuf"
 )
 
 // Buffer is a bytes.Buffer safe for concurrent writers (a client's
 // logging goroutines, a progress bar) and the test reading it.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *Buffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *Buffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type Buffer = syncbuf.Buffer
 
 // SilentServer listens on a free loopback port, accepts every connection
 // and never answers: a name server that hangs. It closes, with its
