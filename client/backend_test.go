@@ -93,6 +93,14 @@ func (be *backend) stored(t testing.TB, i int, topic string, qid int32) []*proto
 
 // createTopic creates topic with n queues on every broker
 // (UPDATE_AND_CREATE_TOPIC, as the admin tools send it).
+// producerOnNewTopic creates topic with n queues on every broker and
+// starts a producer: the first two steps of most tests.
+func (be *backend) producerOnNewTopic(t testing.TB, topic string, n int) *Producer {
+	t.Helper()
+	be.createTopic(t, topic, n)
+	return startProducer(t, be.ns, nil)
+}
+
 func (be *backend) createTopic(t testing.TB, topic string, n int) {
 	t.Helper()
 	for i, addr := range be.brokers {

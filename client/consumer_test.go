@@ -97,8 +97,7 @@ func TestPushConsumerClusteringConcurrent(t *testing.T) {
 }
 
 func testPushConsumerClusteringConcurrent(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 4)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 4)
 	produce(t, p, "T", 0, 100)
 	cons, col := startCollecting(t, be.ns, "g1", "T")
 	produce(t, p, "T", 100, 100)
