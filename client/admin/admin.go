@@ -173,6 +173,17 @@ func (a *Admin) callAll(ctx context.Context, op string, targets []Node, req *pro
 	return targets, nil
 }
 
+// callTopicBrokers sends a request of code naming topic (a
+// TopicRequestHeader) to every broker of topic's route, as callEach does.
+func (a *Admin) callTopicBrokers(ctx context.Context, op string, code int16, topic string, fn func(Node, *protocol.Command) error) error {
+	nodes, err := a.routeNodes(ctx, topic)
+	if err != nil {
+		return err
+	}
+	req := protocol.NewRequest(code, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
+	return a.callEach(ctx, op, nodes, req, fn)
+}
+
 // routeNodes returns the brokers of topic's route, one node each.
 func (a *Admin) routeNodes(ctx context.Context, topic string) ([]Node, error) {
 	route, err := a.TopicRoute(ctx, topic)

@@ -379,14 +379,9 @@ type QueueStats struct {
 // TopicStats returns every queue of topic on every broker of its route,
 // sorted by broker and queue.
 func (a *Admin) TopicStats(ctx context.Context, topic string) ([]QueueStats, error) {
-	nodes, err := a.routeNodes(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
 	op := fmt.Sprintf("stats of topic %q", topic)
-	req := protocol.NewRequest(protocol.ReqGetTopicStatsInfo, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
 	var out []QueueStats
-	err = a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
+	err := a.callTopicBrokers(ctx, op, protocol.ReqGetTopicStatsInfo, topic, func(n Node, resp *protocol.Command) error {
 		table, err := protocol.DecodeTopicStatsTable(resp.Body)
 		if err != nil {
 			return fmt.Errorf("admin: %s: %s: %w", op, n, err)
