@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -251,10 +253,7 @@ func (cl *Client) Close() error {
 	}
 	cl.mu.closed = true
 	cl.goroutines.Stop()
-	ds := make([]*dialing, 0, len(cl.mu.conns))
-	for _, d := range cl.mu.conns {
-		ds = append(ds, d)
-	}
+	ds := slices.Collect(maps.Values(cl.mu.conns))
 	cl.mu.Unlock()
 	for _, d := range ds {
 		<-d.done // a dial in progress ends within DialTimeout

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -135,11 +136,7 @@ func (s *Server) ParkedWorkers() int { return s.workers.idleCount() }
 func (s *Server) Conns() []*Conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*Conn, 0, len(s.mu.conns))
-	for _, c := range s.mu.conns {
-		out = append(out, c)
-	}
-	return out
+	return slices.Collect(maps.Values(s.mu.conns))
 }
 
 // StopAccepting closes every connection that arrives from now on, as soon
@@ -164,14 +161,8 @@ func (s *Server) Close() error {
 	}
 	s.mu.closed = true
 	s.goroutines.Stop()
-	conns := make([]*Conn, 0, len(s.mu.conns))
-	for _, c := range s.mu.conns {
-		conns = append(conns, c)
-	}
-	pending := make([]io.Closer, 0, len(s.mu.pending))
-	for nc := range s.mu.pending {
-		pending = append(pending, nc)
-	}
+	conns := slices.Collect(maps.Values(s.mu.conns))
+	pending := slices.Collect(maps.Keys(s.mu.pending))
 	s.mu.Unlock()
 	for _, nc := range pending {
 		nc.Close()
