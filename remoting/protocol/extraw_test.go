@@ -14,6 +14,23 @@ import (
 // ext fields could stay undecoded.
 func eagerDecode(frame []byte) (*Command, error) { return decodeFrame(frame, Limits{}, false) }
 
+// decodeUndecodedAndEager decodes frame within lim, failing t unless its
+// ext fields stay undecoded, and with the map decode.
+func decodeUndecodedAndEager(t *testing.T, frame []byte, lim Limits) (undecoded, eager *Command) {
+	t.Helper()
+	undecoded, err := DecodeFrameLimits(frame, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eager, err = eagerDecode(frame); err != nil {
+		t.Fatal(err)
+	}
+	if undecoded.ExtFields != nil || undecoded.rawExt == nil {
+		t.Fatalf("ext fields decoded into a map: %v", undecoded.ExtFields)
+	}
+	return undecoded, eager
+}
+
 // encodedFrames is every command of cmds encoded in each header encoding,
 // named by the command and the encoding, the length prefix left off (as
 // DecodeFrame takes a frame).
@@ -82,17 +99,7 @@ func TestLazyExtHotRequests(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			lazy, err := DecodeFrame(frame)
-			if err != nil {
-				t.Fatal(err)
-			}
-			eager, err := eagerDecode(frame)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if lazy.ExtFields != nil || lazy.rawExt == nil {
-				t.Fatalf("ext fields decoded into a map: %v", lazy.ExtFields)
-			}
+			lazy, eager := decodeUndecodedAndEager(t, frame, Limits{})
 			for k, v := range eager.ExtFields {
 				if got := lazy.Ext(k); got != v {
 					t.Errorf("Ext(%q) = %q, map has %q", k, got, v)
@@ -175,17 +182,7 @@ func TestRawAnswers(t *testing.T) {
 	}
 	for name, f := range frames {
 		t.Run(name, func(t *testing.T) {
-			raw, err := DecodeFrameLimits(f, Limits{RawAnswers: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			eager, err := eagerDecode(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if raw.ExtFields != nil || raw.rawExt == nil {
-				t.Fatalf("an answer's ext fields decoded into a map: %v", raw.ExtFields)
-			}
+			raw, eager := decodeUndecodedAndEager(t, f, Limits{RawAnswers: true})
 			if strings.HasPrefix(name, "send") {
 				var got, want SendMessageResponseHeader
 				if err := got.DecodeCommand(raw); err != nil || want.Decode(eager.ExtFields) != nil || got != want || got.QueueOffset != 66 {
