@@ -256,21 +256,10 @@ func (p *Producer) Send(ctx context.Context, msgs ...*Message) (SendResult, erro
 // cannot start: a bad message or a producer that is not running.
 // Shutdown waits for callbacks in flight.
 func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), msgs ...*Message) error {
-	// The state check and wg.Add share one critical section so that
-	// Shutdown, which sets closed under the same lock before it waits,
-	// never misses a send.
-	p.mu.Lock()
-	switch {
-	case p.mu.closed:
-		p.mu.Unlock()
-		return ErrClosed
-	case !p.mu.started:
-		p.mu.Unlock()
-		return ErrNotStarted
+	inst, err := p.startAsync()
+	if err != nil {
+		return err
 	}
-	inst := p.mu.inst
-	p.wg.Add(1)
-	p.mu.Unlock()
 	req, err := p.prepare(msgs)
 	if err != nil {
 		p.wg.Done()
@@ -283,6 +272,24 @@ func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), ms
 		cb(p.sendWithRetry(context.WithoutCancel(ctx), inst, req, p.cfg.RetryTimes, false))
 	}()
 	return nil
+}
+
+// startAsync counts one asynchronous call that Shutdown waits for (the
+// caller's p.wg.Done ends it) and returns the instance, or fails when the
+// producer is not running. The state check and wg.Add share one critical
+// section so that Shutdown, which sets closed under the same lock before
+// it waits, never misses a call.
+func (p *Producer) startAsync() (*instance, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.mu.closed:
+		return nil, ErrClosed
+	case !p.mu.started:
+		return nil, ErrNotStarted
+	}
+	p.wg.Add(1)
+	return p.mu.inst, nil
 }
 
 // SendOneway sends one message without waiting for the broker's answer;
