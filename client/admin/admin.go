@@ -140,6 +140,21 @@ func (a *Admin) callBrokerOK(ctx context.Context, op string, b Node, req *protoc
 	return resp, nil
 }
 
+// namesrvBody is the body of a name server's answer to req (callNamesrv)
+// as decode reads it; a body it refuses fails naming op.
+func namesrvBody[T any](ctx context.Context, a *Admin, op string, req *protocol.Command, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	resp, err := a.callNamesrv(ctx, op, req)
+	if err != nil {
+		return zero, err
+	}
+	v, err := decode(resp.Body)
+	if err != nil {
+		return zero, fmt.Errorf("admin: %s: %w", op, err)
+	}
+	return v, nil
+}
+
 // callEach sends req to every node in turn and hands each success to fn;
 // an answer with a code of skip (the node has none of what was asked) is
 // passed over. The first other failure, of a call or of fn, ends it.

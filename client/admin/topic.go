@@ -54,15 +54,7 @@ func (a *Admin) TopicRoute(ctx context.Context, topic string) (*protocol.TopicRo
 	op := fmt.Sprintf("route of topic %q", topic)
 	req := protocol.NewRequest(protocol.ReqGetRouteInfoByTopic,
 		protocol.GetRouteInfoRequestHeader{Topic: topic, AcceptStandardJSONOnly: true}.Encode(), nil)
-	resp, err := a.callNamesrv(ctx, op, req)
-	if err != nil {
-		return nil, err
-	}
-	route, err := protocol.DecodeTopicRouteData(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("admin: %s: %w", op, err)
-	}
-	return route, nil
+	return namesrvBody(ctx, a, op, req, protocol.DecodeTopicRouteData)
 }
 
 // TopicSpec describes a topic to create or update. A zero field keeps what
