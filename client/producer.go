@@ -226,6 +226,11 @@ func waitAll(ctx context.Context, wg *sync.WaitGroup) error {
 func (p *Producer) instance() (*instance, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.instanceLocked()
+}
+
+// instanceLocked is instance with p.mu held.
+func (p *Producer) instanceLocked() (*instance, error) {
 	switch {
 	case p.mu.closed:
 		return nil, ErrClosed
@@ -282,14 +287,11 @@ func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), ms
 func (p *Producer) startAsync() (*instance, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case p.mu.closed:
-		return nil, ErrClosed
-	case !p.mu.started:
-		return nil, ErrNotStarted
+	inst, err := p.instanceLocked()
+	if err == nil {
+		p.wg.Add(1)
 	}
-	p.wg.Add(1)
-	return p.mu.inst, nil
+	return inst, err
 }
 
 // SendOneway sends one message without waiting for the broker's answer;
