@@ -278,6 +278,20 @@ func TestLazyExtAllocations(t *testing.T) {
 	}
 }
 
+// checkDecodeCommand fails t unless each pair's first header, read from
+// c by DecodeCommand, and its second, read from ext by Decode, come out
+// the same, or fail the same.
+func checkDecodeCommand(t *testing.T, c *Command, ext map[string]string, pairs ...[2]any) {
+	t.Helper()
+	for _, pair := range pairs {
+		err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(c)
+		werr := pair[1].(extDecoderI).Decode(ext)
+		if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
+			t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
+		}
+	}
+}
+
 // FuzzLazyExt checks undecoded ext fields against the map decode for any
 // frame: both accept or refuse it; Fields gives the map; Ext gives each
 // value; every typed DecodeCommand gives the header (or the error) Decode
@@ -312,16 +326,9 @@ func FuzzLazyExt(f *testing.F) {
 			if len(eager.ExtFields) > 0 && raw.rawExt == nil {
 				t.Fatal("an answer decoded into a map with RawAnswers")
 			}
-			for _, pair := range [][2]any{
-				{&SendMessageResponseHeader{}, &SendMessageResponseHeader{}},
-				{&PullMessageResponseHeader{}, &PullMessageResponseHeader{}},
-			} {
-				err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(raw)
-				werr := pair[1].(extDecoderI).Decode(eager.ExtFields)
-				if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
-					t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
-				}
-			}
+			checkDecodeCommand(t, raw, eager.ExtFields,
+				[2]any{&SendMessageResponseHeader{}, &SendMessageResponseHeader{}},
+				[2]any{&PullMessageResponseHeader{}, &PullMessageResponseHeader{}})
 			if !mapsEqual(raw.Fields(), eager.ExtFields) {
 				t.Fatalf("raw answer Fields() = %v, map decode %v", raw.ExtFields, eager.ExtFields)
 			}
@@ -360,17 +367,10 @@ func FuzzLazyExt(f *testing.F) {
 			}
 		}
 		lazy.Code = code
-		for _, pair := range [][2]any{
-			{&PullMessageRequestHeader{}, &PullMessageRequestHeader{}},
-			{&QueryConsumerOffsetRequestHeader{}, &QueryConsumerOffsetRequestHeader{}},
-			{&UpdateConsumerOffsetRequestHeader{}, &UpdateConsumerOffsetRequestHeader{}},
-		} {
-			err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(lazy)
-			werr := pair[1].(extDecoderI).Decode(eager.ExtFields)
-			if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
-				t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
-			}
-		}
+		checkDecodeCommand(t, lazy, eager.ExtFields,
+			[2]any{&PullMessageRequestHeader{}, &PullMessageRequestHeader{}},
+			[2]any{&QueryConsumerOffsetRequestHeader{}, &QueryConsumerOffsetRequestHeader{}},
+			[2]any{&UpdateConsumerOffsetRequestHeader{}, &UpdateConsumerOffsetRequestHeader{}})
 		if lazy.ExtFields != nil && lazy.rawExt != nil {
 			t.Fatal("a read built the map")
 		}
