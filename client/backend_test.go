@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/teststart"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
@@ -124,7 +125,7 @@ func startPullConsumer(t testing.TB, be *backend, group string) *PullConsumer {
 	cfg.Client = testClient(be.ns)
 	cfg.Group = group
 	pc, err := NewPullConsumer(cfg)
-	return started(t, pc, err)
+	return teststart.Started(t, pc, err)
 }
 
 // committed returns group's committed offset of every queue of topic

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/internal/teststart"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -70,7 +71,7 @@ func newConsumer(t testing.TB, nameSrv, group string, mod func(*PushConsumerConf
 
 func startConsumer(t testing.TB, c *PushConsumer, topic, expr string) {
 	t.Helper()
-	started(t, c, c.Subscribe(topic, expr))
+	teststart.Started(t, c, c.Subscribe(topic, expr))
 }
 
 // startCollecting starts a consumer of group, from the first offset, on

@@ -12,6 +12,7 @@ import (
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/official"
+	"github.com/runnelmq/runnel/internal/teststart"
 )
 
 // Helpers for tests of Runnel's own client (package client) against a
@@ -50,14 +51,7 @@ func rcProducerWith(t testing.TB, c *cluster.Cluster, mod func(*client.ProducerC
 func rcStartProducer(t testing.TB, cfg client.ProducerConfig) *client.Producer {
 	t.Helper()
 	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return teststart.Started(t, p, err)
 }
 
 // rcConsumer starts our push consumer of group from the first offset, fn
@@ -91,17 +85,10 @@ func rcConsumerWith(t testing.TB, c *cluster.Cluster, group, topic, expr string,
 func rcStartConsumer(t testing.TB, cfg client.PushConsumerConfig, topic, expr string) *client.PushConsumer {
 	t.Helper()
 	pc, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		err = pc.Subscribe(topic, expr)
 	}
-	if err := pc.Subscribe(topic, expr); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Shutdown(context.Background()) })
-	return pc
+	return teststart.Started(t, pc, err)
 }
 
 // rcCollector records our client's deliveries.

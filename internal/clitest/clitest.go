@@ -5,7 +5,6 @@
 package clitest
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/internal/syncbuf"
+	"github.com/runnelmq/runnel/internal/teststart"
 )
 
 // Buffer is a bytes.Buffer safe for concurrent writers (a client's
@@ -95,14 +95,7 @@ func ConsumerConfig(namesrv, instance, group string) client.PushConsumerConfig {
 func StartProducer(t testing.TB, cfg client.ProducerConfig) *client.Producer {
 	t.Helper()
 	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return teststart.Started(t, p, err)
 }
 
 // StartConsumer starts our push consumer with cfg, subscribed to every
@@ -111,15 +104,8 @@ func StartProducer(t testing.TB, cfg client.ProducerConfig) *client.Producer {
 func StartConsumer(t testing.TB, cfg client.PushConsumerConfig, topic string) *client.PushConsumer {
 	t.Helper()
 	c, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		err = c.Subscribe(topic, "*")
 	}
-	if err := c.Subscribe(topic, "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
-	return c
+	return teststart.Started(t, c, err)
 }
