@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/confdefault"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -72,9 +73,7 @@ func (c *ProducerConfig) ensureDefaults() error {
 	if err := validateGroup("Group", c.Group); err != nil {
 		return err
 	}
-	if c.SendTimeout <= 0 {
-		c.SendTimeout = d.SendTimeout
-	}
+	confdefault.Positive(&c.SendTimeout, d.SendTimeout)
 	switch {
 	case c.RetryTimes == 0:
 		c.RetryTimes = d.RetryTimes
@@ -90,15 +89,11 @@ func (c *ProducerConfig) ensureDefaults() error {
 	if c.CompressLevel < -1 || c.CompressLevel > 9 {
 		return fmt.Errorf("%w: CompressLevel %d, want 1..9", ErrBadConfig, c.CompressLevel)
 	}
-	if c.MaxMessageSize <= 0 {
-		c.MaxMessageSize = d.MaxMessageSize
-	}
+	confdefault.Positive(&c.MaxMessageSize, d.MaxMessageSize)
 	if c.CreateTopicKey == "" {
 		c.CreateTopicKey = d.CreateTopicKey
 	}
-	if c.DefaultTopicQueueNums <= 0 {
-		c.DefaultTopicQueueNums = d.DefaultTopicQueueNums
-	}
+	confdefault.Positive(&c.DefaultTopicQueueNums, d.DefaultTopicQueueNums)
 	if c.Selector == nil {
 		c.Selector = &RoundRobinSelector{}
 	}

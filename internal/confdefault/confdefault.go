@@ -1,6 +1,7 @@
-// Package confdefault owns the rule Runnel's configs apply to their
-// durations and counts: a zero field takes its default, a negative one is
-// refused with an error naming the field and its value.
+// Package confdefault owns the rules Runnel's configs apply to their
+// durations and counts: Fill's, where a zero field takes its default and a
+// negative one is refused with an error naming the field and its value,
+// and Positive's, where zero and below both mean unset.
 package confdefault
 
 import "fmt"
@@ -32,4 +33,12 @@ func Fill[T Number](bad error, fs ...Field[T]) error {
 		}
 	}
 	return nil
+}
+
+// Positive gives *v the default def unless it is positive: for a field
+// whose zero and negative values both mean "unset".
+func Positive[T Number](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }

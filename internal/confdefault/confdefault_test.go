@@ -25,3 +25,15 @@ func TestFill(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// Positive keeps a positive value and gives zero and negative ones the
+// default.
+func TestPositive(t *testing.T) {
+	for _, c := range []struct{ in, want int }{{5, 5}, {0, 7}, {-1, 7}} {
+		v := c.in
+		Positive(&v, 7)
+		if v != c.want {
+			t.Errorf("Positive(%d, 7) = %d, want %d", c.in, v, c.want)
+		}
+	}
+}
