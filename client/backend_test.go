@@ -11,6 +11,7 @@ import (
 	"github.com/runnelmq/runnel/client/internal/brokertap"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/teststart"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
@@ -93,6 +94,14 @@ func (be *backend) stored(t testing.TB, i int, topic string, qid int32) []*proto
 
 // createTopic creates topic with n queues on every broker
 // (UPDATE_AND_CREATE_TOPIC, as the admin tools send it).
+// producerOnNewTopic creates topic with n queues on every broker and
+// starts a producer: the first two steps of most tests.
+func (be *backend) producerOnNewTopic(t testing.TB, topic string, n int) *Producer {
+	t.Helper()
+	be.createTopic(t, topic, n)
+	return startProducer(t, be.ns, nil)
+}
+
 func (be *backend) createTopic(t testing.TB, topic string, n int) {
 	t.Helper()
 	for i, addr := range be.brokers {
@@ -116,7 +125,7 @@ func startPullConsumer(t testing.TB, be *backend, group string) *PullConsumer {
 	cfg.Client = testClient(be.ns)
 	cfg.Group = group
 	pc, err := NewPullConsumer(cfg)
-	return started(t, pc, err)
+	return teststart.Started(t, pc, err)
 }
 
 // committed returns group's committed offset of every queue of topic

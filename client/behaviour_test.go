@@ -30,8 +30,7 @@ import (
 func TestBrokerRequestsRunningInfo(t *testing.T) {
 	be := startRunnel(t, 1, nil)
 	be.createTopic(t, "T", 2)
-	be.createTopic(t, "D", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "D", 1)
 	produce(t, p, "T", 0, 40)
 	cons, col := startCollecting(t, be.ns, "g", "T")
 	testwait.For(t, testwait.Default, "40 consumed", func() bool { return col.distinct() == 40 })
@@ -95,8 +94,7 @@ func TestBrokerRequestsRunningInfo(t *testing.T) {
 
 func TestPullConsumer(t *testing.T) {
 	forBackends(t, 1, func(t *testing.T, be *backend) {
-		be.createTopic(t, "T", 1)
-		p := startProducer(t, be.ns, nil)
+		p := be.producerOnNewTopic(t, "T", 1)
 		ctx := context.Background()
 		for i := range 10 {
 			tag := []string{"A", "B"}[i%2]
@@ -162,18 +160,8 @@ func TestProducerAndConsumerShareOneInstance(t *testing.T) {
 	be := startRunnel(t, 1, nil)
 	be.createTopic(t, "T", 1)
 	cc := testClient(be.ns)
-	pcfg := DefaultProducerConfig()
-	pcfg.Client = cc
-	pcfg.Group = "shared-pg"
-	p, err := NewProducer(pcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := startProducer(t, be.ns, func(cfg *ProducerConfig) { cfg.Client, cfg.Group = cc, "shared-pg" })
 	ctx := context.Background()
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
 	col := newCollector()
 	cons := newConsumer(t, be.ns, "shared-g", func(cfg *PushConsumerConfig) {
 		cfg.Client = cc
@@ -207,8 +195,7 @@ func TestProducerAndConsumerShareOneInstance(t *testing.T) {
 
 func TestSendBackFallsBackToRetryTopic(t *testing.T) {
 	be := startRunnel(t, 1, nil)
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	var mu sync.Mutex
 	var times []int32
 	var origin string
@@ -246,8 +233,7 @@ func TestSendBackFallsBackToRetryTopic(t *testing.T) {
 
 func TestOrderlyGivesUpToDLQAfterMaxReconsume(t *testing.T) {
 	be := startRunnel(t, 1, nil)
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	var calls atomic.Int32
 	next := make(chan string, 10)
 	cons := newConsumer(t, be.ns, "og", func(cfg *PushConsumerConfig) {
@@ -311,9 +297,9 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 	be := startRunnel(t, 1, nil)
 	be.createTopic(t, "T", 2)
 	// The broker keeps running: its server's workers park for the next
-	// request. The client runs no remoting.Server, so ignoring what the
-	// server spawns ignores nothing of the client's.
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("github.com/runnelmq/runnel/remoting.(*Server).spawn.func1"))
+	// request. The client runs no remoting.Server, hence no worker pool, so
+	// ignoring parked workers ignores nothing of the client's.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("github.com/runnelmq/runnel/remoting.(*workerPool).work"))
 	ctx := context.Background()
 	pcfg := DefaultProducerConfig()
 	pcfg.Client = testClient(be.ns)
@@ -375,8 +361,7 @@ func TestStartFailsForTopicWithoutRoute(t *testing.T) {
 
 func TestConsumeTimeoutSendsStuckMessagesBack(t *testing.T) {
 	be := startRunnel(t, 1, nil)
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	sendBacks := func() int { return be.taps[0].Count(brokertap.Code(protocol.ReqConsumerSendMsgBack)) }
 	var mu sync.Mutex
 	now := time.Now()

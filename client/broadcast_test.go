@@ -18,8 +18,7 @@ func TestBroadcastingRestartReadsLocalOffsets(t *testing.T) {
 }
 
 func testBroadcastingRestartReadsLocalOffsets(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 3)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 3)
 	dir := t.TempDir()
 	client := testClient(be.ns) // one client id for both runs
 	col := newCollector()

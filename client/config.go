@@ -12,6 +12,7 @@ import (
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/client/internal/nsaddr"
+	"github.com/runnelmq/runnel/internal/confdefault"
 	"github.com/runnelmq/runnel/remoting"
 )
 
@@ -107,13 +108,13 @@ func (c *ClientConfig) ensureDefaults() error {
 	if c.ClientIP == "" {
 		c.ClientIP = d.ClientIP
 	}
-	if err := defaultDurations(
-		durationField{"RouteRefreshInterval", &c.RouteRefreshInterval, d.RouteRefreshInterval},
-		durationField{"HeartbeatInterval", &c.HeartbeatInterval, d.HeartbeatInterval},
-		durationField{"PersistInterval", &c.PersistInterval, d.PersistInterval},
-		durationField{"RebalanceInterval", &c.RebalanceInterval, d.RebalanceInterval},
-		durationField{"LockRenewInterval", &c.LockRenewInterval, d.LockRenewInterval},
-		durationField{"CallTimeout", &c.CallTimeout, d.CallTimeout},
+	if err := confdefault.Fill(ErrBadConfig,
+		confdefault.Of("RouteRefreshInterval", &c.RouteRefreshInterval, d.RouteRefreshInterval),
+		confdefault.Of("HeartbeatInterval", &c.HeartbeatInterval, d.HeartbeatInterval),
+		confdefault.Of("PersistInterval", &c.PersistInterval, d.PersistInterval),
+		confdefault.Of("RebalanceInterval", &c.RebalanceInterval, d.RebalanceInterval),
+		confdefault.Of("LockRenewInterval", &c.LockRenewInterval, d.LockRenewInterval),
+		confdefault.Of("CallTimeout", &c.CallTimeout, d.CallTimeout),
 	); err != nil {
 		return err
 	}
@@ -125,28 +126,6 @@ func (c *ClientConfig) ensureDefaults() error {
 	}
 	if _, err := c.remotingConfig(); err != nil {
 		return err
-	}
-	return nil
-}
-
-// durationField is a config field that takes its default when zero and
-// may not be negative.
-type durationField struct {
-	name string
-	v    *time.Duration
-	def  time.Duration
-}
-
-// defaultDurations gives every zero field of fs its default and refuses a
-// negative one, naming it.
-func defaultDurations(fs ...durationField) error {
-	for _, f := range fs {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-		if *f.v < 0 {
-			return fmt.Errorf("%w: %s is negative", ErrBadConfig, f.name)
-		}
 	}
 	return nil
 }

@@ -52,8 +52,7 @@ type history struct {
 }
 
 func testConsumeFromLastAndTimestamp(t *testing.T, be *backend, h history) {
-	be.createTopic(t, "T", 2)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 2)
 	produce(t, p, "T", 0, 10) // retired where the backend retires
 	h.pass(2 * time.Hour)
 	produce(t, p, "T", 10, 10) // old but kept: before the mark
@@ -134,8 +133,7 @@ func TestBrokerResetsConsumerOffset(t *testing.T) {
 }
 
 func testBrokerResetsConsumerOffset(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 2)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 2)
 	produce(t, p, "T", 0, 40)
 	_, col := startCollecting(t, be.ns, "g", "T")
 	testwait.For(t, testwait.Default, "40 consumed", func() bool { return col.distinct() == 40 })

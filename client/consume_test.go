@@ -97,8 +97,7 @@ func TestConcurrentBatchSizeAndGoroutines(t *testing.T) {
 
 func testConcurrentBatchSizeAndGoroutines(t *testing.T, be *backend) {
 	const n, batch, workers = 40, 4, 2
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	produce(t, p, "T", 0, n) // a backlog: one pull brings 32
 	be.waitMaxOffsets(t, "T", n)
 	var (

@@ -8,6 +8,7 @@ import (
 	"github.com/runnelmq/runnel/client/internal/processqueue"
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/rebalance"
+	"github.com/runnelmq/runnel/internal/confdefault"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -210,11 +211,11 @@ func (c *PushConsumerConfig) ensureDefaults() error {
 		c.Now = d.Now
 	}
 	// The consumer's own durations; ClientConfig's list looks alike.
-	if err := defaultDurations(
-		durationField{"PullErrorDelay", &c.PullErrorDelay, d.PullErrorDelay},
-		durationField{"BrokerSuspendMax", &c.BrokerSuspendMax, d.BrokerSuspendMax},
-		durationField{"SuspendCurrentQueueTime", &c.SuspendCurrentQueueTime, d.SuspendCurrentQueueTime},
-		durationField{"RetryLocalDelay", &c.RetryLocalDelay, d.RetryLocalDelay},
+	if err := confdefault.Fill(ErrBadConfig,
+		confdefault.Of("PullErrorDelay", &c.PullErrorDelay, d.PullErrorDelay),
+		confdefault.Of("BrokerSuspendMax", &c.BrokerSuspendMax, d.BrokerSuspendMax),
+		confdefault.Of("SuspendCurrentQueueTime", &c.SuspendCurrentQueueTime, d.SuspendCurrentQueueTime),
+		confdefault.Of("RetryLocalDelay", &c.RetryLocalDelay, d.RetryLocalDelay),
 	); err != nil {
 		return err
 	}

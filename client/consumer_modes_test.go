@@ -36,8 +36,7 @@ func TestTwoConsumersSplitQueuesNothingLost(t *testing.T) {
 }
 
 func testTwoConsumersSplitQueuesNothingLost(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 4)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 4)
 	col := newCollector()
 	c1 := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) {
 		cfg.Concurrently = col.listener()
@@ -90,8 +89,7 @@ func TestCleanShutdownRedeliversNothing(t *testing.T) {
 }
 
 func testCleanShutdownRedeliversNothing(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 4)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 4)
 	produce(t, p, "T", 0, 200)
 	col := newCollector()
 	var consumed atomic.Int64
@@ -123,8 +121,7 @@ func TestKilledConsumerRedeliversAtMostThePersistWindow(t *testing.T) {
 }
 
 func testKilledConsumerRedeliversAtMostThePersistWindow(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 2)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 2)
 	produce(t, p, "T", 0, 400)
 	const persist = 100 * time.Millisecond
 	var mu sync.Mutex
@@ -203,8 +200,7 @@ func TestSlowListenerBoundedByFlowControl(t *testing.T) {
 }
 
 func testSlowListenerBoundedByFlowControl(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	const threshold, batch = 50, 16
 	produce(t, p, "T", 0, 300)
 	release := make(chan struct{})
@@ -249,8 +245,7 @@ func TestTagFilterAndRetryTopic(t *testing.T) {
 }
 
 func testTagFilterAndRetryTopic(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 2)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 2)
 	ctx := context.Background()
 	for i, tag := range []string{"A", "B", "C", "A", "B", "C"} {
 		if _, err := p.Send(ctx, &Message{Topic: "T", Tags: tag, Body: []byte(fmt.Sprintf("%s-%d", tag, i))}); err != nil {
@@ -307,8 +302,7 @@ func TestBroadcastingEveryConsumerGetsAll(t *testing.T) {
 }
 
 func testBroadcastingEveryConsumerGetsAll(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 3)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 3)
 	dir := t.TempDir()
 	cols := []*collector{newCollector(), newCollector()}
 	var cons []*PushConsumer

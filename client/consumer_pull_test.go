@@ -38,8 +38,7 @@ func TestCommitOffsetRidesOnPull(t *testing.T) {
 }
 
 func testCommitOffsetRidesOnPull(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	col := newCollector()
 	cons := newConsumer(t, be.ns, "g", func(cfg *PushConsumerConfig) {
 		cfg.Client.PersistInterval = time.Hour

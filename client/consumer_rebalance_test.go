@@ -45,8 +45,7 @@ func TestDroppedQueueOffsetPersistedFirst(t *testing.T) {
 
 func testDroppedQueueOffsetPersistedFirst(t *testing.T, be *backend) {
 	const perQueue = 10
-	be.createTopic(t, "T", 4)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 4)
 	produce(t, p, "T", 0, 4*perQueue)
 	be.waitMaxOffsets(t, "T", perQueue) // one pull per queue gets them all
 	col := newCollector()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/offset"
+	"github.com/runnelmq/runnel/internal/teststart"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -70,7 +71,7 @@ func newConsumer(t testing.TB, nameSrv, group string, mod func(*PushConsumerConf
 
 func startConsumer(t testing.TB, c *PushConsumer, topic, expr string) {
 	t.Helper()
-	started(t, c, c.Subscribe(topic, expr))
+	teststart.Started(t, c, c.Subscribe(topic, expr))
 }
 
 // startCollecting starts a consumer of group, from the first offset, on
@@ -97,8 +98,7 @@ func TestPushConsumerClusteringConcurrent(t *testing.T) {
 }
 
 func testPushConsumerClusteringConcurrent(t *testing.T, be *backend) {
-	be.createTopic(t, "T", 4)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 4)
 	produce(t, p, "T", 0, 100)
 	cons, col := startCollecting(t, be.ns, "g1", "T")
 	produce(t, p, "T", 100, 100)

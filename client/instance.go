@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/gogroup"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -46,7 +47,6 @@ type instance struct {
 		consumers map[string]consumerImpl
 		// txProducers answer the broker's transaction checks of their group.
 		txProducers map[string]*TransactionProducer
-		stopped     bool // set before wg.Wait: spawn refuses from then on
 	}
 
 	// life is cancelled when the instance stops; every loop and call the
@@ -55,7 +55,9 @@ type instance struct {
 	stopLife    context.CancelFunc
 	rebalanceCh chan struct{} // one slot: a rebalance is wanted now
 	heartbeatCh chan struct{} // one slot: a heartbeat is wanted now (a new broker appeared)
-	wg          sync.WaitGroup
+	// goroutines are the instance's loops and handlers; release stops
+	// and waits for them.
+	goroutines gogroup.Group
 }
 
 // instances is the process-wide registry of instances by client id.
@@ -119,31 +121,16 @@ func (in *instance) release() {
 	if !last {
 		return
 	}
-	in.mu.Lock()
-	in.mu.stopped = true
-	in.mu.Unlock()
+	in.goroutines.Stop()
 	in.stopLife()
-	in.wg.Wait()
+	in.goroutines.Wait()
 	_ = in.rc.Close()
 }
 
 // spawn runs fn in a goroutine the instance waits for; once the instance
 // is stopping it runs nothing (handlers of late broker requests call it)
 // and reports false.
-func (in *instance) spawn(fn func()) bool {
-	in.mu.Lock()
-	if in.mu.stopped {
-		in.mu.Unlock()
-		return false
-	}
-	in.wg.Add(1)
-	in.mu.Unlock()
-	go func() {
-		defer in.wg.Done()
-		fn()
-	}()
-	return true
-}
+func (in *instance) spawn(fn func()) bool { return in.goroutines.Go(fn) }
 
 // every runs fn now (after first) and then every d until the instance
 // stops.

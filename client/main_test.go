@@ -1,13 +1,13 @@
 package client
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/teststart"
 )
 
 func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
@@ -38,22 +38,5 @@ func startProducer(t testing.TB, nameSrv string, mod func(*ProducerConfig)) *Pro
 		mod(&cfg)
 	}
 	p, err := NewProducer(cfg)
-	return started(t, p, err)
-}
-
-// started fails t with err (making or subscribing c failed), else starts c
-// and shuts it down at t's cleanup.
-func started[C interface {
-	Start(context.Context) error
-	Shutdown(context.Context) error
-}](t testing.TB, c C, err error) C {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
-	return c
+	return teststart.Started(t, p, err)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client/internal/brokertap"
+	"github.com/runnelmq/runnel/internal/teststart"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -102,7 +103,7 @@ func TestPushConsumerSQL92(t *testing.T) {
 					return ConsumeSuccess
 				}
 			})
-			started(t, cons, cons.SubscribeSelector("T", SQL92Selector(sqlExpr)))
+			teststart.Started(t, cons, cons.SubscribeSelector("T", SQL92Selector(sqlExpr)))
 
 			// The committed offset passes the whole queue once the pulled
 			// messages are consumed; nothing else can come after that.

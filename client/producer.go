@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/confdefault"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -72,9 +73,7 @@ func (c *ProducerConfig) ensureDefaults() error {
 	if err := validateGroup("Group", c.Group); err != nil {
 		return err
 	}
-	if c.SendTimeout <= 0 {
-		c.SendTimeout = d.SendTimeout
-	}
+	confdefault.Positive(&c.SendTimeout, d.SendTimeout)
 	switch {
 	case c.RetryTimes == 0:
 		c.RetryTimes = d.RetryTimes
@@ -90,15 +89,11 @@ func (c *ProducerConfig) ensureDefaults() error {
 	if c.CompressLevel < -1 || c.CompressLevel > 9 {
 		return fmt.Errorf("%w: CompressLevel %d, want 1..9", ErrBadConfig, c.CompressLevel)
 	}
-	if c.MaxMessageSize <= 0 {
-		c.MaxMessageSize = d.MaxMessageSize
-	}
+	confdefault.Positive(&c.MaxMessageSize, d.MaxMessageSize)
 	if c.CreateTopicKey == "" {
 		c.CreateTopicKey = d.CreateTopicKey
 	}
-	if c.DefaultTopicQueueNums <= 0 {
-		c.DefaultTopicQueueNums = d.DefaultTopicQueueNums
-	}
+	confdefault.Positive(&c.DefaultTopicQueueNums, d.DefaultTopicQueueNums)
 	if c.Selector == nil {
 		c.Selector = &RoundRobinSelector{}
 	}
@@ -226,6 +221,11 @@ func waitAll(ctx context.Context, wg *sync.WaitGroup) error {
 func (p *Producer) instance() (*instance, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.instanceLocked()
+}
+
+// instanceLocked is instance with p.mu held.
+func (p *Producer) instanceLocked() (*instance, error) {
 	switch {
 	case p.mu.closed:
 		return nil, ErrClosed
@@ -256,21 +256,10 @@ func (p *Producer) Send(ctx context.Context, msgs ...*Message) (SendResult, erro
 // cannot start: a bad message or a producer that is not running.
 // Shutdown waits for callbacks in flight.
 func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), msgs ...*Message) error {
-	// The state check and wg.Add share one critical section so that
-	// Shutdown, which sets closed under the same lock before it waits,
-	// never misses a send.
-	p.mu.Lock()
-	switch {
-	case p.mu.closed:
-		p.mu.Unlock()
-		return ErrClosed
-	case !p.mu.started:
-		p.mu.Unlock()
-		return ErrNotStarted
+	inst, err := p.startAsync()
+	if err != nil {
+		return err
 	}
-	inst := p.mu.inst
-	p.wg.Add(1)
-	p.mu.Unlock()
 	req, err := p.prepare(msgs)
 	if err != nil {
 		p.wg.Done()
@@ -283,6 +272,21 @@ func (p *Producer) SendAsync(ctx context.Context, cb func(SendResult, error), ms
 		cb(p.sendWithRetry(context.WithoutCancel(ctx), inst, req, p.cfg.RetryTimes, false))
 	}()
 	return nil
+}
+
+// startAsync counts one asynchronous call that Shutdown waits for (the
+// caller's p.wg.Done ends it) and returns the instance, or fails when the
+// producer is not running. The state check and wg.Add share one critical
+// section so that Shutdown, which sets closed under the same lock before
+// it waits, never misses a call.
+func (p *Producer) startAsync() (*instance, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	inst, err := p.instanceLocked()
+	if err == nil {
+		p.wg.Add(1)
+	}
+	return inst, err
 }
 
 // SendOneway sends one message without waiting for the broker's answer;

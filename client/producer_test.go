@@ -48,8 +48,7 @@ func TestProducerSendPropertiesAndAutoCreate(t *testing.T) {
 
 func TestProducerRoundRobinAndBatch(t *testing.T) {
 	be := startRunnel(t, 2, nil)
-	be.createTopic(t, "T", 2)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 2)
 	ctx := context.Background()
 	seen := map[queue.MessageQueue]int{}
 	for range 8 {
@@ -93,8 +92,7 @@ func TestProducerRoundRobinAndBatch(t *testing.T) {
 
 func TestProducerRetriesOnAnotherBroker(t *testing.T) {
 	be := startRunnel(t, 2, nil)
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	ctx := context.Background()
 	refuse := func(codes ...int16) {
 		for _, tap := range be.taps {
@@ -144,8 +142,7 @@ func TestProducerRetriesOnAnotherBroker(t *testing.T) {
 
 func TestProducerCompressionAsyncOneway(t *testing.T) {
 	be := startRunnel(t, 1, nil)
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("abcdefgh"), 1024) // 8 KiB
 	if _, err := p.Send(ctx, &Message{Topic: "T", Body: big}); err != nil {
@@ -245,8 +242,7 @@ func TestProducerDelayLevel(t *testing.T) {
 		cfg.Now = clock.Now
 		cfg.MessageDelayLevel = "1s 2s 3s 4s"
 	})
-	be.createTopic(t, "T", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 1)
 	if _, err := p.Send(context.Background(), &Message{Topic: "T", Body: []byte("later"), DelayLevel: 3}); err != nil {
 		t.Fatal(err)
 	}

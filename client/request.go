@@ -73,18 +73,9 @@ func (p *Producer) RequestAsync(ctx context.Context, msg *Message, cb func(*Mess
 	if err := msg.validate(p.cfg.MaxMessageSize); err != nil {
 		return err
 	}
-	// As SendAsync: the state check and wg.Add share Shutdown's lock.
-	p.mu.Lock()
-	switch {
-	case p.mu.closed:
-		p.mu.Unlock()
-		return ErrClosed
-	case !p.mu.started:
-		p.mu.Unlock()
-		return ErrNotStarted
+	if _, err := p.startAsync(); err != nil {
+		return err
 	}
-	p.wg.Add(1)
-	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
 		cb(p.Request(ctx, msg))

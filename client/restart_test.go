@@ -13,8 +13,7 @@ import (
 func TestSurvivesBrokerRestart(t *testing.T) {
 	c := startCluster(t, cluster.Brokers(2))
 	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0), c.BrokerAddr(1)}}
-	be.createTopic(t, "T", 2)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "T", 2)
 	_, col := startCollecting(t, be.ns, "g", "T")
 	produce(t, p, "T", 0, 100)
 	testwait.For(t, testwait.Default, "first 100", func() bool { return col.distinct() == 100 })
@@ -62,8 +61,7 @@ func startDefaultHeartbeats(t testing.TB, topic, group string) (*cluster.Cluster
 	t.Helper()
 	c := startCluster(t)
 	be := &backend{ns: c.NamesrvAddr(), brokers: []string{c.BrokerAddr(0)}}
-	be.createTopic(t, topic, 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, topic, 1)
 	col := newCollector()
 	cons := newConsumer(t, be.ns, group, func(cfg *PushConsumerConfig) {
 		cfg.Concurrently = col.listener()

@@ -16,8 +16,7 @@ import (
 // messages carry the topic, tags, keys and the id the producer returned.
 func TestSendWireForm(t *testing.T) {
 	be := startRunnel(t, 1, nil)
-	be.createTopic(t, "Wire", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "Wire", 1)
 	ctx := context.Background()
 	single, err := p.Send(ctx, &Message{Topic: "Wire", Tags: "TagA", Keys: []string{"k1"}, Body: []byte("one")})
 	if err != nil {
@@ -64,8 +63,7 @@ func TestSendWireForm(t *testing.T) {
 // send through sendWithRetry.)
 func TestBatchBodyGivenBack(t *testing.T) {
 	be := startRunnel(t, 1, nil)
-	be.createTopic(t, "Recycled", 1)
-	p := startProducer(t, be.ns, nil)
+	p := be.producerOnNewTopic(t, "Recycled", 1)
 	inst, err := p.instance()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/client/queue"
+	"github.com/runnelmq/runnel/internal/confdefault"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -114,15 +115,9 @@ func (c *TransactionProducerConfig) ensureDefaults() error {
 	if c.Listener == nil {
 		return fmt.Errorf("%w: Listener is nil", ErrBadConfig)
 	}
-	if c.CheckWorkers <= 0 {
-		c.CheckWorkers = d.CheckWorkers
-	}
-	if c.CheckQueueSize <= 0 {
-		c.CheckQueueSize = d.CheckQueueSize
-	}
-	if c.CheckTimeout <= 0 {
-		c.CheckTimeout = d.CheckTimeout
-	}
+	confdefault.Positive(&c.CheckWorkers, d.CheckWorkers)
+	confdefault.Positive(&c.CheckQueueSize, d.CheckQueueSize)
+	confdefault.Positive(&c.CheckTimeout, d.CheckTimeout)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/teststart"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -89,7 +90,7 @@ func (e *txEnv) startTxProducer(t *testing.T, group string, l TransactionListene
 	cfg.Group = group
 	cfg.Listener = l
 	tp, err := NewTransactionProducer(cfg)
-	return started(t, tp, err)
+	return teststart.Started(t, tp, err)
 }
 
 func (e *txEnv) send(t *testing.T, tp *TransactionProducer, body string, want LocalTransactionState) *TransactionSendResult {

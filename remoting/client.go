@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/gogroup"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -28,10 +31,10 @@ type Client struct {
 		closed bool
 		conns  map[string]*dialing
 	}
-	// wg counts the client's goroutines: connection readers, handlers of
-	// server-initiated requests and async callbacks. Add only happens under
-	// mu while !closed.
-	wg sync.WaitGroup
+	// goroutines are the client's: connection readers, handlers of
+	// server-initiated requests and async callbacks. Close stops them
+	// under mu as it sets closed.
+	goroutines gogroup.Group
 }
 
 // dialing is an address's connection, or the dial in progress for it.
@@ -249,10 +252,8 @@ func (cl *Client) Close() error {
 		return nil
 	}
 	cl.mu.closed = true
-	ds := make([]*dialing, 0, len(cl.mu.conns))
-	for _, d := range cl.mu.conns {
-		ds = append(ds, d)
-	}
+	cl.goroutines.Stop()
+	ds := slices.Collect(maps.Values(cl.mu.conns))
 	cl.mu.Unlock()
 	for _, d := range ds {
 		<-d.done // a dial in progress ends within DialTimeout
@@ -260,25 +261,12 @@ func (cl *Client) Close() error {
 			d.conn.closeWith(ErrClosed)
 		}
 	}
-	cl.wg.Wait()
+	cl.goroutines.Wait()
 	return nil
 }
 
 // spawn implements connOwner.
-func (cl *Client) spawn(fn func()) bool {
-	cl.mu.Lock()
-	if cl.mu.closed {
-		cl.mu.Unlock()
-		return false
-	}
-	cl.wg.Add(1)
-	cl.mu.Unlock()
-	go func() {
-		defer cl.wg.Done()
-		fn()
-	}()
-	return true
-}
+func (cl *Client) spawn(fn func()) bool { return cl.goroutines.Go(fn) }
 
 // dispatch implements connOwner. Servers send a client few requests, so
 // each gets a goroutine of its own rather than a pool.

@@ -3,13 +3,13 @@ package remoting
 import (
 	"context"
 	"errors"
-	"github.com/runnelmq/runnel/internal/testwait"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testnet"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -200,14 +200,9 @@ func TestClientCloseFailsCallsInFlight(t *testing.T) {
 }
 
 func TestClientDialError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testnet.DeadAddr(t)
 	cl := newClient(t, nil)
-	_, err = cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil))
+	_, err := cl.Invoke(context.Background(), addr, protocol.NewRequest(codeEcho, nil, nil))
 	if err == nil || !contains(err.Error(), addr) {
 		t.Fatalf("dial error %v should name %s", err, addr)
 	}

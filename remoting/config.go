@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/confdefault"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -175,12 +176,8 @@ func (c *ServerConfig) ensureDefaults() error {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = d.IdleTimeout
 	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = d.WriteTimeout
-	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = d.CallTimeout
-	}
+	confdefault.Positive(&c.WriteTimeout, d.WriteTimeout)
+	confdefault.Positive(&c.CallTimeout, d.CallTimeout)
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
@@ -192,9 +189,7 @@ func (c *ServerConfig) ensureDefaults() error {
 	if mode != TLSDisabled && (c.TLS == nil || len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil) {
 		return fmt.Errorf("%w: TLSMode %s needs TLS with a certificate", ErrBadConfig, mode)
 	}
-	if c.HandshakeTimeout <= 0 {
-		c.HandshakeTimeout = d.HandshakeTimeout
-	}
+	confdefault.Positive(&c.HandshakeTimeout, d.HandshakeTimeout)
 	if c.NetpollPollers < 0 {
 		return fmt.Errorf("%w: NetpollPollers %d is negative", ErrBadConfig, c.NetpollPollers)
 	}
@@ -246,15 +241,9 @@ func DefaultClientConfig() ClientConfig {
 
 func (c *ClientConfig) ensureDefaults() {
 	d := DefaultClientConfig()
-	if c.DialTimeout <= 0 {
-		c.DialTimeout = d.DialTimeout
-	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = d.CallTimeout
-	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = d.WriteTimeout
-	}
+	confdefault.Positive(&c.DialTimeout, d.DialTimeout)
+	confdefault.Positive(&c.CallTimeout, d.CallTimeout)
+	confdefault.Positive(&c.WriteTimeout, d.WriteTimeout)
 	if c.MaxFrameSize < 4 {
 		c.MaxFrameSize = d.MaxFrameSize
 	}

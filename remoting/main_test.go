@@ -1,18 +1,17 @@
 package remoting
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/internal/official"
+	"github.com/runnelmq/runnel/internal/syncbuf"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -36,22 +35,7 @@ func forEachTransport(t *testing.T, fn func(t *testing.T, transport string)) {
 }
 
 // logBuffer collects log output for assertions; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer = syncbuf.Buffer
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

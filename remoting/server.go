@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/gogroup"
 	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -32,11 +34,11 @@ type Server struct {
 		// their first byte or handshake (tls_server.go).
 		pending map[io.Closer]struct{}
 	}
-	// wg counts every goroutine the server owns: the accept or serve loop,
-	// the idle sweeper, per-connection readers and request handlers. Add is
-	// only called under mu while !closed, so Close's Wait never races it.
-	wg   sync.WaitGroup
-	stop chan struct{} // closed by Close; stops the idle sweeper and the worker retirer
+	// goroutines are every goroutine the server owns: the accept or serve
+	// loop, the idle sweeper, per-connection readers and request handlers.
+	// Close stops them under mu as it sets closed.
+	goroutines gogroup.Group
+	stop       chan struct{} // closed by Close; stops the idle sweeper and the worker retirer
 
 	// workers run the handlers of inbound requests.
 	workers workerPool
@@ -134,11 +136,7 @@ func (s *Server) ParkedWorkers() int { return s.workers.idleCount() }
 func (s *Server) Conns() []*Conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*Conn, 0, len(s.mu.conns))
-	for _, c := range s.mu.conns {
-		out = append(out, c)
-	}
-	return out
+	return slices.Collect(maps.Values(s.mu.conns))
 }
 
 // StopAccepting closes every connection that arrives from now on, as soon
@@ -162,14 +160,9 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.mu.closed = true
-	conns := make([]*Conn, 0, len(s.mu.conns))
-	for _, c := range s.mu.conns {
-		conns = append(conns, c)
-	}
-	pending := make([]io.Closer, 0, len(s.mu.pending))
-	for nc := range s.mu.pending {
-		pending = append(pending, nc)
-	}
+	s.goroutines.Stop()
+	conns := slices.Collect(maps.Values(s.mu.conns))
+	pending := slices.Collect(maps.Keys(s.mu.pending))
 	s.mu.Unlock()
 	for _, nc := range pending {
 		nc.Close()
@@ -190,7 +183,7 @@ func (s *Server) Close() error {
 	if s.listener != nil {
 		err = s.listener.close()
 	}
-	s.wg.Wait()
+	s.goroutines.Wait()
 	return err
 }
 
@@ -214,20 +207,7 @@ func waitWritesDone(conns []*Conn, d time.Duration) {
 }
 
 // spawn implements connOwner.
-func (s *Server) spawn(fn func()) bool {
-	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
-		return false
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		fn()
-	}()
-	return true
-}
+func (s *Server) spawn(fn func()) bool { return s.goroutines.Go(fn) }
 
 // dispatch implements connOwner: requests run on the worker pool.
 func (s *Server) dispatch(c *Conn, req *protocol.Command) bool {

@@ -82,30 +82,49 @@ func (s *Server) handshake(nc net.Conn) (*tls.Conn, error) {
 	return tc, nil
 }
 
-// negotiateStd serves a std connection of a TLS-enabled server.
-func (s *Server) negotiateStd(nc net.Conn) {
+// negotiate runs what both transports do with a new connection of a
+// TLS-enabled server: hold it as pending, wait for its first byte (read),
+// admit it, and, when it starts TLS, shake hands over tlsConn() (nc with
+// its first byte still to read). tc is the TLS connection, nil for a plain
+// one; a refused connection is closed, the reason logged, and ok false.
+func (s *Server) negotiate(nc acceptedConn, read func() (byte, error), tlsConn func() net.Conn) (tc *tls.Conn, ok bool) {
 	if !s.holdPending(nc) {
 		nc.Close()
-		return
+		return nil, false
 	}
-	var first [1]byte
-	b, err := s.awaitFirstByte(nc, func() (byte, error) {
-		_, err := io.ReadFull(nc, first[:])
-		return first[0], err
-	})
+	b, err := s.awaitFirstByte(nc, read)
 	var isTLS bool
 	if err == nil {
 		isTLS, err = s.admit(b, nc.RemoteAddr().String())
 	}
-	var tc *tls.Conn
 	if err == nil && isTLS {
-		tc, err = s.handshake(&prefixConn{Conn: nc, prefix: first[:]})
+		tc, err = s.handshake(tlsConn())
 	}
 	s.releasePending(nc)
-	switch {
-	case err != nil:
+	if err != nil {
 		s.refused(nc, err)
-	case isTLS:
+		return nil, false
+	}
+	return tc, true
+}
+
+// acceptedConn is what negotiate needs of an accepted connection, std or
+// netpoll.
+type acceptedConn interface {
+	io.Closer
+	RemoteAddr() net.Addr
+}
+
+// negotiateStd serves a std connection of a TLS-enabled server.
+func (s *Server) negotiateStd(nc net.Conn) {
+	var first [1]byte
+	tc, ok := s.negotiate(nc, func() (byte, error) {
+		_, err := io.ReadFull(nc, first[:])
+		return first[0], err
+	}, func() net.Conn { return &prefixConn{Conn: nc, prefix: first[:]} })
+	switch {
+	case !ok:
+	case tc != nil:
 		s.serveStream(stdTransport{tc, s.cfg.WriteTimeout}, tc, nil)
 	default:
 		s.serveStream(stdTransport{nc, s.cfg.WriteTimeout}, nc, first[:])
@@ -116,31 +135,19 @@ func (s *Server) negotiateStd(nc net.Conn) {
 // negotiateStd's steps, but it peeks the first byte where std reads it, and
 // serves plain connections on netpoll's own path.
 func (s *Server) negotiateNetpoll(nc netpoll.Connection) {
-	if !s.holdPending(nc) {
-		nc.Close()
-		return
-	}
-	b, err := s.awaitFirstByte(nc, func() (byte, error) {
+	tc, ok := s.negotiate(nc, func() (byte, error) {
 		p, err := nc.Reader().Peek(1)
 		if err != nil {
 			return 0, err
 		}
 		return p[0], nil
-	})
-	var isTLS bool
-	if err == nil {
-		isTLS, err = s.admit(b, nc.RemoteAddr().String())
-	}
-	var tc *tls.Conn
-	if err == nil && isTLS {
+	}, func() net.Conn {
 		// The peeked byte is still in netpoll's buffer: Read returns it.
-		tc, err = s.handshake(netpollNetConn{nc})
-	}
-	s.releasePending(nc)
+		return netpollNetConn{nc}
+	})
 	switch {
-	case err != nil:
-		s.refused(nc, err)
-	case isTLS:
+	case !ok:
+	case tc != nil:
 		s.serveStream(tlsTransport{tc}, tc, nil)
 	default:
 		s.serveNetpoll(nc)

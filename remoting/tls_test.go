@@ -196,17 +196,25 @@ func TestOfficialClientTLS(t *testing.T) {
 	})
 }
 
+// startPermissiveTLS starts a TLS-permissive server with the dev
+// certificate; mod, if set, adjusts the rest of its config.
+func startPermissiveTLS(t *testing.T, tr string, mod func(*ServerConfig)) *Server {
+	return startServer(t, tr, func(c *ServerConfig) {
+		c.TLSMode, c.TLS = TLSPermissive, devTLS.cfg
+		if mod != nil {
+			mod(c)
+		}
+	}, nil)
+}
+
 // A connection that never sends its first byte is closed by the server's
 // Close (and by IdleTimeout), not waited for.
 func TestTLSPendingConnectionClosed(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr string) {
-		s := startServer(t, tr, func(c *ServerConfig) {
-			c.TLSMode, c.TLS = TLSPermissive, devTLS.cfg
-			c.IdleTimeout = 200 * time.Millisecond
-		}, nil)
+		s := startPermissiveTLS(t, tr, func(c *ServerConfig) { c.IdleTimeout = 200 * time.Millisecond })
 		waitClosedByServer(t, rawConn(t, s.Addr()))
 
-		s = startServer(t, tr, func(c *ServerConfig) { c.TLSMode, c.TLS = TLSPermissive, devTLS.cfg }, nil)
+		s = startPermissiveTLS(t, tr, nil)
 		nc := rawConn(t, s.Addr())
 		testwait.For(t, testwait.Default, "the connection pending", func() bool {
 			s.mu.Lock()
@@ -224,10 +232,7 @@ func TestTLSPendingConnectionClosed(t *testing.T) {
 // HandshakeTimeout.
 func TestTLSHandshakeTimeout(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr string) {
-		s := startServer(t, tr, func(c *ServerConfig) {
-			c.TLSMode, c.TLS = TLSPermissive, devTLS.cfg
-			c.HandshakeTimeout = 200 * time.Millisecond
-		}, nil)
+		s := startPermissiveTLS(t, tr, func(c *ServerConfig) { c.HandshakeTimeout = 200 * time.Millisecond })
 		nc := rawConn(t, s.Addr())
 		if _, err := nc.Write([]byte{tlsHandshakeByte, 0x03, 0x01}); err != nil {
 			t.Fatal(err)

@@ -140,6 +140,21 @@ func (a *Admin) callBrokerOK(ctx context.Context, op string, b Node, req *protoc
 	return resp, nil
 }
 
+// namesrvBody is the body of a name server's answer to req (callNamesrv)
+// as decode reads it; a body it refuses fails naming op.
+func namesrvBody[T any](ctx context.Context, a *Admin, op string, req *protocol.Command, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	resp, err := a.callNamesrv(ctx, op, req)
+	if err != nil {
+		return zero, err
+	}
+	v, err := decode(resp.Body)
+	if err != nil {
+		return zero, fmt.Errorf("admin: %s: %w", op, err)
+	}
+	return v, nil
+}
+
 // callEach sends req to every node in turn and hands each success to fn;
 // an answer with a code of skip (the node has none of what was asked) is
 // passed over. The first other failure, of a call or of fn, ends it.
@@ -171,6 +186,17 @@ func (a *Admin) callAll(ctx context.Context, op string, targets []Node, req *pro
 		}
 	}
 	return targets, nil
+}
+
+// callTopicBrokers sends a request of code naming topic (a
+// TopicRequestHeader) to every broker of topic's route, as callEach does.
+func (a *Admin) callTopicBrokers(ctx context.Context, op string, code int16, topic string, fn func(Node, *protocol.Command) error) error {
+	nodes, err := a.routeNodes(ctx, topic)
+	if err != nil {
+		return err
+	}
+	req := protocol.NewRequest(code, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
+	return a.callEach(ctx, op, nodes, req, fn)
 }
 
 // routeNodes returns the brokers of topic's route, one node each.

@@ -54,10 +54,7 @@ func TestCheckTopicAttributes(t *testing.T) {
 // field, as Java's admin sends them; removing one from a new topic is
 // refused before anything is sent.
 func TestCreateTopicSendsAttributes(t *testing.T) {
-	ns, ba, bb := twoBrokers(t)
-	for _, b := range []*fakeNode{ba, bb} {
-		b.reply(protocol.ReqUpdateAndCreateTopic, protocol.RespSuccess, nil, nil)
-	}
+	ns, ba, bb := twoBrokersCreatingTopics(t)
 	a := newAdmin(t, ns.addr())
 	attrs, _ := ParseAttributes("+message.type=FIFO")
 	if _, err := a.CreateTopic(context.Background(), TopicSpec{Topic: "fifo", Attributes: attrs}); err != nil {

@@ -135,14 +135,9 @@ func (a *Admin) ProducerConnections(ctx context.Context, group string) ([]Produc
 // offsets on, topic on any broker of its route (QUERY_TOPIC_CONSUME_BY_WHO),
 // sorted.
 func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, error) {
-	nodes, err := a.routeNodes(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
 	op := fmt.Sprintf("consumers of topic %q", topic)
-	req := protocol.NewRequest(protocol.ReqQueryTopicConsumeByWho, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
 	var out []string
-	err = a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
+	err := a.callTopicBrokers(ctx, op, protocol.ReqQueryTopicConsumeByWho, topic, func(n Node, resp *protocol.Command) error {
 		var body struct {
 			GroupList []string `json:"groupList"`
 		}

@@ -15,15 +15,7 @@ import (
 // (GET_BROKER_CLUSTER_INFO).
 func (a *Admin) ClusterInfo(ctx context.Context) (*protocol.ClusterInfo, error) {
 	const op = "cluster info"
-	resp, err := a.callNamesrv(ctx, op, protocol.NewRequest(protocol.ReqGetBrokerClusterInfo, nil, nil))
-	if err != nil {
-		return nil, err
-	}
-	info, err := protocol.DecodeClusterInfo(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("admin: %s: %w", op, err)
-	}
-	return info, nil
+	return namesrvBody(ctx, a, op, protocol.NewRequest(protocol.ReqGetBrokerClusterInfo, nil, nil), protocol.DecodeClusterInfo)
 }
 
 // Broker is one broker node as the name server knows it.

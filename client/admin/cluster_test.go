@@ -3,12 +3,12 @@ package admin
 import (
 	"context"
 	"errors"
-	"net"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testnet"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -71,13 +71,7 @@ func TestClusterInfoJavaForm(t *testing.T) {
 }
 
 func TestNamesrvFailover(t *testing.T) {
-	// A port nobody listens on: take one and close it.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
+	dead := testnet.DeadAddr(t)
 
 	ns := startFake(t)
 	ns.reply(protocol.ReqGetAllTopicListFromNameServer, protocol.RespSuccess, nil, []byte(`{"topicList":["b","a","b"]}`))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/client/internal/nsaddr"
+	"github.com/runnelmq/runnel/internal/confdefault"
 )
 
 // DefaultNamesrvAddr is the name server address used when none is given,
@@ -66,17 +67,11 @@ func (c *Config) ensureDefaults() error {
 		addrs = d.NamesrvAddrs
 	}
 	c.NamesrvAddrs = addrs
-	if c.CallTimeout < 0 {
-		return fmt.Errorf("%w: CallTimeout %v is negative", ErrBadConfig, c.CallTimeout)
-	}
-	if c.CallTimeout == 0 {
-		c.CallTimeout = d.CallTimeout
-	}
-	if c.DialTimeout < 0 {
-		return fmt.Errorf("%w: DialTimeout %v is negative", ErrBadConfig, c.DialTimeout)
-	}
-	if c.DialTimeout == 0 {
-		c.DialTimeout = d.DialTimeout
+	if err := confdefault.Fill(ErrBadConfig,
+		confdefault.Of("CallTimeout", &c.CallTimeout, d.CallTimeout),
+		confdefault.Of("DialTimeout", &c.DialTimeout, d.DialTimeout),
+	); err != nil {
+		return err
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger

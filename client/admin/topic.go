@@ -54,15 +54,7 @@ func (a *Admin) TopicRoute(ctx context.Context, topic string) (*protocol.TopicRo
 	op := fmt.Sprintf("route of topic %q", topic)
 	req := protocol.NewRequest(protocol.ReqGetRouteInfoByTopic,
 		protocol.GetRouteInfoRequestHeader{Topic: topic, AcceptStandardJSONOnly: true}.Encode(), nil)
-	resp, err := a.callNamesrv(ctx, op, req)
-	if err != nil {
-		return nil, err
-	}
-	route, err := protocol.DecodeTopicRouteData(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("admin: %s: %w", op, err)
-	}
-	return route, nil
+	return namesrvBody(ctx, a, op, req, protocol.DecodeTopicRouteData)
 }
 
 // TopicSpec describes a topic to create or update. A zero field keeps what
@@ -379,14 +371,9 @@ type QueueStats struct {
 // TopicStats returns every queue of topic on every broker of its route,
 // sorted by broker and queue.
 func (a *Admin) TopicStats(ctx context.Context, topic string) ([]QueueStats, error) {
-	nodes, err := a.routeNodes(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
 	op := fmt.Sprintf("stats of topic %q", topic)
-	req := protocol.NewRequest(protocol.ReqGetTopicStatsInfo, protocol.TopicRequestHeader{Topic: topic}.Encode(), nil)
 	var out []QueueStats
-	err = a.callEach(ctx, op, nodes, req, func(n Node, resp *protocol.Command) error {
+	err := a.callTopicBrokers(ctx, op, protocol.ReqGetTopicStatsInfo, topic, func(n Node, resp *protocol.Command) error {
 		table, err := protocol.DecodeTopicStatsTable(resp.Body)
 		if err != nil {
 			return fmt.Errorf("admin: %s: %s: %w", op, n, err)

@@ -18,6 +18,16 @@ func twoBrokers(t *testing.T) (ns, ba, bb *fakeNode) {
 	return ns, ba, bb
 }
 
+// twoBrokersCreatingTopics is twoBrokers whose brokers both accept
+// UPDATE_AND_CREATE_TOPIC.
+func twoBrokersCreatingTopics(t *testing.T) (ns, ba, bb *fakeNode) {
+	ns, ba, bb = twoBrokers(t)
+	for _, b := range []*fakeNode{ba, bb} {
+		b.reply(protocol.ReqUpdateAndCreateTopic, protocol.RespSuccess, nil, nil)
+	}
+	return ns, ba, bb
+}
+
 func TestTopicRouteRequestAndJavaBody(t *testing.T) {
 	ns := startFake(t)
 	ns.reply(protocol.ReqGetRouteInfoByTopic, protocol.RespSuccess, nil, routeBody("C", 4, map[string]string{"broker-a": "10.0.0.1:10911"}))
@@ -37,10 +47,7 @@ func TestTopicRouteRequestAndJavaBody(t *testing.T) {
 }
 
 func TestCreateTopicOnEveryMaster(t *testing.T) {
-	ns, ba, bb := twoBrokers(t)
-	for _, b := range []*fakeNode{ba, bb} {
-		b.reply(protocol.ReqUpdateAndCreateTopic, protocol.RespSuccess, nil, nil)
-	}
+	ns, ba, bb := twoBrokersCreatingTopics(t)
 	a := newAdmin(t, ns.addr())
 	order := true
 	writes, err := a.CreateTopic(context.Background(), TopicSpec{Topic: "orders", ReadQueueNums: 4, WriteQueueNums: 2, Order: &order})
@@ -154,10 +161,7 @@ func TestCreateTopicMasterlessGroup(t *testing.T) {
 // reported as an update. A broker without GET_TOPIC_CONFIG (RocketMQ 4) is
 // read through the name server's route.
 func TestCreateTopicKeepsAnExistingTopicsConfig(t *testing.T) {
-	ns, ba, bb := twoBrokers(t)
-	for _, b := range []*fakeNode{ba, bb} {
-		b.reply(protocol.ReqUpdateAndCreateTopic, protocol.RespSuccess, nil, nil)
-	}
+	ns, ba, bb := twoBrokersCreatingTopics(t)
 	ba.reply(protocol.ReqGetTopicConfig, protocol.RespSuccess, nil,
 		[]byte(`{"topicName":"orders","readQueueNums":4,"writeQueueNums":3,"perm":6,"topicSysFlag":1,"order":true}`))
 	// broker-b: unsupported, so the route says 16 queues there.

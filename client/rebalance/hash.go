@@ -61,18 +61,16 @@ func (c ConsistentHash) Allocate(_, currentCID string, mqAll []queue.MessageQueu
 	if c.Ring != RingJava && c.Ring != RingGoClient {
 		return []queue.MessageQueue{}, fmt.Errorf("%w: ConsistentHash.Ring is %d, want RingJava or RingGoClient", ErrBadConfig, c.Ring)
 	}
-	index, err := check(currentCID, mqAll, cidAll)
-	if err != nil || index < 0 {
-		return []queue.MessageQueue{}, err
-	}
-	r := buildRing(c.Ring, vnodes, cidAll)
-	out := []queue.MessageQueue{}
-	for _, mq := range mqAll {
-		if r.route(mq.String()) == currentCID {
-			out = append(out, mq)
+	return member(currentCID, mqAll, cidAll, func(int) []queue.MessageQueue {
+		r := buildRing(c.Ring, vnodes, cidAll)
+		out := []queue.MessageQueue{}
+		for _, mq := range mqAll {
+			if r.route(mq.String()) == currentCID {
+				out = append(out, mq)
+			}
 		}
-	}
-	return out, nil
+		return out
+	})
 }
 
 // hashRing is a sorted list of ring points and the client owning each.

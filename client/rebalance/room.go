@@ -33,26 +33,24 @@ func (s ByMachineRoom) Allocate(_, currentCID string, mqAll []queue.MessageQueue
 	if len(s.ConsumerIDCs) == 0 {
 		return []queue.MessageQueue{}, fmt.Errorf("%w: ByMachineRoom.ConsumerIDCs is empty", ErrBadConfig)
 	}
-	index, err := check(currentCID, mqAll, cidAll)
-	if err != nil || index < 0 {
-		return []queue.MessageQueue{}, err
-	}
-	var served []queue.MessageQueue
-	for _, mq := range mqAll {
-		if parts := javaSplit(mq.BrokerName, "@"); len(parts) == 2 && slices.Contains(s.ConsumerIDCs, parts[0]) {
-			served = append(served, mq)
+	return member(currentCID, mqAll, cidAll, func(index int) []queue.MessageQueue {
+		var served []queue.MessageQueue
+		for _, mq := range mqAll {
+			if parts := javaSplit(mq.BrokerName, "@"); len(parts) == 2 && slices.Contains(s.ConsumerIDCs, parts[0]) {
+				served = append(served, mq)
+			}
 		}
-	}
-	per := len(served) / len(cidAll)
-	rem := len(served) % len(cidAll)
-	out := slices.Clone(served[per*index : per*index+per])
-	if out == nil {
-		out = []queue.MessageQueue{}
-	}
-	if index < rem {
-		out = append(out, served[index+per*len(cidAll)])
-	}
-	return out, nil
+		per := len(served) / len(cidAll)
+		rem := len(served) % len(cidAll)
+		out := slices.Clone(served[per*index : per*index+per])
+		if out == nil {
+			out = []queue.MessageQueue{}
+		}
+		if index < rem {
+			out = append(out, served[index+per*len(cidAll)])
+		}
+		return out
+	})
 }
 
 // javaSplit is Java's String.split for a literal separator: trailing empty

@@ -46,6 +46,17 @@ func check(currentCID string, mqAll []queue.MessageQueue, cidAll []string) (int,
 	return slices.Index(cidAll, currentCID), nil
 }
 
+// member is every strategy's frame whose allocation cannot fail: the
+// input contract (check), an empty allocation for a client that is not a
+// member, and otherwise alloc of its index in cidAll.
+func member(currentCID string, mqAll []queue.MessageQueue, cidAll []string, alloc func(index int) []queue.MessageQueue) ([]queue.MessageQueue, error) {
+	index, err := check(currentCID, mqAll, cidAll)
+	if err != nil || index < 0 {
+		return []queue.MessageQueue{}, err
+	}
+	return alloc(index), nil
+}
+
 // Averagely gives each client a contiguous run of queues, the first
 // len(mqAll) % len(cidAll) clients one queue more than the others; with more
 // clients than queues the surplus clients get nothing. Exactly Java's
@@ -58,12 +69,10 @@ func (Averagely) Name() string { return "AVG" }
 
 // Allocate implements Strategy.
 func (Averagely) Allocate(_, currentCID string, mqAll []queue.MessageQueue, cidAll []string) ([]queue.MessageQueue, error) {
-	index, err := check(currentCID, mqAll, cidAll)
-	if err != nil || index < 0 {
-		return []queue.MessageQueue{}, err
-	}
-	start, n := averageRange(index, len(mqAll), len(cidAll))
-	return slices.Clone(mqAll[start : start+n]), nil
+	return member(currentCID, mqAll, cidAll, func(index int) []queue.MessageQueue {
+		start, n := averageRange(index, len(mqAll), len(cidAll))
+		return slices.Clone(mqAll[start : start+n])
+	})
 }
 
 // averageRange is Java's arithmetic for client index of nc clients over nq
@@ -97,8 +106,7 @@ func averageRange(index, nq, nc int) (start, n int) {
 // AveragelyByCircle deals queues out like cards: client i takes queues i,
 // i+len(cidAll), i+2*len(cidAll), ... Exactly Java's
 // AllocateMessageQueueAveragelyByCircle ("AVG_BY_CIRCLE") and the official Go
-// client's AllocateByAveragelyCircle. Its frame (Name, the check) is every
-// strategy's; the allocation is its own.
+// client's AllocateByAveragelyCircle.
 type AveragelyByCircle struct{}
 
 // Name implements Strategy.
@@ -106,15 +114,13 @@ func (AveragelyByCircle) Name() string { return "AVG_BY_CIRCLE" }
 
 // Allocate implements Strategy.
 func (AveragelyByCircle) Allocate(_, currentCID string, mqAll []queue.MessageQueue, cidAll []string) ([]queue.MessageQueue, error) {
-	index, err := check(currentCID, mqAll, cidAll)
-	if err != nil || index < 0 {
-		return []queue.MessageQueue{}, err
-	}
-	out := make([]queue.MessageQueue, 0, len(mqAll)/len(cidAll)+1)
-	for i := index; i < len(mqAll); i += len(cidAll) {
-		out = append(out, mqAll[i])
-	}
-	return out, nil
+	return member(currentCID, mqAll, cidAll, func(index int) []queue.MessageQueue {
+		out := make([]queue.MessageQueue, 0, len(mqAll)/len(cidAll)+1)
+		for i := index; i < len(mqAll); i += len(cidAll) {
+			out = append(out, mqAll[i])
+		}
+		return out
+	})
 }
 
 // ByConfig always returns Queues, whoever asks and whatever the topic's

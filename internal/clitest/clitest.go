@@ -7,7 +7,6 @@
 package clitest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,34 +17,20 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/internal/syncbuf"
+	"github.com/runnelmq/runnel/internal/teststart"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
 // Buffer is a bytes.Buffer safe for concurrent writers (a client's
 // logging goroutines, a progress bar) and the test reading it.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *Buffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *Buffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type Buffer = syncbuf.Buffer
 
 // Server starts a remoting server on a free loopback port and transport
 // ("" for the default), with the handlers setup registers, logging nothing
@@ -195,14 +180,7 @@ func ConsumerConfig(namesrv, instance, group string) client.PushConsumerConfig {
 func StartProducer(t testing.TB, cfg client.ProducerConfig) *client.Producer {
 	t.Helper()
 	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return teststart.Started(t, p, err)
 }
 
 // StartConsumer starts our push consumer with cfg, subscribed to topic
@@ -211,15 +189,8 @@ func StartProducer(t testing.TB, cfg client.ProducerConfig) *client.Producer {
 func StartConsumer(t testing.TB, cfg client.PushConsumerConfig, topic, expr string) *client.PushConsumer {
 	t.Helper()
 	c, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		err = c.Subscribe(topic, expr)
 	}
-	if err := c.Subscribe(topic, expr); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
-	return c
+	return teststart.Started(t, c, err)
 }

@@ -76,27 +76,38 @@ type TopicStatsTable struct {
 }
 
 // Encode returns the body in fastjson's form, queues sorted.
-func (t TopicStatsTable) Encode() []byte {
-	dst := []byte(`{"offsetTable":`)
-	dst = appendQueueTable(dst, t.OffsetTable)
-	return append(dst, '}')
-}
+func (t TopicStatsTable) Encode() []byte { return encodeOffsetTableBody(t.OffsetTable) }
 
 // DecodeTopicStatsTable parses a GET_TOPIC_STATS_INFO body.
 func DecodeTopicStatsTable(body []byte) (*TopicStatsTable, error) {
-	t := &TopicStatsTable{}
-	err := decodeQueueTableBody("GET_TOPIC_STATS_INFO", body, func(key string, v []byte) error {
-		if key == "offsetTable" {
-			var err error
-			t.OffsetTable, err = decodeQueueTable[TopicOffset](v)
-			return err
-		}
-		return nil
-	})
+	table, _, err := decodeOffsetTableBody[TopicOffset]("GET_TOPIC_STATS_INFO", body)
 	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return &TopicStatsTable{OffsetTable: table}, nil
+}
+
+// encodeOffsetTableBody is the fastjson form of a body whose one field is
+// an offsetTable, queues sorted.
+func encodeOffsetTableBody[V any](table map[MessageQueue]V) []byte {
+	dst := []byte(`{"offsetTable":`)
+	dst = appendQueueTable(dst, table)
+	return append(dst, '}')
+}
+
+// decodeOffsetTableBody parses a body whose one field is an offsetTable;
+// seen says whether it had one.
+func decodeOffsetTableBody[V any](name string, body []byte) (table map[MessageQueue]V, seen bool, err error) {
+	err = decodeQueueTableBody(name, body, func(key string, v []byte) error {
+		if key != "offsetTable" {
+			return nil
+		}
+		seen = true
+		var err error
+		table, err = decodeQueueTable[V](v)
+		return err
+	})
+	return table, seen, err
 }
 
 // appendQueueTable writes a MessageQueue-keyed map in fastjson's form.
@@ -244,32 +255,18 @@ type ResetOffsetBody struct {
 }
 
 // Encode returns the body in fastjson's compact form, queues sorted.
-func (r ResetOffsetBody) Encode() []byte {
-	dst := []byte(`{"offsetTable":`)
-	dst = appendQueueTable(dst, r.OffsetTable)
-	return append(dst, '}')
-}
+func (r ResetOffsetBody) Encode() []byte { return encodeOffsetTableBody(r.OffsetTable) }
 
 // DecodeResetOffsetBody parses the fastjson form, one with quoted keys, or
 // gson's pair list ([[<mq>,offset],...], as Java 5 brokers write it). A
 // body without an offsetTable is refused.
 func DecodeResetOffsetBody(body []byte) (*ResetOffsetBody, error) {
-	r := &ResetOffsetBody{}
-	seen := false
-	err := decodeQueueTableBody("RESET_CONSUMER_CLIENT_OFFSET", body, func(key string, v []byte) error {
-		if key == "offsetTable" {
-			seen = true
-			var err error
-			r.OffsetTable, err = decodeQueueTable[int64](v)
-			return err
-		}
-		return nil
-	})
+	table, seen, err := decodeOffsetTableBody[int64]("RESET_CONSUMER_CLIENT_OFFSET", body)
 	if err == nil && !seen {
 		err = fmt.Errorf("protocol: RESET_CONSUMER_CLIENT_OFFSET body: no offsetTable")
 	}
 	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return &ResetOffsetBody{OffsetTable: table}, nil
 }

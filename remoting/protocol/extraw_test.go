@@ -14,6 +14,23 @@ import (
 // ext fields could stay undecoded.
 func eagerDecode(frame []byte) (*Command, error) { return decodeFrame(frame, Limits{}, false) }
 
+// decodeUndecodedAndEager decodes frame within lim, failing t unless its
+// ext fields stay undecoded, and with the map decode.
+func decodeUndecodedAndEager(t *testing.T, frame []byte, lim Limits) (undecoded, eager *Command) {
+	t.Helper()
+	undecoded, err := DecodeFrameLimits(frame, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eager, err = eagerDecode(frame); err != nil {
+		t.Fatal(err)
+	}
+	if undecoded.ExtFields != nil || undecoded.rawExt == nil {
+		t.Fatalf("ext fields decoded into a map: %v", undecoded.ExtFields)
+	}
+	return undecoded, eager
+}
+
 // encodedFrames is every command of cmds encoded in each header encoding,
 // named by the command and the encoding, the length prefix left off (as
 // DecodeFrame takes a frame).
@@ -82,17 +99,7 @@ func TestLazyExtHotRequests(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			lazy, err := DecodeFrame(frame)
-			if err != nil {
-				t.Fatal(err)
-			}
-			eager, err := eagerDecode(frame)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if lazy.ExtFields != nil || lazy.rawExt == nil {
-				t.Fatalf("ext fields decoded into a map: %v", lazy.ExtFields)
-			}
+			lazy, eager := decodeUndecodedAndEager(t, frame, Limits{})
 			for k, v := range eager.ExtFields {
 				if got := lazy.Ext(k); got != v {
 					t.Errorf("Ext(%q) = %q, map has %q", k, got, v)
@@ -175,17 +182,7 @@ func TestRawAnswers(t *testing.T) {
 	}
 	for name, f := range frames {
 		t.Run(name, func(t *testing.T) {
-			raw, err := DecodeFrameLimits(f, Limits{RawAnswers: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			eager, err := eagerDecode(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if raw.ExtFields != nil || raw.rawExt == nil {
-				t.Fatalf("an answer's ext fields decoded into a map: %v", raw.ExtFields)
-			}
+			raw, eager := decodeUndecodedAndEager(t, f, Limits{RawAnswers: true})
 			if strings.HasPrefix(name, "send") {
 				var got, want SendMessageResponseHeader
 				if err := got.DecodeCommand(raw); err != nil || want.Decode(eager.ExtFields) != nil || got != want || got.QueueOffset != 66 {
@@ -281,6 +278,20 @@ func TestLazyExtAllocations(t *testing.T) {
 	}
 }
 
+// checkDecodeCommand fails t unless each pair's first header, read from
+// c by DecodeCommand, and its second, read from ext by Decode, come out
+// the same, or fail the same.
+func checkDecodeCommand(t *testing.T, c *Command, ext map[string]string, pairs ...[2]any) {
+	t.Helper()
+	for _, pair := range pairs {
+		err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(c)
+		werr := pair[1].(extDecoderI).Decode(ext)
+		if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
+			t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
+		}
+	}
+}
+
 // FuzzLazyExt checks undecoded ext fields against the map decode for any
 // frame: both accept or refuse it; Fields gives the map; Ext gives each
 // value; every typed DecodeCommand gives the header (or the error) Decode
@@ -315,16 +326,9 @@ func FuzzLazyExt(f *testing.F) {
 			if len(eager.ExtFields) > 0 && raw.rawExt == nil {
 				t.Fatal("an answer decoded into a map with RawAnswers")
 			}
-			for _, pair := range [][2]any{
-				{&SendMessageResponseHeader{}, &SendMessageResponseHeader{}},
-				{&PullMessageResponseHeader{}, &PullMessageResponseHeader{}},
-			} {
-				err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(raw)
-				werr := pair[1].(extDecoderI).Decode(eager.ExtFields)
-				if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
-					t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
-				}
-			}
+			checkDecodeCommand(t, raw, eager.ExtFields,
+				[2]any{&SendMessageResponseHeader{}, &SendMessageResponseHeader{}},
+				[2]any{&PullMessageResponseHeader{}, &PullMessageResponseHeader{}})
 			if !mapsEqual(raw.Fields(), eager.ExtFields) {
 				t.Fatalf("raw answer Fields() = %v, map decode %v", raw.ExtFields, eager.ExtFields)
 			}
@@ -363,17 +367,10 @@ func FuzzLazyExt(f *testing.F) {
 			}
 		}
 		lazy.Code = code
-		for _, pair := range [][2]any{
-			{&PullMessageRequestHeader{}, &PullMessageRequestHeader{}},
-			{&QueryConsumerOffsetRequestHeader{}, &QueryConsumerOffsetRequestHeader{}},
-			{&UpdateConsumerOffsetRequestHeader{}, &UpdateConsumerOffsetRequestHeader{}},
-		} {
-			err := pair[0].(interface{ DecodeCommand(*Command) error }).DecodeCommand(lazy)
-			werr := pair[1].(extDecoderI).Decode(eager.ExtFields)
-			if !reflect.DeepEqual(pair[0], pair[1]) || errString(err) != errString(werr) {
-				t.Fatalf("%T: %+v %v, map decode %+v %v", pair[0], pair[0], err, pair[1], werr)
-			}
-		}
+		checkDecodeCommand(t, lazy, eager.ExtFields,
+			[2]any{&PullMessageRequestHeader{}, &PullMessageRequestHeader{}},
+			[2]any{&QueryConsumerOffsetRequestHeader{}, &QueryConsumerOffsetRequestHeader{}},
+			[2]any{&UpdateConsumerOffsetRequestHeader{}, &UpdateConsumerOffsetRequestHeader{}})
 		if lazy.ExtFields != nil && lazy.rawExt != nil {
 			t.Fatal("a read built the map")
 		}

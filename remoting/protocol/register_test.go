@@ -77,21 +77,29 @@ func TestRegisterBrokerRequestHeaderDecodeErrors(t *testing.T) {
 	}
 }
 
-func TestOtherNameServerHeaders(t *testing.T) {
-	u := UnregisterBrokerRequestHeader{BrokerName: "b", BrokerAddr: "a:1", ClusterName: "c", BrokerID: 2}
-	var ub UnregisterBrokerRequestHeader
-	if err := ub.Decode(u.Encode()); err != nil || ub != u {
-		t.Fatalf("unregister: %v %+v", err, ub)
+// checkRoundTrip fails t unless h, decoded from its own Encode, is h.
+func checkRoundTrip[H interface {
+	comparable
+	Encode() map[string]string
+}, P interface {
+	*H
+	Decode(map[string]string) error
+}](t *testing.T, h H) {
+	t.Helper()
+	var back H
+	if err := P(&back).Decode(h.Encode()); err != nil || back != h {
+		t.Fatalf("%T round trip: %v %+v, want %+v", h, err, back, h)
 	}
-	if err := ub.Decode(map[string]string{"brokerName": "b", "brokerAddr": "a", "clusterName": "c"}); !errors.Is(err, ErrMissingField) {
+}
+
+func TestOtherNameServerHeaders(t *testing.T) {
+	checkRoundTrip(t, UnregisterBrokerRequestHeader{BrokerName: "b", BrokerAddr: "a:1", ClusterName: "c", BrokerID: 2})
+	if err := new(UnregisterBrokerRequestHeader).Decode(map[string]string{"brokerName": "b", "brokerAddr": "a", "clusterName": "c"}); !errors.Is(err, ErrMissingField) {
 		t.Fatalf("unregister without brokerId: %v", err)
 	}
 
 	hb := BrokerHeartbeatRequestHeader{ClusterName: "c", BrokerAddr: "a:1", BrokerName: "b", BrokerID: -1}
-	var hbb BrokerHeartbeatRequestHeader
-	if err := hbb.Decode(hb.Encode()); err != nil || hbb != hb {
-		t.Fatalf("heartbeat: %v %+v", err, hbb)
-	}
+	checkRoundTrip(t, hb)
 	if _, ok := hb.Encode()["brokerId"]; ok {
 		t.Fatal("absent brokerId encoded")
 	}
@@ -106,12 +114,8 @@ func TestOtherNameServerHeaders(t *testing.T) {
 		t.Fatalf("response: %v %+v", err, rb)
 	}
 
-	d := DeleteTopicFromNamesrvRequestHeader{Topic: "t", ClusterName: "c"}
-	var db DeleteTopicFromNamesrvRequestHeader
-	if err := db.Decode(d.Encode()); err != nil || db != d {
-		t.Fatalf("delete: %v %+v", err, db)
-	}
-	if err := db.Decode(map[string]string{"clusterName": "c"}); !errors.Is(err, ErrMissingField) {
+	checkRoundTrip(t, DeleteTopicFromNamesrvRequestHeader{Topic: "t", ClusterName: "c"})
+	if err := new(DeleteTopicFromNamesrvRequestHeader).Decode(map[string]string{"clusterName": "c"}); !errors.Is(err, ErrMissingField) {
 		t.Fatalf("delete without topic: %v", err)
 	}
 }
@@ -202,12 +206,8 @@ func TestRegisterBrokerBodyEncodeRoundTrip(t *testing.T) {
 }
 
 func TestQueryDataVersionHeaders(t *testing.T) {
-	h := QueryDataVersionRequestHeader{BrokerName: "b", BrokerAddr: "a:1", ClusterName: "c", BrokerID: 0}
-	var back QueryDataVersionRequestHeader
-	if err := back.Decode(h.Encode()); err != nil || back != h {
-		t.Fatalf("round trip: %v %+v", err, back)
-	}
-	if err := back.Decode(map[string]string{"brokerName": "b"}); !errors.Is(err, ErrMissingField) {
+	checkRoundTrip(t, QueryDataVersionRequestHeader{BrokerName: "b", BrokerAddr: "a:1", ClusterName: "c", BrokerID: 0})
+	if err := new(QueryDataVersionRequestHeader).Decode(map[string]string{"brokerName": "b"}); !errors.Is(err, ErrMissingField) {
 		t.Fatalf("missing fields: %v", err)
 	}
 	for _, changed := range []bool{true, false} {

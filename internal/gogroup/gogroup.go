@@ -1,0 +1,42 @@
+// Package gogroup owns the goroutines an owner must wait for as it shuts
+// down (a remoting Server or Client, a client instance): it starts them,
+// refuses to start more once the owner is stopping, and waits for them.
+// Refusing and counting share one lock, so Wait never races a late start.
+package gogroup
+
+import "sync"
+
+// Group is a set of goroutines. The zero value is ready to use.
+type Group struct {
+	mu      sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// Go runs fn in a new goroutine and reports true; once Stop was called it
+// runs nothing and reports false.
+func (g *Group) Go(fn func()) bool {
+	g.mu.Lock()
+	if g.stopped {
+		g.mu.Unlock()
+		return false
+	}
+	g.wg.Add(1)
+	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// Stop makes Go refuse from now on. Stopping twice is harmless.
+func (g *Group) Stop() {
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+}
+
+// Wait returns once every goroutine Go started has returned. After Stop
+// no new one can start, so Wait then waits for a fixed set.
+func (g *Group) Wait() { g.wg.Wait() }
