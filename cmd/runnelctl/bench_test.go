@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/testnet"
+
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
 )
@@ -202,7 +204,7 @@ func TestBenchBadFlags(t *testing.T) {
 }
 
 func TestBenchNoNamesrv(t *testing.T) {
-	dead, dead2 := deadAddr(t), deadAddr(t)
+	dead, dead2 := testnet.DeadAddr(t), testnet.DeadAddr(t)
 	for _, cmd := range []string{"produce", "consume", "run"} {
 		assertFailed(t, runCLI(t, nil, "", "bench", cmd, "--namesrv", dead, "--timeout", "500ms"), dead)
 		assertFailed(t, runCLI(t, nil, "", "bench", cmd, "-n", dead, "--timeout", "500ms"), dead)

@@ -2,11 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testnet"
 
 	"github.com/spf13/cobra"
 
@@ -31,18 +32,8 @@ func assertFailed(t *testing.T, r result, want string) {
 	}
 }
 
-func deadAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestErrorsAreOneLine(t *testing.T) {
-	dead := deadAddr(t)
+	dead := testnet.DeadAddr(t)
 	ns := startFakeNamesrv(t, javaClusterInfo, `{"topicList":[]}`)
 	for _, tc := range []struct {
 		args []string
@@ -95,7 +86,7 @@ func TestNamesrvFromEnvAndFlag(t *testing.T) {
 		t.Fatalf("stdout\n%s\nwant\n%s", r.stdout, want)
 	}
 	// --namesrv wins over the environment.
-	dead := deadAddr(t)
+	dead := testnet.DeadAddr(t)
 	assertFailed(t, runCLI(t, env, "", "broker", "list", "--namesrv", dead), dead)
 	// Without either, the default address is used.
 	r = runCLI(t, nil, "", "topic", "list", "--timeout", "200ms")
@@ -246,7 +237,7 @@ func TestBodyRendering(t *testing.T) {
 func TestSendStdinEdgeCases(t *testing.T) {
 	// Nothing is sent before the first line, so no name server is needed
 	// to see these errors.
-	env := map[string]string{"NAMESRV_ADDR": deadAddr(t)}
+	env := map[string]string{"NAMESRV_ADDR": testnet.DeadAddr(t)}
 	assertFailed(t, runCLI(t, env, "\n\r\n", "send", "--topic", "t"), "no message to send")
 	assertFailed(t, runCLI(t, env, "x\n", "send", "--topic", "t", "--timeout", "300ms"), "send message 1 to t")
 }
