@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,11 @@ func (b *Broker) brokerConfig() map[string]string {
 		"defaultTopicQueueNums": fmt.Sprint(c.DefaultTopicQueueNums),
 		"fileReservedTime":      fmt.Sprint(int(c.FileReservedTime.Hours())),
 		"maxMessageSize":        fmt.Sprint(c.MaxMessageSize),
+		// The store's ratios as it applies them (config.Config's 0 takes
+		// them).
+		"diskMaxUsedSpaceRatio":       fmt.Sprint(cmp.Or(c.DiskMaxUsedSpaceRatio, store.DefaultDiskMaxUsedSpaceRatio)),
+		"diskSpaceCleanForciblyRatio": fmt.Sprint(cmp.Or(c.DiskSpaceCleanForciblyRatio, store.DefaultDiskSpaceCleanForciblyRatio)),
+		"diskSpaceWarningLevelRatio":  fmt.Sprint(cmp.Or(c.DiskSpaceWarningLevelRatio, store.DefaultDiskSpaceWarningLevelRatio)),
 	}
 }
 

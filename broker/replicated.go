@@ -126,8 +126,17 @@ const (
 	InfoRaftLeaderID = "raftLeaderId"     // dLegerSelfId of the leader it knows
 )
 
-// runtimeInfo is the process's runtime figures: its role as registered
-// and, on a group node, its raft state.
+// Runtime info keys of the store's disk: Java's commitLogDiskRatio (the
+// fraction of the store's filesystem in use, 0 to 1), and Runnel's
+// diskFull ("true" while sends are refused for the disk, as the console
+// shows).
+const (
+	InfoDiskRatio = "commitLogDiskRatio"
+	InfoDiskFull  = "diskFull"
+)
+
+// runtimeInfo is the process's runtime figures: its role as registered,
+// its disk and, on a group node, its raft state.
 func (b *Broker) runtimeInfo() map[string]string {
 	table := map[string]string{}
 	role := "SLAVE"
@@ -135,6 +144,10 @@ func (b *Broker) runtimeInfo() map[string]string {
 		role = "MASTER"
 	}
 	table[InfoBrokerRole] = role
+	if pct, full := b.Store().DiskUsage(); pct >= 0 {
+		table[InfoDiskRatio] = strconv.FormatFloat(pct/100, 'f', 4, 64)
+		table[InfoDiskFull] = strconv.FormatBool(full)
+	}
 	st, ok := b.ReplicaStatus()
 	if !ok {
 		return table

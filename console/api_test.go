@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/console"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 type apiError struct {
@@ -243,5 +245,30 @@ func TestConfigRefusesCredentialsWithoutALogin(t *testing.T) {
 	cfg.Listen = "nowhere"
 	if _, err := console.New(cfg); !errors.Is(err, console.ErrBadConfig) || !strings.Contains(err.Error(), "Listen") {
 		t.Fatalf("bad listen: %v", err)
+	}
+}
+
+// TestClusterShowsDiskAgainstTheRatios: a broker's disk use is shown as
+// the fraction it reports (commitLogDiskRatio) against the ratio past
+// which it refuses sends (diskSpaceWarningLevelRatio), and a broker with
+// room takes sends.
+func TestClusterShowsDiskAgainstTheRatios(t *testing.T) {
+	e := start(t)
+	api := newAPI(t, e.con)
+	var m struct {
+		Brokers []struct {
+			Name          string  `json:"brokerName"`
+			DiskRatio     float64 `json:"diskRatio"`
+			DiskLimit     float64 `json:"diskLimit"`
+			WritesRefused bool    `json:"writesRefused"`
+		} `json:"brokers"`
+	}
+	testwait.For(t, 20*time.Second, "the cluster page lists the broker", func() bool {
+		return api.getJSON("/api/cluster", &m) == http.StatusOK && len(m.Brokers) > 0
+	})
+	for _, b := range m.Brokers {
+		if b.DiskRatio < 0 || b.DiskRatio > 1 || b.DiskLimit != 0.9 || b.WritesRefused {
+			t.Errorf("broker %s: disk %v of limit %v, writes refused %v; want a fraction, 0.9, false", b.Name, b.DiskRatio, b.DiskLimit, b.WritesRefused)
+		}
 	}
 }

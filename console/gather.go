@@ -56,7 +56,7 @@ type brokerView struct {
 	Boot time.Time `json:"bootTime"`
 	// DiskRatio is the commit log disk's used fraction, -1 when the node
 	// does not report it; DiskLimit the fraction past which it refuses
-	// writes (diskMaxUsedSpaceRatio), -1 when unknown.
+	// writes (diskSpaceWarningLevelRatio, as Java), -1 when unknown.
 	DiskRatio float64 `json:"diskRatio"`
 	DiskLimit float64 `json:"diskLimit"`
 	// WritesRefused says the node refuses sends now, and Why.
@@ -256,6 +256,7 @@ const (
 	infoPutTotal  = "msgPutTotalTodayNow"
 	infoGetTotal  = "msgGetTotalTodayNow"
 	infoDiskRatio = "commitLogDiskRatio"
+	infoDiskFull  = "diskFull"
 )
 
 func (g *gatherer) brokerView(ctx context.Context, b admin.Broker) brokerView {
@@ -290,12 +291,14 @@ func (g *gatherer) brokerView(ctx context.Context, b admin.Broker) brokerView {
 		if p, err := strconv.Atoi(cfg["brokerPermission"]); err == nil && p&protocol.PermWrite == 0 {
 			v.WritesRefused, v.Why = true, "brokerPermission "+cfg["brokerPermission"]+" has no write bit"
 		}
-		if r, err := strconv.ParseFloat(cfg["diskMaxUsedSpaceRatio"], 64); err == nil {
+		if r, err := strconv.ParseFloat(cfg["diskSpaceWarningLevelRatio"], 64); err == nil {
 			v.DiskLimit = r / 100
 		}
 	}
-	if v.DiskRatio >= 0 && v.DiskLimit > 0 && v.DiskRatio >= v.DiskLimit && !v.WritesRefused {
-		v.WritesRefused, v.Why = true, "the commit log disk is past diskMaxUsedSpaceRatio"
+	diskFull := info[infoDiskFull] == "true" || // Runnel says so
+		info[infoDiskFull] == "" && v.DiskRatio >= 0 && v.DiskLimit > 0 && v.DiskRatio >= v.DiskLimit
+	if diskFull && !v.WritesRefused {
+		v.WritesRefused, v.Why = true, "the store's disk is past diskSpaceWarningLevelRatio"
 	}
 	if v.Role == "SLAVE" && !v.WritesRefused {
 		v.WritesRefused, v.Why = true, "a slave takes no sends"

@@ -202,13 +202,13 @@ func (o *Options) EnsureDefaults() {
 		o.CheckpointBytes = 8 << 20
 	}
 	if o.DiskMaxUsedSpaceRatio == 0 {
-		o.DiskMaxUsedSpaceRatio = 75
+		o.DiskMaxUsedSpaceRatio = DefaultDiskMaxUsedSpaceRatio
 	}
 	if o.DiskSpaceCleanForciblyRatio == 0 {
-		o.DiskSpaceCleanForciblyRatio = 85
+		o.DiskSpaceCleanForciblyRatio = DefaultDiskSpaceCleanForciblyRatio
 	}
 	if o.DiskSpaceWarningLevelRatio == 0 {
-		o.DiskSpaceWarningLevelRatio = 90
+		o.DiskSpaceWarningLevelRatio = DefaultDiskSpaceWarningLevelRatio
 	}
 	if o.DiskCheckInterval == 0 {
 		o.DiskCheckInterval = time.Second
@@ -220,6 +220,13 @@ func (o *Options) EnsureDefaults() {
 		o.Logger = quietLogger{}
 	}
 }
+
+// The disk ratios' defaults, RocketMQ's (percent).
+const (
+	DefaultDiskMaxUsedSpaceRatio       = 75
+	DefaultDiskSpaceCleanForciblyRatio = 85
+	DefaultDiskSpaceWarningLevelRatio  = 90
+)
 
 // defaultMemory returns the default MemTableSize and CacheSize for a Go
 // memory limit (math.MaxInt64: none set).
