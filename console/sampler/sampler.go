@@ -16,7 +16,8 @@
 package sampler
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -132,11 +133,9 @@ func (s *Store) Last(key string) (Point, bool) {
 func (s *Store) Keys() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.mu.series))
-	for k := range s.mu.series {
-		out = append(out, k)
-	}
-	sort.Strings(out)
+	// Not nil: the series API answers [] when there are none.
+	out := slices.AppendSeq(make([]string, 0, len(s.mu.series)), maps.Keys(s.mu.series))
+	slices.Sort(out)
 	return out
 }
 

@@ -1,6 +1,8 @@
 package routeinfo
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -71,11 +73,9 @@ func (t *Table) ClusterInfo() protocol.ClusterInfo {
 func (t *Table) Topics() []string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	out := make([]string, 0, len(t.mu.topics))
-	for topic := range t.mu.topics {
-		out = append(out, topic)
-	}
-	sort.Strings(out)
+	// Not nil: GET_ALL_TOPIC_LIST_FROM_NAMESERVER answers [] when there are none.
+	out := slices.AppendSeq(make([]string, 0, len(t.mu.topics)), maps.Keys(t.mu.topics))
+	slices.Sort(out)
 	return out
 }
 
