@@ -40,6 +40,15 @@ func authOutcome(req *protocol.Command, body []byte, err error) *protocol.Comman
 	return success(req, nil, body)
 }
 
+// authBodyIf is v's JSON body when there is one to send, else no body:
+// Java answers a GET or LIST of nothing with SUCCESS and a null body.
+func authBodyIf(there bool, v any) []byte {
+	if !there {
+		return nil
+	}
+	return protocol.EncodeAuthBody(v)
+}
+
 // userBody reads a UserInfo body named by the header's username; an
 // empty body is a user with no fields but its name (Java decodes null).
 func userBody(req *protocol.Command, h *protocol.AuthUserRequestHeader) (protocol.UserInfo, error) {
@@ -72,19 +81,12 @@ func (d *Door) handleDeleteUser(_ context.Context, _ *remoting.Conn, req *protoc
 
 func (d *Door) handleGetUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
 	u, ok, err := d.auth.GetUser(h.Username)
-	var body []byte
-	if ok {
-		body = protocol.EncodeAuthBody(u)
-	}
-	return authOutcome(req, body, err)
+	return authOutcome(req, authBodyIf(ok, u), err)
 }
 
 func (d *Door) handleListUsers(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ListUsersRequestHeader) *protocol.Command {
-	var body []byte
-	if us := d.auth.ListUsers(h.Filter); len(us) > 0 {
-		body = protocol.EncodeAuthBody(us)
-	}
-	return success(req, nil, body)
+	us := d.auth.ListUsers(h.Filter)
+	return success(req, nil, authBodyIf(len(us) > 0, us))
 }
 
 func (d *Door) handlePutACL(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthACLRequestHeader) *protocol.Command {
@@ -104,17 +106,10 @@ func (d *Door) handleDeleteACL(_ context.Context, _ *remoting.Conn, req *protoco
 
 func (d *Door) handleGetACL(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthACLRequestHeader) *protocol.Command {
 	a, ok, err := d.auth.GetACL(h.Subject)
-	var body []byte
-	if ok {
-		body = protocol.EncodeAuthBody(a)
-	}
-	return authOutcome(req, body, err)
+	return authOutcome(req, authBodyIf(ok, a), err)
 }
 
 func (d *Door) handleListACLs(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ListACLsRequestHeader) *protocol.Command {
-	var body []byte
-	if as := d.auth.ListACLs(h.SubjectFilter, h.ResourceFilter); len(as) > 0 {
-		body = protocol.EncodeAuthBody(as)
-	}
-	return success(req, nil, body)
+	as := d.auth.ListACLs(h.SubjectFilter, h.ResourceFilter)
+	return success(req, nil, authBodyIf(len(as) > 0, as))
 }

@@ -95,6 +95,17 @@ func withHeader[H any, P header[H]](fn func(ctx context.Context, c *remoting.Con
 	}
 }
 
+// requiredExt reads field, which a request served without a typed header
+// must carry; without it the answer is the SYSTEM_ERROR a header's Decode
+// gives for a missing field.
+func requiredExt(req *protocol.Command, field string) (string, *protocol.Command) {
+	v := req.Ext(field)
+	if v == "" {
+		return "", errResponse(req, protocol.RespSystemError, "protocol: %s header: %s: missing", protocol.RequestCodeName(req.Code), field)
+	}
+	return v, nil
+}
+
 // errResponse answers req with code and remark.
 func errResponse(req *protocol.Command, code int16, format string, args ...any) *protocol.Command {
 	return protocol.NewResponse(req, code, fmt.Sprintf(format, args...))
