@@ -158,6 +158,19 @@ func (rc *rawClient) callTimeout(code int16, ext map[string]string, body []byte,
 	return resp
 }
 
+// callDecode sends a request, asserts a SUCCESS answer and decodes its
+// body.
+func callDecode[T any](rc *rawClient, code int16, ext map[string]string, body []byte, decode func([]byte) (T, error)) T {
+	rc.t.Helper()
+	resp := rc.call(code, ext, body)
+	expect(rc.t, resp, protocol.RespSuccess, "")
+	v, err := decode(resp.Body)
+	if err != nil {
+		rc.t.Fatalf("%s answer: %v", protocol.RequestCodeName(code), err)
+	}
+	return v
+}
+
 // expect asserts a response's code and that its remark contains want.
 func expect(t testing.TB, resp *protocol.Command, code int16, remark string) {
 	t.Helper()
