@@ -144,7 +144,8 @@ func (c *Console) topicView(ctx context.Context, r *http.Request) (string, any, 
 	return "Topic " + name, m, nil
 }
 
-// parsePerm reads R, W, RW (any case) or the bits as a number.
+// parsePerm reads R, W, RW (any case) or the bits as a number; none is 0
+// (the topic's own, or the default).
 func parsePerm(s string) (int, error) {
 	s = strings.ToUpper(strings.TrimSpace(s))
 	if n, err := strconv.Atoi(s); err == nil {
@@ -188,10 +189,8 @@ func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, s
 		return nil, "", "", err
 	}
 	spec := admin.TopicSpec{Topic: name, ReadQueueNums: queues, WriteQueueNums: queues}
-	if p := f.Get("perm"); p != "" {
-		if spec.Perm, err = parsePerm(p); err != nil {
-			return nil, "", "", err
-		}
+	if spec.Perm, err = parsePerm(f.Get("perm")); err != nil {
+		return nil, "", "", err
 	}
 	switch typ := strings.ToUpper(f.Get("type")); typ {
 	case "", "NORMAL":
@@ -207,11 +206,7 @@ func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, s
 	if _, err := c.adm.TopicRoute(ctx, name); err == nil {
 		return nil, "", "", badRequest(fmt.Sprintf("Topic %s exists already: change it on its own page.", name))
 	}
-	writes, err := c.adm.CreateTopic(ctx, spec)
-	if err != nil {
-		return nil, "", "", err
-	}
-	return writes, fmt.Sprintf("Topic %s created on %d broker(s).", name, len(writes)), topicLink(name), nil
+	return c.writeTopic(ctx, spec, "created")
 }
 
 func (c *Console) updateTopic(ctx context.Context, f url.Values) (any, string, string, error) {
@@ -225,10 +220,8 @@ func (c *Console) updateTopic(ctx context.Context, f url.Values) (any, string, s
 		return nil, "", "", err
 	}
 	spec := admin.TopicSpec{Topic: name, ReadQueueNums: read, WriteQueueNums: write}
-	if p := f.Get("perm"); p != "" {
-		if spec.Perm, err = parsePerm(p); err != nil {
-			return nil, "", "", err
-		}
+	if spec.Perm, err = parsePerm(f.Get("perm")); err != nil {
+		return nil, "", "", err
 	}
 	if _, err := c.adm.TopicRoute(ctx, name); err != nil {
 		return nil, "", "", err
@@ -238,11 +231,17 @@ func (c *Console) updateTopic(ctx context.Context, f url.Values) (any, string, s
 		brokers = t.Brokers // only where it is: an update must not spread it
 	}
 	spec.Brokers = brokers
+	return c.writeTopic(ctx, spec, "updated")
+}
+
+// writeTopic creates or updates a topic as spec says, and says so with
+// done.
+func (c *Console) writeTopic(ctx context.Context, spec admin.TopicSpec, done string) (any, string, string, error) {
 	writes, err := c.adm.CreateTopic(ctx, spec)
 	if err != nil {
 		return nil, "", "", err
 	}
-	return writes, fmt.Sprintf("Topic %s updated on %d broker(s).", name, len(writes)), topicLink(name), nil
+	return writes, fmt.Sprintf("Topic %s %s on %d broker(s).", spec.Topic, done, len(writes)), topicLink(spec.Topic), nil
 }
 
 func (c *Console) deleteTopic(ctx context.Context, f url.Values) (any, string, string, error) {
