@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/core"
-	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -169,30 +168,14 @@ func (d *httpDoor) pull(w http.ResponseWriter, r *http.Request) {
 // httpChannel is an HTTP request as the core's Channel: it cannot be
 // called back, so the core's calls to it fail or do nothing.
 type httpChannel struct {
+	core.NoCallbacks
 	id   uint64
 	addr string
 }
 
-var errNoCallback = errors.New("http-test door: a client cannot be called back")
-
-func (c *httpChannel) ID() uint64                                                 { return c.id }
-func (c *httpChannel) RemoteAddr() string                                         { return c.addr }
-func (c *httpChannel) Closed() bool                                               { return false }
-func (c *httpChannel) NotifyConsumerIDsChanged(string)                            {}
-func (c *httpChannel) ResetOffset(string, string, int64, map[message.Queue]int64) {}
-func (c *httpChannel) CheckTransactionState(transaction.Check, []byte)            {}
-func (c *httpChannel) ConsumerRunningInfo(context.Context, string, string, bool, func(core.ClientReply, error)) error {
-	return errNoCallback
-}
-func (c *httpChannel) ConsumeMessageDirectly(context.Context, core.DirectConsume, []byte, func(core.ClientReply, error)) error {
-	return errNoCallback
-}
-func (c *httpChannel) ConsumerStatus(context.Context, string, string, func([]byte, error)) error {
-	return errNoCallback
-}
-func (c *httpChannel) PushReply(context.Context, core.PushedReply, func(core.ClientReply, error)) error {
-	return errNoCallback
-}
+func (c *httpChannel) ID() uint64         { return c.id }
+func (c *httpChannel) RemoteAddr() string { return c.addr }
+func (c *httpChannel) Closed() bool       { return false }
 
 func httpSend(t *testing.T, d *httpDoor, topic string, q int, body string) {
 	t.Helper()
