@@ -23,11 +23,6 @@ func tableDoor(t *testing.T) *Door {
 	return d
 }
 
-// TestEveryHandlerIsMapped walks every request code the door serves: each
-// must have an entry in its access-control table, so that none is served
-// with ACL on without a decision on what it needs (default deny would
-// refuse it to everyone but an administrator, by accident). The table has
-// no entry for a code the door does not serve either.
 // needsOf lists what codes says req needs, as "Topic:t Sub, Group:g Sub";
 // a request the table does not map, or one it cannot read, fails the test.
 func needsOf(t *testing.T, codes acl.Codes, name string, req *protocol.Command) string {
@@ -49,6 +44,11 @@ func needsOf(t *testing.T, codes acl.Codes, name string, req *protocol.Command) 
 	return strings.Join(parts, ", ")
 }
 
+// TestEveryHandlerIsMapped walks every request code the door serves: each
+// must have an entry in its access-control table, so that none is served
+// with ACL on without a decision on what it needs (default deny would
+// refuse it to everyone but an administrator, by accident). The table has
+// no entry for a code the door does not serve either.
 func TestEveryHandlerIsMapped(t *testing.T) {
 	d := tableDoor(t)
 	codes := d.aclCodes()
