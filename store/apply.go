@@ -456,10 +456,8 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		lo := meta.OffsetGroupPrefix(op.Group)
 		_ = b.DeleteRange(lo, prefixEnd(lo), nil)
 	case OpPutTopic:
-		if op.TopicConfig == nil {
-			return nil, nil, fmt.Errorf("%w: no topic config", ErrInvalidOp)
-		}
-		if err := putConfig(b, meta.TopicKey(op.TopicConfig.TopicName), op.TopicConfig, meta.ValidateTopic, meta.EncodeTopic); err != nil {
+		topicKey := func(c *topicconf.Config) []byte { return meta.TopicKey(c.TopicName) }
+		if err := putConfig(b, "topic", op.TopicConfig, topicKey, meta.ValidateTopic, meta.EncodeTopic); err != nil {
 			return nil, nil, err
 		}
 	case OpDeleteTopic:
@@ -494,10 +492,8 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		}
 		_ = b.Set(meta.CheckpointKey(op.Name), op.Value, nil)
 	case OpPutGroup:
-		if op.GroupConfig == nil {
-			return nil, nil, fmt.Errorf("%w: no group config", ErrInvalidOp)
-		}
-		if err := putConfig(b, meta.GroupKey(op.GroupConfig.GroupName), op.GroupConfig, meta.ValidateGroup, meta.EncodeGroup); err != nil {
+		groupKey := func(c *groupconf.Config) []byte { return meta.GroupKey(c.GroupName) }
+		if err := putConfig(b, "group", op.GroupConfig, groupKey, meta.ValidateGroup, meta.EncodeGroup); err != nil {
 			return nil, nil, err
 		}
 	case OpDeleteGroup:
@@ -562,9 +558,13 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// putConfig adds to b a topic's or group's config under key, once validate
-// accepts it; a refusal or an encoding failure is an ErrInvalidOp.
-func putConfig[C any](b *pebble.Batch, key []byte, c *C, validate func(*C) error, encode func(*C) ([]byte, error)) error {
+// putConfig adds to b a topic's or group's (what's) config under its key,
+// once validate accepts it; none, a refusal or an encoding failure is an
+// ErrInvalidOp.
+func putConfig[C any](b *pebble.Batch, what string, c *C, key func(*C) []byte, validate func(*C) error, encode func(*C) ([]byte, error)) error {
+	if c == nil {
+		return fmt.Errorf("%w: no %s config", ErrInvalidOp, what)
+	}
 	if err := validate(c); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOp, err)
 	}
@@ -572,7 +572,7 @@ func putConfig[C any](b *pebble.Batch, key []byte, c *C, validate func(*C) error
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOp, err)
 	}
-	_ = b.Set(key, v, nil)
+	_ = b.Set(key(c), v, nil)
 	return nil
 }
 
