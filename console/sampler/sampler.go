@@ -133,10 +133,7 @@ func (s *Store) Last(key string) (Point, bool) {
 func (s *Store) Keys() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Not nil: the series API answers [] when there are none.
-	out := slices.AppendSeq(make([]string, 0, len(s.mu.series)), maps.Keys(s.mu.series))
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(s.mu.series))
 }
 
 // Prune drops the series not updated in the window before now.

@@ -73,10 +73,7 @@ func (t *Table) ClusterInfo() protocol.ClusterInfo {
 func (t *Table) Topics() []string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	// Not nil: GET_ALL_TOPIC_LIST_FROM_NAMESERVER answers [] when there are none.
-	out := slices.AppendSeq(make([]string, 0, len(t.mu.topics)), maps.Keys(t.mu.topics))
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(t.mu.topics)) // nil for none: TopicList writes it as []
 }
 
 // DeleteTopic removes topic's queue data: all of it when clusterName is
