@@ -224,39 +224,44 @@ func (d *Door) begin(ctx context.Context) (caller, error) {
 	return c, d.authenticate(c)
 }
 
-// maxTopicLen is RocketMQ's topic name limit (Validators.checkTopic).
-const maxTopicLen = 127
+// nameRule is one of the proxy's name rules (GrpcValidator): a refusal
+// code and Java's remark for each way a name fails.
+type nameRule struct {
+	code              v2.Code
+	maxLen            int // Validators.checkTopic 127, checkGroup 255
+	system            func(string) bool
+	blank, systemText string
+	illegalf, longf   string // with the name; with maxLen
+}
+
+var (
+	topicRule = nameRule{code: v2.Code_ILLEGAL_TOPIC, maxLen: 127, system: core.IsSystemTopic,
+		blank: "The specified topic is blank.", systemText: "cannot access system topic",
+		illegalf: "The specified topic[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$",
+		longf:    "The specified topic is longer than topic max length %d."}
+	groupRule = nameRule{code: v2.Code_ILLEGAL_CONSUMER_GROUP, maxLen: 255, system: core.IsSystemGroup,
+		blank: "the specified group is blank", systemText: "cannot use system consumer group",
+		illegalf: "the specified group[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$",
+		longf:    "the specified group is longer than group max length %d."}
+)
+
+func (r nameRule) check(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return refuse(r.code, r.blank)
+	case !topicconf.ValidName(name):
+		return refuse(r.code, fmt.Sprintf(r.illegalf, name))
+	case len(name) > r.maxLen:
+		return refuse(r.code, fmt.Sprintf(r.longf, r.maxLen))
+	case r.system(name):
+		return refuse(r.code, r.systemText)
+	}
+	return nil
+}
 
 // checkTopic applies the proxy's topic rule (GrpcValidator.validateTopic):
 // RocketMQ's name rule, and no system topic.
-func checkTopic(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return refuse(v2.Code_ILLEGAL_TOPIC, "The specified topic is blank.")
-	case !topicconf.ValidName(name):
-		return refuse(v2.Code_ILLEGAL_TOPIC, fmt.Sprintf("The specified topic[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$", name))
-	case len(name) > maxTopicLen:
-		return refuse(v2.Code_ILLEGAL_TOPIC, fmt.Sprintf("The specified topic is longer than topic max length %d.", maxTopicLen))
-	case core.IsSystemTopic(name):
-		return refuse(v2.Code_ILLEGAL_TOPIC, "cannot access system topic")
-	}
-	return nil
-}
-
-// maxGroupLen is RocketMQ's group name limit (Validators.checkGroup).
-const maxGroupLen = 255
+func checkTopic(name string) error { return topicRule.check(name) }
 
 // checkGroup applies the proxy's consumer group rule.
-func checkGroup(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, "the specified group is blank")
-	case !topicconf.ValidName(name):
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, fmt.Sprintf("the specified group[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$", name))
-	case len(name) > maxGroupLen:
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, fmt.Sprintf("the specified group is longer than group max length %d.", maxGroupLen))
-	case core.IsSystemGroup(name):
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, "cannot use system consumer group")
-	}
-	return nil
-}
+func checkGroup(name string) error { return groupRule.check(name) }

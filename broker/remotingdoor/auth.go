@@ -30,15 +30,6 @@ func (d *Door) registerAuthHandlers() {
 // ACL 2.0's refusals answer with their own code (codes.go).
 var _ refusal = (*auth.Error)(nil)
 
-// authOutcome answers SUCCESS with body, or err's code and remark
-// (failure: an *auth.Error carries its own; a slave's refusal of the
-// write is the core's).
-func authOutcome(req *protocol.Command, body []byte, err error) *protocol.Command {
-	if err != nil {
-		return failure(req, err)
-	}
-	return success(req, nil, body)
-}
 
 // authBodyIf is v's JSON body when there is one to send, else no body:
 // Java answers a GET or LIST of nothing with SUCCESS and a null body.
@@ -71,17 +62,17 @@ func handleUserWrite(write func(u protocol.UserInfo, callerAK string) error) fun
 		if err == nil {
 			err = write(u, req.ExtFields[acl.FieldAccessKey])
 		}
-		return authOutcome(req, nil, err)
+		return answerWith(req, nil, nil, err)
 	}
 }
 
 func (d *Door) handleDeleteUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
-	return authOutcome(req, nil, d.auth.DeleteUser(h.Username, req.ExtFields[acl.FieldAccessKey]))
+	return answerWith(req, nil, nil, d.auth.DeleteUser(h.Username, req.ExtFields[acl.FieldAccessKey]))
 }
 
 func (d *Door) handleGetUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
 	u, ok, err := d.auth.GetUser(h.Username)
-	return authOutcome(req, authBodyIf(ok, u), err)
+	return answerWith(req, nil, authBodyIf(ok, u), err)
 }
 
 func (d *Door) handleListUsers(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ListUsersRequestHeader) *protocol.Command {
@@ -97,16 +88,16 @@ func (d *Door) handlePutACL(_ context.Context, _ *remoting.Conn, req *protocol.C
 			return errResponse(req, protocol.RespSystemError, "%v", err)
 		}
 	}
-	return authOutcome(req, nil, d.auth.PutACL(h.Subject, info))
+	return answerWith(req, nil, nil, d.auth.PutACL(h.Subject, info))
 }
 
 func (d *Door) handleDeleteACL(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthACLRequestHeader) *protocol.Command {
-	return authOutcome(req, nil, d.auth.DeleteACL(h.Subject, h.PolicyType, h.Resource))
+	return answerWith(req, nil, nil, d.auth.DeleteACL(h.Subject, h.PolicyType, h.Resource))
 }
 
 func (d *Door) handleGetACL(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthACLRequestHeader) *protocol.Command {
 	a, ok, err := d.auth.GetACL(h.Subject)
-	return authOutcome(req, authBodyIf(ok, a), err)
+	return answerWith(req, nil, authBodyIf(ok, a), err)
 }
 
 func (d *Door) handleListACLs(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ListACLsRequestHeader) *protocol.Command {

@@ -135,11 +135,15 @@ func successFields(req *protocol.Command, fs []protocol.Field) *protocol.Command
 }
 
 // outcome answers req SUCCESS, or with err's refusal.
-func outcome(req *protocol.Command, err error) *protocol.Command {
+func outcome(req *protocol.Command, err error) *protocol.Command { return answerWith(req, nil, nil, err) }
+
+// answerWith answers req SUCCESS with ext and body, or with err's refusal
+// (an *auth.Error, a core refusal: failure).
+func answerWith(req *protocol.Command, ext map[string]string, body []byte, err error) *protocol.Command {
 	if err != nil {
 		return failure(req, err)
 	}
-	return success(req, nil, nil)
+	return success(req, ext, body)
 }
 
 // handleUnsupported answers codes the broker does not serve.
