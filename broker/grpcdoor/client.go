@@ -169,17 +169,29 @@ func (d *Door) group(name string) groupconf.Config {
 // Heartbeat keeps a client registered. A client that sent no Settings
 // yet is UNRECOGNIZED_CLIENT_TYPE, as with the proxy.
 func (d *Door) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.HeartbeatResponse, error) {
+	c, s, st, bad := d.settled(ctx)
+	if bad != nil {
+		return &v2.HeartbeatResponse{Status: bad}, nil
+	}
+	s.touch()
+	return &v2.HeartbeatResponse{Status: statusOf(d.register(c, s, st))}, nil
+}
+
+// settled begins a call of a client that sent its Settings: the caller,
+// its session and the Settings, or the status that refuses the call (a
+// client that sent none yet is UNRECOGNIZED_CLIENT_TYPE, as with the
+// proxy).
+func (d *Door) settled(ctx context.Context) (caller, *session, *v2.Settings, *v2.Status) {
 	c, err := d.begin(ctx)
 	if err != nil {
-		return &v2.HeartbeatResponse{Status: statusOf(err)}, nil
+		return c, nil, nil, statusOf(err)
 	}
 	s := d.sessions.get(c.ClientID)
 	st := s.settingsOrNil()
 	if st == nil {
-		return &v2.HeartbeatResponse{Status: status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")}, nil
+		return c, s, nil, status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")
 	}
-	s.touch()
-	return &v2.HeartbeatResponse{Status: statusOf(d.register(c, s, st))}, nil
+	return c, s, st, nil
 }
 
 // settingsOrNil is s's settings; nil for no session.
@@ -193,14 +205,9 @@ func (s *session) settingsOrNil() *v2.Settings {
 // NotifyClientTermination unregisters a client that shuts down and
 // forgets its session.
 func (d *Door) NotifyClientTermination(ctx context.Context, req *v2.NotifyClientTerminationRequest) (*v2.NotifyClientTerminationResponse, error) {
-	c, err := d.begin(ctx)
-	if err != nil {
-		return &v2.NotifyClientTerminationResponse{Status: statusOf(err)}, nil
-	}
-	s := d.sessions.get(c.ClientID)
-	st := s.settingsOrNil()
-	if st == nil {
-		return &v2.NotifyClientTerminationResponse{Status: status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")}, nil
+	c, s, st, bad := d.settled(ctx)
+	if bad != nil {
+		return &v2.NotifyClientTerminationResponse{Status: bad}, nil
 	}
 	switch ps := st.GetPubSub().(type) {
 	case *v2.Settings_Publishing:
