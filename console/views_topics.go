@@ -177,6 +177,21 @@ func intField(f url.Values, name string) (int, error) {
 	return n, nil
 }
 
+// topicForm is the topic name as a create or update form describes it:
+// its queue counts (the fields read and write) and its permission.
+func topicForm(f url.Values, name, read, write string) (admin.TopicSpec, error) {
+	spec := admin.TopicSpec{Topic: name}
+	var err error
+	if spec.ReadQueueNums, err = intField(f, read); err != nil {
+		return spec, err
+	}
+	if spec.WriteQueueNums, err = intField(f, write); err != nil {
+		return spec, err
+	}
+	spec.Perm, err = parsePerm(f.Get("perm"))
+	return spec, err
+}
+
 func topicLink(name string) string { return "/topic" + queryOf("name", name) }
 
 func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, string, error) {
@@ -184,12 +199,8 @@ func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, s
 	if name == "" {
 		return nil, "", "", badRequest("Give the new topic a name.")
 	}
-	queues, err := intField(f, "queues")
+	spec, err := topicForm(f, name, "queues", "queues")
 	if err != nil {
-		return nil, "", "", err
-	}
-	spec := admin.TopicSpec{Topic: name, ReadQueueNums: queues, WriteQueueNums: queues}
-	if spec.Perm, err = parsePerm(f.Get("perm")); err != nil {
 		return nil, "", "", err
 	}
 	switch typ := strings.ToUpper(f.Get("type")); typ {
@@ -211,16 +222,8 @@ func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, s
 
 func (c *Console) updateTopic(ctx context.Context, f url.Values) (any, string, string, error) {
 	name := f.Get("name")
-	read, err := intField(f, "readQueues")
+	spec, err := topicForm(f, name, "readQueues", "writeQueues")
 	if err != nil {
-		return nil, "", "", err
-	}
-	write, err := intField(f, "writeQueues")
-	if err != nil {
-		return nil, "", "", err
-	}
-	spec := admin.TopicSpec{Topic: name, ReadQueueNums: read, WriteQueueNums: write}
-	if spec.Perm, err = parsePerm(f.Get("perm")); err != nil {
 		return nil, "", "", err
 	}
 	if _, err := c.adm.TopicRoute(ctx, name); err != nil {
