@@ -86,7 +86,14 @@ func withClient(t testing.TB) (*Broker, *rawClient) {
 // withTopic is withClient with topic created, with queues queues.
 func withTopic(t testing.TB, topic string, queues int32) (*Broker, *rawClient) {
 	t.Helper()
-	b, rc := withClient(t)
+	return withTopicConfig(t, topic, queues, nil)
+}
+
+// withTopicConfig is withTopic on a broker whose config mod changes.
+func withTopicConfig(t testing.TB, topic string, queues int32, mod func(*config.Config)) (*Broker, *rawClient) {
+	t.Helper()
+	b := startBroker(t, mod)
+	rc := newRawClient(t, b.Addr())
 	rc.createTopic(topic, queues)
 	return b, rc
 }

@@ -81,9 +81,7 @@ func popBodies(msgs []*message.MessageExt) []string {
 // a stale handle is refused.
 func TestPopOverTheWire(t *testing.T) {
 	clock := fakeclock.Default()
-	b := startBroker(t, func(c *config.Config) { c.Now = clock.Now })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("T", 2)
+	b, rc := withTopicConfig(t, "T", 2, func(c *config.Config) { c.Now = clock.Now })
 	for i, body := range []string{"a", "b", "c", "d"} {
 		expect(t, rc.send("T", int32(i%2), "", body), protocol.RespSuccess, "")
 	}
