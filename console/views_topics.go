@@ -45,28 +45,16 @@ func (c *Console) topicsView(_ context.Context, r *http.Request) (string, any, e
 	for i, t := range s.Topics {
 		rows[i] = topicRow{topicView: t, In: -1, Out: -1}
 	}
-	// Rates only matter for the rows shown, or for every row when the
-	// list is sorted by them.
-	byRate := q.Sort == "in" || q.Sort == "out"
 	fill := func(rs []topicRow) {
 		for i := range rs {
 			rs[i].In, rs[i].Out = c.rateOf(keyTopicIn(rs[i].Name)), c.rateOf(keyTopicOut(rs[i].Name))
 		}
 	}
-	if byRate {
-		fill(rows)
-	}
 	typ := strings.ToUpper(r.URL.Query().Get("type"))
-	p := paginate(rows, q, func(t topicRow) bool {
+	keep := func(t topicRow) bool {
 		return (q.System || !t.System) && contains(t.Name, q.Q) && (typ == "" || t.Type == typ)
-	}, topicColumns, topicColumns["name"])
-	if !byRate {
-		fill(p.Rows)
 	}
-	names := make([]string, len(p.Rows))
-	for i, t := range p.Rows {
-		names[i] = t.Name
-	}
+	p, names := figuredPage(rows, q, []string{"in", "out"}, fill, keep, topicColumns, func(t topicRow) string { return t.Name })
 	c.gather.view(names, nil)
 	return "Topics", topicsModel{page: p, Error: describe(s.Err), Types: messageTypes}, nil
 }
