@@ -41,12 +41,7 @@ func TestTopicAdmin(t *testing.T) {
 	for range 5 {
 		expect(t, rc.send("Adm", 1, "", "m"), protocol.RespSuccess, "")
 	}
-	resp = rc.call(protocol.ReqGetTopicStatsInfo, protocol.TopicRequestHeader{Topic: "Adm"}.Encode(), nil)
-	expect(t, resp, protocol.RespSuccess, "")
-	stats, err := protocol.DecodeTopicStatsTable(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stats := callDecode(rc, protocol.ReqGetTopicStatsInfo, protocol.TopicRequestHeader{Topic: "Adm"}.Encode(), nil, protocol.DecodeTopicStatsTable)
 	q1 := stats.OffsetTable[protocol.MessageQueue{Topic: "Adm", BrokerName: "broker-a", QueueID: 1}]
 	if len(stats.OffsetTable) != 3 || q1.MaxOffset != 5 || q1.LastUpdateTimestamp == 0 {
 		t.Fatalf("topic stats %+v", stats.OffsetTable)
@@ -54,12 +49,7 @@ func TestTopicAdmin(t *testing.T) {
 	expect(t, rc.call(protocol.ReqGetTopicStatsInfo, protocol.TopicRequestHeader{Topic: "Nope"}.Encode(), nil), protocol.RespTopicNotExist, "")
 
 	expect(t, updateOffset(rc, "g", "Adm", 1, 2), protocol.RespSuccess, "")
-	resp = rc.call(protocol.ReqGetConsumeStats, protocol.GetConsumeStatsRequestHeader{ConsumerGroup: "g"}.Encode(), nil)
-	expect(t, resp, protocol.RespSuccess, "")
-	cs, err := protocol.DecodeConsumeStats(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := callDecode(rc, protocol.ReqGetConsumeStats, protocol.GetConsumeStatsRequestHeader{ConsumerGroup: "g"}.Encode(), nil, protocol.DecodeConsumeStats)
 	w := cs.OffsetTable[protocol.MessageQueue{Topic: "Adm", BrokerName: "broker-a", QueueID: 1}]
 	if w.BrokerOffset != 5 || w.ConsumerOffset != 2 || w.LastTimestamp == 0 {
 		t.Fatalf("consume stats %+v", cs.OffsetTable)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/core"
-	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -169,30 +168,14 @@ func (d *httpDoor) pull(w http.ResponseWriter, r *http.Request) {
 // httpChannel is an HTTP request as the core's Channel: it cannot be
 // called back, so the core's calls to it fail or do nothing.
 type httpChannel struct {
+	core.NoCallbacks
 	id   uint64
 	addr string
 }
 
-var errNoCallback = errors.New("http-test door: a client cannot be called back")
-
-func (c *httpChannel) ID() uint64                                                 { return c.id }
-func (c *httpChannel) RemoteAddr() string                                         { return c.addr }
-func (c *httpChannel) Closed() bool                                               { return false }
-func (c *httpChannel) NotifyConsumerIDsChanged(string)                            {}
-func (c *httpChannel) ResetOffset(string, string, int64, map[message.Queue]int64) {}
-func (c *httpChannel) CheckTransactionState(transaction.Check, []byte)            {}
-func (c *httpChannel) ConsumerRunningInfo(context.Context, string, string, bool, func(core.ClientReply, error)) error {
-	return errNoCallback
-}
-func (c *httpChannel) ConsumeMessageDirectly(context.Context, core.DirectConsume, []byte, func(core.ClientReply, error)) error {
-	return errNoCallback
-}
-func (c *httpChannel) ConsumerStatus(context.Context, string, string, func([]byte, error)) error {
-	return errNoCallback
-}
-func (c *httpChannel) PushReply(context.Context, core.PushedReply, func(core.ClientReply, error)) error {
-	return errNoCallback
-}
+func (c *httpChannel) ID() uint64         { return c.id }
+func (c *httpChannel) RemoteAddr() string { return c.addr }
+func (c *httpChannel) Closed() bool       { return false }
 
 func httpSend(t *testing.T, d *httpDoor, topic string, q int, body string) {
 	t.Helper()
@@ -230,15 +213,21 @@ func remotingPull(t *testing.T, rc *rawClient, topic string, q int32, offset int
 	h.Subscription = "*"
 	resp := rc.call(protocol.ReqPullMessage, h.Encode(), nil)
 	expect(t, resp, protocol.RespSuccess, "")
-	msgs, err := message.DecodeMessages(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range msgs {
-		out = append(out, string(m.Body))
-	}
-	return out
+	return bodiesOf(t, resp)
+}
+
+// heldHTTPPull starts a pull through the HTTP door held up to 20 s; its
+// answer comes on the channel.
+func heldHTTPPull(t *testing.T, d *httpDoor, topic string, q int, offset int64) <-chan pullAnswer {
+	answer := make(chan pullAnswer, 1)
+	go func() {
+		a, err := httpPull(d, topic, q, offset, 20*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		answer <- a
+	}()
+	return answer
 }
 
 // TestSecondDoorSharesTheCore: a broker with a test-only HTTP door beside
@@ -288,14 +277,7 @@ func TestSecondDoorSharesTheCore(t *testing.T) {
 	}
 
 	// A pull held at the HTTP door, woken by a send through remoting.
-	woken := make(chan pullAnswer, 1)
-	go func() {
-		a, err := httpPull(d, "Door", 0, 2, 20*time.Second)
-		if err != nil {
-			t.Error(err)
-		}
-		woken <- a
-	}()
+	woken := heldHTTPPull(t, d, "Door", 0, 2)
 	waitHeld(t, b, "Door", 0, 1)
 	expect(t, rc.send("Door", 0, "wake", "wakes the held pull"), protocol.RespSuccess, "")
 	select {
@@ -308,14 +290,7 @@ func TestSecondDoorSharesTheCore(t *testing.T) {
 	}
 
 	// Close with a pull held: it is answered before the doors close.
-	last := make(chan pullAnswer, 1)
-	go func() {
-		a, err := httpPull(d, "Door", 0, 3, 20*time.Second)
-		if err != nil {
-			t.Error(err)
-		}
-		last <- a
-	}()
+	last := heldHTTPPull(t, d, "Door", 0, 3)
 	waitHeld(t, b, "Door", 0, 1)
 	closed = true
 	if err := b.Close(); err != nil {

@@ -112,9 +112,7 @@ func TestSQL92HeartbeatSubscriptionFilters(t *testing.T) {
 
 // With enablePropertyFilter off, SQL92 is refused as Java refuses it.
 func TestSQL92RefusedWhenPropertyFilterIsOff(t *testing.T) {
-	b := startBroker(t, func(c *config.Config) { c.EnablePropertyFilter = false })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("SQLOFF", 1)
+	_, rc := withTopicConfig(t, "SQLOFF", 1, func(c *config.Config) { c.EnablePropertyFilter = false })
 	rc.sendProps("SQLOFF", map[string]string{"a": "1"}, "m")
 	h := pullHeader("g", "SQLOFF", 0, 0, 32, protocol.PullFlagSubscription)
 	h.ExpressionType, h.Subscription = protocol.ExpressionTypeSQL92, "a = 1"
@@ -161,9 +159,7 @@ func TestSQL92PullExpressionsCompiledOnce(t *testing.T) {
 func TestSQL92FilterSupportRetry(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint("filterSupportRetry=", on), func(t *testing.T) {
-			b := startBroker(t, func(c *config.Config) { c.FilterSupportRetry = on })
-			rc := newRawClient(t, b.Addr())
-			rc.createTopic("SQLR", 1)
+			_, rc := withTopicConfig(t, "SQLR", 1, func(c *config.Config) { c.FilterSupportRetry = on })
 			subs := []protocol.SubscriptionData{
 				{Topic: "SQLR", SubString: "a > 5", ExpressionType: protocol.ExpressionTypeSQL92, SubVersion: 1},
 				protocol.BuildSubscriptionData("%RETRY%g", "*"),

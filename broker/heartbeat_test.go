@@ -90,14 +90,7 @@ func TestLockBatch(t *testing.T) {
 	_, rc := withClient(t)
 	mqs := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 1}}
 	lockFor := func(client string, qs []protocol.MessageQueue) []protocol.MessageQueue {
-		body := protocol.LockBatchRequestBody{ConsumerGroup: "g", ClientID: client, MQSet: qs}.Encode()
-		resp := rc.call(protocol.ReqLockBatchMQ, nil, body)
-		expect(t, resp, protocol.RespSuccess, "")
-		out, err := protocol.DecodeLockBatchResponseBody(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.LockOKMQSet
+		return lockOver(t, rc, "g", client, qs)
 	}
 	if got := lockFor("c1", mqs); len(got) != 2 {
 		t.Fatalf("c1 locked %v", got)

@@ -21,11 +21,7 @@ import (
 // chain after ACL's check: a request ACL refuses never reaches them; one it
 // lets through does, and their refusal is the answer.
 func TestConfigInterceptorsRunBehindACL(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	yml := "accounts:\n  - accessKey: adminAK\n    secretKey: adminSecret1\n    admin: true\n"
-	if err := os.WriteFile(file, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := clitest.WriteFile(t, "plain_acl.yml", "accounts:\n  - accessKey: adminAK\n    secretKey: adminSecret1\n    admin: true\n")
 	var seen atomic.Int32
 	b := startBrokerAt(t, t.TempDir(), func(cfg *config.Config) {
 		cfg.ACLEnable, cfg.ACLFile = true, file

@@ -14,13 +14,8 @@ import (
 // the broker reports locked.
 func lockOver(t *testing.T, rc *rawClient, group, client string, mqs []protocol.MessageQueue) []protocol.MessageQueue {
 	t.Helper()
-	resp := rc.call(protocol.ReqLockBatchMQ, nil, protocol.LockBatchRequestBody{ConsumerGroup: group, ClientID: client, MQSet: mqs}.Encode())
-	expect(t, resp, protocol.RespSuccess, "")
-	out, err := protocol.DecodeLockBatchResponseBody(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.LockOKMQSet
+	body := protocol.LockBatchRequestBody{ConsumerGroup: group, ClientID: client, MQSet: mqs}.Encode()
+	return callDecode(rc, protocol.ReqLockBatchMQ, nil, body, protocol.DecodeLockBatchResponseBody).LockOKMQSet
 }
 
 // TestLockOutlivesConnection: a queue lock belongs to the client id, not

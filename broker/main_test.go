@@ -86,7 +86,14 @@ func withClient(t testing.TB) (*Broker, *rawClient) {
 // withTopic is withClient with topic created, with queues queues.
 func withTopic(t testing.TB, topic string, queues int32) (*Broker, *rawClient) {
 	t.Helper()
-	b, rc := withClient(t)
+	return withTopicConfig(t, topic, queues, nil)
+}
+
+// withTopicConfig is withTopic on a broker whose config mod changes.
+func withTopicConfig(t testing.TB, topic string, queues int32, mod func(*config.Config)) (*Broker, *rawClient) {
+	t.Helper()
+	b := startBroker(t, mod)
+	rc := newRawClient(t, b.Addr())
 	rc.createTopic(topic, queues)
 	return b, rc
 }
@@ -156,6 +163,19 @@ func (rc *rawClient) callTimeout(code int16, ext map[string]string, body []byte,
 		rc.t.Fatalf("call %s: %v", protocol.RequestCodeName(code), err)
 	}
 	return resp
+}
+
+// callDecode sends a request, asserts a SUCCESS answer and decodes its
+// body.
+func callDecode[T any](rc *rawClient, code int16, ext map[string]string, body []byte, decode func([]byte) (T, error)) T {
+	rc.t.Helper()
+	resp := rc.call(code, ext, body)
+	expect(rc.t, resp, protocol.RespSuccess, "")
+	v, err := decode(resp.Body)
+	if err != nil {
+		rc.t.Fatalf("%s answer: %v", protocol.RequestCodeName(code), err)
+	}
+	return v
 }
 
 // expect asserts a response's code and that its remark contains want.

@@ -116,9 +116,7 @@ func TestAbortLosesUnpersistedOffsets(t *testing.T) {
 }
 
 func TestOffsetsPersistPeriodically(t *testing.T) {
-	b := startBroker(t, func(c *config.Config) { c.OffsetPersistInterval = 20 * time.Millisecond })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("PP", 1)
+	b, rc := withTopicConfig(t, "PP", 1, func(c *config.Config) { c.OffsetPersistInterval = 20 * time.Millisecond })
 	expect(t, updateOffset(rc, "g", "PP", 0, 11), protocol.RespSuccess, "")
 	testwait.For(t, testwait.Default, "the offset in the store", func() bool {
 		off, ok, err := b.Store().ConsumerOffset("g", "PP", 0)

@@ -2,13 +2,12 @@ package broker
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/runnelmq/runnel/acl"
 	"github.com/runnelmq/runnel/broker/config"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -18,15 +17,11 @@ import (
 // topic and the group pops and acknowledges; one denied the group is
 // refused its pop and its ack.
 func TestPopUnderPlainACL(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "plain_acl.yml")
-	yml := `accounts:
+	file := clitest.WriteFile(t, "plain_acl.yml", `accounts:
   - {accessKey: adminAK, secretKey: adminSecret1, admin: true}
   - {accessKey: readerAK, secretKey: readerSecret1, defaultTopicPerm: DENY, defaultGroupPerm: DENY, topicPerms: [T=SUB], groupPerms: [g=SUB]}
   - {accessKey: strangerAK, secretKey: strangerSecret1, defaultTopicPerm: DENY, defaultGroupPerm: DENY, topicPerms: [T=SUB]}
-`
-	if err := os.WriteFile(file, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	b := startBrokerAt(t, t.TempDir(), func(cfg *config.Config) { cfg.ACLEnable, cfg.ACLFile = true, file })
 	call := func(ak, sk string, code int16, ext map[string]string, body []byte) *protocol.Command {
 		t.Helper()

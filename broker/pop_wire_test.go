@@ -81,9 +81,7 @@ func popBodies(msgs []*message.MessageExt) []string {
 // a stale handle is refused.
 func TestPopOverTheWire(t *testing.T) {
 	clock := fakeclock.Default()
-	b := startBroker(t, func(c *config.Config) { c.Now = clock.Now })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("T", 2)
+	b, rc := withTopicConfig(t, "T", 2, func(c *config.Config) { c.Now = clock.Now })
 	for i, body := range []string{"a", "b", "c", "d"} {
 		expect(t, rc.send("T", int32(i%2), "", body), protocol.RespSuccess, "")
 	}
@@ -336,12 +334,7 @@ func TestPopConsumerShownOverTheWire(t *testing.T) {
 	if err := json.Unmarshal(resp.Body, &cc); err != nil || len(cc.ConnectionSet) != 1 || cc.ConnectionSet[0].ClientID != "pop-client@1" || cc.ConsumeType != "CONSUME_POP" {
 		t.Fatalf("consumers %s: %v", resp.Body, err)
 	}
-	resp = rc.call(protocol.ReqGetConsumeStats, protocol.GetConsumeStatsRequestHeader{ConsumerGroup: "pg"}.Encode(), nil)
-	expect(t, resp, protocol.RespSuccess, "")
-	cs, err := protocol.DecodeConsumeStats(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := callDecode(rc, protocol.ReqGetConsumeStats, protocol.GetConsumeStatsRequestHeader{ConsumerGroup: "pg"}.Encode(), nil, protocol.DecodeConsumeStats)
 	w := cs.OffsetTable[protocol.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}]
 	if w.BrokerOffset != 3 || w.ConsumerOffset != 2 {
 		t.Fatalf("progress %+v, want broker 3, consumer 2 (lag 1)", cs.OffsetTable)

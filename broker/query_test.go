@@ -47,9 +47,7 @@ func TestViewAndQueryMessage(t *testing.T) {
 // queried outside its window is not found by either.
 func TestQueryMessageTimeRange(t *testing.T) {
 	clock := newFakeClock()
-	b := startBroker(t, func(c *config.Config) { c.Now = clock.Now })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Q", 1)
+	_, rc := withTopicConfig(t, "Q", 1, func(c *config.Config) { c.Now = clock.Now })
 	stored := clock.Now().UnixMilli()
 	h := sendHeader("Q", 0, map[string]string{"KEYS": "order-7", "UNIQ_KEY": "UNIQ7"})
 	expect(t, rc.call(protocol.ReqSendMessage, h.Encode(), []byte("in-window")), protocol.RespSuccess, "")

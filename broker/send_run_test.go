@@ -17,9 +17,7 @@ import (
 // code, the rest where they went. Bursts are written until one is read
 // whole (the kernel decides how a burst is read; nearly always at once).
 func TestSendsReadTogetherShareOneWrite(t *testing.T) {
-	b := startBroker(t, func(c *config.Config) { c.MaxMessageSize = 2048 })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Run", 4)
+	b, _ := withTopicConfig(t, "Run", 4, func(c *config.Config) { c.MaxMessageSize = 2048 })
 	nc, err := net.Dial("tcp", b.Addr())
 	if err != nil {
 		t.Fatal(err)

@@ -12,9 +12,7 @@ import (
 )
 
 func TestSendValidation(t *testing.T) {
-	b := startBroker(t, func(c *config.Config) { c.MaxMessageSize = 1024 })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Two", 2)
+	_, rc := withTopicConfig(t, "Two", 2, func(c *config.Config) { c.MaxMessageSize = 1024 })
 
 	longProps := map[string]string{"big": strings.Repeat("x", 40000)}
 	cases := []struct {

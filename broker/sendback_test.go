@@ -48,6 +48,21 @@ func stepSchedule(t *testing.T, b *Broker) {
 	}
 }
 
+// deliveredAt asserts that a delay of after, counted from now, delivers
+// nothing to topic/queue a millisecond early, and returns what the queue
+// holds once it has passed.
+func deliveredAt(t *testing.T, b *Broker, clk *fakeclock.Clock, after time.Duration, topic string, q int32) []*protocol.MessageExt {
+	t.Helper()
+	clk.Advance(after - time.Millisecond)
+	stepSchedule(t, b)
+	if got := queueMsgs(t, b, topic, q); len(got) != 0 {
+		t.Fatalf("%s/%d: delivered before its %v", topic, q, after)
+	}
+	clk.Advance(time.Millisecond)
+	stepSchedule(t, b)
+	return queueMsgs(t, b, topic, q)
+}
+
 // queueMsgs returns the messages stored in topic/queue.
 func queueMsgs(t *testing.T, b *Broker, topic string, q int32) []*protocol.MessageExt {
 	t.Helper()
@@ -98,14 +113,7 @@ func TestSendBackRetryThenDLQ(t *testing.T) {
 	if got := queueMsgs(t, b, due.ScheduleTopic, 2); len(got) != 1 { // level 3
 		t.Fatalf("schedule queue of level 3 holds %d", len(got))
 	}
-	clk.Advance(2999 * time.Millisecond)
-	stepSchedule(t, b)
-	if got := queueMsgs(t, b, "%RETRY%g", 0); len(got) != 0 {
-		t.Fatal("retry delivered before its 3 s")
-	}
-	clk.Advance(time.Millisecond)
-	stepSchedule(t, b)
-	retries := queueMsgs(t, b, "%RETRY%g", 0)
+	retries := deliveredAt(t, b, clk, 3*time.Second, "%RETRY%g", 0)
 	if len(retries) != 1 {
 		t.Fatalf("retry queue holds %d", len(retries))
 	}
@@ -204,14 +212,7 @@ func TestSendDelayedMessage(t *testing.T) {
 	if len(sched) != 1 || sched[0].Property("REAL_TOPIC") != "T" || sched[0].Property("REAL_QID") != "1" {
 		t.Fatalf("schedule queue of level 2: %v", sched)
 	}
-	clk.Advance(1999 * time.Millisecond)
-	stepSchedule(t, b)
-	if got := queueMsgs(t, b, "T", 1); len(got) != 0 {
-		t.Fatal("delivered early")
-	}
-	clk.Advance(time.Millisecond)
-	stepSchedule(t, b)
-	got := queueMsgs(t, b, "T", 1)
+	got := deliveredAt(t, b, clk, 2*time.Second, "T", 1)
 	if len(got) != 1 || string(got[0].Body) != "later" || got[0].Property("DELAY") != "" || got[0].Tags() != "t" {
 		t.Fatalf("delivered %v", got)
 	}
@@ -323,14 +324,7 @@ func TestLockExpiryOnTheWire(t *testing.T) {
 	short := startBrokerIn(t, t.TempDir(), clk, func(c *config.Config) { c.LockMaxLiveTime = 5 * time.Second })
 	rc := newRawClient(t, b.Addr())
 	q := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}}
-	lock := func(client string) int {
-		resp := rc.call(protocol.ReqLockBatchMQ, nil, protocol.LockBatchRequestBody{ConsumerGroup: "g", ClientID: client, MQSet: q}.Encode())
-		out, err := protocol.DecodeLockBatchResponseBody(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(out.LockOKMQSet)
-	}
+	lock := func(client string) int { return len(lockOver(t, rc, "g", client, q)) }
 	if lock("c1") != 1 {
 		t.Fatal("c1 not granted")
 	}

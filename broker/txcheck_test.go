@@ -161,9 +161,7 @@ func TestTransactionCheckAnsweredRollback(t *testing.T) {
 
 func TestTransactionCheckMaxDiscards(t *testing.T) {
 	clk := newFakeClock()
-	b := startBroker(t, func(c *config.Config) { c.Now = clk.Now; c.TransactionCheckMax = 2 })
-	rc := newRawClient(t, b.Addr())
-	rc.createTopic("Tx", 1)
+	b, rc := withTopicConfig(t, "Tx", 1, func(c *config.Config) { c.Now = clk.Now; c.TransactionCheckMax = 2 })
 	rc.sendHalf("Tx", 0, "pg", clk.Now(), nil, "orphan")
 	// No producer of "pg" is online: checks are counted all the same.
 	for i := range 2 {

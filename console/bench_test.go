@@ -25,13 +25,7 @@ import (
 func BenchmarkTopicsPage10k(b *testing.B) {
 	const topics = 10000
 	c := cluster.Start(b)
-	cfg := admin.DefaultConfig()
-	cfg.NamesrvAddrs = c.NamesrvAddrs()
-	adm, err := admin.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer adm.Close()
+	adm := c.Admin()
 	start := time.Now()
 	createTopics(b, adm, topics)
 	b.Logf("created %d topics in %v", topics, time.Since(start).Round(time.Millisecond))

@@ -14,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/client/offset"
 	"github.com/runnelmq/runnel/client/queue"
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/clitest"
 	"github.com/runnelmq/runnel/internal/testwait"
 )
 
@@ -41,25 +42,8 @@ func consume(t *testing.T, c *cluster.Cluster, group, topic string, n *atomic.In
 		n.Add(int64(len(msgs)))
 		return client.ConsumeSuccess
 	}
-	pc, err := client.NewPushConsumer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Subscribe(topic, "*"); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			_ = pc.Shutdown(context.Background())
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+	pc := clitest.StartConsumer(t, cfg, topic)
+	return func() { _ = pc.Shutdown(context.Background()) } // a second Shutdown is a no-op
 }
 
 // TestBrowserClickThrough clicks through every page as a person would:
@@ -227,13 +211,5 @@ func producer(t *testing.T, c *cluster.Cluster, group string) *client.Producer {
 	cfg := client.DefaultProducerConfig()
 	cfg.Client = clientConfig(c, group)
 	cfg.Group = group
-	p, err := client.NewProducer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return clitest.StartProducer(t, cfg)
 }

@@ -47,13 +47,7 @@ func startWith(t *testing.T, fn func(*console.Config), opts ...cluster.Option) *
 	t.Helper()
 	c := cluster.Start(t, opts...)
 	con := c.StartConsole(fn)
-	cfg := admin.DefaultConfig()
-	cfg.NamesrvAddrs = c.NamesrvAddrs()
-	adm, err := admin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = adm.Close() })
+	adm := c.Admin()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return &env{c: c, con: con, adm: adm, ctx: ctx}

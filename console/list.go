@@ -151,6 +151,26 @@ func paginate[T any](rows []T, q listQuery, keep func(T) bool, cols map[string]c
 	return out
 }
 
+// figuredPage is paginate, ties broken by name, for a list with figures
+// read from the samples (rates, lags): fill puts them in the rows of the
+// page only, or in every row when the list sorts by one of figures. It
+// also returns the names on the page, which the gatherer samples next.
+func figuredPage[T any](rows []T, q listQuery, figures []string, fill func([]T), keep func(T) bool, cols map[string]column[T], name func(T) string) (page[T], []string) {
+	byFigure := slices.Contains(figures, q.Sort)
+	if byFigure {
+		fill(rows)
+	}
+	p := paginate(rows, q, keep, cols, cols["name"])
+	if !byFigure {
+		fill(p.Rows)
+	}
+	names := make([]string, len(p.Rows))
+	for i, r := range p.Rows {
+		names[i] = name(r)
+	}
+	return p, names
+}
+
 // contains is the search: every word of q appears in s, ignoring case.
 func contains(s, q string) bool {
 	if q == "" {

@@ -84,29 +84,36 @@ func (c *Console) aclView(ctx context.Context, _ *http.Request) (string, any, er
 
 const aclPage = "/acl"
 
+// userForm is the user a create or update form describes.
+func userForm(f url.Values) protocol.UserInfo {
+	return protocol.UserInfo{Username: f.Get("username"), Password: f.Get("password"), UserType: f.Get("userType"), UserStatus: f.Get("userStatus")}
+}
+
 func (c *Console) createUser(ctx context.Context, f url.Values) (any, string, string, error) {
-	u := protocol.UserInfo{Username: strings.TrimSpace(f.Get("username")), Password: f.Get("password"),
-		UserType: f.Get("userType"), UserStatus: f.Get("userStatus")}
+	u := userForm(f)
+	u.Username = strings.TrimSpace(u.Username)
 	if u.Username == "" || u.Password == "" {
 		return nil, "", "", badRequest("A new user needs a name and a password.")
 	}
-	nodes, err := c.adm.CreateUser(ctx, admin.Where{}, u)
-	if err != nil {
-		return nil, "", "", err
-	}
-	return nodes, fmt.Sprintf("User %s created on %d broker(s).", u.Username, len(nodes)), aclPage, nil
+	return c.writeUser(ctx, c.adm.CreateUser, u, "created")
 }
 
 func (c *Console) updateUser(ctx context.Context, f url.Values) (any, string, string, error) {
-	u := protocol.UserInfo{Username: f.Get("username"), Password: f.Get("password"), UserType: f.Get("userType"), UserStatus: f.Get("userStatus")}
+	u := userForm(f)
 	if u.Username == "" {
 		return nil, "", "", badRequest("Update which user?")
 	}
-	nodes, err := c.adm.UpdateUser(ctx, admin.Where{}, u)
+	return c.writeUser(ctx, c.adm.UpdateUser, u, "updated")
+}
+
+// writeUser creates or updates u on every broker with write, and says so
+// with done.
+func (c *Console) writeUser(ctx context.Context, write func(context.Context, admin.Where, protocol.UserInfo) ([]admin.Node, error), u protocol.UserInfo, done string) (any, string, string, error) {
+	nodes, err := write(ctx, admin.Where{}, u)
 	if err != nil {
 		return nil, "", "", err
 	}
-	return nodes, fmt.Sprintf("User %s updated on %d broker(s).", u.Username, len(nodes)), aclPage, nil
+	return nodes, fmt.Sprintf("User %s %s on %d broker(s).", u.Username, done, len(nodes)), aclPage, nil
 }
 
 func (c *Console) deleteUser(ctx context.Context, f url.Values) (any, string, string, error) {

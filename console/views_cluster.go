@@ -98,7 +98,11 @@ func (c *Console) clusterView(_ context.Context, _ *http.Request) (string, any, 
 func (c *Console) seriesView(_ context.Context, r *http.Request) (string, any, error) {
 	key := r.URL.Query().Get("key")
 	if key == "" {
-		return "", map[string]any{"keys": c.store.Keys()}, nil
+		keys := c.store.Keys()
+		if keys == nil {
+			keys = []string{}
+		}
+		return "", map[string]any{"keys": keys}, nil
 	}
 	pts := c.store.Points(key)
 	if pts == nil {

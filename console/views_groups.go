@@ -48,19 +48,8 @@ func (c *Console) groupsView(_ context.Context, r *http.Request) (string, any, e
 			rs[i].Rate = c.rateOf(keyGroupRate(rs[i].Name))
 		}
 	}
-	byFigure := q.Sort == "lag" || q.Sort == "rate"
-	if byFigure {
-		fill(rows)
-	}
-	p := paginate(rows, q, func(g groupRow) bool { return (q.System || !g.System) && contains(g.Name, q.Q) },
-		groupColumns, groupColumns["name"])
-	if !byFigure {
-		fill(p.Rows)
-	}
-	names := make([]string, len(p.Rows))
-	for i, g := range p.Rows {
-		names[i] = g.Name
-	}
+	keep := func(g groupRow) bool { return (q.System || !g.System) && contains(g.Name, q.Q) }
+	p, names := figuredPage(rows, q, []string{"lag", "rate"}, fill, keep, groupColumns, func(g groupRow) string { return g.Name })
 	c.gather.view(nil, names)
 	err := s.Err
 	if err == nil {

@@ -45,28 +45,16 @@ func (c *Console) topicsView(_ context.Context, r *http.Request) (string, any, e
 	for i, t := range s.Topics {
 		rows[i] = topicRow{topicView: t, In: -1, Out: -1}
 	}
-	// Rates only matter for the rows shown, or for every row when the
-	// list is sorted by them.
-	byRate := q.Sort == "in" || q.Sort == "out"
 	fill := func(rs []topicRow) {
 		for i := range rs {
 			rs[i].In, rs[i].Out = c.rateOf(keyTopicIn(rs[i].Name)), c.rateOf(keyTopicOut(rs[i].Name))
 		}
 	}
-	if byRate {
-		fill(rows)
-	}
 	typ := strings.ToUpper(r.URL.Query().Get("type"))
-	p := paginate(rows, q, func(t topicRow) bool {
+	keep := func(t topicRow) bool {
 		return (q.System || !t.System) && contains(t.Name, q.Q) && (typ == "" || t.Type == typ)
-	}, topicColumns, topicColumns["name"])
-	if !byRate {
-		fill(p.Rows)
 	}
-	names := make([]string, len(p.Rows))
-	for i, t := range p.Rows {
-		names[i] = t.Name
-	}
+	p, names := figuredPage(rows, q, []string{"in", "out"}, fill, keep, topicColumns, func(t topicRow) string { return t.Name })
 	c.gather.view(names, nil)
 	return "Topics", topicsModel{page: p, Error: describe(s.Err), Types: messageTypes}, nil
 }
@@ -144,7 +132,8 @@ func (c *Console) topicView(ctx context.Context, r *http.Request) (string, any, 
 	return "Topic " + name, m, nil
 }
 
-// parsePerm reads R, W, RW (any case) or the bits as a number.
+// parsePerm reads R, W, RW (any case) or the bits as a number; none is 0
+// (the topic's own, or the default).
 func parsePerm(s string) (int, error) {
 	s = strings.ToUpper(strings.TrimSpace(s))
 	if n, err := strconv.Atoi(s); err == nil {
@@ -176,6 +165,21 @@ func intField(f url.Values, name string) (int, error) {
 	return n, nil
 }
 
+// topicForm is the topic name as a create or update form describes it:
+// its queue counts (the fields read and write) and its permission.
+func topicForm(f url.Values, name, read, write string) (admin.TopicSpec, error) {
+	spec := admin.TopicSpec{Topic: name}
+	var err error
+	if spec.ReadQueueNums, err = intField(f, read); err != nil {
+		return spec, err
+	}
+	if spec.WriteQueueNums, err = intField(f, write); err != nil {
+		return spec, err
+	}
+	spec.Perm, err = parsePerm(f.Get("perm"))
+	return spec, err
+}
+
 func topicLink(name string) string { return "/topic" + queryOf("name", name) }
 
 func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, string, error) {
@@ -183,15 +187,9 @@ func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, s
 	if name == "" {
 		return nil, "", "", badRequest("Give the new topic a name.")
 	}
-	queues, err := intField(f, "queues")
+	spec, err := topicForm(f, name, "queues", "queues")
 	if err != nil {
 		return nil, "", "", err
-	}
-	spec := admin.TopicSpec{Topic: name, ReadQueueNums: queues, WriteQueueNums: queues}
-	if p := f.Get("perm"); p != "" {
-		if spec.Perm, err = parsePerm(p); err != nil {
-			return nil, "", "", err
-		}
 	}
 	switch typ := strings.ToUpper(f.Get("type")); typ {
 	case "", "NORMAL":
@@ -207,28 +205,14 @@ func (c *Console) createTopic(ctx context.Context, f url.Values) (any, string, s
 	if _, err := c.adm.TopicRoute(ctx, name); err == nil {
 		return nil, "", "", badRequest(fmt.Sprintf("Topic %s exists already: change it on its own page.", name))
 	}
-	writes, err := c.adm.CreateTopic(ctx, spec)
-	if err != nil {
-		return nil, "", "", err
-	}
-	return writes, fmt.Sprintf("Topic %s created on %d broker(s).", name, len(writes)), topicLink(name), nil
+	return c.writeTopic(ctx, spec, "created")
 }
 
 func (c *Console) updateTopic(ctx context.Context, f url.Values) (any, string, string, error) {
 	name := f.Get("name")
-	read, err := intField(f, "readQueues")
+	spec, err := topicForm(f, name, "readQueues", "writeQueues")
 	if err != nil {
 		return nil, "", "", err
-	}
-	write, err := intField(f, "writeQueues")
-	if err != nil {
-		return nil, "", "", err
-	}
-	spec := admin.TopicSpec{Topic: name, ReadQueueNums: read, WriteQueueNums: write}
-	if p := f.Get("perm"); p != "" {
-		if spec.Perm, err = parsePerm(p); err != nil {
-			return nil, "", "", err
-		}
 	}
 	if _, err := c.adm.TopicRoute(ctx, name); err != nil {
 		return nil, "", "", err
@@ -238,11 +222,17 @@ func (c *Console) updateTopic(ctx context.Context, f url.Values) (any, string, s
 		brokers = t.Brokers // only where it is: an update must not spread it
 	}
 	spec.Brokers = brokers
+	return c.writeTopic(ctx, spec, "updated")
+}
+
+// writeTopic creates or updates a topic as spec says, and says so with
+// done.
+func (c *Console) writeTopic(ctx context.Context, spec admin.TopicSpec, done string) (any, string, string, error) {
 	writes, err := c.adm.CreateTopic(ctx, spec)
 	if err != nil {
 		return nil, "", "", err
 	}
-	return writes, fmt.Sprintf("Topic %s updated on %d broker(s).", name, len(writes)), topicLink(name), nil
+	return writes, fmt.Sprintf("Topic %s %s on %d broker(s).", spec.Topic, done, len(writes)), topicLink(spec.Topic), nil
 }
 
 func (c *Console) deleteTopic(ctx context.Context, f url.Values) (any, string, string, error) {

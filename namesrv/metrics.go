@@ -39,15 +39,11 @@ func (c *MetricsConfig) SetAddr(addr string) error {
 		c.ExporterType = "DISABLE"
 		return nil
 	}
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := promserve.SplitAddr(addr)
 	if err != nil {
-		return fmt.Errorf("%w: metrics address %q: %v", ErrBadConfig, addr, err)
+		return fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return fmt.Errorf("%w: metrics address %q: bad port", ErrBadConfig, addr)
-	}
-	c.ExporterType, c.PromHost, c.PromPort = "PROM", host, int(p)
+	c.ExporterType, c.PromHost, c.PromPort = "PROM", host, port
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -455,17 +456,10 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 		lo := meta.OffsetGroupPrefix(op.Group)
 		_ = b.DeleteRange(lo, prefixEnd(lo), nil)
 	case OpPutTopic:
-		if op.TopicConfig == nil {
-			return nil, nil, fmt.Errorf("%w: no topic config", ErrInvalidOp)
+		topicKey := func(c *topicconf.Config) []byte { return meta.TopicKey(c.TopicName) }
+		if err := putConfig(b, "topic", op.TopicConfig, topicKey, meta.ValidateTopic, meta.EncodeTopic); err != nil {
+			return nil, nil, err
 		}
-		if err := meta.ValidateTopic(op.TopicConfig); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
-		}
-		v, err := meta.EncodeTopic(op.TopicConfig)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
-		}
-		_ = b.Set(meta.TopicKey(op.TopicConfig.TopicName), v, nil)
 	case OpDeleteTopic:
 		if err := checkName("topic", op.Topic); err != nil {
 			return nil, nil, err
@@ -497,18 +491,11 @@ func (s *Store) buildLocked(b, lb *pebble.Batch, op *Op) (*ApplyResult, *pending
 			return nil, nil, fmt.Errorf("%w: checkpoint without a name", ErrInvalidOp)
 		}
 		_ = b.Set(meta.CheckpointKey(op.Name), op.Value, nil)
-	case OpPutGroup: // as OpPutTopic, for the other config type and key
-		if op.GroupConfig == nil {
-			return nil, nil, fmt.Errorf("%w: no group config", ErrInvalidOp)
+	case OpPutGroup:
+		groupKey := func(c *groupconf.Config) []byte { return meta.GroupKey(c.GroupName) }
+		if err := putConfig(b, "group", op.GroupConfig, groupKey, meta.ValidateGroup, meta.EncodeGroup); err != nil {
+			return nil, nil, err
 		}
-		if err := meta.ValidateGroup(op.GroupConfig); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
-		}
-		v, err := meta.EncodeGroup(op.GroupConfig)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOp, err)
-		}
-		_ = b.Set(meta.GroupKey(op.GroupConfig.GroupName), v, nil)
 	case OpDeleteGroup:
 		if err := checkName("group", op.Group); err != nil {
 			return nil, nil, err
@@ -568,6 +555,24 @@ func checkName(what, s string) error {
 	if s == "" || len(s) > 255 {
 		return fmt.Errorf("%w: %s name %q", ErrInvalidOp, what, s)
 	}
+	return nil
+}
+
+// putConfig adds to b a topic's or group's (what's) config under its key,
+// once validate accepts it; none, a refusal or an encoding failure is an
+// ErrInvalidOp.
+func putConfig[C any](b *pebble.Batch, what string, c *C, key func(*C) []byte, validate func(*C) error, encode func(*C) ([]byte, error)) error {
+	if c == nil {
+		return fmt.Errorf("%w: no %s config", ErrInvalidOp, what)
+	}
+	if err := validate(c); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOp, err)
+	}
+	v, err := encode(c)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOp, err)
+	}
+	_ = b.Set(key(c), v, nil)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/runnelmq/runnel/internal/periodic"
 )
 
 // compactionGate is the Pebble CompactionScheduler of a store. It grants no
@@ -105,17 +107,7 @@ func (g *compactionGate) wake() {
 
 func (g *compactionGate) granter() {
 	defer close(g.done)
-	t := time.NewTicker(gateRecheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-g.stop:
-			return
-		case <-g.poke:
-		case <-t.C:
-		}
-		g.grant()
-	}
+	periodic.RunKicked(g.stop, g.poke, gateRecheck, g.grant)
 }
 
 // grant starts waiting compactions while the DB allows more. Each slot is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/runnelmq/runnel/store/meta"
 )
 
@@ -79,20 +80,14 @@ func (s *Store) deleteTopicInFlight(b *pebble.Batch, topic string) error {
 // eachInFlight calls fn with each in-flight record's raw key, key and
 // value (both valid only during the call) until fn returns false.
 func (s *Store) eachInFlight(fn func(raw []byte, k InFlightKey, v []byte) bool) error {
-	lo, hi := meta.InFlightBounds()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		g, t, q, off, err := meta.ParseInFlightKey(it.Key())
+	return s.scan(meta.InFlightBounds, func(key, value []byte) error {
+		g, t, q, off, err := meta.ParseInFlightKey(key)
 		if err != nil {
 			return err
 		}
-		if !fn(it.Key(), InFlightKey{Group: g, Topic: t, QueueID: q, Offset: off}, it.Value()) {
-			break
+		if !fn(key, InFlightKey{Group: g, Topic: t, QueueID: q, Offset: off}, value) {
+			return errStopScan
 		}
-	}
-	return it.Error()
+		return nil
+	})
 }

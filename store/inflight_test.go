@@ -4,9 +4,6 @@ import (
 	"errors"
 	"reflect"
 	"testing"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/runnelmq/runnel/internal/fakeclock"
 )
 
 func inFlightRecords(t *testing.T, s *Store) []InFlight {
@@ -23,12 +20,7 @@ func inFlightRecords(t *testing.T, s *Store) []InFlight {
 // deleting a topic deletes its records; an op that changes nothing or
 // names a bad key is refused and writes nothing.
 func TestInFlightOps(t *testing.T) {
-	fs := vfs.NewMem()
-	clock := fakeclock.New(t0)
-	s, err := Open(memOptions(fs, clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clock, fs := openMem(t)
 	k := func(g, tp string, q int32, off int64) InFlightKey { return InFlightKey{g, tp, q, off} }
 	pop := &Op{Kind: OpInFlight, InFlightPut: []InFlight{
 		{k("g", "T", 1, 5), []byte("a")}, {k("g", "T", 1, 6), []byte("b")}, {k("h", "U", 0, 0), []byte("c")}},
@@ -67,10 +59,7 @@ func TestInFlightOps(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(memOptions(fs, clock)); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = mustOpen(t, memOptions(fs, clock))
 	if got := inFlightRecords(t, s); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after reopen %+v, want %+v", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/internal/roundtrip"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/topicconf"
 )
@@ -122,20 +123,8 @@ func FuzzDecodeOp(f *testing.F) {
 		f.Add(op.Marshal())
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		op, err := DecodeOp(b)
-		if err != nil {
-			if !errors.Is(err, ErrBadOp) {
-				t.Fatalf("error not ErrBadOp: %v", err)
-			}
-			return
-		}
-		again, err := DecodeOp(op.Marshal())
-		if err != nil {
-			t.Fatalf("re-encoded op does not decode: %v", err)
-		}
-		if !bytes.Equal(again.Marshal(), op.Marshal()) {
-			t.Fatal("re-encoded op decodes differently")
-		}
+		sameEncoding := func(a, b *Op) bool { return bytes.Equal(a.Marshal(), b.Marshal()) }
+		roundtrip.Check(t, b, DecodeOp, (*Op).Marshal, ErrBadOp, sameEncoding)
 	})
 }
 

@@ -124,12 +124,7 @@ func TestEncodedOpsAreDeterministic(t *testing.T) {
 	var encoded [][]byte
 	var results []*ApplyResult
 	for i := 0; i < 1500; i++ {
-		enc := g.next(a).Marshal()
-		r, err := a.ApplyEncoded(enc)
-		if err != nil {
-			t.Fatalf("op %d: %v", i, err)
-		}
-		g.applied(r)
+		enc, r := g.applyNext(a, i)
 		encoded, results = append(encoded, enc), append(results, r)
 	}
 	for i, enc := range encoded {
@@ -211,6 +206,19 @@ func (g *opGen) next(s *Store) *Op {
 		g.truncations++
 		return &Op{Kind: OpTruncate, Cutoff: live[r.IntN(len(live)/4)]}
 	}
+}
+
+// applyNext applies the next op, the i-th, to s encoded (as a replica
+// does), and returns the op's encoding and what applying it did.
+func (g *opGen) applyNext(s *Store, i int) ([]byte, *ApplyResult) {
+	g.t.Helper()
+	enc := g.next(s).Marshal()
+	r, err := s.ApplyEncoded(enc)
+	if err != nil {
+		g.t.Fatalf("op %d: %v", i, err)
+	}
+	g.applied(r)
+	return enc, r
 }
 
 func (g *opGen) applied(r *ApplyResult) {

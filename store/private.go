@@ -37,13 +37,16 @@ func private(f vfs.FS) bool {
 	return f == vfs.Default
 }
 
-func chmodFile(f vfs.File, name string, err error) (vfs.File, error) {
+// chmodFile makes the file or lock f just opened as name private, or
+// closes it.
+func chmodFile[F io.Closer](f F, name string, err error) (F, error) {
 	if err != nil {
 		return f, err
 	}
 	if err := os.Chmod(name, privateFileMode); err != nil {
 		_ = f.Close()
-		return nil, err
+		var none F
+		return none, err
 	}
 	return f, nil
 }
@@ -66,14 +69,7 @@ func (p privateFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategor
 // Lock locks name, creating it if needed; the lock file is empty.
 func (p privateFS) Lock(name string) (io.Closer, error) {
 	c, err := p.FS.Lock(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(name, privateFileMode); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	return c, nil
+	return chmodFile(c, name, err)
 }
 
 func (p privateFS) MkdirAll(dir string, _ os.FileMode) error {

@@ -28,11 +28,7 @@ func TestSnapshotRestore(t *testing.T) {
 	t.Cleanup(func() { _ = a.Close() })
 	g := newOpGen(t, rng)
 	for i := 0; i < 800; i++ {
-		r, err := a.ApplyEncoded(g.next(a).Marshal())
-		if err != nil {
-			t.Fatalf("op %d: %v", i, err)
-		}
-		g.applied(r)
+		g.applyNext(a, i)
 	}
 	if _, err := a.ApplyEncoded(g.next(a).Marshal()); err != nil { // a last append, most likely only in memory
 		t.Fatal(err)
@@ -56,12 +52,7 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatalf("restored store: %v (%+v)", err, rep)
 	}
 	for i := 0; i < 400; i++ {
-		enc := g.next(a).Marshal()
-		ra, err := a.ApplyEncoded(enc)
-		if err != nil {
-			t.Fatalf("op %d: %v", i, err)
-		}
-		g.applied(ra)
+		enc, ra := g.applyNext(a, i)
 		rb, err := b.ApplyEncoded(enc)
 		if err != nil || !reflect.DeepEqual(ra, rb) {
 			t.Fatalf("op %d on the restored store: %+v %v, original %+v", i, rb, err, ra)

@@ -14,9 +14,10 @@ import (
 	"github.com/runnelmq/runnel/internal/fakeclock"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/goleak"
+
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/topicconf"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
@@ -505,12 +506,7 @@ func TestDeleteTopic(t *testing.T) {
 }
 
 func TestReopen(t *testing.T) {
-	fs := vfs.NewMem()
-	clock := fakeclock.New(t0)
-	s, err := Open(memOptions(fs, clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clock, fs := openMem(t)
 	var last []PutResult
 	for i := 0; i < 50; i++ {
 		last = mustPut(t, s, msg("T", int32(i%3), fmt.Sprint(i)), msg("U", 0, fmt.Sprint(i)))
@@ -528,11 +524,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second close: %v", err)
 	}
-	s, err = Open(memOptions(fs, clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = mustOpen(t, memOptions(fs, clock))
 	if s.MaxOffset("T", 0) != minA || s.MaxPhysOffset() != maxPhys || s.MaxOffset("U", 0) != 50 {
 		t.Fatalf("after reopen: T0 %d phys %d U %d", s.MaxOffset("T", 0), s.MaxPhysOffset(), s.MaxOffset("U", 0))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -92,13 +93,9 @@ func (s *Store) Verify() (VerifyReport, error) {
 // lies below its end.
 func (s *Store) verifyChunkKeys() error {
 	queues := s.Queues()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{consumequeue.EntryPrefix}, UpperBound: []byte{consumequeue.EntryPrefix + 1}})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		_, topic, qid, start, err := consumequeue.ParseKey(it.Key())
+	chunks := func() (lo, hi []byte) { return []byte{consumequeue.EntryPrefix}, []byte{consumequeue.EntryPrefix + 1} }
+	return s.scan(chunks, func(key, value []byte) error {
+		_, topic, qid, start, err := consumequeue.ParseKey(key)
 		if err != nil {
 			return err
 		}
@@ -106,11 +103,11 @@ func (s *Store) verifyChunkKeys() error {
 		if !known || start >= max(r.Max, 1) {
 			return fmt.Errorf("store: verify: chunk %s/%d@%d outside every queue (range %v, known %v)", topic, qid, start, r, known)
 		}
-		if _, _, err := consumequeue.DecodeChunk(nil, start, it.Value()); err != nil {
+		if _, _, err := consumequeue.DecodeChunk(nil, start, value); err != nil {
 			return fmt.Errorf("store: verify: chunk %s/%d@%d: %w", topic, qid, start, err)
 		}
-	}
-	return it.Error()
+		return nil
+	})
 }
 
 // verifyLog checks the log's density and returns where each record claims

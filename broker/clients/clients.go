@@ -16,6 +16,8 @@
 package clients
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -332,12 +334,7 @@ func (m *Manager[C]) Group(group string) (GroupInfo[C], bool) {
 func (m *Manager[C]) Groups() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]string, 0, len(m.mu.consumers))
-	for name := range m.mu.consumers {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m.mu.consumers))
 }
 
 // GroupsOfTopic returns the consumer groups subscribed to topic, sorted.

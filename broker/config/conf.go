@@ -126,9 +126,20 @@ type confState struct {
 
 // setKey applies one key; its error is the bare reason.
 func (c *Config) setKey(st *confState, key, val string) error {
-	if f, ok := c.stringKeys()[key]; ok {
-		*f = val
-		return nil
+	if ok, err := setField(c.stringKeys(), key, val, func(v string) (string, error) { return v, nil }); ok {
+		return err
+	}
+	if ok, err := setField(c.boolKeys(), key, val, strconv.ParseBool); ok {
+		return err
+	}
+	if ok, err := setField(c.intKeys(), key, val, strconv.Atoi); ok {
+		return err
+	}
+	if ok, err := setField(c.millisKeys(), key, val, positiveMillis); ok {
+		return err
+	}
+	if ok, err := setField(c.diskRatioKeys(), key, val, diskRatio); ok {
+		return err
 	}
 	switch key {
 	case "namesrvAddr":
@@ -158,59 +169,12 @@ func (c *Config) setKey(st *confState, key, val string) error {
 			return err
 		}
 		c.Replication.Peers = peers
-	case "raftHeartbeatTimeoutMs", "raftElectionTimeoutMs":
-		v, err := strconv.ParseInt(val, 10, 64)
-		if err != nil || v <= 0 {
-			return fmt.Errorf("not a positive number of milliseconds")
-		}
-		if key == "raftHeartbeatTimeoutMs" {
-			c.Replication.HeartbeatTimeout = time.Duration(v) * time.Millisecond
-		} else {
-			c.Replication.ElectionTimeout = time.Duration(v) * time.Millisecond
-		}
-	case "enableDLegerCommitLog", "slaveReadEnable":
-		v, err := strconv.ParseBool(val)
-		if err != nil {
-			return err
-		}
-		if key == "slaveReadEnable" {
-			c.SlaveReadEnable = v
-		} else {
-			c.Replication.Enable = v
-		}
-	case "autoCreateTopicEnable", "enablePropertyFilter", "filterSupportRetry", "aclEnable":
-		v, err := strconv.ParseBool(val)
-		if err != nil {
-			return err
-		}
-		switch key {
-		case "autoCreateTopicEnable":
-			c.AutoCreateTopicEnable = v
-		case "enablePropertyFilter":
-			c.EnablePropertyFilter = v
-		case "aclEnable":
-			c.ACLEnable = v
-		default:
-			c.FilterSupportRetry = v
-		}
 	case "fileReservedTime":
 		v, err := strconv.Atoi(val)
 		if err != nil {
 			return err
 		}
 		c.FileReservedTime = time.Duration(v) * time.Hour
-	case "defaultTopicQueueNums":
-		v, err := strconv.Atoi(val)
-		if err != nil {
-			return err
-		}
-		c.DefaultTopicQueueNums = v
-	case "maxMessageSize":
-		v, err := strconv.Atoi(val)
-		if err != nil {
-			return err
-		}
-		c.MaxMessageSize = v
 	case "brokerPermission":
 		v, err := strconv.Atoi(val)
 		if err != nil || v <= 0 || v > 7 {
@@ -228,35 +192,6 @@ func (c *Config) setKey(st *confState, key, val string) error {
 			return fmt.Errorf("not a positive number of seconds")
 		}
 		c.TimerMaxDelay = time.Duration(v) * time.Second
-	case "rocketmq.broker.rebalance.lockMaxLiveTime":
-		v, err := strconv.ParseInt(val, 10, 64)
-		if err != nil || v <= 0 {
-			return fmt.Errorf("not a positive number of milliseconds")
-		}
-		c.LockMaxLiveTime = time.Duration(v) * time.Millisecond
-	case "transactionTimeOut", "transactionCheckInterval":
-		v, err := strconv.ParseInt(val, 10, 64)
-		if err != nil || v <= 0 {
-			return fmt.Errorf("not a positive number of milliseconds")
-		}
-		if key == "transactionTimeOut" {
-			c.TransactionTimeout = time.Duration(v) * time.Millisecond
-		} else {
-			c.TransactionCheckInterval = time.Duration(v) * time.Millisecond
-		}
-	case "diskMaxUsedSpaceRatio", "diskSpaceCleanForciblyRatio", "diskSpaceWarningLevelRatio":
-		v, err := strconv.Atoi(val)
-		if err != nil || v < 10 || v > 95 {
-			return fmt.Errorf("not a percentage from 10 to 95")
-		}
-		switch key {
-		case "diskMaxUsedSpaceRatio":
-			c.DiskMaxUsedSpaceRatio = v
-		case "diskSpaceCleanForciblyRatio":
-			c.DiskSpaceCleanForciblyRatio = v
-		default:
-			c.DiskSpaceWarningLevelRatio = v
-		}
 	case "transactionCheckMax":
 		v, err := strconv.Atoi(val)
 		if err != nil || v <= 0 {
@@ -292,6 +227,67 @@ func (c *Config) stringKeys() map[string]*string {
 		"raftTlsCertPath": &c.Replication.TLSCertPath, "raftTlsKeyPath": &c.Replication.TLSKeyPath,
 		"raftTlsCaPath": &c.Replication.TLSCAPath,
 	}
+}
+
+// setField sets the field fields holds for key, when it holds one, to
+// val as parse reads it; it reports whether it did, and parse's error.
+func setField[T any](fields map[string]*T, key, val string, parse func(string) (T, error)) (bool, error) {
+	f, ok := fields[key]
+	if !ok {
+		return false, nil
+	}
+	v, err := parse(val)
+	if err == nil {
+		*f = v
+	}
+	return true, err
+}
+
+// boolKeys are the keys whose value is a bool field's.
+func (c *Config) boolKeys() map[string]*bool {
+	return map[string]*bool{
+		"enableDLegerCommitLog": &c.Replication.Enable, "slaveReadEnable": &c.SlaveReadEnable,
+		"autoCreateTopicEnable": &c.AutoCreateTopicEnable, "enablePropertyFilter": &c.EnablePropertyFilter,
+		"filterSupportRetry": &c.FilterSupportRetry, "aclEnable": &c.ACLEnable,
+	}
+}
+
+// intKeys are the keys whose value is an int field's, any number.
+func (c *Config) intKeys() map[string]*int {
+	return map[string]*int{"defaultTopicQueueNums": &c.DefaultTopicQueueNums, "maxMessageSize": &c.MaxMessageSize}
+}
+
+// millisKeys are the keys whose value is a duration in milliseconds.
+func (c *Config) millisKeys() map[string]*time.Duration {
+	return map[string]*time.Duration{
+		"raftHeartbeatTimeoutMs": &c.Replication.HeartbeatTimeout, "raftElectionTimeoutMs": &c.Replication.ElectionTimeout,
+		"rocketmq.broker.rebalance.lockMaxLiveTime": &c.LockMaxLiveTime,
+		"transactionTimeOut": &c.TransactionTimeout, "transactionCheckInterval": &c.TransactionCheckInterval,
+	}
+}
+
+func positiveMillis(val string) (time.Duration, error) {
+	v, err := strconv.ParseInt(val, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("not a positive number of milliseconds")
+	}
+	return time.Duration(v) * time.Millisecond, nil
+}
+
+// diskRatioKeys are the disk space thresholds, percentages.
+func (c *Config) diskRatioKeys() map[string]*int {
+	return map[string]*int{
+		"diskMaxUsedSpaceRatio": &c.DiskMaxUsedSpaceRatio, "diskSpaceCleanForciblyRatio": &c.DiskSpaceCleanForciblyRatio,
+		"diskSpaceWarningLevelRatio": &c.DiskSpaceWarningLevelRatio,
+	}
+}
+
+func diskRatio(val string) (int, error) {
+	v, err := strconv.Atoi(val)
+	if err != nil || v < 10 || v > 95 {
+		return 0, fmt.Errorf("not a percentage from 10 to 95")
+	}
+	return v, nil
 }
 
 // finish combines listenPort and brokerIP1 into the listen and advertised

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 
 	"github.com/runnelmq/runnel/broker/clients"
 	"github.com/runnelmq/runnel/broker/transaction"
@@ -40,6 +41,31 @@ type Channel interface {
 	ConsumerStatus(ctx context.Context, topic, group string, done func(table []byte, err error)) error
 	// PushReply hands a reply message to the client that sent the request.
 	PushReply(ctx context.Context, r PushedReply, done func(ClientReply, error)) error
+}
+
+// NoCallbacks is the half of a Channel whose client takes no calls from
+// the broker (a gRPC call's own channel, a test door's request): the
+// oneway pushes are dropped and the calls fail with ErrNoCallbacks. A
+// Channel embeds it beside its ID, RemoteAddr and Closed.
+type NoCallbacks struct{}
+
+// ErrNoCallbacks is the failure of a call to a client that takes none.
+var ErrNoCallbacks = errors.New("core: the client takes no calls from the broker")
+
+func (NoCallbacks) NotifyConsumerIDsChanged(string)                            {}
+func (NoCallbacks) ResetOffset(string, string, int64, map[message.Queue]int64) {}
+func (NoCallbacks) CheckTransactionState(transaction.Check, []byte)            {}
+func (NoCallbacks) ConsumerRunningInfo(context.Context, string, string, bool, func(ClientReply, error)) error {
+	return ErrNoCallbacks
+}
+func (NoCallbacks) ConsumeMessageDirectly(context.Context, DirectConsume, []byte, func(ClientReply, error)) error {
+	return ErrNoCallbacks
+}
+func (NoCallbacks) ConsumerStatus(context.Context, string, string, func([]byte, error)) error {
+	return ErrNoCallbacks
+}
+func (NoCallbacks) PushReply(context.Context, PushedReply, func(ClientReply, error)) error {
+	return ErrNoCallbacks
 }
 
 // liveChannels returns the open channels of a table listing.

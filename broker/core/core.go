@@ -20,6 +20,7 @@ import (
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/broker/pop"
 	"github.com/runnelmq/runnel/broker/transaction"
+	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 	"github.com/runnelmq/runnel/topicconf"
@@ -344,18 +345,7 @@ func (c *Core) spawn(fn func()) {
 }
 
 // every runs fn every d until the core drains.
-func (c *Core) every(d time.Duration, fn func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-			fn()
-		}
-	}
-}
+func (c *Core) every(d time.Duration, fn func()) { periodic.Run(c.stop, d, fn) }
 
 func (c *Core) persistTick() {
 	if !c.be.IsLeader() {

@@ -169,6 +169,24 @@ func holdPull(t *testing.T, c *testCore, expr string, suspend time.Duration, ch 
 	return a
 }
 
+// heldPull opens a core, fills T's offset 0 and holds a pull at offset 1
+// from ch.
+func heldPull(t *testing.T, expr string, suspend time.Duration, ch Channel) (*testCore, *answers) {
+	t.Helper()
+	c := openCore(t, nil)
+	send(t, c, "T", "", 0) // creates T and fills offset 0
+	return c, holdPull(t, c, expr, suspend, ch)
+}
+
+// drainedAnswers drains c and asserts that a has had want answers then.
+func drainedAnswers(t *testing.T, c *testCore, a *answers, want int, format string) {
+	t.Helper()
+	c.Drain()
+	if n := a.count(); n != want {
+		t.Fatalf(format, n)
+	}
+}
+
 func newAnswers() *answers { return &answers{ch: make(chan struct{}, 16)} }
 
 func (a *answers) answer(res PullResult, err error) {
@@ -228,10 +246,8 @@ func reasonOf(err error) (Reason, string) {
 }
 
 func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
-	c := openCore(t, nil)
-	send(t, c, "T", "", 0) // creates T and fills offset 0
 	ch := &fakeChannel{id: 1}
-	a := holdPull(t, c, "*", 20*time.Second, ch)
+	c, a := heldPull(t, "*", 20*time.Second, ch)
 	if c.HeldPulls() != 1 {
 		t.Fatalf("%d held pulls", c.HeldPulls())
 	}
@@ -241,16 +257,11 @@ func TestHeldPullAnsweredOnceByArrival(t *testing.T) {
 		t.Fatalf("answer: %+v", res)
 	}
 	send(t, c, "T", "", 0)
-	c.Drain()
-	if n := a.count(); n != 1 {
-		t.Fatalf("answered %d times", n)
-	}
+	drainedAnswers(t, c, a, 1, "answered %d times")
 }
 
 func TestHeldPullExpiresOnTheClock(t *testing.T) {
-	c := openCore(t, nil)
-	send(t, c, "T", "", 0)
-	a := holdPull(t, c, "*", 5*time.Second, &fakeChannel{id: 1})
+	c, a := heldPull(t, "*", 5*time.Second, &fakeChannel{id: 1})
 	c.clock.Advance(5*time.Second + time.Millisecond)
 	c.holds.ExpireDue(c.clock.Now())
 	if res := a.wait(t); res.Status != PullNoNewMessage || res.NextBeginOffset != 1 {
@@ -282,28 +293,18 @@ func TestHeldPullSkipsFilteredArrivals(t *testing.T) {
 }
 
 func TestHeldPullOfAClosedChannelIsDropped(t *testing.T) {
-	c := openCore(t, nil)
-	send(t, c, "T", "", 0)
 	ch := &fakeChannel{id: 1}
-	a := holdPull(t, c, "*", 20*time.Second, ch)
+	c, a := heldPull(t, "*", 20*time.Second, ch)
 	ch.mu.Lock()
 	ch.closed = true
 	ch.mu.Unlock()
 	send(t, c, "T", "", 0)
-	c.Drain()
-	if n := a.count(); n != 0 {
-		t.Fatalf("a gone consumer was answered %d times", n)
-	}
+	drainedAnswers(t, c, a, 0, "a gone consumer was answered %d times")
 }
 
 func TestDrainAnswersHeldPulls(t *testing.T) {
-	c := openCore(t, nil)
-	send(t, c, "T", "", 0)
-	a := holdPull(t, c, "*", 20*time.Second, &fakeChannel{id: 1})
-	c.Drain()
-	if n := a.count(); n != 1 {
-		t.Fatalf("drain answered %d times", n)
-	}
+	c, a := heldPull(t, "*", 20*time.Second, &fakeChannel{id: 1})
+	drainedAnswers(t, c, a, 1, "drain answered %d times")
 	// After the drain, a pull is answered at once.
 	req := PullRequest{Group: "g", Topic: "T", QueueID: 0, QueueOffset: 1, MaxMsgNums: 32, Suspend: true,
 		SuspendTimeout: 20 * time.Second, HasSubscription: true, Expression: "*", From: &fakeChannel{id: 1}}

@@ -26,14 +26,20 @@ func reply(t *testing.T, c *testCore, props map[string]string) (SendResult, erro
 	return res, err
 }
 
-func TestReplyPushedToRequesterAndStored(t *testing.T) {
-	c := openCore(t, nil)
+// connectRequester connects the producer req@1 of group pg over channel 7:
+// the requester a reply names.
+func connectRequester(t *testing.T, c *testCore) *fakeChannel {
+	t.Helper()
 	requester := &fakeChannel{id: 7}
-	if err := c.Heartbeat(requester, ClientMeta{}, Heartbeat{
-		ClientID: "req@1", Producers: []string{"pg"},
-	}); err != nil {
+	if err := c.Heartbeat(requester, ClientMeta{}, Heartbeat{ClientID: "req@1", Producers: []string{"pg"}}); err != nil {
 		t.Fatal(err)
 	}
+	return requester
+}
+
+func TestReplyPushedToRequesterAndStored(t *testing.T) {
+	c := openCore(t, nil)
+	requester := connectRequester(t, c)
 	res, err := reply(t, c, map[string]string{
 		message.PropertyCorrelationID: "cid-1", message.PropertyMessageReplyToClient: "req@1",
 	})
@@ -50,12 +56,7 @@ func TestReplyPushedToRequesterAndStored(t *testing.T) {
 
 func TestReplyToVanishedRequesterRefusedAsJavaButStored(t *testing.T) {
 	c := openCore(t, nil)
-	requester := &fakeChannel{id: 7}
-	if err := c.Heartbeat(requester, ClientMeta{}, Heartbeat{
-		ClientID: "req@1", Producers: []string{"pg"},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	requester := connectRequester(t, c)
 	c.ChannelClosed(7)
 	_, err := reply(t, c, map[string]string{message.PropertyMessageReplyToClient: "req@1"})
 	reason, remark := reasonOf(err)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/roundtrip"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -52,16 +54,11 @@ func FuzzCheckpoint(f *testing.F) {
 		{name: "timer", state: appendLanes(nil, []laneState{{id: 0, next: 5, cursor: 1_700_000_000_000}})}}))
 	f.Add([]byte{1, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		secs, err := decodeCheckpoint(b)
-		if err != nil {
-			if !errors.Is(err, ErrBadCheckpoint) {
-				t.Fatalf("error %v is not ErrBadCheckpoint", err)
-			}
+		encode := func(secs []section) []byte { return appendCheckpoint(nil, secs) }
+		sameCount := func(a, b []section) bool { return len(a) == len(b) }
+		secs, ok := roundtrip.Check(t, b, decodeCheckpoint, encode, ErrBadCheckpoint, sameCount)
+		if !ok {
 			return
-		}
-		again, err := decodeCheckpoint(appendCheckpoint(nil, secs))
-		if err != nil || len(again) != len(secs) {
-			t.Fatalf("re-encoded %d sections decode to %d, %v", len(secs), len(again), err)
 		}
 		for _, s := range secs {
 			lanes, err := decodeLanes(s.state)

@@ -196,17 +196,25 @@ func TestRestartResumes(t *testing.T) {
 	}
 }
 
+// afterLostProgress schedules a and b at the one level (1 s), lets them
+// fall due, and steps a Service of batch size batch (0: the default) whose
+// progress write is lost.
+func afterLostProgress(t *testing.T, batch int) (*env, Levels) {
+	e := newEnv(t)
+	l := mustLevels(t, "1s")
+	e.scheduleLevel1(l, "a", "b")
+	e.clock.Advance(time.Second)
+	e.stepLosingProgress(opts{levels: l, batch: batch})
+	return e, l
+}
+
 // TestCrashBetweenDeliverAndProgress: the delivering append is durable but
 // the progress write was lost. The next Service recognises the delivered
 // copies and does not deliver them again, and still delivers a producer's
 // duplicate (same UNIQ_KEY, its own entry) exactly once, and everything
 // after.
 func TestCrashBetweenDeliverAndProgress(t *testing.T) {
-	e := newEnv(t)
-	l := mustLevels(t, "1s")
-	e.scheduleLevel1(l, "a", "b")
-	e.clock.Advance(time.Second)
-	e.stepLosingProgress(opts{levels: l})
+	e, l := afterLostProgress(t, 0)
 	e.schedule(l, "T", 0, "b-dup", 1, "u-b") // a producer retry of b
 	e.reopen()
 	if _, ok, _ := e.st.Checkpoint(CheckpointName); ok {
@@ -235,11 +243,7 @@ func TestCrashBetweenDeliverAndProgress(t *testing.T) {
 // skipped again (its copy stays matched to it), the first one not found is
 // delivered once.
 func TestResumeCheckFiredAgain(t *testing.T) {
-	e := newEnv(t)
-	l := mustLevels(t, "1s")
-	e.scheduleLevel1(l, "a", "b")
-	e.clock.Advance(time.Second)
-	e.stepLosingProgress(opts{levels: l, batch: 1})
+	e, l := afterLostProgress(t, 1)
 	if got := e.bodies("T", 0); fmt.Sprint(got) != "[a]" {
 		t.Fatalf("before the restart: %v", got)
 	}

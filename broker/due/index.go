@@ -21,11 +21,9 @@ func (it item) entry() Entry { return Entry{Due: it.due, Off: it.off, Lane: it.l
 // dueIndex is the one due-time index: every waiting entry of every
 // source, earliest first (ties in source, lane and offset order, so a
 // lane's entries due at once go out in offset order).
-type dueIndex []item
+type dueIndex = minHeap[item]
 
-func (h dueIndex) Len() int { return len(h) }
-func (h dueIndex) Less(i, j int) bool {
-	a, b := &h[i], &h[j]
+func (a item) less(b item) bool {
 	switch {
 	case a.due != b.due:
 		return a.due < b.due
@@ -36,50 +34,49 @@ func (h dueIndex) Less(i, j int) bool {
 	}
 	return a.off < b.off
 }
-func (h dueIndex) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *dueIndex) Push(x any)   { *h = append(*h, x.(item)) }
-func (h *dueIndex) Pop() any {
+
+// offset is a lane's offset in a pending heap, lowest first.
+type offset int64
+
+func (a offset) less(b offset) bool { return a < b }
+
+// minHeap is a container/heap over a slice, least first by T's less:
+// the due-time index and each lane's pending offsets.
+type minHeap[T interface{ less(T) bool }] []T
+
+func (h minHeap[T]) Len() int           { return len(h) }
+func (h minHeap[T]) Less(i, j int) bool { return h[i].less(h[j]) }
+func (h minHeap[T]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minHeap[T]) Push(x any)        { *h = append(*h, x.(T)) }
+func (h *minHeap[T]) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
 }
 
-func (h *dueIndex) add(it item) { heap.Push(h, it) }
-func (h *dueIndex) pop() item   { return heap.Pop(h).(item) }
+func (h *minHeap[T]) add(x T) { heap.Push(h, x) }
+func (h *minHeap[T]) pop() T  { return heap.Pop(h).(T) }
 
-// peek returns the earliest entry; ok is false when none waits.
-func (h dueIndex) peek() (item, bool) {
+// peek returns the least element; ok is false when there is none.
+func (h minHeap[T]) peek() (T, bool) {
 	if len(h) == 0 {
-		return item{}, false
+		var zero T
+		return zero, false
 	}
 	return h[0], true
-}
-
-// offHeap holds offsets, lowest first.
-type offHeap []int64
-
-func (h offHeap) Len() int           { return len(h) }
-func (h offHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h offHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *offHeap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *offHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }
 
 // pending tracks a lane's indexed offsets not yet fired, so that its
 // progress is the lowest of them (every offset below is done) whatever
 // order they fire in.
 type pending struct {
-	offs offHeap
+	offs minHeap[offset]
 	// gone are fired offsets still in offs, removed lazily by low.
 	gone map[int64]struct{}
 }
 
-func (p *pending) add(off int64) { heap.Push(&p.offs, off) }
+func (p *pending) add(off int64) { p.offs.add(offset(off)) }
 
 func (p *pending) fired(off int64) {
 	if p.gone == nil {
@@ -90,13 +87,12 @@ func (p *pending) fired(off int64) {
 
 // low returns the lowest offset still pending, or next when none is.
 func (p *pending) low(next int64) int64 {
-	for len(p.offs) > 0 {
-		o := p.offs[0]
-		if _, ok := p.gone[o]; !ok {
-			return o
+	for o, ok := p.offs.peek(); ok; o, ok = p.offs.peek() {
+		if _, fired := p.gone[int64(o)]; !fired {
+			return int64(o)
 		}
-		delete(p.gone, o)
-		heap.Pop(&p.offs)
+		delete(p.gone, int64(o))
+		p.offs.pop()
 	}
 	return next
 }

@@ -169,17 +169,29 @@ func (d *Door) group(name string) groupconf.Config {
 // Heartbeat keeps a client registered. A client that sent no Settings
 // yet is UNRECOGNIZED_CLIENT_TYPE, as with the proxy.
 func (d *Door) Heartbeat(ctx context.Context, req *v2.HeartbeatRequest) (*v2.HeartbeatResponse, error) {
+	c, s, st, bad := d.settled(ctx)
+	if bad != nil {
+		return &v2.HeartbeatResponse{Status: bad}, nil
+	}
+	s.touch()
+	return &v2.HeartbeatResponse{Status: statusOf(d.register(c, s, st))}, nil
+}
+
+// settled begins a call of a client that sent its Settings: the caller,
+// its session and the Settings, or the status that refuses the call (a
+// client that sent none yet is UNRECOGNIZED_CLIENT_TYPE, as with the
+// proxy).
+func (d *Door) settled(ctx context.Context) (caller, *session, *v2.Settings, *v2.Status) {
 	c, err := d.begin(ctx)
 	if err != nil {
-		return &v2.HeartbeatResponse{Status: statusOf(err)}, nil
+		return c, nil, nil, statusOf(err)
 	}
 	s := d.sessions.get(c.ClientID)
 	st := s.settingsOrNil()
 	if st == nil {
-		return &v2.HeartbeatResponse{Status: status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")}, nil
+		return c, s, nil, status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")
 	}
-	s.touch()
-	return &v2.HeartbeatResponse{Status: statusOf(d.register(c, s, st))}, nil
+	return c, s, st, nil
 }
 
 // settingsOrNil is s's settings; nil for no session.
@@ -193,14 +205,9 @@ func (s *session) settingsOrNil() *v2.Settings {
 // NotifyClientTermination unregisters a client that shuts down and
 // forgets its session.
 func (d *Door) NotifyClientTermination(ctx context.Context, req *v2.NotifyClientTerminationRequest) (*v2.NotifyClientTerminationResponse, error) {
-	c, err := d.begin(ctx)
-	if err != nil {
-		return &v2.NotifyClientTerminationResponse{Status: statusOf(err)}, nil
-	}
-	s := d.sessions.get(c.ClientID)
-	st := s.settingsOrNil()
-	if st == nil {
-		return &v2.NotifyClientTerminationResponse{Status: status(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")}, nil
+	c, s, st, bad := d.settled(ctx)
+	if bad != nil {
+		return &v2.NotifyClientTerminationResponse{Status: bad}, nil
 	}
 	switch ps := st.GetPubSub().(type) {
 	case *v2.Settings_Publishing:
@@ -224,39 +231,44 @@ func (d *Door) begin(ctx context.Context) (caller, error) {
 	return c, d.authenticate(c)
 }
 
-// maxTopicLen is RocketMQ's topic name limit (Validators.checkTopic).
-const maxTopicLen = 127
+// nameRule is one of the proxy's name rules (GrpcValidator): a refusal
+// code and Java's remark for each way a name fails.
+type nameRule struct {
+	code              v2.Code
+	maxLen            int // Validators.checkTopic 127, checkGroup 255
+	system            func(string) bool
+	blank, systemText string
+	illegalf, longf   string // with the name; with maxLen
+}
+
+var (
+	topicRule = nameRule{code: v2.Code_ILLEGAL_TOPIC, maxLen: 127, system: core.IsSystemTopic,
+		blank: "The specified topic is blank.", systemText: "cannot access system topic",
+		illegalf: "The specified topic[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$",
+		longf:    "The specified topic is longer than topic max length %d."}
+	groupRule = nameRule{code: v2.Code_ILLEGAL_CONSUMER_GROUP, maxLen: 255, system: core.IsSystemGroup,
+		blank: "the specified group is blank", systemText: "cannot use system consumer group",
+		illegalf: "the specified group[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$",
+		longf:    "the specified group is longer than group max length %d."}
+)
+
+func (r nameRule) check(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return refuse(r.code, r.blank)
+	case !topicconf.ValidName(name):
+		return refuse(r.code, fmt.Sprintf(r.illegalf, name))
+	case len(name) > r.maxLen:
+		return refuse(r.code, fmt.Sprintf(r.longf, r.maxLen))
+	case r.system(name):
+		return refuse(r.code, r.systemText)
+	}
+	return nil
+}
 
 // checkTopic applies the proxy's topic rule (GrpcValidator.validateTopic):
 // RocketMQ's name rule, and no system topic.
-func checkTopic(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return refuse(v2.Code_ILLEGAL_TOPIC, "The specified topic is blank.")
-	case !topicconf.ValidName(name):
-		return refuse(v2.Code_ILLEGAL_TOPIC, fmt.Sprintf("The specified topic[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$", name))
-	case len(name) > maxTopicLen:
-		return refuse(v2.Code_ILLEGAL_TOPIC, fmt.Sprintf("The specified topic is longer than topic max length %d.", maxTopicLen))
-	case core.IsSystemTopic(name):
-		return refuse(v2.Code_ILLEGAL_TOPIC, "cannot access system topic")
-	}
-	return nil
-}
-
-// maxGroupLen is RocketMQ's group name limit (Validators.checkGroup).
-const maxGroupLen = 255
+func checkTopic(name string) error { return topicRule.check(name) }
 
 // checkGroup applies the proxy's consumer group rule.
-func checkGroup(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, "the specified group is blank")
-	case !topicconf.ValidName(name):
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, fmt.Sprintf("the specified group[%s] contains illegal characters, allowing only ^[%%|a-zA-Z0-9_-]+$", name))
-	case len(name) > maxGroupLen:
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, fmt.Sprintf("the specified group is longer than group max length %d.", maxGroupLen))
-	case core.IsSystemGroup(name):
-		return refuse(v2.Code_ILLEGAL_CONSUMER_GROUP, "cannot use system consumer group")
-	}
-	return nil
-}
+func checkGroup(name string) error { return groupRule.check(name) }

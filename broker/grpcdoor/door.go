@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/internal/periodic"
 )
 
 // Config configures a Door. Core is required.
@@ -195,7 +196,7 @@ func (d *Door) Start() error {
 	}()
 	go func() {
 		defer d.wg.Done()
-		d.sessions.sweepLoop(d.stop)
+		periodic.Run(d.stop, sweepInterval, d.sessions.sweep)
 	}()
 	go func() {
 		defer d.wg.Done()

@@ -9,7 +9,6 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/runnelmq/runnel/broker/core"
-	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/message"
 )
 
@@ -207,6 +206,7 @@ func (d *Door) callChannel(ctx context.Context, c caller) core.Channel {
 }
 
 type callChannel struct {
+	core.NoCallbacks
 	ctx    context.Context
 	id     uint64
 	remote string
@@ -215,21 +215,3 @@ type callChannel struct {
 func (ch *callChannel) ID() uint64         { return ch.id }
 func (ch *callChannel) RemoteAddr() string { return ch.remote }
 func (ch *callChannel) Closed() bool       { return ch.ctx.Err() != nil }
-
-func (ch *callChannel) NotifyConsumerIDsChanged(string)                            {}
-func (ch *callChannel) ResetOffset(string, string, int64, map[message.Queue]int64) {}
-func (ch *callChannel) CheckTransactionState(transaction.Check, []byte)            {}
-func (ch *callChannel) ConsumerRunningInfo(context.Context, string, string, bool, func(core.ClientReply, error)) error {
-	return errCallChannel
-}
-func (ch *callChannel) ConsumeMessageDirectly(context.Context, core.DirectConsume, []byte, func(core.ClientReply, error)) error {
-	return errCallChannel
-}
-func (ch *callChannel) ConsumerStatus(context.Context, string, string, func([]byte, error)) error {
-	return errCallChannel
-}
-func (ch *callChannel) PushReply(context.Context, core.PushedReply, func(core.ClientReply, error)) error {
-	return errCallChannel
-}
-
-var errCallChannel = errors.New("grpcdoor: a call's channel takes no calls")

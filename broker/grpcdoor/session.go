@@ -69,19 +69,6 @@ func (ss *sessions) drop(s *session) {
 // sweepInterval is how often idle sessions are looked for.
 const sweepInterval = 10 * time.Second
 
-func (ss *sessions) sweepLoop(stop <-chan struct{}) {
-	t := time.NewTicker(sweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			ss.sweep()
-		}
-	}
-}
-
 // sweep forgets the sessions without a Telemetry stream that have been
 // idle for the channel expiry.
 func (ss *sessions) sweep() {

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/runnelmq/runnel/internal/promserve"
 )
 
 // ErrBadConfig is wrapped by configuration errors; the message names the
@@ -133,14 +135,10 @@ func (c *Config) SetAddr(addr string) error {
 		c.ExporterType = ExporterDisable
 		return nil
 	}
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := promserve.SplitAddr(addr)
 	if err != nil {
-		return fmt.Errorf("%w: metrics address %q: %v", ErrBadConfig, addr, err)
+		return fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return fmt.Errorf("%w: metrics address %q: bad port", ErrBadConfig, addr)
-	}
-	c.ExporterType, c.PromHost, c.PromPort = ExporterProm, host, int(p)
+	c.ExporterType, c.PromHost, c.PromPort = ExporterProm, host, port
 	return nil
 }

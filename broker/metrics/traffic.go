@@ -77,22 +77,18 @@ func newTraffic(topics, groups *labelSet) *traffic {
 	outLabels := []string{"topic", "consumer_group", "is_retry", "is_system"}
 	return &traffic{
 		topics: topics, groups: groups,
-		in: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rocketmq_messages_in_total", Help: "Total number of incoming messages",
-		}, inLabels),
-		inBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rocketmq_throughput_in_total", Help: "Total traffic of incoming messages (body bytes)",
-		}, inLabels),
+		in:      counterVec("rocketmq_messages_in_total", "Total number of incoming messages", inLabels),
+		inBytes: counterVec("rocketmq_throughput_in_total", "Total traffic of incoming messages (body bytes)", inLabels),
 		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "rocketmq_message_size", Help: "Incoming messages size (body bytes)", Buckets: messageSizeBuckets,
 		}, inLabels),
-		out: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rocketmq_messages_out_total", Help: "Total number of outgoing messages",
-		}, outLabels),
-		outBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rocketmq_throughput_out_total", Help: "Total traffic of outgoing messages (stored bytes)",
-		}, outLabels),
+		out:      counterVec("rocketmq_messages_out_total", "Total number of outgoing messages", outLabels),
+		outBytes: counterVec("rocketmq_throughput_out_total", "Total traffic of outgoing messages (stored bytes)", outLabels),
 	}
+}
+
+func counterVec(name, help string, labels []string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 func (t *traffic) collectors() []prometheus.Collector {

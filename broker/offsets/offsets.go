@@ -54,6 +54,10 @@ func New() *Table {
 func (t *Table) Load(entries []Entry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.loadLocked(entries)
+}
+
+func (t *Table) loadLocked(entries []Entry) {
 	for _, e := range entries {
 		if e.Offset >= 0 {
 			t.mu.offsets[e.Key] = e.Offset
@@ -69,11 +73,7 @@ func (t *Table) Replace(entries []Entry) {
 	defer t.mu.Unlock()
 	clear(t.mu.offsets)
 	clear(t.mu.dirty)
-	for _, e := range entries {
-		if e.Offset >= 0 {
-			t.mu.offsets[e.Key] = e.Offset
-		}
-	}
+	t.loadLocked(entries)
 }
 
 // Commit records offset for k. Negative offsets are ignored (the official

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/internal/roundtrip"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -53,17 +55,7 @@ func FuzzParseHandle(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		h, err := ParseHandle(s)
-		if err != nil {
-			if !errors.Is(err, ErrBadHandle) {
-				t.Fatalf("error not ErrBadHandle: %v", err)
-			}
-			return
-		}
-		again, err := ParseHandle(h.String())
-		if err != nil || again != h {
-			t.Fatalf("%q -> %+v -> %q -> %+v, %v", s, h, h.String(), again, err)
-		}
+		roundtrip.Check(t, s, ParseHandle, Handle.String, ErrBadHandle, func(a, b Handle) bool { return a == b })
 	})
 }
 
@@ -92,17 +84,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add((&Record{PopTime: 5, AttemptID: "x", Orderly: true}).Marshal())
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := DecodeRecord(b)
-		if err != nil {
-			if !errors.Is(err, ErrBadRecord) {
-				t.Fatalf("error not ErrBadRecord: %v", err)
-			}
-			return
-		}
-		again, err := DecodeRecord(r.Marshal())
-		if err != nil || !reflect.DeepEqual(again, r) {
-			t.Fatalf("%x -> %+v -> %+v, %v", b, r, again, err)
-		}
+		encode := func(r Record) []byte { return r.Marshal() }
+		roundtrip.Check(t, b, DecodeRecord, encode, ErrBadRecord, func(a, b Record) bool { return reflect.DeepEqual(a, b) })
 	})
 }
 

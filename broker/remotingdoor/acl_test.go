@@ -23,6 +23,27 @@ func tableDoor(t *testing.T) *Door {
 	return d
 }
 
+// needsOf lists what codes says req needs, as "Topic:t Sub, Group:g Sub";
+// a request the table does not map, or one it cannot read, fails the test.
+func needsOf(t *testing.T, codes acl.Codes, name string, req *protocol.Command) string {
+	t.Helper()
+	fn := codes[req.Code]
+	if fn == nil {
+		t.Fatalf("%s: code %d not mapped", name, req.Code)
+	}
+	f := acl.Collect(req)
+	defer f.Release()
+	ns, err := fn(nil, req, f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = n.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
 // TestEveryHandlerIsMapped walks every request code the door serves: each
 // must have an entry in its access-control table, so that none is served
 // with ACL on without a decision on what it needs (default deny would
@@ -94,21 +115,7 @@ func TestNeeds(t *testing.T) {
 		{"producer unregister, an empty group added", protocol.NewRequest(protocol.ReqUnregisterClient, map[string]string{"producerGroup": "p", "consumerGroup": ""}, nil), ""},
 		{"consumer unregister", protocol.NewRequest(protocol.ReqUnregisterClient, map[string]string{"consumerGroup": "g"}, nil), "Group:g Pub,Sub"},
 	} {
-		fn := codes[tc.req.Code]
-		if fn == nil {
-			t.Fatalf("%s: code %d not mapped", tc.name, tc.req.Code)
-		}
-		f := acl.Collect(tc.req)
-		ns, err := fn(nil, tc.req, f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		var parts []string
-		for _, n := range ns {
-			parts = append(parts, n.String())
-		}
-		f.Release()
-		if got := strings.Join(parts, ", "); got != tc.want {
+		if got := needsOf(t, codes, tc.name, tc.req); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}

@@ -107,9 +107,9 @@ func (d *Door) handleGetAllConsumerOffsets(_ context.Context, _ *remoting.Conn, 
 
 // handleTopicConsumeByWho serves QUERY_TOPIC_CONSUME_BY_WHO (300).
 func (d *Door) handleTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	topic := req.Ext("topic")
-	if topic == "" {
-		return errResponse(req, protocol.RespSystemError, "protocol: QUERY_TOPIC_CONSUME_BY_WHO header: topic: missing")
+	topic, bad := requiredExt(req, "topic")
+	if bad != nil {
+		return bad
 	}
 	return jsonResponse(req, map[string][]string{"groupList": d.core.TopicConsumers(topic)})
 }
@@ -125,9 +125,9 @@ func connectionsJSON(cs []core.Connection) []protocol.Connection {
 // handleConsumerConnections serves GET_CONSUMER_CONNECTION_LIST (203)
 // (Java ConsumerConnection, for mqadmin consumerConnection).
 func (d *Door) handleConsumerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	group := req.Ext("consumerGroup")
-	if group == "" {
-		return errResponse(req, protocol.RespSystemError, "protocol: GET_CONSUMER_CONNECTION_LIST header: consumerGroup: missing")
+	group, bad := requiredExt(req, "consumerGroup")
+	if bad != nil {
+		return bad
 	}
 	g, err := d.core.ConsumerConnections(group)
 	if err != nil {
@@ -156,9 +156,9 @@ func (d *Door) handleConsumerConnections(_ context.Context, _ *remoting.Conn, re
 
 // handleProducerConnections serves GET_PRODUCER_CONNECTION_LIST (204).
 func (d *Door) handleProducerConnections(_ context.Context, _ *remoting.Conn, req *protocol.Command) *protocol.Command {
-	group := req.Ext("producerGroup")
-	if group == "" {
-		return errResponse(req, protocol.RespSystemError, "protocol: GET_PRODUCER_CONNECTION_LIST header: producerGroup: missing")
+	group, bad := requiredExt(req, "producerGroup")
+	if bad != nil {
+		return bad
 	}
 	cs, err := d.core.ProducerConnections(group)
 	if err != nil {

@@ -30,14 +30,14 @@ func (d *Door) registerAuthHandlers() {
 // ACL 2.0's refusals answer with their own code (codes.go).
 var _ refusal = (*auth.Error)(nil)
 
-// authOutcome answers SUCCESS with body, or err's code and remark
-// (failure: an *auth.Error carries its own; a slave's refusal of the
-// write is the core's).
-func authOutcome(req *protocol.Command, body []byte, err error) *protocol.Command {
-	if err != nil {
-		return failure(req, err)
+
+// authBodyIf is v's JSON body when there is one to send, else no body:
+// Java answers a GET or LIST of nothing with SUCCESS and a null body.
+func authBodyIf(there bool, v any) []byte {
+	if !there {
+		return nil
 	}
-	return success(req, nil, body)
+	return protocol.EncodeAuthBody(v)
 }
 
 // userBody reads a UserInfo body named by the header's username; an
@@ -62,29 +62,22 @@ func handleUserWrite(write func(u protocol.UserInfo, callerAK string) error) fun
 		if err == nil {
 			err = write(u, req.ExtFields[acl.FieldAccessKey])
 		}
-		return authOutcome(req, nil, err)
+		return answerWith(req, nil, nil, err)
 	}
 }
 
 func (d *Door) handleDeleteUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
-	return authOutcome(req, nil, d.auth.DeleteUser(h.Username, req.ExtFields[acl.FieldAccessKey]))
+	return answerWith(req, nil, nil, d.auth.DeleteUser(h.Username, req.ExtFields[acl.FieldAccessKey]))
 }
 
 func (d *Door) handleGetUser(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthUserRequestHeader) *protocol.Command {
 	u, ok, err := d.auth.GetUser(h.Username)
-	var body []byte
-	if ok {
-		body = protocol.EncodeAuthBody(u)
-	}
-	return authOutcome(req, body, err)
+	return answerWith(req, nil, authBodyIf(ok, u), err)
 }
 
 func (d *Door) handleListUsers(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ListUsersRequestHeader) *protocol.Command {
-	var body []byte
-	if us := d.auth.ListUsers(h.Filter); len(us) > 0 {
-		body = protocol.EncodeAuthBody(us)
-	}
-	return success(req, nil, body)
+	us := d.auth.ListUsers(h.Filter)
+	return success(req, nil, authBodyIf(len(us) > 0, us))
 }
 
 func (d *Door) handlePutACL(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthACLRequestHeader) *protocol.Command {
@@ -95,26 +88,19 @@ func (d *Door) handlePutACL(_ context.Context, _ *remoting.Conn, req *protocol.C
 			return errResponse(req, protocol.RespSystemError, "%v", err)
 		}
 	}
-	return authOutcome(req, nil, d.auth.PutACL(h.Subject, info))
+	return answerWith(req, nil, nil, d.auth.PutACL(h.Subject, info))
 }
 
 func (d *Door) handleDeleteACL(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthACLRequestHeader) *protocol.Command {
-	return authOutcome(req, nil, d.auth.DeleteACL(h.Subject, h.PolicyType, h.Resource))
+	return answerWith(req, nil, nil, d.auth.DeleteACL(h.Subject, h.PolicyType, h.Resource))
 }
 
 func (d *Door) handleGetACL(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.AuthACLRequestHeader) *protocol.Command {
 	a, ok, err := d.auth.GetACL(h.Subject)
-	var body []byte
-	if ok {
-		body = protocol.EncodeAuthBody(a)
-	}
-	return authOutcome(req, body, err)
+	return answerWith(req, nil, authBodyIf(ok, a), err)
 }
 
 func (d *Door) handleListACLs(_ context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ListACLsRequestHeader) *protocol.Command {
-	var body []byte
-	if as := d.auth.ListACLs(h.SubjectFilter, h.ResourceFilter); len(as) > 0 {
-		body = protocol.EncodeAuthBody(as)
-	}
-	return success(req, nil, body)
+	as := d.auth.ListACLs(h.SubjectFilter, h.ResourceFilter)
+	return success(req, nil, authBodyIf(len(as) > 0, as))
 }

@@ -95,6 +95,17 @@ func withHeader[H any, P header[H]](fn func(ctx context.Context, c *remoting.Con
 	}
 }
 
+// requiredExt reads field, which a request served without a typed header
+// must carry; without it the answer is the SYSTEM_ERROR a header's Decode
+// gives for a missing field.
+func requiredExt(req *protocol.Command, field string) (string, *protocol.Command) {
+	v := req.Ext(field)
+	if v == "" {
+		return "", errResponse(req, protocol.RespSystemError, "protocol: %s header: %s: missing", protocol.RequestCodeName(req.Code), field)
+	}
+	return v, nil
+}
+
 // errResponse answers req with code and remark.
 func errResponse(req *protocol.Command, code int16, format string, args ...any) *protocol.Command {
 	return protocol.NewResponse(req, code, fmt.Sprintf(format, args...))
@@ -124,11 +135,15 @@ func successFields(req *protocol.Command, fs []protocol.Field) *protocol.Command
 }
 
 // outcome answers req SUCCESS, or with err's refusal.
-func outcome(req *protocol.Command, err error) *protocol.Command {
+func outcome(req *protocol.Command, err error) *protocol.Command { return answerWith(req, nil, nil, err) }
+
+// answerWith answers req SUCCESS with ext and body, or with err's refusal
+// (an *auth.Error, a core refusal: failure).
+func answerWith(req *protocol.Command, ext map[string]string, body []byte, err error) *protocol.Command {
 	if err != nil {
 		return failure(req, err)
 	}
-	return success(req, nil, nil)
+	return success(req, ext, body)
 }
 
 // handleUnsupported answers codes the broker does not serve.

@@ -51,10 +51,7 @@ func (d *Door) handleUnregisterClient(ctx context.Context, c *remoting.Conn, req
 // handleGetConsumerList serves GET_CONSUMER_LIST_BY_GROUP (38).
 func (d *Door) handleGetConsumerList(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.GetConsumerListByGroupRequestHeader) *protocol.Command {
 	ids, err := d.core.ConsumerList(h.ConsumerGroup)
-	if err != nil {
-		return failure(req, err)
-	}
-	return success(req, nil, protocol.GetConsumerListByGroupResponseBody{ConsumerIDList: ids}.Encode())
+	return answerWith(req, nil, protocol.GetConsumerListByGroupResponseBody{ConsumerIDList: ids}.Encode(), err)
 }
 
 // handleLockBatch serves LOCK_BATCH_MQ (41): orderly consumers lock the

@@ -11,10 +11,7 @@ import (
 // handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (14).
 func (d *Door) handleQueryConsumerOffset(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.QueryConsumerOffsetRequestHeader) *protocol.Command {
 	off, err := d.core.QueryConsumerOffset(h.ConsumerGroup, h.Topic, h.QueueID)
-	if err != nil {
-		return failure(req, err)
-	}
-	return success(req, protocol.QueryConsumerOffsetResponseHeader{Offset: off}.Encode(), nil)
+	return answerWith(req, protocol.QueryConsumerOffsetResponseHeader{Offset: off}.Encode(), nil, err)
 }
 
 // handleUpdateConsumerOffset serves UPDATE_CONSUMER_OFFSET (15). The
@@ -39,10 +36,7 @@ func (d *Door) handleGetMinOffset(ctx context.Context, _ *remoting.Conn, req *pr
 // handleSearchOffset serves SEARCH_OFFSET_BY_TIMESTAMP (29).
 func (d *Door) handleSearchOffset(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.SearchOffsetRequestHeader) *protocol.Command {
 	off, err := d.core.SearchOffset(h.Topic, h.QueueID, h.Timestamp)
-	if err != nil {
-		return failure(req, err)
-	}
-	return success(req, protocol.SearchOffsetResponseHeader{Offset: off}.Encode(), nil)
+	return answerWith(req, protocol.SearchOffsetResponseHeader{Offset: off}.Encode(), nil, err)
 }
 
 // handleEarliestMsgStoreTime serves GET_EARLIEST_MSG_STORETIME (32).

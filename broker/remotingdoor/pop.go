@@ -229,10 +229,7 @@ func (d *Door) handleNotification(ctx context.Context, c *remoting.Conn, req *pr
 	r := core.NotificationRequest{Group: h.ConsumerGroup, Topic: h.Topic, QueueID: max(h.QueueID, -1),
 		PollTime: time.Duration(h.PollTime) * time.Millisecond, Orderly: h.Order, AttemptID: h.AttemptID, From: d.channel(c)}
 	answer := func(has bool, err error) *protocol.Command {
-		if err != nil {
-			return failure(req, err)
-		}
-		return success(req, protocol.NotificationResponseHeader{HasMsg: has}.Encode(), nil)
+		return answerWith(req, protocol.NotificationResponseHeader{HasMsg: has}.Encode(), nil, err)
 	}
 	later := c.Defer(ctx, req)
 	has, held, err := d.core.Notification(r, func(has bool, err error) { _ = later.Respond(answer(has, err)) })

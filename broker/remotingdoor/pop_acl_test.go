@@ -1,7 +1,6 @@
 package remotingdoor
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
@@ -26,17 +25,7 @@ func TestPopNeeds(t *testing.T) {
 		{"change", protocol.NewRequest(protocol.ReqChangeMessageInvisibleTime, map[string]string{"topic": "t", "consumerGroup": "g"}, nil), "Group:g Sub, Topic:t Sub"},
 		{"batch ack", protocol.NewRequest(protocol.ReqBatchAckMessage, nil, batch), "Group:g Sub, Topic:t Sub, Topic:u Sub"},
 	} {
-		f := acl.Collect(tc.req)
-		ns, err := codes[tc.req.Code](nil, tc.req, f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		var parts []string
-		for _, n := range ns {
-			parts = append(parts, n.String())
-		}
-		f.Release()
-		if got := strings.Join(parts, ", "); got != tc.want {
+		if got := needsOf(t, codes, tc.name, tc.req); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}

@@ -19,10 +19,7 @@ const uniqueKeyQueryFlag = "_UNIQUE_KEY_QUERY"
 // commit log offset.
 func (d *Door) handleViewMessage(ctx context.Context, _ *remoting.Conn, req *protocol.Command, h *protocol.ViewMessageRequestHeader) *protocol.Command {
 	rec, err := d.core.ViewMessage(h.Offset)
-	if err != nil {
-		return failure(req, err)
-	}
-	return success(req, nil, rec)
+	return answerWith(req, nil, rec, err)
 }
 
 // handleQueryMessage serves QUERY_MESSAGE (12): messages of a topic by key

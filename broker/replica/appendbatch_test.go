@@ -108,6 +108,53 @@ func heldBatcher() (a *appendBatcher, started chan int, release chan struct{}) {
 	return a, started, release
 }
 
+// sendAsync appends n messages through a in a goroutine of its own; the
+// channel has the answer.
+func sendAsync(a *appendBatcher, n int) chan error {
+	done := make(chan error, 1)
+	go func() {
+		msgs := make([]store.AppendMessage, n)
+		for i := range msgs {
+			msgs[i].Record = []byte("m")
+		}
+		_, err := a.append(&store.Op{Kind: store.OpAppend, Messages: msgs})
+		done <- err
+	}()
+	return done
+}
+
+// waitPending waits until n calls wait in a's pending batch.
+func waitPending(t *testing.T, a *appendBatcher, n int, what string) {
+	t.Helper()
+	testwait.For(t, 10*time.Second, what, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.pending) == n
+	})
+}
+
+// waitFilling waits until a's next lead waits for its batch to fill.
+func waitFilling(t *testing.T, a *appendBatcher) {
+	t.Helper()
+	testwait.For(t, 10*time.Second, "the next lead waiting for its batch to fill", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.fill != nil
+	})
+}
+
+// releaseAndWait lets the held proposal return and wants every call of
+// calls answered without an error.
+func releaseAndWait(t *testing.T, release chan<- struct{}, calls []chan error) {
+	t.Helper()
+	release <- struct{}{}
+	for _, c := range calls {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // The sender that led a proposal returns as soon as its entry is answered
 // (the next batch goes under another sender's lead), and the next batch
 // waits until as many calls are pending as there were senders at work
@@ -115,27 +162,13 @@ func heldBatcher() (a *appendBatcher, started chan int, release chan struct{}) {
 // entry per round instead of splitting into cohorts that take turns.
 func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
 	a, started, release := heldBatcher()
-	send := func() chan error {
-		done := make(chan error, 1)
-		go func() {
-			_, err := a.append(&store.Op{Kind: store.OpAppend, Messages: []store.AppendMessage{{Record: []byte("m")}}})
-			done <- err
-		}()
-		return done
-	}
-	pending := func(n int) func() bool {
-		return func() bool {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			return len(a.pending) == n
-		}
-	}
+	send := func() chan error { return sendAsync(a, 1) }
 	first := send()
 	if n := <-started; n != 1 {
 		t.Fatalf("first proposal carries %d messages, want 1", n)
 	}
 	others := []chan error{send(), send(), send()}
-	testwait.For(t, 10*time.Second, "three sends queued behind the first", pending(3))
+	waitPending(t, a, 3, "three sends queued behind the first")
 	release <- struct{}{}
 	select { // its lead ends with its own entry
 	case err := <-first:
@@ -147,11 +180,7 @@ func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
 	}
 	// Four senders were at work (one answered, three queued): the next
 	// batch waits for a fourth.
-	testwait.For(t, 10*time.Second, "the next lead waiting for its batch to fill", func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return a.fill != nil
-	})
+	waitFilling(t, a)
 	select {
 	case n := <-started:
 		t.Fatalf("a proposal of %d went before the batch filled", n)
@@ -161,12 +190,7 @@ func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
 	if n := <-started; n != 4 {
 		t.Fatalf("second proposal carries %d messages, want 4", n)
 	}
-	release <- struct{}{}
-	for _, c := range others {
-		if err := <-c; err != nil {
-			t.Fatal(err)
-		}
-	}
+	releaseAndWait(t, release, others)
 	select {
 	case n := <-started:
 		t.Fatalf("an extra proposal of %d", n)
@@ -179,38 +203,19 @@ func TestAppendBatcherWaitsForItsSenders(t *testing.T) {
 // of senders that a second read splits in two must still share one entry.
 func TestAppendBatcherCountsMessages(t *testing.T) {
 	a, started, release := heldBatcher()
-	send := func(n int) chan error {
-		done := make(chan error, 1)
-		go func() {
-			_, err := a.append(&store.Op{Kind: store.OpAppend, Messages: make([]store.AppendMessage, n)})
-			done <- err
-		}()
-		return done
-	}
+	send := func(n int) chan error { return sendAsync(a, n) }
 	calls := []chan error{send(12)}
 	if n := <-started; n != 12 {
 		t.Fatalf("first proposal carries %d messages, want 12", n)
 	}
 	calls = append(calls, send(4))
-	testwait.For(t, 10*time.Second, "a run of 4 queued behind the first", func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return len(a.pending) == 1
-	})
+	waitPending(t, a, 1, "a run of 4 queued behind the first")
 	release <- struct{}{}
 	// 16 senders at work: the 4 pending wait for 12 more, which come in two
 	// runs (two calls, the count of calls at work before).
-	testwait.For(t, 10*time.Second, "the next lead waiting for its batch to fill", func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return a.fill != nil
-	})
+	waitFilling(t, a)
 	calls = append(calls, send(8))
-	testwait.For(t, 10*time.Second, "a run of 8 pending", func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return len(a.pending) == 2
-	})
+	waitPending(t, a, 2, "a run of 8 pending")
 	select {
 	case n := <-started:
 		t.Fatalf("a proposal of %d went with 12 of the 16 senders' messages pending", n)
@@ -220,10 +225,5 @@ func TestAppendBatcherCountsMessages(t *testing.T) {
 	if n := <-started; n != 16 {
 		t.Fatalf("second proposal carries %d messages, want 16", n)
 	}
-	release <- struct{}{}
-	for _, c := range calls {
-		if err := <-c; err != nil {
-			t.Fatal(err)
-		}
-	}
+	releaseAndWait(t, release, calls)
 }

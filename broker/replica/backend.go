@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
@@ -101,14 +102,7 @@ const RetentionInterval = 10 * time.Second
 // announced master, until stop is closed. The broker runs it in a
 // goroutine of its own.
 func (b *Backend) Retain(stop <-chan struct{}, master func() bool, now func() time.Time, log *slog.Logger) {
-	t := time.NewTicker(RetentionInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+	periodic.Run(stop, RetentionInterval, func() {
 		for master() {
 			op, more, err := b.n.Store().RetentionOp(now())
 			if err == nil && op != nil {
@@ -118,8 +112,8 @@ func (b *Backend) Retain(stop <-chan struct{}, master func() bool, now func() ti
 				log.Warn("broker: retention", "err", err)
 			}
 			if err != nil || op == nil || !more {
-				break
+				return
 			}
 		}
-	}
+	})
 }

@@ -69,26 +69,20 @@ func logKey(i uint64) []byte {
 }
 
 // FirstIndex implements raft.LogStore; 0 means no entries.
-func (ls *logStore) FirstIndex() (uint64, error) {
-	it, err := ls.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixLog}, UpperBound: []byte{prefixLog + 1}})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	if !it.First() {
-		return 0, it.Error()
-	}
-	return binary.BigEndian.Uint64(it.Key()[1:]), nil
-}
+func (ls *logStore) FirstIndex() (uint64, error) { return ls.endIndex((*pebble.Iterator).First) }
 
 // LastIndex implements raft.LogStore; 0 means no entries.
-func (ls *logStore) LastIndex() (uint64, error) {
+func (ls *logStore) LastIndex() (uint64, error) { return ls.endIndex((*pebble.Iterator).Last) }
+
+// endIndex is the index of the log entry seek moves to (First or Last),
+// 0 when there is none.
+func (ls *logStore) endIndex(seek func(*pebble.Iterator) bool) (uint64, error) {
 	it, err := ls.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixLog}, UpperBound: []byte{prefixLog + 1}})
 	if err != nil {
 		return 0, err
 	}
 	defer it.Close()
-	if !it.Last() {
+	if !seek(it) {
 		return 0, it.Error()
 	}
 	return binary.BigEndian.Uint64(it.Key()[1:]), nil

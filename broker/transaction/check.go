@@ -128,11 +128,8 @@ func (s *Service) readHalf(off int64) (*message.MessageExt, error) {
 
 // checkHalf handles one half of a pass; stop ends the pass before it.
 func (s *Service) checkHalf(m *message.MessageExt, now time.Time, res *CheckResult) (stop bool, err error) {
-	origin := txOrigin(m)
-	mu := s.lock(origin)
-	mu.Lock()
-	defer mu.Unlock()
-	ended, err := s.ended(origin)
+	origin, ended, unlock, err := s.lockEnded(m)
+	defer unlock()
 	if err != nil {
 		return false, err
 	}

@@ -214,6 +214,17 @@ func (s *Service) lock(origin int64) *sync.Mutex {
 	return &s.locks[uint64(origin)%lockStripes]
 }
 
+// lockEnded locks the transaction of half (an end and a check of it run
+// one at a time) and returns its origin and how it ended ("" while open);
+// the caller unlocks, whatever the error.
+func (s *Service) lockEnded(half *message.MessageExt) (origin int64, ended string, unlock func(), err error) {
+	origin = txOrigin(half)
+	mu := s.lock(origin)
+	mu.Lock()
+	ended, err = s.ended(origin)
+	return origin, ended, mu.Unlock, err
+}
+
 // IsHalfSend reports whether a send carries a transaction's half message.
 // Java's SendMessageProcessor goes by TRAN_MSG; the clients also set the
 // PREPARED sysFlag, which is what older Runnel checked; either counts.
@@ -271,11 +282,8 @@ func (s *Service) End(h EndRequest, client, remark string) (answered bool, err e
 	if err != nil {
 		return true, err
 	}
-	origin := txOrigin(half)
-	mu := s.lock(origin)
-	mu.Lock()
-	defer mu.Unlock()
-	prev, err := s.ended(origin)
+	origin, prev, unlock, err := s.lockEnded(half)
+	defer unlock()
 	if err != nil {
 		return true, fmt.Errorf("transaction: look up transaction op: %w", err)
 	}

@@ -16,7 +16,8 @@
 package sampler
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -132,12 +133,7 @@ func (s *Store) Last(key string) (Point, bool) {
 func (s *Store) Keys() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.mu.series))
-	for k := range s.mu.series {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.mu.series))
 }
 
 // Prune drops the series not updated in the window before now.

@@ -30,3 +30,29 @@ func TestRunUntilStopped(t *testing.T) {
 		t.Fatal("Run did not return once stop was closed")
 	}
 }
+
+// RunKicked calls fn on a kick without waiting for the interval, and
+// returns once stop is closed.
+func TestRunKicked(t *testing.T) {
+	stop, kick := make(chan struct{}), make(chan struct{}, 1)
+	calls := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		RunKicked(stop, kick, time.Hour, func() { calls <- struct{}{} })
+	}()
+	for range 2 {
+		kick <- struct{}{}
+		select {
+		case <-calls:
+		case <-time.After(testwait.Default):
+			t.Fatal("a kick made no call")
+		}
+	}
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(testwait.Default):
+		t.Fatal("RunKicked did not return once stop was closed")
+	}
+}

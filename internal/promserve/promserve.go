@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,19 @@ type Server struct {
 	srv  *http.Server
 	ln   net.Listener
 	done chan struct{}
+}
+
+// SplitAddr reads an exporter address as a flag gives it, host:port.
+func SplitAddr(addr string) (host string, port int, err error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("metrics address %q: %v", addr, err)
+	}
+	p, err := strconv.ParseUint(ps, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("metrics address %q: bad port", addr)
+	}
+	return host, int(p), nil
 }
 
 // Listen binds addr and serves g at /metrics until Close.

@@ -1,6 +1,8 @@
 package routeinfo
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -71,12 +73,7 @@ func (t *Table) ClusterInfo() protocol.ClusterInfo {
 func (t *Table) Topics() []string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	out := make([]string, 0, len(t.mu.topics))
-	for topic := range t.mu.topics {
-		out = append(out, topic)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(t.mu.topics)) // nil for none: TopicList writes it as []
 }
 
 // DeleteTopic removes topic's queue data: all of it when clusterName is

@@ -34,6 +34,34 @@ type node interface {
 	boolean() bool
 }
 
+// formatAround writes x between before and after: the form of the
+// one-operand nodes.
+func formatAround(b *strings.Builder, before string, x node, after string) {
+	b.WriteString(before)
+	x.format(b)
+	b.WriteString(after)
+}
+
+// formatInfix writes "(l op r)": the form of the two-operand nodes.
+func formatInfix(b *strings.Builder, l node, op string, r node) {
+	b.WriteByte('(')
+	l.format(b)
+	b.WriteString(op)
+	r.format(b)
+	b.WriteByte(')')
+}
+
+// formatNegatable writes "(x [NOT]op": the head of the forms with an
+// optional NOT between operand and operator.
+func formatNegatable(b *strings.Builder, x node, not bool, op string) {
+	b.WriteByte('(')
+	x.format(b)
+	if not {
+		b.WriteString(" NOT")
+	}
+	b.WriteString(op)
+}
+
 type nodeHeight int
 
 func (h nodeHeight) height() int { return int(h) }
@@ -116,12 +144,8 @@ func (n *negNode) eval(get getter) (value, bool) {
 	}
 	return vNull, true
 }
-func (n *negNode) boolean() bool { return false }
-func (n *negNode) format(b *strings.Builder) {
-	b.WriteString("(-")
-	n.x.format(b)
-	b.WriteByte(')')
-}
+func (n *negNode) boolean() bool             { return false }
+func (n *negNode) format(b *strings.Builder) { formatAround(b, "(-", n.x, ")") }
 
 // notNode: NOT TRUE is FALSE, NOT FALSE is TRUE, NOT null is null.
 type notNode struct {
@@ -136,12 +160,8 @@ func (n *notNode) eval(get getter) (value, bool) {
 	}
 	return boolValue(!v.truth()), true
 }
-func (n *notNode) boolean() bool { return true }
-func (n *notNode) format(b *strings.Builder) {
-	b.WriteString("(NOT ")
-	n.x.format(b)
-	b.WriteByte(')')
-}
+func (n *notNode) boolean() bool             { return true }
+func (n *notNode) format(b *strings.Builder) { formatAround(b, "(NOT ", n.x, ")") }
 
 // logicNode is a chain of ANDs or ORs, evaluated left to right as Java's
 // nested LogicExpressions are: AND stops at the first FALSE, OR at the
@@ -217,14 +237,8 @@ func (n *eqNode) eval(get getter) (value, bool) {
 	c, ok := compare(l, r)
 	return boolValue(c == 0), ok
 }
-func (n *eqNode) boolean() bool { return true }
-func (n *eqNode) format(b *strings.Builder) {
-	b.WriteByte('(')
-	n.l.format(b)
-	b.WriteString(" = ")
-	n.r.format(b)
-	b.WriteByte(')')
-}
+func (n *eqNode) boolean() bool             { return true }
+func (n *eqNode) format(b *strings.Builder) { formatInfix(b, n.l, " = ", n.r) }
 
 // isNullNode is IS NULL: TRUE for null, else FALSE, never null.
 type isNullNode struct {
@@ -236,12 +250,8 @@ func (n *isNullNode) eval(get getter) (value, bool) {
 	v, ok := n.x.eval(get)
 	return boolValue(v.k == kNull), ok
 }
-func (n *isNullNode) boolean() bool { return true }
-func (n *isNullNode) format(b *strings.Builder) {
-	b.WriteByte('(')
-	n.x.format(b)
-	b.WriteString(" IS NULL)")
-}
+func (n *isNullNode) boolean() bool             { return true }
+func (n *isNullNode) format(b *strings.Builder) { formatAround(b, "(", n.x, " IS NULL)") }
 
 // cmpOp is an ordering operator.
 type cmpOp uint8
@@ -300,11 +310,7 @@ func (n *cmpNode) eval(get getter) (value, bool) {
 }
 func (n *cmpNode) boolean() bool { return true }
 func (n *cmpNode) format(b *strings.Builder) {
-	b.WriteByte('(')
-	n.l.format(b)
-	b.WriteString(" " + cmpOpText[n.op] + " ")
-	n.r.format(b)
-	b.WriteByte(')')
+	formatInfix(b, n.l, " "+cmpOpText[n.op]+" ", n.r)
 }
 
 // inNode is [NOT] IN over string literals: null when the property is
@@ -337,12 +343,7 @@ func (n *inNode) eval(get getter) (value, bool) {
 }
 func (n *inNode) boolean() bool { return true }
 func (n *inNode) format(b *strings.Builder) {
-	b.WriteByte('(')
-	n.p.format(b)
-	if n.not {
-		b.WriteString(" NOT")
-	}
-	b.WriteString(" IN (")
+	formatNegatable(b, n.p, n.not, " IN (")
 	for i, s := range n.list {
 		if i > 0 {
 			b.WriteString(", ")
@@ -397,12 +398,7 @@ func (n *strNode) eval(get getter) (value, bool) {
 }
 func (n *strNode) boolean() bool { return true }
 func (n *strNode) format(b *strings.Builder) {
-	b.WriteByte('(')
-	n.x.format(b)
-	if n.not {
-		b.WriteString(" NOT")
-	}
-	b.WriteString(" " + strOpText[n.op] + " ")
+	formatNegatable(b, n.x, n.not, " "+strOpText[n.op]+" ")
 	b.WriteString(quote(n.search))
 	b.WriteByte(')')
 }

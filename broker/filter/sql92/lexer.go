@@ -225,44 +225,34 @@ func lexNumber(s string) (tokKind, int) {
 	return tInt, decEnd
 }
 
+// puncts are the operators and brackets, two-character ones first in
+// lexPunct's search so that the longest match wins.
+var puncts = map[string]tokKind{
+	"<>": tNe, ">=": tGe, "<=": tLe,
+	"(": tLParen, ")": tRParen, ",": tComma, "=": tEq, ">": tGt, "<": tLt, "+": tPlus, "-": tMinus,
+}
+
 // lexPunct reads an operator or bracket, or explains why s does not start
 // with one.
 func lexPunct(s string) (tokKind, int, string) {
-	two := ""
 	if len(s) >= 2 {
-		two = s[:2]
+		two := s[:2]
+		if k, ok := puncts[two]; ok {
+			return k, 2, ""
+		}
+		switch two {
+		case "!=":
+			return 0, 0, "'!=' is not an operator: use '<>'"
+		case "==":
+			return 0, 0, "'==' is not an operator: use '='"
+		case "&&", "||":
+			return 0, 0, fmt.Sprintf("%q is not an operator: use AND or OR", two)
+		}
 	}
-	switch two {
-	case "<>":
-		return tNe, 2, ""
-	case ">=":
-		return tGe, 2, ""
-	case "<=":
-		return tLe, 2, ""
-	case "!=":
-		return 0, 0, "'!=' is not an operator: use '<>'"
-	case "==":
-		return 0, 0, "'==' is not an operator: use '='"
-	case "&&", "||":
-		return 0, 0, fmt.Sprintf("%q is not an operator: use AND or OR", two)
+	if k, ok := puncts[s[:1]]; ok {
+		return k, 1, ""
 	}
 	switch s[0] {
-	case '(':
-		return tLParen, 1, ""
-	case ')':
-		return tRParen, 1, ""
-	case ',':
-		return tComma, 1, ""
-	case '=':
-		return tEq, 1, ""
-	case '>':
-		return tGt, 1, ""
-	case '<':
-		return tLt, 1, ""
-	case '+':
-		return tPlus, 1, ""
-	case '-':
-		return tMinus, 1, ""
 	case '*', '/', '%':
 		return 0, 0, fmt.Sprintf("arithmetic ('%c') is not supported by RocketMQ's SQL92 filter", s[0])
 	case '"':

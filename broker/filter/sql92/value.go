@@ -1,6 +1,7 @@
 package sql92
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func compare(l, r value) (c int, ok bool) {
 			switch r.k {
 			case kInt, kLong:
 				// Integer widens to Long; the int64 field holds both.
-				return cmpInt(l.i, r.i), true
+				return cmp.Compare(l.i, r.i), true
 			case kDouble:
 				return javaDoubleCompare(float64(l.i), r.flt()), true
 			case kString:
@@ -77,7 +78,7 @@ func compare(l, r value) (c int, ok bool) {
 				if !ok {
 					return 0, false
 				}
-				return cmpInt(l.i, n), true
+				return cmp.Compare(l.i, n), true
 			}
 			return -1, true
 		case kDouble:
@@ -101,7 +102,7 @@ func compare(l, r value) (c int, ok bool) {
 				if !ok {
 					return 0, false
 				}
-				return cmpInt(n, r.i), true
+				return cmp.Compare(n, r.i), true
 			case kDouble:
 				f, ok := parseJavaDouble(l.s)
 				if !ok {
@@ -116,7 +117,7 @@ func compare(l, r value) (c int, ok bool) {
 	case kBool:
 		return cmpBool(l.truth(), r.truth()), true
 	case kInt, kLong:
-		return cmpInt(l.i, r.i), true
+		return cmp.Compare(l.i, r.i), true
 	case kDouble:
 		return javaDoubleCompare(l.flt(), r.flt()), true
 	case kString:
@@ -125,16 +126,6 @@ func compare(l, r value) (c int, ok bool) {
 		return strings.Compare(l.s, r.s), true
 	}
 	return 0, true
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func cmpBool(a, b bool) int {
