@@ -25,7 +25,7 @@ import (
 func BenchmarkTopicsPage10k(b *testing.B) {
 	const topics = 10000
 	c := cluster.Start(b)
-	adm := c.Admin()
+	adm := c.Admin(b)
 	start := time.Now()
 	createTopics(b, adm, topics)
 	b.Logf("created %d topics in %v", topics, time.Since(start).Round(time.Millisecond))

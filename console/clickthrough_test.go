@@ -42,7 +42,7 @@ func consume(t *testing.T, c *cluster.Cluster, group, topic string, n *atomic.In
 		n.Add(int64(len(msgs)))
 		return client.ConsumeSuccess
 	}
-	pc := clitest.StartConsumer(t, cfg, topic)
+	pc := clitest.StartConsumer(t, cfg, topic, "*")
 	return func() { _ = pc.Shutdown(context.Background()) } // a second Shutdown is a no-op
 }
 

@@ -47,7 +47,7 @@ func startWith(t *testing.T, fn func(*console.Config), opts ...cluster.Option) *
 	t.Helper()
 	c := cluster.Start(t, opts...)
 	con := c.StartConsole(fn)
-	adm := c.Admin()
+	adm := c.Admin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return &env{c: c, con: con, adm: adm, ctx: ctx}

@@ -262,7 +262,12 @@ func (c *Config) millisKeys() map[string]*time.Duration {
 	return map[string]*time.Duration{
 		"raftHeartbeatTimeoutMs": &c.Replication.HeartbeatTimeout, "raftElectionTimeoutMs": &c.Replication.ElectionTimeout,
 		"rocketmq.broker.rebalance.lockMaxLiveTime": &c.LockMaxLiveTime,
-		"transactionTimeOut": &c.TransactionTimeout, "transactionCheckInterval": &c.TransactionCheckInterval,
+		"transactionTimeOut":                        &c.TransactionTimeout, "transactionCheckInterval": &c.TransactionCheckInterval,
+		// the gRPC door's, the proxy's keys (GRPCConfig)
+		"grpcClientConsumerMaxLongPollingTimeoutMillis": &c.GRPC.MaxLongPolling,
+		"defaultInvisibleTimeMills":                     &c.GRPC.Renewal.Invisible, "renewAheadTimeMillis": &c.GRPC.Renewal.Ahead,
+		"renewSliceTimeMillis": &c.GRPC.Renewal.Slice, "renewSchedulePeriodMillis": &c.GRPC.Renewal.Period,
+		"renewMaxTimeMillis": &c.GRPC.Renewal.Max,
 	}
 }
 

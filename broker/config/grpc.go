@@ -69,18 +69,6 @@ func (c *Config) setGRPCKey(key, val string) (known bool, err error) {
 			}
 		}
 		c.GRPC.AdvertiseAddr = val
-	case "grpcClientConsumerMaxLongPollingTimeoutMillis":
-		return true, positiveMillis(val, &c.GRPC.MaxLongPolling)
-	case "defaultInvisibleTimeMills":
-		return true, positiveMillis(val, &c.GRPC.Renewal.Invisible)
-	case "renewAheadTimeMillis":
-		return true, positiveMillis(val, &c.GRPC.Renewal.Ahead)
-	case "renewSliceTimeMillis":
-		return true, positiveMillis(val, &c.GRPC.Renewal.Slice)
-	case "renewSchedulePeriodMillis":
-		return true, positiveMillis(val, &c.GRPC.Renewal.Period)
-	case "renewMaxTimeMillis":
-		return true, positiveMillis(val, &c.GRPC.Renewal.Max)
 	case "grpcPeers":
 		peers, err := parseGRPCPeers(val)
 		if err != nil {
@@ -91,16 +79,6 @@ func (c *Config) setGRPCKey(key, val string) (known bool, err error) {
 		return false, nil
 	}
 	return true, nil
-}
-
-// positiveMillis sets *d from a positive number of milliseconds.
-func positiveMillis(val string, d *time.Duration) error {
-	v, err := strconv.ParseInt(val, 10, 64)
-	if err != nil || v <= 0 {
-		return fmt.Errorf("not a positive number of milliseconds")
-	}
-	*d = time.Duration(v) * time.Millisecond
-	return nil
 }
 
 // parseGRPCPeers reads "id-host:port;id-host:port" as dLegerPeers is

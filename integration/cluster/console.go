@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/console"
 )
 
@@ -31,18 +30,4 @@ func (c *Cluster) StartConsole(fn func(cfg *console.Config)) *console.Console {
 		}
 	})
 	return con
-}
-
-// Admin returns an admin client of the cluster's name servers, closed at
-// cleanup.
-func (c *Cluster) Admin() *admin.Admin {
-	c.t.Helper()
-	cfg := admin.DefaultConfig()
-	cfg.NamesrvAddrs = c.NamesrvAddrs()
-	adm, err := admin.New(cfg)
-	if err != nil {
-		c.t.Fatalf("cluster: admin: %v", err)
-	}
-	c.t.Cleanup(func() { _ = adm.Close() })
-	return adm
 }
