@@ -150,8 +150,8 @@ func New(cfg Config) (*Door, error) {
 		// The SDKs keep their connections open and ping them.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(maxRequestSize),
-		grpc.ChainUnaryInterceptor(d.unaryObserver),
-		grpc.ChainStreamInterceptor(d.streamObserver),
+		grpc.ChainUnaryInterceptor(d.unaryObserver, d.accessGate),
+		grpc.ChainStreamInterceptor(d.streamObserver, d.streamAccessGate),
 	)
 	v2.RegisterMessagingServiceServer(d.srv, d)
 	return d, nil

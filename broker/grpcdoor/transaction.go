@@ -63,15 +63,15 @@ func (d *Door) endTransaction(ctx context.Context, req *v2.EndTransactionRequest
 	if err := checkTopic(topic); err != nil {
 		return err
 	}
+	if err := d.authorize(c, access{Topic: topic, Action: actionPub}); err != nil {
+		return err
+	}
 	if strings.TrimSpace(req.GetTransactionId()) == "" {
 		return refuse(v2.Code_INVALID_TRANSACTION_ID, "transaction id cannot be empty")
 	}
 	phys, qoff, ok := decodeTxID(req.GetTransactionId())
 	if !ok {
 		return refuse(v2.Code_INVALID_TRANSACTION_ID, "transaction id "+req.GetTransactionId()+" was not given by this broker")
-	}
-	if err := d.authorize(c, access{Topic: topic, Action: actionPub}); err != nil {
-		return err
 	}
 	if err := d.checkWritable(); err != nil {
 		return err
