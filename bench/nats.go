@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -11,32 +12,60 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// natsSystem is an embedded NATS server with JetStream on a file store,
-// driven by the official Go client: synchronous publishes (each waits for
-// the stream's ack) and a durable pull consumer acking every message.
-type natsSystem struct{}
+// natsSystem is a NATS server with JetStream on a file store, driven by
+// the official Go client: synchronous publishes (each waits for the
+// stream's ack) and a durable pull consumer acking every message. The
+// server is embedded in this process, or a nats-server process of its
+// own in the process topology.
+type natsSystem struct{ Topo topology }
 
 func (natsSystem) Name() string { return "nats" }
 
-func (s natsSystem) Run(ctx context.Context, dir string, w Workload) (res Result, err error) {
-	res.System, res.Msgs = s.Name(), w.Msgs
+// natsServer is a running NATS server: its client URL, the CPU of its
+// process (nil when embedded), and how to stop it.
+type natsServer struct {
+	url  string
+	cpu  cpuSource
+	stop func()
+}
+
+func (t topology) startNATS(ctx context.Context, dir string) (natsServer, error) {
+	if t.process() {
+		p, addrs, err := startProc(ctx, t.NATSBin, []string{"-a", "127.0.0.1", "-p", "-1", "-js", "-sd", dir},
+			regexp.MustCompile(`Listening for client connections on (\S+)`))
+		if err != nil {
+			return natsServer{}, err
+		}
+		return natsServer{url: "nats://" + addrs[0], cpu: p.cpu, stop: p.stop}, nil
+	}
 	srv, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: server.RANDOM_PORT,
 		JetStream: true, StoreDir: dir,
 		NoLog: true, NoSigs: true,
 	})
 	if err != nil {
-		return res, err
+		return natsServer{}, err
 	}
 	srv.Start()
-	defer func() {
+	stop := func() {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-	}()
-	if !srv.ReadyForConnections(20 * time.Second) {
-		return res, errors.New("nats: server not ready in 20s")
 	}
-	nc, err := nats.Connect(srv.ClientURL())
+	if !srv.ReadyForConnections(20 * time.Second) {
+		stop()
+		return natsServer{}, errors.New("nats: server not ready in 20s")
+	}
+	return natsServer{url: srv.ClientURL(), stop: stop}, nil
+}
+
+func (s natsSystem) Run(ctx context.Context, dir string, w Workload) (res Result, err error) {
+	res.System, res.Msgs, res.BrokerProcess = s.Name(), w.Msgs, s.Topo.process()
+	srv, err := s.Topo.startNATS(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	defer srv.stop()
+	nc, err := nats.Connect(srv.url)
 	if err != nil {
 		return res, err
 	}
@@ -51,7 +80,7 @@ func (s natsSystem) Run(ctx context.Context, dir string, w Workload) (res Result
 	}
 
 	body := w.body()
-	res.Produce, err = w.produce(ctx, func(ctx context.Context) error {
+	res.Produce, err = w.produce(ctx, srv.cpu, func(ctx context.Context) error {
 		_, err := js.Publish(ctx, "bench", body)
 		return err
 	})
@@ -60,7 +89,7 @@ func (s natsSystem) Run(ctx context.Context, dir string, w Workload) (res Result
 	}
 
 	count := newCounter(w.Msgs)
-	start := startPhase()
+	start := startPhase(srv.cpu)
 	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "bench", AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		return res, fmt.Errorf("nats: consumer: %w", err)

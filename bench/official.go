@@ -15,9 +15,11 @@ import (
 
 // officialSystem is Runnel driven by the official RocketMQ Go client
 // (github.com/apache/rocketmq-client-go/v2): SendSync and a push consumer.
-// Transport is the cluster's remoting transport (default defaultTransport).
+// Transport is the in-process cluster's remoting transport (default
+// defaultTransport).
 type officialSystem struct {
 	Transport string
+	Topo      topology
 	seq       int
 }
 
@@ -26,8 +28,8 @@ func (s *officialSystem) Name() string { return withTransport("official", s.Tran
 func (s *officialSystem) Run(ctx context.Context, dir string, w Workload) (res Result, err error) {
 	rlog.SetLogLevel("fatal")
 	s.seq++
-	res.System, res.Msgs = s.Name(), w.Msgs
-	cl, err := startRunnel(ctx, dir, s.Transport, []string{benchTopic})
+	res.System, res.Msgs, res.BrokerProcess = s.Name(), w.Msgs, s.Topo.process()
+	cl, err := s.Topo.startRunnel(ctx, dir, []string{benchTopic}, runnelOptions{Transport: s.Transport})
 	if err != nil {
 		return res, err
 	}
@@ -63,14 +65,14 @@ func (s *officialSystem) Run(ctx context.Context, dir string, w Workload) (res R
 		_ = p.Shutdown()
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
-	res.Produce, err = w.produce(ctx, send)
+	res.Produce, err = w.produce(ctx, cl.brokerCPU(), send)
 	_ = p.Shutdown()
 	if err != nil {
 		return res, fmt.Errorf("produce: %w", err)
 	}
 
 	count := newCounter(w.Msgs + 1) // the warm-up's too
-	start := startPhase()
+	start := startPhase(cl.brokerCPU())
 	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(ns), consumer.WithInstance(instance("c")),
 		consumer.WithGroupName("bench_official_consumer"), consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	if err != nil {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,11 +27,16 @@ const (
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// runnelCluster is one name server and one broker in this process, on
-// loopback, storing in dir.
+// runnelCluster is one name server and one broker on loopback, storing in
+// a run's directory: in this process, or in a `runnel dev` process of
+// their own (p).
 type runnelCluster struct {
-	ns *namesrv.Server
-	b  *broker.Broker
+	nsAddr, brokerAddr string
+	// grpcAddr is the broker's gRPC door, "" where it has none.
+	grpcAddr string
+	ns       *namesrv.Server
+	b        *broker.Broker
+	p        *proc
 }
 
 // defaultTransport is the in-process cluster's remoting transport when a
@@ -42,10 +49,41 @@ type runnelCluster struct {
 // less (std 1.11x its CPU).
 const defaultTransport = remoting.TransportStd
 
-func startRunnel(ctx context.Context, dir, transport string, topics []string) (*runnelCluster, error) {
-	if transport == "" {
-		transport = defaultTransport
+// runnelOptions are what systems ask of a cluster besides its topics.
+type runnelOptions struct {
+	// Transport is the in-process cluster's remoting transport ("":
+	// defaultTransport); a broker process serves its default, netpoll.
+	Transport string
+	// GRPC serves the gRPC door.
+	GRPC bool
+	// MaxLongPolling, if set, is the in-process broker's longest held gRPC
+	// receive (the broker process keeps its default, 20 s).
+	MaxLongPolling time.Duration
+}
+
+// startRunnel starts a cluster storing in dir and creates topics on it.
+func (t topology) startRunnel(ctx context.Context, dir string, topics []string, o runnelOptions) (*runnelCluster, error) {
+	var (
+		c   *runnelCluster
+		err error
+	)
+	if t.process() {
+		c, err = t.startRunnelProcess(ctx, dir, o.GRPC)
+	} else {
+		c, err = startRunnelHere(dir, o)
 	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.createTopics(ctx, topics); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func startRunnelHere(dir string, o runnelOptions) (*runnelCluster, error) {
+	transport := cmp.Or(o.Transport, defaultTransport)
 	nsCfg := namesrv.DefaultConfig()
 	nsCfg.ListenAddr = "127.0.0.1:0"
 	nsCfg.Transport = transport
@@ -58,9 +96,13 @@ func startRunnel(ctx context.Context, dir, transport string, topics []string) (*
 		_ = ns.Close()
 		return nil, err
 	}
-	c := &runnelCluster{ns: ns}
+	c := &runnelCluster{ns: ns, nsAddr: ns.Addr()}
 	bCfg := config.Default()
 	bCfg.ListenAddr = "127.0.0.1:0"
+	if o.GRPC {
+		bCfg.GRPC.ListenAddr = "127.0.0.1:0"
+		bCfg.GRPC.MaxLongPolling = cmp.Or(o.MaxLongPolling, bCfg.GRPC.MaxLongPolling)
+	}
 	bCfg.NamesrvAddrs = []string{ns.Addr()}
 	bCfg.StoreDir = dir
 	bCfg.Transport = transport
@@ -75,11 +117,43 @@ func startRunnel(ctx context.Context, dir, transport string, topics []string) (*
 		c.close()
 		return nil, err
 	}
-	if err := c.createTopics(ctx, topics); err != nil {
-		c.close()
+	c.brokerAddr, c.grpcAddr = c.b.Addr(), c.b.GRPCAddr()
+	return c, nil
+}
+
+// The lines `runnel dev` prints once it serves (cmd/runnel's runDev).
+var (
+	devNamesrvLine = regexp.MustCompile(`^namesrv: serving on (\S+)`)
+	devBrokerLine  = regexp.MustCompile(`^broker: serving on (\S+)`)
+	devGRPCLine    = regexp.MustCompile(`^broker: gRPC for RocketMQ 5 SDKs on (\S+)`)
+)
+
+// startRunnelProcess runs `runnel dev` on free loopback ports, without
+// its console and /metrics, logging errors only.
+func (t topology) startRunnelProcess(ctx context.Context, dir string, grpc bool) (*runnelCluster, error) {
+	grpcListen, want := "", []*regexp.Regexp{devNamesrvLine, devBrokerLine}
+	if grpc {
+		grpcListen, want = "127.0.0.1:0", append(want, devGRPCLine)
+	}
+	p, addrs, err := startProc(ctx, t.RunnelBin, []string{"dev", "--dir", dir,
+		"--namesrv-listen", "127.0.0.1:0", "--broker-listen", "127.0.0.1:0", "--grpc-listen", grpcListen,
+		"--metrics-listen", "", "--console-listen", "off", "--log-level", "error"}, want...)
+	if err != nil {
 		return nil, err
 	}
+	c := &runnelCluster{p: p, nsAddr: addrs[0], brokerAddr: addrs[1]}
+	if grpc {
+		c.grpcAddr = addrs[2]
+	}
 	return c, nil
+}
+
+// brokerCPU reads the broker process's CPU (nil in process).
+func (c *runnelCluster) brokerCPU() cpuSource {
+	if c.p == nil {
+		return nil
+	}
+	return c.p.cpu
 }
 
 // createTopics creates the topics with benchQueues queues each (16 at a
@@ -87,7 +161,7 @@ func startRunnel(ctx context.Context, dir, transport string, topics []string) (*
 // route, as both RocketMQ clients need one.
 func (c *runnelCluster) createTopics(ctx context.Context, topics []string) error {
 	cfg := admin.DefaultConfig()
-	cfg.NamesrvAddrs = []string{c.ns.Addr()}
+	cfg.NamesrvAddrs = []string{c.nsAddr}
 	adm, err := admin.New(cfg)
 	if err != nil {
 		return err
@@ -96,7 +170,7 @@ func (c *runnelCluster) createTopics(ctx context.Context, topics []string) error
 	create := func(topic string) error {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			_, err := adm.CreateTopic(ctx, admin.TopicSpec{Topic: topic, Brokers: []string{c.b.Addr()}, ReadQueueNums: benchQueues, WriteQueueNums: benchQueues})
+			_, err := adm.CreateTopic(ctx, admin.TopicSpec{Topic: topic, Brokers: []string{c.brokerAddr}, ReadQueueNums: benchQueues, WriteQueueNums: benchQueues})
 			if err == nil {
 				return nil
 			}
@@ -144,9 +218,13 @@ func (c *runnelCluster) createTopics(ctx context.Context, topics []string) error
 	return nil
 }
 
-func (c *runnelCluster) addr() string { return c.ns.Addr() }
+func (c *runnelCluster) addr() string { return c.nsAddr }
 
 func (c *runnelCluster) close() {
+	if c.p != nil {
+		c.p.stop()
+		return
+	}
 	if c.b != nil {
 		_ = c.b.Close()
 	}
@@ -157,11 +235,12 @@ func (c *runnelCluster) close() {
 // batches of that many messages (one SEND_BATCH_MESSAGE each) in place of
 // single sends; Topics > 1 spreads the sends round-robin over that many
 // topics of benchQueues queues each, and the consumer subscribes to all.
-// Transport is the cluster's remoting transport (default
+// Transport is the in-process cluster's remoting transport (default
 // defaultTransport).
 type runnelSystem struct {
 	Batch, Topics int
 	Transport     string
+	Topo          topology
 	seq           int
 }
 
@@ -198,9 +277,9 @@ func (s *runnelSystem) topics() []string {
 
 func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Result, err error) {
 	s.seq++
-	res.System, res.Msgs = s.Name(), w.Msgs
+	res.System, res.Msgs, res.BrokerProcess = s.Name(), w.Msgs, s.Topo.process()
 	topics := s.topics()
-	cl, err := startRunnel(ctx, dir, s.Transport, topics)
+	cl, err := s.Topo.startRunnel(ctx, dir, topics, runnelOptions{Transport: s.Transport})
 	if err != nil {
 		return res, err
 	}
@@ -232,7 +311,7 @@ func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Res
 		warm := w
 		warm.Msgs = len(topics)
 		var i atomic.Int64
-		if _, err := warm.produce(ctx, func(ctx context.Context) error {
+		if _, err := warm.produce(ctx, nil, func(ctx context.Context) error {
 			_, err := p.Send(ctx, &client.Message{Topic: topics[i.Add(1)-1], Body: body})
 			return err
 		}); err != nil {
@@ -241,7 +320,7 @@ func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Res
 	}
 	batch := max(s.Batch, 1)
 	var seq atomic.Uint64
-	res.Produce, err = w.produceBatches(ctx, batch, func(ctx context.Context, n int) error {
+	res.Produce, err = w.produceBatches(ctx, cl.brokerCPU(), batch, func(ctx context.Context, n int) error {
 		topic := topics[int(seq.Add(1)%uint64(len(topics)))]
 		msgs := make([]*client.Message, n)
 		for i := range msgs {
@@ -269,7 +348,7 @@ func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Res
 		count.add(len(msgs))
 		return client.ConsumeSuccess
 	}
-	start := startPhase()
+	start := startPhase(cl.brokerCPU())
 	c, err := client.NewPushConsumer(cCfg)
 	if err == nil {
 		err = c.Subscribe(benchTopic, "*")

@@ -15,10 +15,15 @@ var smoke = Workload{Msgs: 300, Size: 1024, Producers: 4, Timeout: time.Minute}
 
 // runSmoke runs the smoke workload on systems for two rounds and checks
 // that every run moved every message and that the summary has a row each.
-func runSmoke(t *testing.T, systems ...System) {
+func runSmoke(t *testing.T, systems ...System) [][]Result {
+	t.Helper()
+	return runSmokeOf(t, smoke, systems...)
+}
+
+func runSmokeOf(t *testing.T, w Workload, systems ...System) [][]Result {
 	t.Helper()
 	var out bytes.Buffer
-	rounds, err := compare(context.Background(), &out, smoke, systems, 2)
+	rounds, err := compare(context.Background(), &out, w, systems, 2)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -27,7 +32,7 @@ func runSmoke(t *testing.T, systems ...System) {
 	}
 	for _, round := range rounds {
 		for i, r := range round {
-			if r.System != systems[i].Name() || r.Msgs != smoke.Msgs || r.Produce.Wall <= 0 || r.Consume.Wall <= 0 || r.Produce.CPU <= 0 {
+			if r.System != systems[i].Name() || r.Msgs != w.Msgs || r.Produce.Wall <= 0 || r.Consume.Wall <= 0 || r.Produce.CPU <= 0 {
 				t.Fatalf("result %+v", r)
 			}
 		}
@@ -39,6 +44,7 @@ func runSmoke(t *testing.T, systems ...System) {
 			t.Errorf("want 2 rounds of %s in\n%s", s.Name(), out.String())
 		}
 	}
+	return rounds
 }
 
 func TestSmokeRunnelAndNATS(t *testing.T) {
@@ -80,7 +86,7 @@ func TestPickSystems(t *testing.T) {
 		{list: "nats@netpoll", transport: "std", err: "a transport is Runnel's"},
 		{list: "kafka", transport: "std", err: `unknown system "kafka"`},
 	} {
-		systems, err := pickSystems(c.list, 32, 20, c.transport)
+		systems, err := pickSystems(c.list, 32, 20, c.transport, topology{})
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("pickSystems(%q, %q): error %v, want one saying %q", c.list, c.transport, err, c.err)
@@ -124,6 +130,29 @@ func TestSummaryRatios(t *testing.T) {
 	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel  CPU µs/msg produce  consume\n" +
 		"runnel       100            100            3.00x            0.50x            1.00x              30.0                10.0\n" +
 		"nats         33             200            1.00x            1.00x            0.33x              30.0                10.0\n"
+	if out.String() != want {
+		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// In the process topology the summary gives the brokers' CPU and each
+// one's ratio to plain runnel's, stored and delivered (stored alone for a
+// run that only produced).
+func TestSummaryProcessTopology(t *testing.T) {
+	ph := func(broker time.Duration) phase {
+		return phase{Wall: time.Second, CPU: time.Millisecond, Broker: broker}
+	}
+	round := []Result{
+		{System: "runnel", Msgs: 1000, BrokerProcess: true, Produce: ph(10 * time.Millisecond), Consume: ph(2 * time.Millisecond)},
+		{System: "v5", Msgs: 1000, BrokerProcess: true, Produce: ph(12 * time.Millisecond), Consume: ph(6 * time.Millisecond)},
+		{System: "runnel-topics20", Msgs: 1000, BrokerProcess: true, Produce: ph(15 * time.Millisecond)},
+	}
+	var out bytes.Buffer
+	summarize(&out, [][]Result{round})
+	want := "median of 1      produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel  broker µs/msg produce  consume  both  broker vs runnel  clients µs/msg produce  consume\n" +
+		"runnel           1000           1000           -                -                1.00x              10.0                   2.0      12.0  1.00x             1.0                     1.0\n" +
+		"v5               1000           1000           -                -                1.00x              12.0                   6.0      18.0  1.50x             1.0                     1.0\n" +
+		"runnel-topics20  1000           -              -                -                1.00x              15.0                   -        15.0  1.50x             1.0                     -\n"
 	if out.String() != want {
 		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
 	}

@@ -27,19 +27,43 @@ type Result struct {
 	System           string
 	Produce, Consume phase
 	Msgs             int
+	// BrokerProcess says the broker ran in a process of its own (the
+	// process topology): each phase's Broker is that process's CPU, and
+	// its CPU this process's, the clients' alone.
+	BrokerProcess bool
 }
 
-// phase is how long one phase of a run took and the CPU the whole process
-// (server and client alike: they share it) spent in it.
-type phase struct{ Wall, CPU time.Duration }
+// phase is how long one phase of a run took and the CPU this process
+// spent in it (server and client alike where they share it), and Broker
+// the CPU of the broker's own process, where it has one.
+type phase struct{ Wall, CPU, Broker time.Duration }
 
 // mark is where a phase started.
 type mark struct {
-	at  time.Time
-	cpu time.Duration
+	at          time.Time
+	cpu, broker time.Duration
+	brokerCPU   cpuSource
 }
 
-func startPhase() mark { return mark{at: time.Now(), cpu: processCPU()} }
+// startPhase marks a phase's start; broker reads the broker's process's
+// CPU (nil: the broker runs in this one).
+func startPhase(broker cpuSource) mark {
+	m := mark{at: time.Now(), cpu: processCPU(), brokerCPU: broker}
+	if broker != nil {
+		m.broker = broker()
+	}
+	return m
+}
+
+// end is the phase from m to now, its wall time given (the last delivery
+// of a consume phase is earlier than the moment its wait returns).
+func (m mark) end(wall time.Duration) phase {
+	ph := phase{Wall: wall, CPU: processCPU() - m.cpu}
+	if m.brokerCPU != nil {
+		ph.Broker = m.brokerCPU() - m.broker
+	}
+	return ph
+}
 
 // processCPU is the user and system CPU this process has used so far.
 func processCPU() time.Duration {
@@ -60,9 +84,17 @@ func (r Result) ConsumeRate() float64 {
 	return float64(r.Msgs) / r.Consume.Wall.Seconds()
 }
 
-// ProduceCPU and ConsumeCPU are the process's CPU per message in µs.
+// ProduceCPU and ConsumeCPU are this process's CPU per message in µs.
 func (r Result) ProduceCPU() float64 { return perMsg(r.Produce.CPU, r.Msgs) }
 func (r Result) ConsumeCPU() float64 { return perMsg(r.Consume.CPU, r.Msgs) }
+
+// BrokerProduceCPU and BrokerConsumeCPU are the broker process's CPU per
+// message in µs (0 unless BrokerProcess); BrokerCPU is both together, the
+// broker's CPU per message stored and delivered (stored only for a run
+// that did not consume).
+func (r Result) BrokerProduceCPU() float64 { return perMsg(r.Produce.Broker, r.Msgs) }
+func (r Result) BrokerConsumeCPU() float64 { return perMsg(r.Consume.Broker, r.Msgs) }
+func (r Result) BrokerCPU() float64        { return perMsg(r.Produce.Broker+r.Consume.Broker, r.Msgs) }
 
 func perMsg(d time.Duration, n int) float64 {
 	if n <= 0 {
@@ -86,15 +118,16 @@ func (w Workload) body() []byte {
 }
 
 // produce calls send w.Msgs times from w.Producers goroutines and returns
-// the time from the first call to the last answer and the CPU spent. It
-// stops at the first error.
-func (w Workload) produce(ctx context.Context, send func(ctx context.Context) error) (phase, error) {
-	return w.produceBatches(ctx, 1, func(ctx context.Context, _ int) error { return send(ctx) })
+// the time from the first call to the last answer and the CPU spent (the
+// broker's read from broker, nil where it shares this process). It stops
+// at the first error.
+func (w Workload) produce(ctx context.Context, broker cpuSource, send func(ctx context.Context) error) (phase, error) {
+	return w.produceBatches(ctx, broker, 1, func(ctx context.Context, _ int) error { return send(ctx) })
 }
 
 // produceBatches is produce for sends of up to batch messages each: send
 // is told how many messages to send, so that w.Msgs are sent in all.
-func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx context.Context, n int) error) (phase, error) {
+func (w Workload) produceBatches(ctx context.Context, broker cpuSource, batch int, send func(ctx context.Context, n int) error) (phase, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
 	var (
@@ -104,7 +137,7 @@ func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx c
 		err     error
 	)
 	left.Store(int64(w.Msgs))
-	start := startPhase()
+	start := startPhase(broker)
 	for range w.Producers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -121,20 +154,23 @@ func (w Workload) produceBatches(ctx context.Context, batch int, send func(ctx c
 		})
 	}
 	wg.Wait()
-	return phase{Wall: time.Since(start.at), CPU: processCPU() - start.cpu}, err
+	return start.end(time.Since(start.at)), err
 }
 
 // counter counts deliveries and says when w.Msgs have arrived.
 type counter struct {
-	want int64
-	n    atomic.Int64
-	done chan struct{}
-	last atomic.Int64 // unix ns of the want-th delivery
+	want        int64
+	n           atomic.Int64
+	done        chan struct{}
+	first, last atomic.Int64 // unix ns of the first and the want-th delivery
 }
 
 func newCounter(want int) *counter { return &counter{want: int64(want), done: make(chan struct{})} }
 
 func (c *counter) add(n int) {
+	if c.first.Load() == 0 {
+		c.first.CompareAndSwap(0, time.Now().UnixNano())
+	}
 	if v := c.n.Add(int64(n)); v >= c.want && v-int64(n) < c.want {
 		c.last.Store(time.Now().UnixNano())
 		close(c.done)
@@ -146,10 +182,14 @@ func (c *counter) add(n int) {
 func (c *counter) wait(ctx context.Context, start mark, timeout time.Duration) (phase, error) {
 	select {
 	case <-c.done:
-		return phase{Wall: time.Unix(0, c.last.Load()).Sub(start.at), CPU: processCPU() - start.cpu}, nil
+		return start.end(time.Unix(0, c.last.Load()).Sub(start.at)), nil
 	case <-time.After(timeout):
 		return phase{}, fmt.Errorf("consumed %d of %d messages in %s", c.n.Load(), c.want, timeout)
 	case <-ctx.Done():
 		return phase{}, ctx.Err()
 	}
 }
+
+// sinceFirst is the time from the first delivery to the want-th, once
+// wait has returned without an error.
+func (c *counter) sinceFirst() time.Duration { return time.Duration(c.last.Load() - c.first.Load()) }

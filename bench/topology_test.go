@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestStatTicks(t *testing.T) {
+	// A command name may hold spaces and parentheses.
+	line := "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 1523 0 0 0 170 31 0 0 20 0 9 0 8851 1290915840 11226 18446744073709551615\n"
+	n, err := statTicks(line)
+	if err != nil || n != 201 {
+		t.Fatalf("statTicks = %d, %v; want 201", n, err)
+	}
+	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 1523 0 0 0 abc 31 0"} {
+		if n, err := statTicks(bad); err == nil {
+			t.Errorf("statTicks(%q) = %d, want an error", bad, n)
+		}
+	}
+}
+
+// /proc/PID/stat and getrusage count the same CPU: this process's, read
+// from /proc before and after getrusage, brackets it within what /proc's
+// whole clock ticks lose (utime and stime each rounded down, and a tick
+// to spare).
+func TestProcCPUIsTheProcesssCPU(t *testing.T) {
+	for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
+	}
+	before, err := procCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := processCPU()
+	after, err := procCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := time.Second / time.Duration(clockTicks())
+	if self < before-tick || self > after+3*tick || before <= 0 {
+		t.Fatalf("/proc says %v then %v, getrusage %v between (tick %v)", before, after, self, tick)
+	}
+}
+
+// The process topology: runnel dev and nats-server built and run as
+// processes of their own. It builds both (a minute on a cold build
+// cache), so it runs only when asked.
+func TestSmokeProcessTopology(t *testing.T) {
+	if os.Getenv("RUNNEL_BENCH_PROCESS") == "" {
+		t.Skip("RUNNEL_BENCH_PROCESS=1 runs it: it builds runnel and nats-server")
+	}
+	topo, err := buildBinaries(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough messages that the brokers' CPU adds up to clock ticks.
+	w := smoke
+	w.Msgs = 3000
+	rounds := runSmokeOf(t, w, &runnelSystem{Topo: topo}, natsSystem{Topo: topo}, &officialSystem{Topo: topo})
+	var broker time.Duration
+	for _, round := range rounds {
+		for _, r := range round {
+			if !r.BrokerProcess {
+				t.Fatalf("%s: not in a process of its own", r.System)
+			}
+			broker += r.Produce.Broker + r.Consume.Broker
+		}
+	}
+	if broker <= 0 {
+		t.Fatalf("the broker processes used no CPU")
+	}
+}
