@@ -130,7 +130,7 @@ func (f *fakeChannel) ConsumerStatus(_ context.Context, _, _ string, done func([
 }
 
 func (f *fakeChannel) PushReply(_ context.Context, r PushedReply, done func(ClientReply, error)) error {
-	f.note("reply " + r.Properties[message.PropertyCorrelationID])
+	f.note("reply " + r.Message.Properties[message.PropertyCorrelationID])
 	done(ClientReply{OK: true}, nil)
 	return nil
 }
