@@ -13,11 +13,6 @@ import (
 )
 
 func newClusterCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "cluster",
-		Short:   "Clusters known to the name server",
-		Example: `  runnelctl cluster list`,
-	}
 	var only string
 	list := &cobra.Command{
 		Use:   "list",
@@ -41,8 +36,7 @@ func newClusterCmd(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().StringVarP(&only, "cluster", "c", "", "only this cluster")
-	cmd.AddCommand(list)
-	return cmd
+	return nounCmd("cluster", "Clusters known to the name server", `  runnelctl cluster list`, list)
 }
 
 // brokersOf returns every broker node the name server lists, or only
@@ -148,16 +142,6 @@ func printClusters(a *app, brokers []admin.Broker, states map[string]map[string]
 }
 
 func newBrokerCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "broker",
-		Short: "Brokers known to the name server",
-		Example: `  runnelctl broker list
-  runnelctl broker list --cluster DefaultCluster
-  runnelctl broker status
-  runnelctl broker config --broker broker-a
-  runnelctl broker update-config --broker broker-a maxMessageSize=1048576
-  runnelctl broker wipe-write-perm --broker broker-a`,
-	}
 	var cluster string
 	list := &cobra.Command{
 		Use:   "list",
@@ -181,7 +165,12 @@ func newBrokerCmd(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().StringVarP(&cluster, "cluster", "c", "", "only brokers of this cluster")
-	cmd.AddCommand(list, newBrokerStatusCmd(a), newBrokerConfigCmd(a), newBrokerUpdateConfigCmd(a),
+	return nounCmd("broker", "Brokers known to the name server", `  runnelctl broker list
+  runnelctl broker list --cluster DefaultCluster
+  runnelctl broker status
+  runnelctl broker config --broker broker-a
+  runnelctl broker update-config --broker broker-a maxMessageSize=1048576
+  runnelctl broker wipe-write-perm --broker broker-a`,
+		list, newBrokerStatusCmd(a), newBrokerConfigCmd(a), newBrokerUpdateConfigCmd(a),
 		newBrokerWipeWritePermCmd(a), newBrokerAddWritePermCmd(a))
-	return cmd
 }
