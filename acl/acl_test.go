@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/frametest"
 	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -171,14 +172,7 @@ func TestInterceptorSignsAtEncode(t *testing.T) {
 				if len(callerExt) != 6 || callerExt[FieldAccessKey] != "stale" {
 					t.Fatalf("the caller's map was changed: %v", callerExt)
 				}
-				frame, err := protocol.EncodeFrame(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := protocol.DecodeFrame(frame[4:])
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := frametest.Reframe(t, req)
 				// Checked as the broker's interceptor checks it (UndecodedExt):
 				// a send's ext fields stay undecoded for its typed header.
 				if err := check(tb, "127.0.0.1:1", got); err != nil {
@@ -421,14 +415,7 @@ func BenchmarkSignCheck(b *testing.B) {
 		}
 	})
 	b.Run("check", func(b *testing.B) {
-		frame, err := protocol.EncodeFrame(newReq())
-		if err != nil {
-			b.Fatal(err)
-		}
-		req, err := protocol.DecodeFrame(frame[4:])
-		if err != nil {
-			b.Fatal(err)
-		}
+		req := frametest.Reframe(b, newReq())
 		cp := NewCheckpoint(Guard{tb}, testCodes, "C")
 		for b.Loop() {
 			if err := cp.Check("127.0.0.1:1", req); err != nil {
