@@ -13,6 +13,7 @@ import (
 )
 
 func newClusterCmd(a *app) *cobra.Command {
+	cmd := nounCmd("cluster", "Clusters known to the name server", "", `  runnelctl cluster list`)
 	var only string
 	list := &cobra.Command{
 		Use:   "list",
@@ -36,7 +37,8 @@ func newClusterCmd(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().StringVarP(&only, "cluster", "c", "", "only this cluster")
-	return nounCmd("cluster", "Clusters known to the name server", `  runnelctl cluster list`, list)
+	cmd.AddCommand(list)
+	return cmd
 }
 
 // brokersOf returns every broker node the name server lists, or only
@@ -142,6 +144,12 @@ func printClusters(a *app, brokers []admin.Broker, states map[string]map[string]
 }
 
 func newBrokerCmd(a *app) *cobra.Command {
+	cmd := nounCmd("broker", "Brokers known to the name server", "", `  runnelctl broker list
+  runnelctl broker list --cluster DefaultCluster
+  runnelctl broker status
+  runnelctl broker config --broker broker-a
+  runnelctl broker update-config --broker broker-a maxMessageSize=1048576
+  runnelctl broker wipe-write-perm --broker broker-a`)
 	var cluster string
 	list := &cobra.Command{
 		Use:   "list",
@@ -165,12 +173,7 @@ func newBrokerCmd(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().StringVarP(&cluster, "cluster", "c", "", "only brokers of this cluster")
-	return nounCmd("broker", "Brokers known to the name server", `  runnelctl broker list
-  runnelctl broker list --cluster DefaultCluster
-  runnelctl broker status
-  runnelctl broker config --broker broker-a
-  runnelctl broker update-config --broker broker-a maxMessageSize=1048576
-  runnelctl broker wipe-write-perm --broker broker-a`,
-		list, newBrokerStatusCmd(a), newBrokerConfigCmd(a), newBrokerUpdateConfigCmd(a),
+	cmd.AddCommand(list, newBrokerStatusCmd(a), newBrokerConfigCmd(a), newBrokerUpdateConfigCmd(a),
 		newBrokerWipeWritePermCmd(a), newBrokerAddWritePermCmd(a))
+	return cmd
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func newGroupCmd(a *app) *cobra.Command {
-	return nounCmd("group", "Consumer groups: list, progress, online consumers and producers, offset reset and clone, delete", `  runnelctl group list
+	return nounCmd("group", "Consumer groups: list, progress, online consumers and producers, offset reset and clone, delete", "", `  runnelctl group list
   runnelctl group progress --group billing
   runnelctl group consumers --group billing --running
   runnelctl group reset-offset --group billing --topic orders --to earliest

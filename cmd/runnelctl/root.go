@@ -242,10 +242,11 @@ func init() {
 }
 
 // nounCmd is a noun command (topic, group, ...): a name, a description
-// and examples over the subcommands it groups. It has no action of its
-// own; guardGroups gives it one that refuses an unknown subcommand.
-func nounCmd(use, short, example string, subs ...*cobra.Command) *cobra.Command {
-	cmd := &cobra.Command{Use: use, Short: short, Example: example}
+// (long may be "") and examples over the subcommands it groups, given here
+// or added after. It has no action of its own; guardGroups gives it one
+// that refuses an unknown subcommand.
+func nounCmd(use, short, long, example string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long, Example: example}
 	cmd.AddCommand(subs...)
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func newStatsCmd(a *app) *cobra.Command {
+	cmd := nounCmd("stats", "Statistics over the whole cluster", "", `  runnelctl stats all`)
 	var f statsFlags
 	statsAll := &cobra.Command{
 		Use:   "all",
@@ -45,7 +46,8 @@ named after clusters and brokers, <cluster>_REPLY_TOPIC) and the %RETRY% and
 	fl.StringVarP(&f.topic, "topic", "t", "", "only this topic")
 	fl.BoolVar(&f.active, "active", false, "only topics and groups that moved messages during --interval")
 	fl.DurationVar(&f.interval, "interval", 2*time.Second, "time between the two readings the rates come from (0: no rates)")
-	return nounCmd("stats", "Statistics over the whole cluster", `  runnelctl stats all`, statsAll)
+	cmd.AddCommand(statsAll)
+	return cmd
 }
 
 // statsFlags are stats all's options.

@@ -15,18 +15,13 @@ import (
 )
 
 func newTopicCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "topic",
-		Short: "Create, list, inspect and delete topics",
-		Example: `  runnelctl topic create orders --queues 8
+	return nounCmd("topic", "Create, list, inspect and delete topics", "", `  runnelctl topic create orders --queues 8
   runnelctl topic list
   runnelctl topic route orders
   runnelctl topic stats orders
   runnelctl topic delete orders`,
-	}
-	cmd.AddCommand(newTopicCreateCmd(a), newTopicListCmd(a), newTopicRouteCmd(a), newTopicDeleteCmd(a), newTopicStatsCmd(a),
+		newTopicCreateCmd(a), newTopicListCmd(a), newTopicRouteCmd(a), newTopicDeleteCmd(a), newTopicStatsCmd(a),
 		newTopicPermCmd(a), newTopicConsumersCmd(a), newTopicClustersCmd(a))
-	return cmd
 }
 
 func newTopicCreateCmd(a *app) *cobra.Command {
