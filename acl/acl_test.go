@@ -15,6 +15,7 @@ import (
 
 	"github.com/runnelmq/runnel/internal/frametest"
 	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -341,11 +342,11 @@ func TestCheckerReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("accounts:\n  - {accessKey: producer1, secretKey: 12345678, defaultTopicPerm: PUB, topicPerms: [T=DENY]}\n")
-	waitFor(t, func() bool { return check(c, "127.0.0.1:1", req) != nil })
+	testwait.For(t, 30*time.Second, "the DENY rule reloaded", func() bool { return check(c, "127.0.0.1:1", req) != nil })
 	wantRefusal(t, check(c, "127.0.0.1:1", req), "No permission for topic:T")
 
 	write("accounts: [\n") // broken: the last good accounts stay
-	waitFor(t, func() bool {
+	testwait.For(t, 30*time.Second, "the broken file read", func() bool {
 		c.reloadMu.Lock()
 		defer c.reloadMu.Unlock()
 		return c.loaded.size == int64(len("accounts: [\n"))
@@ -354,17 +355,6 @@ func TestCheckerReloads(t *testing.T) {
 
 	if _, err := Open(Options{File: filepath.Join(t.TempDir(), "missing.yml")}); err == nil {
 		t.Fatal("Open of a missing file succeeded")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 30s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
