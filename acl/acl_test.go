@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/frametest"
 	"github.com/runnelmq/runnel/internal/leakcheck"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -171,14 +173,7 @@ func TestInterceptorSignsAtEncode(t *testing.T) {
 				if len(callerExt) != 6 || callerExt[FieldAccessKey] != "stale" {
 					t.Fatalf("the caller's map was changed: %v", callerExt)
 				}
-				frame, err := protocol.EncodeFrame(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := protocol.DecodeFrame(frame[4:])
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := frametest.Reframe(t, req)
 				// Checked as the broker's interceptor checks it (UndecodedExt):
 				// a send's ext fields stay undecoded for its typed header.
 				if err := check(tb, "127.0.0.1:1", got); err != nil {
@@ -347,11 +342,11 @@ func TestCheckerReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("accounts:\n  - {accessKey: producer1, secretKey: 12345678, defaultTopicPerm: PUB, topicPerms: [T=DENY]}\n")
-	waitFor(t, func() bool { return check(c, "127.0.0.1:1", req) != nil })
+	testwait.For(t, 30*time.Second, "the DENY rule reloaded", func() bool { return check(c, "127.0.0.1:1", req) != nil })
 	wantRefusal(t, check(c, "127.0.0.1:1", req), "No permission for topic:T")
 
 	write("accounts: [\n") // broken: the last good accounts stay
-	waitFor(t, func() bool {
+	testwait.For(t, 30*time.Second, "the broken file read", func() bool {
 		c.reloadMu.Lock()
 		defer c.reloadMu.Unlock()
 		return c.loaded.size == int64(len("accounts: [\n"))
@@ -360,17 +355,6 @@ func TestCheckerReloads(t *testing.T) {
 
 	if _, err := Open(Options{File: filepath.Join(t.TempDir(), "missing.yml")}); err == nil {
 		t.Fatal("Open of a missing file succeeded")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 30s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -421,14 +405,7 @@ func BenchmarkSignCheck(b *testing.B) {
 		}
 	})
 	b.Run("check", func(b *testing.B) {
-		frame, err := protocol.EncodeFrame(newReq())
-		if err != nil {
-			b.Fatal(err)
-		}
-		req, err := protocol.DecodeFrame(frame[4:])
-		if err != nil {
-			b.Fatal(err)
-		}
+		req := frametest.Reframe(b, newReq())
 		cp := NewCheckpoint(Guard{tb}, testCodes, "C")
 		for b.Loop() {
 			if err := cp.Check("127.0.0.1:1", req); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/internal/gogroup"
+	"github.com/runnelmq/runnel/internal/latch"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -246,13 +247,13 @@ func (cl *Client) CloseConn(addr string) {
 // ErrConnClosed (wrapping ErrClosed), and waits for the client's goroutines,
 // including handlers of server requests and async callbacks.
 func (cl *Client) Close() error {
-	cl.mu.Lock()
-	if cl.mu.closed {
-		cl.mu.Unlock()
+	if !latch.Set(&cl.mu, &cl.mu.closed) {
 		return nil
 	}
-	cl.mu.closed = true
 	cl.goroutines.Stop()
+	// Closed, no connection is added any more: those left are all there
+	// will be.
+	cl.mu.Lock()
 	ds := slices.Collect(maps.Values(cl.mu.conns))
 	cl.mu.Unlock()
 	for _, d := range ds {

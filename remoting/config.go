@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -152,30 +153,18 @@ func DefaultServerConfig() ServerConfig {
 // ensureDefaults fills zero fields with their defaults and validates the rest.
 func (c *ServerConfig) ensureDefaults() error {
 	d := DefaultServerConfig()
-	if c.Addr == "" {
-		c.Addr = d.Addr
-	}
-	if c.Transport == "" {
-		c.Transport = d.Transport
-	}
+	c.Addr = cmp.Or(c.Addr, d.Addr)
+	c.Transport = cmp.Or(c.Transport, d.Transport)
 	if c.Transport != TransportNetpoll && c.Transport != TransportStd {
 		return fmt.Errorf("%w: Transport %q, want %q or %q", ErrBadConfig, c.Transport, TransportNetpoll, TransportStd)
 	}
-	if c.MaxFrameSize == 0 {
-		c.MaxFrameSize = d.MaxFrameSize
-	}
+	c.MaxFrameSize = cmp.Or(c.MaxFrameSize, d.MaxFrameSize)
 	if c.MaxFrameSize < 4 {
 		return fmt.Errorf("%w: MaxFrameSize %d is below 4", ErrBadConfig, c.MaxFrameSize)
 	}
-	if c.MaxHeaderSize == 0 {
-		c.MaxHeaderSize = d.MaxHeaderSize
-	}
-	if c.MaxExtFields == 0 {
-		c.MaxExtFields = d.MaxExtFields
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = d.IdleTimeout
-	}
+	c.MaxHeaderSize = cmp.Or(c.MaxHeaderSize, d.MaxHeaderSize)
+	c.MaxExtFields = cmp.Or(c.MaxExtFields, d.MaxExtFields)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, d.IdleTimeout)
 	confdefault.Positive(&c.WriteTimeout, d.WriteTimeout)
 	confdefault.Positive(&c.CallTimeout, d.CallTimeout)
 	if c.Logger == nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runnelmq/runnel/internal/gogroup"
+	"github.com/runnelmq/runnel/internal/latch"
 	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -154,13 +155,11 @@ func (s *Server) StopAccepting() {
 // every goroutine the server started, handlers included. Handlers should
 // return once their context is cancelled. Closing twice is harmless.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
+	if !latch.Set(&s.mu, &s.mu.closed) {
 		return nil
 	}
-	s.mu.closed = true
 	s.goroutines.Stop()
+	s.mu.Lock() // closed: no connection or pending handshake is added any more
 	conns := slices.Collect(maps.Values(s.mu.conns))
 	pending := slices.Collect(maps.Keys(s.mu.pending))
 	s.mu.Unlock()

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/faultfs"
@@ -42,17 +44,6 @@ func openFault(t *testing.T, pct int, onFull *atomic.Int32) (*Store, *faultfs.FS
 	return s, fs, o
 }
 
-// waitFor polls cond for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // TestDiskFullRefusesAppendsAndResumes: above diskSpaceWarningLevelRatio
 // appends are refused before any write fails, reads and offset commits go
 // on, and appends resume by themselves when space returns.
@@ -63,7 +54,7 @@ func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
 	mustPut(t, s, msg("T", 0, "before"))
 
 	fs.SetUsage(91)
-	waitFor(t, "the disk check to see 91%", func() bool { return s.Writable() != nil })
+	testwait.For(t, testwait.Default, "the disk check to see 91%", func() bool { return s.Writable() != nil })
 	if _, err := s.Put(msgsN("T", 1)); !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "91.0% used") {
 		t.Fatalf("Put on a full disk: %v, want ErrDiskFull with the usage", err)
 	}
@@ -73,7 +64,7 @@ func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
 	// The disk check flips the state that Writable reads before it calls
 	// OnDiskFull (after a log line), so the call can come a moment after
 	// the refusal is seen: waited for, not read once (it flaked under load).
-	waitFor(t, "OnDiskFull(true)", func() bool { return state.Load() != 0 })
+	testwait.For(t, testwait.Default, "OnDiskFull(true)", func() bool { return state.Load() != 0 })
 	if state.Load() != 1 {
 		t.Fatalf("OnDiskFull state %d, want 1 (told full once)", state.Load())
 	}
@@ -90,12 +81,12 @@ func TestDiskFullRefusesAppendsAndResumes(t *testing.T) {
 	}
 
 	fs.SetUsage(60)
-	waitFor(t, "appends to resume", func() bool { return s.Writable() == nil })
+	testwait.For(t, testwait.Default, "appends to resume", func() bool { return s.Writable() == nil })
 	mustPut(t, s, msg("T", 0, "after"))
 	if got := s.MaxOffset("T", 0); got != 2 {
 		t.Fatalf("max offset %d, want 2", got)
 	}
-	waitFor(t, "OnDiskFull(false)", func() bool { return state.Load() != 1 }) // as above
+	testwait.For(t, testwait.Default, "OnDiskFull(false)", func() bool { return state.Load() != 1 }) // as above
 	if state.Load() != 0 {
 		t.Fatalf("OnDiskFull state %d, want 0 (told writable again)", state.Load())
 	}
@@ -114,7 +105,7 @@ func TestDiskForceClean(t *testing.T) {
 		t.Fatal("retention deleted log below diskMaxUsedSpaceRatio with nothing expired")
 	}
 	fs.SetUsage(87)
-	waitFor(t, "a forced clean", func() bool { return s.MinOffset("T", 0) > 0 })
+	testwait.For(t, testwait.Default, "a forced clean", func() bool { return s.MinOffset("T", 0) > 0 })
 	if err := s.Writable(); err != nil {
 		t.Fatalf("writable at 87%%: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 
+	"github.com/runnelmq/runnel/internal/latch"
 	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -420,13 +421,9 @@ func (s *Store) Flush() error {
 // tasks use the apply path, and in-flight writes must finish their sync
 // wait before Pebble closes.
 func (s *Store) Close() error {
-	s.applyMu.Lock()
-	if s.closing {
-		s.applyMu.Unlock()
+	if !latch.Set(&s.applyMu, &s.closing) {
 		return ErrClosed
 	}
-	s.closing = true
-	s.applyMu.Unlock()
 
 	close(s.stop)
 	s.wg.Wait()

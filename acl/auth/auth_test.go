@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/runnelmq/runnel/acl"
+	"github.com/runnelmq/runnel/internal/frametest"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -254,13 +255,5 @@ func TestApplyKey(t *testing.T) {
 func wire(t *testing.T, req *protocol.Command) *protocol.Command {
 	t.Helper()
 	req.SerializeType = protocol.SerializeRocketMQ
-	frame, err := protocol.EncodeFrame(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := protocol.DecodeFrame(frame[4:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return frametest.Reframe(t, req)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/runnelmq/runnel/broker/offsets"
 	"github.com/runnelmq/runnel/broker/pop"
 	"github.com/runnelmq/runnel/broker/transaction"
+	"github.com/runnelmq/runnel/internal/latch"
 	"github.com/runnelmq/runnel/internal/periodic"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
@@ -290,13 +291,9 @@ func (c *Core) Start(host netip.AddrPort) error {
 // cancelled and delayed delivery stops. New pulls are answered at once.
 // Calls keep working against the store until Close.
 func (c *Core) Drain() {
-	c.mu.Lock()
-	if c.mu.draining {
-		c.mu.Unlock()
+	if !latch.Set(&c.mu, &c.mu.draining) {
 		return
 	}
-	c.mu.draining = true
-	c.mu.Unlock()
 	c.closing.Store(true)
 	c.holds.Close()
 	close(c.stop)

@@ -19,6 +19,7 @@ import (
 	"github.com/runnelmq/runnel/broker/transaction"
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
+	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store"
 )
@@ -130,7 +131,7 @@ func (f *fakeChannel) ConsumerStatus(_ context.Context, _, _ string, done func([
 }
 
 func (f *fakeChannel) PushReply(_ context.Context, r PushedReply, done func(ClientReply, error)) error {
-	f.note("reply " + r.Properties[message.PropertyCorrelationID])
+	f.note("reply " + r.Message.Properties[message.PropertyCorrelationID])
 	done(ClientReply{OK: true}, nil)
 	return nil
 }
@@ -276,13 +277,12 @@ func TestHeldPullSkipsFilteredArrivals(t *testing.T) {
 	send(t, c, "T", "A", 0)
 	a := holdPull(t, c, "A", 20*time.Second, &fakeChannel{id: 1})
 	send(t, c, "T", "B", 0)
-	deadline := time.Now().Add(10 * time.Second)
-	for !(c.HeldPulls() == 1 && len(c.HeldOffsets("T", 0)) == 1 && c.HeldOffsets("T", 0)[0] == 2) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not held again past the filtered message: %v, %d answers", c.HeldOffsets("T", 0), a.count())
+	testwait.Until(t, testwait.Default, "the pull held again past the filtered message", func() error {
+		if offs := c.HeldOffsets("T", 0); c.HeldPulls() != 1 || len(offs) != 1 || offs[0] != 2 {
+			return fmt.Errorf("held at %v, %d answers", offs, a.count())
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	if n := a.count(); n != 0 {
 		t.Fatalf("answered %d times for a filtered arrival", n)
 	}

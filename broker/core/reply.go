@@ -3,7 +3,7 @@ package core
 import (
 	"context"
 	"maps"
-	"math/rand/v2"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -34,24 +34,18 @@ import (
 const replyPushTimeout = 10 * time.Second
 
 // PushedReply is a reply message as it is pushed to the requester
-// (Java ReplyMessageRequestHeader and the body).
+// (Java ReplyMessageRequestHeader and the body): the replier's send header
+// with its one message.
 type PushedReply struct {
-	ProducerGroup         string
-	Topic                 string
-	DefaultTopic          string
-	DefaultTopicQueueNums int32
-	QueueID               int32
-	SysFlag               int32
-	BornTimestamp         int64
-	Flag                  int32
-	// Properties are the reply's, with PUSH_REPLY_TIME added.
-	Properties     map[string]string
-	ReconsumeTimes int32
-	// BornHost is the replier's address, StoreHost this broker's, both
-	// host:port; StoreTimestamp is when the broker pushed, epoch ms.
-	BornHost, StoreHost string
-	StoreTimestamp      int64
-	Body                []byte
+	// Request is the replier's send; its header fields are the push's
+	// (BornHost the replier's address). Its Messages are not read.
+	Request SendRequest
+	// Message is the reply, its Properties with PUSH_REPLY_TIME added.
+	Message SendMessage
+	// StoreHost is this broker's address; StoreTimestamp is when it
+	// pushed, epoch ms.
+	StoreHost      netip.AddrPort
+	StoreTimestamp int64
 }
 
 // Reply serves a SEND_REPLY_MESSAGE from a consumer answering a request:
@@ -63,44 +57,26 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 		answer(SendResult{}, refuse(IllegalMessage, "the message is illegal: a reply is one message"))
 		return
 	}
-	tc, err := c.checkSendTopic(&r)
+	queueID, err := c.sendQueue(&r)
+	if err == nil {
+		err = c.checkBodies(&r)
+	}
 	if err != nil {
 		answer(SendResult{}, err)
 		return
 	}
 	m := r.Messages[0]
-	if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
-		answer(SendResult{}, errorf(IllegalMessage,
-			"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit))
-		return
-	}
-	queueID := r.QueueID
-	if queueID < 0 {
-		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
-	}
-	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
-		answer(SendResult{}, errorf(BadRequest,
-			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client))
-		return
-	}
 	props := m.Properties
 	if props == nil {
 		props = map[string]string{}
 	}
 
-	ext := &message.MessageExt{
-		Message:        message.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body},
-		QueueID:        queueID,
-		SysFlag:        r.SysFlag,
-		BornTimestamp:  r.BornTimestamp,
-		BornHost:       r.BornHost,
-		StoreHost:      c.host(),
-		ReconsumeTimes: r.ReconsumeTimes,
-	}
+	ext := c.sendRecord(&r, queueID)
+	ext.Message = message.Message{Topic: r.Topic, Flag: m.Flag, Properties: props, Body: m.Body}
 	// A push that succeeds is answered SUCCESS even when the store failed
 	// (Java: msgId "0", offset 0).
 	stored := SendResult{MsgIDs: []string{"0"}, QueueID: queueID, Region: defaultRegion}
-	if res, err := c.put([]*message.MessageExt{ext}); err != nil {
+	if res, err := c.put([]*message.MessageExt{&ext}); err != nil {
 		c.log.Warn("broker: reply message not stored", "topic", r.Topic, "err", c.putError(err))
 	} else {
 		stored.MsgIDs[0], stored.QueueOffset = res[0].OffsetMsgID(), res[0].QueueOffset
@@ -123,12 +99,8 @@ func (c *Core) Reply(r SendRequest, answer func(SendResult, error)) {
 	pushed := maps.Clone(props)
 	now := c.cfg.Now().UnixMilli()
 	pushed[message.PropertyPushReplyTime] = strconv.FormatInt(now, 10)
-	p := PushedReply{
-		ProducerGroup: r.ProducerGroup, Topic: r.Topic, DefaultTopic: r.DefaultTopic,
-		DefaultTopicQueueNums: r.DefaultTopicQueueNums, QueueID: r.QueueID, SysFlag: r.SysFlag,
-		BornTimestamp: r.BornTimestamp, Flag: m.Flag, Properties: pushed, ReconsumeTimes: r.ReconsumeTimes,
-		BornHost: r.BornHost.String(), StoreHost: c.host().String(), StoreTimestamp: now, Body: m.Body,
-	}
+	p := PushedReply{Request: r, Message: SendMessage{Flag: m.Flag, Properties: pushed, Body: m.Body},
+		StoreHost: c.host(), StoreTimestamp: now}
 	ctx, cancel := context.WithTimeout(c.ctx, replyPushTimeout)
 	done := func(resp ClientReply, err error) {
 		cancel()

@@ -111,40 +111,21 @@ func (c *Core) prepareSend(r *SendRequest) (preparedSend, error) {
 	if !c.be.IsLeader() {
 		return none, c.serviceNotAvailable() // a slave's answer (backend.go)
 	}
-	tc, err := c.checkSendTopic(r)
+	queueID, err := c.sendQueue(r)
 	if err != nil {
 		return none, err
-	}
-	queueID := r.QueueID
-	if queueID < 0 {
-		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
-	}
-	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
-		return none, errorf(BadRequest,
-			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client)
 	}
 	if len(r.Messages) == 0 {
 		return none, refuse(IllegalMessage, "the message is illegal: no message in the request")
 	}
-	for _, m := range r.Messages {
-		if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
-			return none, errorf(IllegalMessage,
-				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit)
-		}
+	if err := c.checkBodies(r); err != nil {
+		return none, err
 	}
 	if r.Batch && r.SysFlag&message.SysFlagTransactionMask == message.SysFlagTransactionPrep {
 		return none, refuse(IllegalMessage, "batch request does not support transaction messages")
 	}
 
-	// Every message of the request shares where and when it was born.
-	proto := message.MessageExt{
-		QueueID:        queueID,
-		SysFlag:        r.SysFlag,
-		BornTimestamp:  r.BornTimestamp,
-		BornHost:       r.BornHost,
-		StoreHost:      c.host(),
-		ReconsumeTimes: r.ReconsumeTimes,
-	}
+	proto := c.sendRecord(r, queueID)
 	msgs := make([]*message.MessageExt, 0, len(r.Messages))
 	half := false // a transaction's half message (transaction.go)
 	if r.Batch {
@@ -188,6 +169,48 @@ func (c *Core) prepareSend(r *SendRequest) (preparedSend, error) {
 		}
 	}
 	return preparedSend{msgs: msgs, queueID: queueID, batch: r.Batch}, nil
+}
+
+// sendQueue checks r's topic (checkSendTopic) and returns the queue r
+// goes to: its own, or a random one when it names none.
+func (c *Core) sendQueue(r *SendRequest) (int32, error) {
+	tc, err := c.checkSendTopic(r)
+	if err != nil {
+		return 0, err
+	}
+	queueID := r.QueueID
+	if queueID < 0 {
+		queueID = rand.Int32N(int32(max(tc.WriteQueueNums, 1)))
+	}
+	if limit := int32(max(tc.WriteQueueNums, tc.ReadQueueNums)); queueID >= limit {
+		return 0, errorf(BadRequest,
+			"request queueId[%d] is illegal, topic %s has %d queues, producer: %s", queueID, r.Topic, limit, r.Client)
+	}
+	return queueID, nil
+}
+
+// checkBodies refuses a send with a body over the broker's MaxMessageSize.
+func (c *Core) checkBodies(r *SendRequest) error {
+	for _, m := range r.Messages {
+		if limit := c.runtime().MaxMessageSize; len(m.Body) > limit {
+			return errorf(IllegalMessage,
+				"the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KiB.", limit)
+		}
+	}
+	return nil
+}
+
+// sendRecord is what every message of r shares as stored in queueID: where
+// and when it was born, and this broker as its store host.
+func (c *Core) sendRecord(r *SendRequest, queueID int32) message.MessageExt {
+	return message.MessageExt{
+		QueueID:        queueID,
+		SysFlag:        r.SysFlag,
+		BornTimestamp:  r.BornTimestamp,
+		BornHost:       r.BornHost,
+		StoreHost:      c.host(),
+		ReconsumeTimes: r.ReconsumeTimes,
+	}
 }
 
 // checkSendTopic validates the topic of a send and returns its config,

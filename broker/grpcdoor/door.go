@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/runnelmq/runnel/broker/core"
+	"github.com/runnelmq/runnel/internal/latch"
 	"github.com/runnelmq/runnel/internal/periodic"
 )
 
@@ -257,13 +258,9 @@ func (d *Door) StopAccepting() {
 // Close ends every stream and connection and waits for the handlers and
 // the door's own goroutines.
 func (d *Door) Close() error {
-	d.mu.Lock()
-	if d.mu.closed {
-		d.mu.Unlock()
+	if !latch.Set(&d.mu, &d.mu.closed) {
 		return nil
 	}
-	d.mu.closed = true
-	d.mu.Unlock()
 	d.StopAccepting()
 	close(d.stop)
 	d.srv.Stop()

@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/internal/latch"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/topicconf"
 )
@@ -148,13 +149,9 @@ func (r *Registrar) RegisterAll() {
 // Stop ends the loop and releases the callers waiting in ChangesAndWait.
 // Safe to call more than once.
 func (r *Registrar) Stop() {
-	r.mu.Lock()
-	if r.mu.stopped {
-		r.mu.Unlock()
+	if !latch.Set(&r.mu, &r.mu.stopped) {
 		return
 	}
-	r.mu.stopped = true
-	r.mu.Unlock()
 	close(r.stop)
 	r.cancel()
 	r.bg.Wait()

@@ -214,7 +214,7 @@ func valueEnd(b []byte, i int) int {
 // PushReply sends PUSH_REPLY_MESSAGE_TO_CLIENT (326) with Java's
 // ReplyMessageRequestHeader.
 func (ch *connChannel) PushReply(ctx context.Context, r core.PushedReply, done func(core.ClientReply, error)) error {
-	return ch.call(ctx, protocol.ReqPushReplyMessageToClient, pushReplyHeader(r), r.Body, func(resp *protocol.Command, err error) {
+	return ch.call(ctx, protocol.ReqPushReplyMessageToClient, pushReplyHeader(r), r.Message.Body, func(resp *protocol.Command, err error) {
 		if err != nil {
 			done(core.ClientReply{}, err)
 			return

@@ -42,7 +42,8 @@ func (d *Door) handleSendReply(ctx context.Context, c *remoting.Conn, req *proto
 
 // pushReplyHeader is Java's ReplyMessageRequestHeader. Hosts are
 // host:port, which Java's and Go's clients both read.
-func pushReplyHeader(r core.PushedReply) map[string]string {
+func pushReplyHeader(p core.PushedReply) map[string]string {
+	r, m := p.Request, p.Message
 	return map[string]string{
 		"producerGroup":         r.ProducerGroup,
 		"topic":                 r.Topic,
@@ -51,12 +52,12 @@ func pushReplyHeader(r core.PushedReply) map[string]string {
 		"queueId":               strconv.Itoa(int(r.QueueID)),
 		"sysFlag":               strconv.Itoa(int(r.SysFlag)),
 		"bornTimestamp":         strconv.FormatInt(r.BornTimestamp, 10),
-		"flag":                  strconv.Itoa(int(r.Flag)),
-		"properties":            message.MarshalProperties(r.Properties),
+		"flag":                  strconv.Itoa(int(m.Flag)),
+		"properties":            message.MarshalProperties(m.Properties),
 		"reconsumeTimes":        strconv.Itoa(int(r.ReconsumeTimes)),
 		"unitMode":              "false",
-		"bornHost":              r.BornHost,
-		"storeHost":             r.StoreHost,
-		"storeTimestamp":        strconv.FormatInt(r.StoreTimestamp, 10),
+		"bornHost":              r.BornHost.String(),
+		"storeHost":             p.StoreHost.String(),
+		"storeTimestamp":        strconv.FormatInt(p.StoreTimestamp, 10),
 	}
 }

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/runnelmq/runnel/internal/confdefault"
 	"github.com/runnelmq/runnel/store"
 )
 
@@ -117,39 +119,30 @@ func DefaultConfig() Config {
 // ErrBadConfig is returned (wrapped) by New for an unusable Config.
 var ErrBadConfig = errors.New("replica: bad config")
 
-func (c *Config) ensureDefaults() {
+// ensureDefaults fills zero fields with their defaults and refuses
+// negative durations and counts.
+func (c *Config) ensureDefaults() error {
 	d := DefaultConfig()
-	set := func(v *time.Duration, def time.Duration) {
-		if *v == 0 {
-			*v = def
-		}
+	if err := confdefault.Fill(ErrBadConfig,
+		confdefault.Of("HeartbeatTimeout", &c.HeartbeatTimeout, d.HeartbeatTimeout),
+		confdefault.Of("ElectionTimeout", &c.ElectionTimeout, d.ElectionTimeout),
+		confdefault.Of("LeaderLeaseTimeout", &c.LeaderLeaseTimeout, d.LeaderLeaseTimeout),
+		confdefault.Of("CommitTimeout", &c.CommitTimeout, d.CommitTimeout),
+		confdefault.Of("SnapshotInterval", &c.SnapshotInterval, d.SnapshotInterval)); err != nil {
+		return err
 	}
-	set(&c.HeartbeatTimeout, d.HeartbeatTimeout)
-	set(&c.ElectionTimeout, d.ElectionTimeout)
-	set(&c.LeaderLeaseTimeout, d.LeaderLeaseTimeout)
-	set(&c.CommitTimeout, d.CommitTimeout)
-	set(&c.SnapshotInterval, d.SnapshotInterval)
-	if c.MaxAppendEntries == 0 {
-		c.MaxAppendEntries = d.MaxAppendEntries
+	if err := confdefault.Fill(ErrBadConfig, confdefault.Of("MaxAppendEntries", &c.MaxAppendEntries, d.MaxAppendEntries),
+		confdefault.Of("LogCacheEntries", &c.LogCacheEntries, d.LogCacheEntries),
+		confdefault.Of("SnapshotRetain", &c.SnapshotRetain, d.SnapshotRetain)); err != nil {
+		return err
 	}
-	if c.LogCacheEntries == 0 {
-		c.LogCacheEntries = d.LogCacheEntries
-	}
-	if c.SnapshotThreshold == 0 {
-		c.SnapshotThreshold = d.SnapshotThreshold
-	}
-	if c.TrailingLogs == 0 {
-		c.TrailingLogs = d.TrailingLogs
-	}
-	if c.SnapshotRetain == 0 {
-		c.SnapshotRetain = d.SnapshotRetain
-	}
-	if c.AdvertiseAddr == "" {
-		c.AdvertiseAddr = c.BindAddr
-	}
+	c.SnapshotThreshold = cmp.Or(c.SnapshotThreshold, d.SnapshotThreshold)
+	c.TrailingLogs = cmp.Or(c.TrailingLogs, d.TrailingLogs)
+	c.AdvertiseAddr = cmp.Or(c.AdvertiseAddr, c.BindAddr)
 	if c.Logger == nil {
 		c.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn})
 	}
+	return nil
 }
 
 func (c *Config) validate() error {

@@ -109,7 +109,9 @@ type generation struct {
 // leader reports them), bootstraps the group from cfg.Peers if this node
 // has no raft state, and joins it.
 func New(cfg Config) (*Node, error) {
-	cfg.ensureDefaults()
+	if err := cfg.ensureDefaults(); err != nil {
+		return nil, err
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

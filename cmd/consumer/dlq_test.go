@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestReadsDeadLetters: the messages a group always fails land in
@@ -37,21 +39,17 @@ func TestReadsDeadLetters(t *testing.T) {
 
 	dlq := admin.DLQTopic(group)
 	adm := cl.Admin(t)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.Until(t, 60*time.Second, dlq+" to hold every message", func() error {
 		var held int64
 		stats, err := adm.TopicStats(context.Background(), dlq)
 		for _, s := range stats {
 			held += s.MaxOffset - s.MinOffset
 		}
 		if err == nil && held == n {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d messages (%v), want %d", dlq, held, err, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("%s holds %d messages (%v), want %d", dlq, held, err, n)
+	})
 	_ = failing.Shutdown(context.Background())
 
 	code, stdout, stderr := runHere(t, cl.NamesrvAddr(), "--topic", dlq, "--from", "first", "--max", "5", "--idle-timeout", "30s",

@@ -19,10 +19,7 @@ func subjectArg(s string) string {
 }
 
 func newACLCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "acl",
-		Short: "ACL 2.0 rules (RocketMQ 5.3): create, update, delete, get, list",
-		Long: `The ACL 2.0 rules of a user (its subject, User:NAME), kept by the brokers and
+	cmd := nounCmd("acl", "ACL 2.0 rules (RocketMQ 5.3): create, update, delete, get, list", `The ACL 2.0 rules of a user (its subject, User:NAME), kept by the brokers and
 checked when broker.conf says authorizationEnabled=true. A rule grants (Allow)
 or refuses (Deny) actions on resources, from source IPs:
 
@@ -34,13 +31,11 @@ or refuses (Deny) actions on resources, from source IPs:
 The most specific rule decides: a literal name before a prefix, a longer prefix
 before a shorter, and Deny before Allow among equals; no rule is a refusal.
 create and update add rules to the subject's, a rule replacing the one of its
-resource.`,
-		Example: `  runnelctl acl create User:alice --resource Topic:orders,Group:billing --actions Pub,Sub
+resource.`, `  runnelctl acl create User:alice --resource Topic:orders,Group:billing --actions Pub,Sub
   runnelctl acl create alice --resource 'Topic:order*' --actions Pub --source-ip 10.0.0.0/8
   runnelctl acl create alice --resource Topic:orders-audit --actions Pub --decision Deny
   runnelctl acl get alice
-  runnelctl acl delete alice --resource Topic:orders-audit`,
-	}
+  runnelctl acl delete alice --resource Topic:orders-audit`)
 	var w authWhere
 	var resources, actions, ips []string
 	var decision, policy string

@@ -41,10 +41,7 @@ const (
 )
 
 func newBenchCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure produce and consume throughput and latency",
-		Long: `Benchmark a Runnel or RocketMQ cluster with Runnel's client, as nats bench or
+	return nounCmd("bench", "Measure produce and consume throughput and latency", `Benchmark a Runnel or RocketMQ cluster with Runnel's client, as nats bench or
 RocketMQ's benchmark tools do: produce, consume, or both at once (run). A run
 ends after --msgs messages or --duration, whichever comes first.
 
@@ -59,13 +56,10 @@ machines the figure includes their clock difference.
 
 The topic is created (--queues queues on every master of the only cluster) when
 the name server does not know it. A progress bar is drawn while standard output
-is a terminal. Ctrl-C ends a run early and reports what was done.`,
-		Example: `  runnelctl bench produce --topic bench --msgs 100000 --size 1024 --producers 16
+is a terminal. Ctrl-C ends a run early and reports what was done.`, `  runnelctl bench produce --topic bench --msgs 100000 --size 1024 --producers 16
   runnelctl bench consume --topic bench --msgs 100000 --group bench_c
   runnelctl bench run --topic bench2 --duration 30s --producers 4 --batch 32 -o json`,
-	}
-	cmd.AddCommand(newBenchProduceCmd(a), newBenchConsumeCmd(a), newBenchRunCmd(a))
-	return cmd
+		newBenchProduceCmd(a), newBenchConsumeCmd(a), newBenchRunCmd(a))
 }
 
 // Which flags a bench command has.

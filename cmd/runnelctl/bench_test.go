@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // benchJSON runs a bench command with -o json against namesrv and decodes
@@ -145,18 +147,17 @@ func TestBenchInterrupted(t *testing.T) {
 	}()
 	// Interrupt once the broker holds messages of the run.
 	adm := cl.Admin(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for stored := int64(0); stored < 10; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no messages stored in 30s; stderr %q", errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-		stored = 0
+	testwait.Until(t, 30*time.Second, "10 messages of the run stored", func() error {
+		var stored int64
 		qs, _ := adm.TopicStats(ctx, topic)
 		for _, q := range qs {
 			stored += q.MaxOffset
 		}
-	}
+		if stored < 10 {
+			return fmt.Errorf("%d stored; stderr %q", stored, errOut.String())
+		}
+		return nil
+	})
 	cancel()
 	if c := <-code; c != 0 {
 		t.Fatalf("exit %d, stderr %q", c, errOut.String())
@@ -225,13 +226,12 @@ func TestBenchBar(t *testing.T) {
 
 	var on clitest.Buffer
 	b = startBenchBar(&on, true, "produce", 100, &count)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(on.String(), "42/100") {
-		if time.Now().After(deadline) {
-			t.Fatalf("bar never showed 42/100: %q", on.String())
+	testwait.Until(t, testwait.Default, "the bar to show 42/100", func() error {
+		if s := on.String(); !strings.Contains(s, "42/100") {
+			return fmt.Errorf("bar %q", s)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	b.stop()
 	b.stop() // stop is idempotent
 	if !strings.Contains(on.String(), "produce") {

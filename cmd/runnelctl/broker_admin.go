@@ -55,25 +55,21 @@ func newWritePermCmd(a *app, use, mqadmin, short, long string, do func(*admin.Ad
 				return err
 			}
 			res, err := do(adm, cmd.Context(), broker)
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return writeJSON(a.stdout, res)
-			}
-			t := newTable(a.stdout, "NAME SERVER", "TOPICS CHANGED")
-			for _, r := range res {
-				t.row(r.Namesrv, r.Topics)
-			}
-			if err := t.flush(); err != nil {
-				return err
-			}
-			for _, r := range res {
-				if r.Topics == 0 {
-					fmt.Fprintf(a.stderr, "name server %s routes no topic of broker %q (is it the broker group's name?)\n", r.Namesrv, broker)
+			return printResult(a, res, err, func(res []admin.NamesrvTopics) error {
+				t := newTable(a.stdout, "NAME SERVER", "TOPICS CHANGED")
+				for _, r := range res {
+					t.row(r.Namesrv, r.Topics)
 				}
-			}
-			return nil
+				if err := t.flush(); err != nil {
+					return err
+				}
+				for _, r := range res {
+					if r.Topics == 0 {
+						fmt.Fprintf(a.stderr, "name server %s routes no topic of broker %q (is it the broker group's name?)\n", r.Namesrv, broker)
+					}
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&broker, "broker", "b", "", "broker group name (required)")

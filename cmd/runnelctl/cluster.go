@@ -13,11 +13,7 @@ import (
 )
 
 func newClusterCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "cluster",
-		Short:   "Clusters known to the name server",
-		Example: `  runnelctl cluster list`,
-	}
+	cmd := nounCmd("cluster", "Clusters known to the name server", "", `  runnelctl cluster list`)
 	var only string
 	list := &cobra.Command{
 		Use:   "list",
@@ -148,16 +144,12 @@ func printClusters(a *app, brokers []admin.Broker, states map[string]map[string]
 }
 
 func newBrokerCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "broker",
-		Short: "Brokers known to the name server",
-		Example: `  runnelctl broker list
+	cmd := nounCmd("broker", "Brokers known to the name server", "", `  runnelctl broker list
   runnelctl broker list --cluster DefaultCluster
   runnelctl broker status
   runnelctl broker config --broker broker-a
   runnelctl broker update-config --broker broker-a maxMessageSize=1048576
-  runnelctl broker wipe-write-perm --broker broker-a`,
-	}
+  runnelctl broker wipe-write-perm --broker broker-a`)
 	var cluster string
 	list := &cobra.Command{
 		Use:   "list",

@@ -21,19 +21,13 @@ import (
 // 4.7 create it readable) is not disturbed.
 
 func newDlqCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "dlq",
-		Short: "List a consumer group's dead letters, re-send them to their topics",
-		Long: `A message a consumer group failed to consume more often than its max reconsume
+	return nounCmd("dlq", "List a consumer group's dead letters, re-send them to their topics", `A message a consumer group failed to consume more often than its max reconsume
 times (16 by default) goes to the group's dead-letter topic %DLQ%<group>. Brokers
 since RocketMQ 4.7 (and Runnel) create it readable: "runnelctl dlq list" shows
 its messages, "runnelctl dlq resend" sends copies of them to their original
-topics, and the consumer CLI reads it like any topic (--topic '%DLQ%<group>').`,
-		Example: `  runnelctl dlq list --group billing
+topics, and the consumer CLI reads it like any topic (--topic '%DLQ%<group>').`, `  runnelctl dlq list --group billing
   runnelctl dlq resend --group billing --all`,
-	}
-	cmd.AddCommand(newDlqListCmd(a), newDlqResendCmd(a))
-	return cmd
+		newDlqListCmd(a), newDlqResendCmd(a))
 }
 
 // deadLetterView is a dead letter as dlq list shows it: the message as

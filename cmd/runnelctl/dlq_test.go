@@ -17,24 +17,12 @@ import (
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // dlqDelayLevels makes a retry due within a second, so that a message
 // reaches the dead-letter topic quickly.
 const dlqDelayLevels = "100ms 200ms 300ms 400ms 500ms 600ms 700ms 800ms 900ms 1s"
-
-// poll calls ok every 50 ms until it holds, failing the test after
-// timeout.
-func poll(t *testing.T, timeout time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // listener is a push consumer of ours whose listener answers with result
 // and records what it was given.
@@ -127,7 +115,7 @@ func TestDLQListAndResend(t *testing.T) {
 	// delivered twice, then dead.
 	failing := startListener(t, cl.NamesrvAddr(), group, topic, client.ConsumeRetryLater, 1)
 	var dead []deadLetterView
-	poll(t, 60*time.Second, "3 dead letters in dlq list", func() bool {
+	testwait.For(t, 60*time.Second, "3 dead letters in dlq list", func() bool {
 		r := runCLI(t, env, "", "dlq", "list", "--group", group, "-o", "json")
 		dead = nil
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &dead) == nil && len(dead) == 3
@@ -206,7 +194,7 @@ func TestDLQListAndResend(t *testing.T) {
 	// A fresh group reads the topic from the start: the 3 originals and
 	// the 3 copies, each copy as sent, without the bookkeeping.
 	fresh := startListener(t, cl.NamesrvAddr(), "dlq-fresh", topic, client.ConsumeSuccess, -1)
-	poll(t, 60*time.Second, "6 messages for the fresh group", func() bool { return len(fresh.msgs()) == 6 })
+	testwait.For(t, 60*time.Second, "6 messages for the fresh group", func() bool { return len(fresh.msgs()) == 6 })
 	got := fresh.msgs()
 	for id, s := range copies {
 		m := got[id]

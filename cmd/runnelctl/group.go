@@ -13,10 +13,7 @@ import (
 )
 
 func newGroupCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "group",
-		Short: "Consumer groups: list, progress, online consumers and producers, offset reset and clone, delete",
-		Example: `  runnelctl group list
+	return nounCmd("group", "Consumer groups: list, progress, online consumers and producers, offset reset and clone, delete", "", `  runnelctl group list
   runnelctl group progress --group billing
   runnelctl group consumers --group billing --running
   runnelctl group reset-offset --group billing --topic orders --to earliest
@@ -24,10 +21,8 @@ func newGroupCmd(a *app) *cobra.Command {
   runnelctl group config billing
   runnelctl group delete --group billing-old
   runnelctl group clone-offset --src billing --dest billing-v2`,
-	}
-	cmd.AddCommand(newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a),
+		newGroupListCmd(a), newGroupProgressCmd(a), newGroupConsumersCmd(a), newGroupResetCmd(a), newGroupProducersCmd(a),
 		newGroupDeleteCmd(a), newGroupCloneCmd(a), newGroupUpdateCmd(a), newGroupConfigCmd(a))
-	return cmd
 }
 
 func newGroupListCmd(a *app) *cobra.Command {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // TestGroupDeleteAndClone: a group that consumed (offsets committed, a
@@ -34,7 +36,7 @@ func TestGroupDeleteAndClone(t *testing.T) {
 		}
 		return sum
 	}
-	poll(t, 10*time.Second, "the old group's offsets at 4", func() bool { return committed("gd-old") == 4 })
+	testwait.For(t, 10*time.Second, "the old group's offsets at 4", func() bool { return committed("gd-old") == 4 })
 	_ = cons.Shutdown(context.Background())
 
 	if r := ctl("group", "clone-offset", "--src", "gd-old", "--dest", "gd-new"); r.code != 0 {

@@ -198,17 +198,13 @@ producerConnection): broker, client id, address, language and version.`,
 				return err
 			}
 			clients, err := adm.ProducerConnections(cmd.Context(), group)
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return writeJSON(a.stdout, clients)
-			}
-			t := newTable(a.stdout, "BROKER", "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION", "PROTOCOL")
-			for _, c := range clients {
-				t.row(c.Broker, c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version), dash(c.Protocol))
-			}
-			return t.flush()
+			return printResult(a, clients, err, func(clients []admin.ProducerClient) error {
+				t := newTable(a.stdout, "BROKER", "CLIENT ID", "ADDRESS", "LANGUAGE", "VERSION", "PROTOCOL")
+				for _, c := range clients {
+					t.row(c.Broker, c.ClientID, dash(c.Addr), dash(c.Language), versionName(c.Version), dash(c.Protocol))
+				}
+				return t.flush()
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&group, "group", "g", "", "producer group (required)")

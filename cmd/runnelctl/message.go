@@ -17,15 +17,10 @@ import (
 )
 
 func newMessageCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "message",
-		Short: "Find messages by id or key, print a queue, replay one on a consumer",
-		Example: `  runnelctl message get 7F00000100002A9F0000000000000C4E
+	return nounCmd("message", "Find messages by id or key, print a queue, replay one on a consumer", "", `  runnelctl message get 7F00000100002A9F0000000000000C4E
   runnelctl message query --topic orders --key order-42
   runnelctl message print --topic orders --count 5`,
-	}
-	cmd.AddCommand(newMessageGetCmd(a), newMessageQueryCmd(a), newMessagePrintCmd(a), newMessageConsumeDirectlyCmd(a), newMessageTraceCmd(a))
-	return cmd
+		newMessageGetCmd(a), newMessageQueryCmd(a), newMessagePrintCmd(a), newMessageConsumeDirectlyCmd(a), newMessageTraceCmd(a))
 }
 
 // messageView is a message as runnelctl shows it.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runnelmq/runnel/client"
+	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/client/queue"
 )
 
@@ -191,15 +192,11 @@ normal flow: no offsets move (mqadmin queryMsgById -g -d; rocketmq-dashboard's
 				id = m.OffsetMsgID
 			}
 			res, err := adm.ConsumeMessageDirectly(cmd.Context(), group, clientID, id)
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return writeJSON(a.stdout, res)
-			}
-			t := newTable(a.stdout, "RESULT", "ORDER", "AUTO COMMIT", "SPENT MS", "REMARK")
-			t.row(res.Result, res.Order, res.AutoCommit, res.SpentTime, dash(res.Remark))
-			return t.flush()
+			return printResult(a, res, err, func(res *admin.DirectResult) error {
+				t := newTable(a.stdout, "RESULT", "ORDER", "AUTO COMMIT", "SPENT MS", "REMARK")
+				t.row(res.Result, res.Order, res.AutoCommit, res.SpentTime, dash(res.Remark))
+				return t.flush()
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&group, "group", "g", "", "consumer group (required)")

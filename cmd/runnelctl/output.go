@@ -28,6 +28,18 @@ func writeJSONList[T any](w io.Writer, list []T) error {
 	return writeJSON(w, list)
 }
 
+// printResult prints what a command fetched: err when the fetch failed,
+// else v as JSON with -o json, else as table writes it.
+func printResult[T any](a *app, v T, err error, table func(T) error) error {
+	if err != nil {
+		return err
+	}
+	if a.output == "json" {
+		return writeJSON(a.stdout, v)
+	}
+	return table(v)
+}
+
 // printList writes list as a JSON array (writeJSONList) or as a table
 // under header, one row of each item.
 func printList[T any](a *app, list []T, header []string, row func(T) []any) error {

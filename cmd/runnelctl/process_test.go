@@ -16,6 +16,7 @@ import (
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/integration/cluster"
 	"github.com/runnelmq/runnel/internal/clitest"
+	"github.com/runnelmq/runnel/internal/testwait"
 )
 
 // buildBinary builds cmd/runnelctl into a temporary directory.
@@ -72,17 +73,14 @@ func (c ctl) okJSON(v any, args ...string) {
 func (c ctl) delivered(msgID, topic string) messageView {
 	c.t.Helper()
 	var m messageView
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.Until(c.t, 20*time.Second, "message "+msgID+" to reach "+topic, func() error {
 		r := c.run("", "message", "get", msgID, "--topic", topic, "-o", "json")
 		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &m) == nil && m.Topic == topic {
-			return m
+			return nil
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("message %s never reached %s: last %+v", msgID, topic, r)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("last %+v", r)
+	})
+	return m
 }
 
 func (c ctl) progress(group, topic string) progressOutput {

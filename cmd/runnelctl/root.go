@@ -241,6 +241,16 @@ func init() {
 	})
 }
 
+// nounCmd is a noun command (topic, group, ...): a name, a description
+// (long may be "") and examples over the subcommands it groups, given here
+// or added after. It has no action of its own; guardGroups gives it one
+// that refuses an unknown subcommand.
+func nounCmd(use, short, long, example string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long, Example: example}
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
 // guardGroups makes every command with subcommands and no action of its
 // own refuse an unknown subcommand (cobra would print the help and exit
 // 0).

@@ -12,11 +12,7 @@ import (
 )
 
 func newStatsCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "stats",
-		Short:   "Statistics over the whole cluster",
-		Example: `  runnelctl stats all`,
-	}
+	cmd := nounCmd("stats", "Statistics over the whole cluster", "", `  runnelctl stats all`)
 	var f statsFlags
 	statsAll := &cobra.Command{
 		Use:   "all",

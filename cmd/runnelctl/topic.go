@@ -15,18 +15,13 @@ import (
 )
 
 func newTopicCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "topic",
-		Short: "Create, list, inspect and delete topics",
-		Example: `  runnelctl topic create orders --queues 8
+	return nounCmd("topic", "Create, list, inspect and delete topics", "", `  runnelctl topic create orders --queues 8
   runnelctl topic list
   runnelctl topic route orders
   runnelctl topic stats orders
   runnelctl topic delete orders`,
-	}
-	cmd.AddCommand(newTopicCreateCmd(a), newTopicListCmd(a), newTopicRouteCmd(a), newTopicDeleteCmd(a), newTopicStatsCmd(a),
+		newTopicCreateCmd(a), newTopicListCmd(a), newTopicRouteCmd(a), newTopicDeleteCmd(a), newTopicStatsCmd(a),
 		newTopicPermCmd(a), newTopicConsumersCmd(a), newTopicClustersCmd(a))
-	return cmd
 }
 
 func newTopicCreateCmd(a *app) *cobra.Command {
@@ -354,71 +349,55 @@ func newTopicRouteCmd(a *app) *cobra.Command {
 	return newTopicArgCmd(a, "route", "Show which brokers serve a topic", "Show a topic's route: each broker group serving it, its address(es), queue counts, permission and RocketMQ 5 message type (asked of its master).", `  runnelctl topic route orders
   runnelctl topic route orders -o json`, func(ctx context.Context, adm *admin.Admin, topic string) error {
 		route, err := adm.TopicRoute(ctx, topic)
-		if err != nil {
-			return err
-		}
-		if a.output == "json" {
-			return writeJSON(a.stdout, route)
-		}
-		addrs := map[string]protocol.BrokerData{}
-		for _, bd := range route.BrokerDatas {
-			addrs[bd.BrokerName] = bd
-		}
-		qds := slices.Clone(route.QueueDatas)
-		slices.SortFunc(qds, func(x, y protocol.QueueData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
-		t := newTable(a.stdout, "BROKER", "MASTER", "SLAVES", "READ QUEUES", "WRITE QUEUES", "PERM", "TYPE")
-		for _, q := range qds {
-			bd := addrs[q.BrokerName]
-			var slaves []string
-			for id, addr := range bd.BrokerAddrs {
-				if id != protocol.MasterID {
-					slaves = append(slaves, addr)
-				}
+		return printResult(a, route, err, func(route *protocol.TopicRouteData) error {
+			addrs := map[string]protocol.BrokerData{}
+			for _, bd := range route.BrokerDatas {
+				addrs[bd.BrokerName] = bd
 			}
-			slices.Sort(slaves)
-			t.row(q.BrokerName, dash(bd.MasterAddr()), dash(strings.Join(slaves, ",")), q.ReadQueueNums, q.WriteQueueNums,
-				protocol.PermString(q.Perm), brokerType(ctx, adm, route, q.BrokerName, topic))
-		}
-		return t.flush()
+			qds := slices.Clone(route.QueueDatas)
+			slices.SortFunc(qds, func(x, y protocol.QueueData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
+			t := newTable(a.stdout, "BROKER", "MASTER", "SLAVES", "READ QUEUES", "WRITE QUEUES", "PERM", "TYPE")
+			for _, q := range qds {
+				bd := addrs[q.BrokerName]
+				var slaves []string
+				for id, addr := range bd.BrokerAddrs {
+					if id != protocol.MasterID {
+						slaves = append(slaves, addr)
+					}
+				}
+				slices.Sort(slaves)
+				t.row(q.BrokerName, dash(bd.MasterAddr()), dash(strings.Join(slaves, ",")), q.ReadQueueNums, q.WriteQueueNums,
+					protocol.PermString(q.Perm), brokerType(ctx, adm, route, q.BrokerName, topic))
+			}
+			return t.flush()
+		})
 	})
 }
 
 func newTopicDeleteCmd(a *app) *cobra.Command {
 	var cluster string
 	var yes bool
-	cmd := &cobra.Command{
-		Use:   "delete TOPIC",
-		Short: "Delete a topic from brokers and name servers",
-		Long: `Delete a topic from every master of --cluster (every cluster when omitted), with its
+	cmd := newTopicArgCmd(a, "delete", "Delete a topic from brokers and name servers", `Delete a topic from every master of --cluster (every cluster when omitted), with its
 messages and the consumer offsets on it, then from every name server. A topic
 the name server does not know fails, and nothing is deleted.
 
 On a terminal it asks first; --yes (or stdin not being a terminal, as in a
-script) skips the question.`,
-		Example: `  runnelctl topic delete orders
-  runnelctl topic delete orders --cluster DefaultCluster --yes`,
-		Args:              exactArgs(1, "the topic name"),
-		ValidArgsFunction: a.completeTopicArg,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			adm, err := a.admin()
-			if err != nil {
-				return err
-			}
-			if _, err := adm.TopicRoute(cmd.Context(), args[0]); errors.Is(err, admin.ErrNotFound) {
-				return fmt.Errorf("topic %s does not exist (runnelctl topic list --all shows the topics there are)", args[0])
-			} else if err != nil {
-				return err
-			}
-			if err := a.confirm(yes, fmt.Sprintf("Delete topic %s with its messages and consumer offsets", args[0])); err != nil {
-				return err
-			}
-			nodes, err := adm.DeleteTopic(cmd.Context(), args[0], cluster)
-			if err != nil {
-				return err
-			}
-			return printNodes(a, "deleted", nodes)
-		},
-	}
+script) skips the question.`, `  runnelctl topic delete orders
+  runnelctl topic delete orders --cluster DefaultCluster --yes`, func(ctx context.Context, adm *admin.Admin, topic string) error {
+		if _, err := adm.TopicRoute(ctx, topic); errors.Is(err, admin.ErrNotFound) {
+			return fmt.Errorf("topic %s does not exist (runnelctl topic list --all shows the topics there are)", topic)
+		} else if err != nil {
+			return err
+		}
+		if err := a.confirm(yes, fmt.Sprintf("Delete topic %s with its messages and consumer offsets", topic)); err != nil {
+			return err
+		}
+		nodes, err := adm.DeleteTopic(ctx, topic, cluster)
+		if err != nil {
+			return err
+		}
+		return printNodes(a, "deleted", nodes)
+	})
 	cmd.Flags().StringVarP(&cluster, "cluster", "c", "", "delete only from this cluster's brokers")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd

@@ -20,19 +20,14 @@ func (w *authWhere) flags(cmd *cobra.Command) {
 }
 
 func newUserCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "user",
-		Short: "ACL 2.0 users (RocketMQ 5.3): create, update, delete, get, list",
-		Long: `Users of RocketMQ 5.3's ACL 2.0, kept by the brokers (authenticationEnabled /
+	cmd := nounCmd("user", "ACL 2.0 users (RocketMQ 5.3): create, update, delete, get, list", `Users of RocketMQ 5.3's ACL 2.0, kept by the brokers (authenticationEnabled /
 authorizationEnabled in broker.conf). A user's name is the access key clients
 sign with (--ak, WithCredentials), its password the secret key. A Super user
 passes every authorization check; a Normal one needs ACL entries (runnelctl acl).
 Managing them needs a user allowed Update (or Get) on the Cluster resource —
-a super user, such as broker.conf's initAuthenticationUser.`,
-		Example: `  runnelctl --ak admin --sk admin-secret user create alice --password-file alice.pw
+a super user, such as broker.conf's initAuthenticationUser.`, `  runnelctl --ak admin --sk admin-secret user create alice --password-file alice.pw
   runnelctl user list
-  runnelctl user update alice --status disable`,
-	}
+  runnelctl user update alice --status disable`)
 	var w authWhere
 	var u protocol.UserInfo
 	var passwordFile string
