@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"time"
 
@@ -152,7 +151,6 @@ func New(cfg Config) (*Door, error) {
 		// The SDKs keep their connections open and ping them.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(maxRequestSize),
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		grpc.SharedWriteBuffer(true),
 		grpc.ChainUnaryInterceptor(d.unaryObserver, d.accessGate),
 		grpc.ChainStreamInterceptor(d.streamObserver, d.streamAccessGate),

@@ -30,7 +30,6 @@ func (d *Door) registerAuthHandlers() {
 // ACL 2.0's refusals answer with their own code (codes.go).
 var _ refusal = (*auth.Error)(nil)
 
-
 // authBodyIf is v's JSON body when there is one to send, else no body:
 // Java answers a GET or LIST of nothing with SUCCESS and a null body.
 func authBodyIf(there bool, v any) []byte {

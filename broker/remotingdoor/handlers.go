@@ -135,7 +135,9 @@ func successFields(req *protocol.Command, fs []protocol.Field) *protocol.Command
 }
 
 // outcome answers req SUCCESS, or with err's refusal.
-func outcome(req *protocol.Command, err error) *protocol.Command { return answerWith(req, nil, nil, err) }
+func outcome(req *protocol.Command, err error) *protocol.Command {
+	return answerWith(req, nil, nil, err)
+}
 
 // answerWith answers req SUCCESS with ext and body, or with err's refusal
 // (an *auth.Error, a core refusal: failure).
