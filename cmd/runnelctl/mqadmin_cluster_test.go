@@ -49,6 +49,10 @@ func TestMqadminAgainstCluster(t *testing.T) {
 	if _, err := prod.Send(context.Background(), &client.Message{Topic: topic, Body: []byte("warm")}); err != nil {
 		t.Fatal(err)
 	}
+	// The producer's heartbeat, which registers it, runs beside its sends.
+	testwait.For(t, testwait.Default, "the producer registered", func() bool {
+		return runCLI(t, env, "", "producerConnection", "-g", "mq-producers", "-t", topic).code == 0
+	})
 	mq("mq-test-producer", "producerConnection", "-g", "mq-producers", "-t", topic)
 
 	r := mq("", "sendMessage", "-t", topic, "-p", "hello", "-k", "k1", "-c", "TagA", "-b", broker, "-i", "1", "--output", "json")
