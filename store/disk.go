@@ -23,8 +23,9 @@ import (
 //   - above DiskSpaceWarningLevelRatio (90%) appends are refused with
 //     ErrDiskFull, well before a write can fail with ENOSPC.
 //
-// The state is re-read every DiskCheckInterval (one statfs) and before a
-// large Put, and writes resume by themselves once usage is back under the
+// The state is re-read every DiskCheckInterval (one statfs, with the log
+// not yet flushed from its memtables counted as used: see readUsage) and
+// before a large Put, and writes resume by themselves once usage is back under the
 // warning level. Only appends are refused: offset commits, topic changes
 // and truncations are small and keep working, and they are what frees
 // space or lets consumers go on.
@@ -77,8 +78,8 @@ func (d *diskState) mayCross(warningRatio int) bool {
 }
 
 // DiskUsage is the last disk usage the store read, in percent of the
-// filesystem holding Options.Dir (-1 if the filesystem cannot say), and
-// whether appends are refused for it.
+// filesystem holding Options.Dir (-1 if the filesystem cannot say), the log
+// not yet flushed counted as used, and whether appends are refused for it.
 func (s *Store) DiskUsage() (usedPct float64, full bool) {
 	return float64(s.disk.usedBP.Load()) / 100, s.disk.full.Load()
 }
@@ -122,6 +123,16 @@ func (s *Store) refuseAppend(size int) error {
 // readUsage returns the usage of the filesystem under Dir in hundredths
 // of a percent, counting space reserved for root as used (what a non-root
 // writer sees), or -1 if the filesystem cannot say.
+//
+// The usage counts the log not yet flushed from its memtables as used: it
+// lands on disk as a table at the flush, a memtable (MemTableSize) at once,
+// while the write-ahead log it was appended to is a recycled file that
+// statfs saw filled long ago. Read alone, statfs would let appends go on
+// until that flush crossed the warning ratio, with the next memtable still
+// to come: past 100% on a disk a few memtables large (TestDiskModel).
+// Counting it before the flush keeps the three ratios consistent: usage
+// that refuses appends is also above the forced-clean ratio, so forced
+// cleaning frees room even while the memtable waits for its flush.
 func (s *Store) readUsage() int32 {
 	// What is appended from now on counts towards the next read.
 	s.disk.appended.Store(0)
@@ -131,6 +142,7 @@ func (s *Store) readUsage() int32 {
 		return -1
 	}
 	avail := min(u.AvailBytes, u.TotalBytes)
+	avail -= min(s.log.Metrics().WAL.Size, avail) // the memtables' log, flushed or not
 	s.disk.total.Store(u.TotalBytes)
 	s.disk.avail.Store(avail)
 	return int32((u.TotalBytes - avail) * 10000 / u.TotalBytes)

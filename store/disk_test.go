@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -265,6 +266,47 @@ func TestDiskRefusesBeforeFullBetweenChecks(t *testing.T) {
 	}
 	if u := usage(); u > 91 {
 		t.Fatalf("appends refused at %d%%, want at the warning ratio (90%%)", u)
+	}
+}
+
+// TestDiskCountsUnflushedLog: the log still in its memtables counts as
+// used. It lands on disk at the flush, a memtable at once, while the
+// write-ahead log it went to is a recycled file statfs already counted:
+// read alone, statfs stayed at 80% here and appends were never refused
+// (TestDiskModel's small disk read 100%). Usage that refuses appends is
+// also above the forced-clean ratio, so the disk check frees room even
+// though the memtable is not full and would not be flushed by itself.
+func TestDiskCountsUnflushedLog(t *testing.T) {
+	const total = 16 << 20
+	fs := faultfs.New(vfs.NewMem(), total, 80) // statfs: 80%, whatever is appended
+	o := memOptions(fs, fakeclock.New(t0))     // 4 MiB memtables: nothing flushes below
+	o.DiskCheckInterval = -1
+	o.MinOpenFreeBytes = -1 // a disk this small has not the room Open asks for
+	o.FileReservedTime = -1
+	s := mustOpen(t, o)
+	body := strings.Repeat("x", 64<<10)
+	for {
+		_, err := s.Put([]*message.MessageExt{msg("T", 0, body)})
+		if errors.Is(err, ErrDiskFull) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.MaxPhysOffset() > 3<<20 {
+			t.Fatalf("%d bytes appended on a disk at 80%% of %d and not refused", s.MaxPhysOffset(), total)
+		}
+	}
+	// Refused at 90%: 80% and a tenth of the disk appended (a record over).
+	if got, want := s.MaxPhysOffset(), int64(total/10); got > want+70<<10 {
+		t.Fatalf("refused after %d bytes appended, want about %d", got, want)
+	}
+	s.watchDisk()
+	if s.MinPhysOffset() == 0 {
+		t.Fatal("the disk check above the forced-clean ratio deleted nothing")
+	}
+	if err := s.Writable(); err != nil {
+		t.Fatalf("after the forced clean (its compaction flushed the memtable): %v", err)
 	}
 }
 
