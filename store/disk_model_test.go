@@ -214,7 +214,7 @@ func TestDiskModel(t *testing.T) {
 	o.DiskCheckInterval = -1 // the diskChecker runs the checks
 	o.FileReservedTime = -1  // nothing expires: only forced cleans delete
 	o.CheckpointBytes = 0    // the default, not memOptions' tiny one: the database beside the log writes what a broker's does
-	o.Logger = testLogger{t} // the refusals are many lines
+	o.Logger = testLogger{t}
 	m := &diskModel{acked: map[string]diskAck{}, refused: map[string]bool{}}
 	var s *Store
 	o.OnForcedClean = func(fc ForcedClean) {
@@ -304,6 +304,9 @@ func TestDiskModel(t *testing.T) {
 	if m.crash == nil {
 		t.Fatal("no crash clone: the last round had no forced clean")
 	}
+	// Logged, not asserted: Pebble's compactions after a forced clean
+	// still take the small disk past the store's reading now and then
+	// (100% in 3 runs of 30).
 	peak := disk.peak.Load()
 	t.Logf("%d rounds: %d acked, %d refused, %d forced cleans, the log starts at %d of %d; usage peaked at %d%%",
 		rounds, len(m.acked), len(m.refused), len(m.reports), m.reports[len(m.reports)-1].To, s.MaxPhysOffset(), peak)
@@ -385,7 +388,8 @@ func (m *diskModel) write(t *testing.T, s *Store, ck *diskChecker, w int, stop <
 	}
 }
 
-// testLogger is the store's logger in t's log.
+// testLogger is the store's logger: its errors (the refusals are many
+// lines) in t's log, Pebble's info dropped.
 type testLogger struct{ t testing.TB }
 
 func (l testLogger) Infof(string, ...any)              {}
