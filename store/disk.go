@@ -24,9 +24,9 @@ import (
 //     ErrDiskFull, well before a write can fail with ENOSPC.
 //
 // The state is re-read every DiskCheckInterval (one statfs, with the log
-// not yet flushed from its memtables counted as used: see readUsage) and
-// before a large Put, and writes resume by themselves once usage is back under the
-// warning level. Only appends are refused: offset commits, topic changes
+// not yet flushed counted as used: see readUsage) and before a large Put,
+// and writes resume by themselves once usage is back under the warning
+// level. Only appends are refused: offset commits, topic changes
 // and truncations are small and keep working, and they are what frees
 // space or lets consumers go on.
 //
@@ -78,8 +78,8 @@ func (d *diskState) mayCross(warningRatio int) bool {
 }
 
 // DiskUsage is the last disk usage the store read, in percent of the
-// filesystem holding Options.Dir (-1 if the filesystem cannot say), the log
-// not yet flushed counted as used, and whether appends are refused for it.
+// filesystem holding Options.Dir (-1 if the filesystem cannot say; as
+// readUsage counts it), and whether appends are refused for it.
 func (s *Store) DiskUsage() (usedPct float64, full bool) {
 	return float64(s.disk.usedBP.Load()) / 100, s.disk.full.Load()
 }
@@ -122,38 +122,53 @@ func (s *Store) refuseAppend(size int) error {
 
 // readUsage returns the usage of the filesystem under Dir in hundredths
 // of a percent, counting space reserved for root as used (what a non-root
-// writer sees), or -1 if the filesystem cannot say.
+// writer sees), or -1 if the filesystem cannot say; and settled, the usage
+// once the tables Pebble is deleting are gone.
 //
-// The usage counts the log not yet flushed from its memtables as used: it
-// lands on disk as a table at the flush, a memtable (MemTableSize) at once,
-// while the write-ahead log it was appended to is a recycled file that
-// statfs saw filled long ago. Read alone, statfs would let appends go on
-// until that flush crossed the warning ratio, with the next memtable still
-// to come: past 100% on a disk a few memtables large (TestDiskModel).
-// Counting it before the flush keeps the three ratios consistent: usage
-// that refuses appends is also above the forced-clean ratio, so forced
-// cleaning frees room even while the memtable waits for its flush.
-func (s *Store) readUsage() int32 {
+// Both are what statfs will show once the log's database has caught up,
+// as TestDiskModel measured it on a small disk (100% read before):
+//
+//   - The log not yet flushed from its memtables counts as used. It lands
+//     on disk as a table at the flush, a memtable (MemTableSize) at once,
+//     while the write-ahead log it was appended to is a recycled file
+//     statfs counted long ago: statfs alone let appends go on until that
+//     flush crossed the warning ratio, with the next memtable still to
+//     come. Counted before the flush, usage that refuses appends is also
+//     above the forced-clean ratio, so forced cleaning frees room even
+//     while a memtable that is not full waits for a flush.
+//   - In settled, the tables a compaction made obsolete count as free:
+//     Pebble deletes them in the background, after the compaction returns.
+//     Read right after a forced clean's compaction, statfs still counted
+//     the slice it deleted, so the next check deleted another. Appends
+//     wait for the deletion itself (used counts those tables): accepted
+//     meanwhile, they took the disk to 100% before it came.
+//
+// The memtables are read before statfs and the obsolete tables after it,
+// so a flush or a deletion in between makes the usage higher, not lower.
+func (s *Store) readUsage() (used, settled int32) {
 	// What is appended from now on counts towards the next read.
 	s.disk.appended.Store(0)
+	unflushed := s.log.Metrics().WAL.Size // the memtables' log
 	u, err := s.opts.FS.GetDiskUsage(s.opts.Dir)
 	if err != nil || u.TotalBytes == 0 {
 		s.disk.total.Store(0)
-		return -1
+		return -1, -1
 	}
-	avail := min(u.AvailBytes, u.TotalBytes)
-	avail -= min(s.log.Metrics().WAL.Size, avail) // the memtables' log, flushed or not
-	s.disk.total.Store(u.TotalBytes)
+	deleting := s.log.Metrics().Table.Local.ObsoleteSize
+	total := u.TotalBytes
+	avail := min(u.AvailBytes, total)
+	avail -= min(unflushed, avail)
+	s.disk.total.Store(total)
 	s.disk.avail.Store(avail)
-	return int32((u.TotalBytes - avail) * 10000 / u.TotalBytes)
+	return int32((total - avail) * 10000 / total), int32((total - min(avail+deleting, total)) * 10000 / total)
 }
 
-// checkDisk reads the usage and updates the state; on the watcher's
-// ticker it also runs retention early when usage asks for it.
-func (s *Store) checkDisk() (bp int32) {
+// checkDisk reads the usage and updates the state; it returns the settled
+// usage (see readUsage), which the watcher's forced cleaning goes by.
+func (s *Store) checkDisk() (settled int32) {
 	s.disk.mu.Lock()
 	defer s.disk.mu.Unlock()
-	bp = s.readUsage()
+	bp, settled := s.readUsage()
 	s.disk.usedBP.Store(bp)
 	pct := float64(bp) / 100
 	full := bp >= 0 && over(bp, s.opts.DiskSpaceWarningLevelRatio)
@@ -168,7 +183,7 @@ func (s *Store) checkDisk() (bp int32) {
 			s.opts.OnDiskFull(full)
 		}
 	}
-	return bp
+	return settled
 }
 
 // over says usage bp (hundredths of a percent) is above ratio (percent).
@@ -178,7 +193,8 @@ func over(bp int32, ratio int) bool { return bp >= 0 && int(bp) > ratio*100 }
 //
 // A forced clean deletes one slice per check, chosen once at the check
 // (forceCleanCutoff from the log's start then), asks Pebble to compact
-// what it deleted and reads the usage again: a truncation is a range
+// what it deleted and reads the usage again (settled: the tables the
+// compaction made obsolete count as gone, see readUsage): a truncation is a range
 // tombstone, which frees nothing until the tables under it are compacted
 // away, so without that every check would see the same usage and delete
 // another slice. The next slice is only chosen at a later check that still
