@@ -265,9 +265,6 @@ func TestDiskModel(t *testing.T) {
 		// The check stalls: the writers fill the disk until each is refused.
 		ck.setPaused(true)
 		allRefused(fmt.Sprintf("round %d: every writer refused", round))
-		if _, full := s.DiskUsage(); !full {
-			t.Fatalf("round %d: every writer refused, and the store says it is not full", round)
-		}
 		m.mu.Lock()
 		cleans := len(m.reports)
 		if round == rounds {
@@ -304,12 +301,16 @@ func TestDiskModel(t *testing.T) {
 	if m.crash == nil {
 		t.Fatal("no crash clone: the last round had no forced clean")
 	}
-	// Logged, not asserted: Pebble's compactions after a forced clean
-	// still take the small disk past the store's reading now and then
-	// (100% in 3 runs of 30).
 	peak := disk.peak.Load()
 	t.Logf("%d rounds: %d acked, %d refused, %d forced cleans, the log starts at %d of %d; usage peaked at %d%%",
 		rounds, len(m.acked), len(m.refused), len(m.reports), m.reports[len(m.reports)-1].To, s.MaxPhysOffset(), peak)
+	// The disk never filled: on a real one Pebble's write would have
+	// failed with ENOSPC. Peaks seen: 90-97% (a memtable's flush after the
+	// refusal); before the store counted its memtables and excised what
+	// forced cleans deleted, 100% in every run.
+	if peak >= 100 {
+		t.Fatalf("the disk filled (usage read %d%%)", peak)
+	}
 	t.Run("restart", func(t *testing.T) {
 		o := o
 		o.Logger = testLogger{t}
