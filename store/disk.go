@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 )
@@ -19,13 +21,14 @@ import (
 //     instead of every RetentionInterval;
 //   - above DiskSpaceCleanForciblyRatio (85%) it also deletes the oldest
 //     log whether it expired or not (cleanImmediately): one slice per
-//     check, compacted away before usage is read again (see watchDisk);
+//     check, its tables dropped before usage is read again (see watchDisk);
 //   - above DiskSpaceWarningLevelRatio (90%) appends are refused with
 //     ErrDiskFull, well before a write can fail with ENOSPC.
 //
-// The state is re-read every DiskCheckInterval (one statfs) and before a
-// large Put, and writes resume by themselves once usage is back under the
-// warning level. Only appends are refused: offset commits, topic changes
+// The state is re-read every DiskCheckInterval (one statfs, with the log
+// not yet flushed counted as used: see readUsage) and before a large Put,
+// and writes resume by themselves once usage is back under the warning
+// level. Only appends are refused: offset commits, topic changes
 // and truncations are small and keep working, and they are what frees
 // space or lets consumers go on.
 //
@@ -59,9 +62,9 @@ type diskState struct {
 	// appended counts the bytes appended since it.
 	total, avail atomic.Uint64
 	appended     atomic.Int64
-	// compactedTo is where the log deleted and compacted by watchDisk
+	// freedTo is where the log deleted and freed by watchDisk
 	// ends (watchDisk's alone: one goroutine runs it).
-	compactedTo int64
+	freedTo int64
 }
 
 // mayCross says the bytes appended since the last read, writeAmp times
@@ -77,8 +80,8 @@ func (d *diskState) mayCross(warningRatio int) bool {
 }
 
 // DiskUsage is the last disk usage the store read, in percent of the
-// filesystem holding Options.Dir (-1 if the filesystem cannot say), and
-// whether appends are refused for it.
+// filesystem holding Options.Dir (-1 if the filesystem cannot say; as
+// readUsage counts it), and whether appends are refused for it.
 func (s *Store) DiskUsage() (usedPct float64, full bool) {
 	return float64(s.disk.usedBP.Load()) / 100, s.disk.full.Load()
 }
@@ -121,27 +124,53 @@ func (s *Store) refuseAppend(size int) error {
 
 // readUsage returns the usage of the filesystem under Dir in hundredths
 // of a percent, counting space reserved for root as used (what a non-root
-// writer sees), or -1 if the filesystem cannot say.
-func (s *Store) readUsage() int32 {
+// writer sees), or -1 if the filesystem cannot say; and settled, the usage
+// once the tables Pebble is deleting are gone.
+//
+// Both are what statfs will show once the log's database has caught up,
+// as TestDiskModel measured it on a small disk (100% read before):
+//
+//   - The log not yet flushed from its memtables counts as used. It lands
+//     on disk as a table at the flush, a memtable (MemTableSize) at once,
+//     while the write-ahead log it was appended to is a recycled file
+//     statfs counted long ago: statfs alone let appends go on until that
+//     flush crossed the warning ratio, with the next memtable still to
+//     come. Counted before the flush, usage that refuses appends is also
+//     above the forced-clean ratio, so forced cleaning frees room even
+//     while a memtable that is not full waits for a flush.
+//   - In settled, the tables Pebble made obsolete count as free: it
+//     deletes them in the background, after the excise (or compaction)
+//     returns. Read right after a forced clean freed its slice, statfs
+//     still counted it, so the next check deleted another. Appends wait
+//     for the deletion itself (used counts those tables): accepted
+//     meanwhile, they took the disk to 100% before it came.
+//
+// The memtables are read before statfs and the obsolete tables after it,
+// so a flush or a deletion in between makes the usage higher, not lower.
+func (s *Store) readUsage() (used, settled int32) {
 	// What is appended from now on counts towards the next read.
 	s.disk.appended.Store(0)
+	unflushed := s.log.Metrics().WAL.Size // the memtables' log
 	u, err := s.opts.FS.GetDiskUsage(s.opts.Dir)
 	if err != nil || u.TotalBytes == 0 {
 		s.disk.total.Store(0)
-		return -1
+		return -1, -1
 	}
-	avail := min(u.AvailBytes, u.TotalBytes)
-	s.disk.total.Store(u.TotalBytes)
+	deleting := s.log.Metrics().Table.Local.ObsoleteSize
+	total := u.TotalBytes
+	avail := min(u.AvailBytes, total)
+	avail -= min(unflushed, avail)
+	s.disk.total.Store(total)
 	s.disk.avail.Store(avail)
-	return int32((u.TotalBytes - avail) * 10000 / u.TotalBytes)
+	return int32((total - avail) * 10000 / total), int32((total - min(avail+deleting, total)) * 10000 / total)
 }
 
-// checkDisk reads the usage and updates the state; on the watcher's
-// ticker it also runs retention early when usage asks for it.
-func (s *Store) checkDisk() (bp int32) {
+// checkDisk reads the usage and updates the state; it returns the settled
+// usage (see readUsage), which the watcher's forced cleaning goes by.
+func (s *Store) checkDisk() (settled int32) {
 	s.disk.mu.Lock()
 	defer s.disk.mu.Unlock()
-	bp = s.readUsage()
+	bp, settled := s.readUsage()
 	s.disk.usedBP.Store(bp)
 	pct := float64(bp) / 100
 	full := bp >= 0 && over(bp, s.opts.DiskSpaceWarningLevelRatio)
@@ -156,7 +185,7 @@ func (s *Store) checkDisk() (bp int32) {
 			s.opts.OnDiskFull(full)
 		}
 	}
-	return bp
+	return settled
 }
 
 // over says usage bp (hundredths of a percent) is above ratio (percent).
@@ -165,11 +194,11 @@ func over(bp int32, ratio int) bool { return bp >= 0 && int(bp) > ratio*100 }
 // watchDisk is the periodic disk check (every DiskCheckInterval).
 //
 // A forced clean deletes one slice per check, chosen once at the check
-// (forceCleanCutoff from the log's start then), asks Pebble to compact
-// what it deleted and reads the usage again: a truncation is a range
-// tombstone, which frees nothing until the tables under it are compacted
-// away, so without that every check would see the same usage and delete
-// another slice. The next slice is only chosen at a later check that still
+// (forceCleanCutoff from the log's start then), frees what it deleted
+// (freeLog) and reads the usage again (settled: the tables Pebble is
+// deleting count as gone, see readUsage): a truncation is a range
+// tombstone, which frees nothing by itself, so without that every check
+// would see the same usage and delete another slice. The next slice is only chosen at a later check that still
 // finds usage above diskSpaceCleanForciblyRatio; below it forced cleaning
 // stops, so it never deletes more than it takes for appends (refused only
 // above the higher warning ratio) to go on.
@@ -193,14 +222,14 @@ func (s *Store) watchDisk() {
 		}
 		s.retainNow()
 	}
-	// What was deleted since the last compaction here, by this check or
-	// by truncations applied meanwhile.
-	from, hi := s.disk.compactedTo, s.minPhys.Load()
+	// What was deleted since the last freeLog here, by this check or by
+	// truncations applied meanwhile.
+	from, hi := s.disk.freedTo, s.minPhys.Load()
 	if hi <= from {
 		return
 	}
-	s.compactLog(from, hi)
-	s.disk.compactedTo = hi
+	s.freeLog(from, hi)
+	s.disk.freedTo = hi
 	s.checkDisk()
 	if before != nil && hi > lo {
 		s.opts.OnForcedClean(forcedClean(lo, hi, before, s.Queues()))
@@ -262,10 +291,23 @@ func forceCleanCutoff(lo, hi int64) int64 {
 	return min(lo+max((hi-lo)/10, truncateStep), hi-1)
 }
 
-// compactLog compacts the log's keys in [lo, hi), which a truncation just
+// freeLog frees the log's keys in [lo, hi), which a truncation just
 // deleted, so that the space comes back now. It gives up when the store
 // closes.
-func (s *Store) compactLog(lo, hi int64) {
+//
+// It excises the range: Pebble drops the tables wholly in it and narrows
+// the rest to what lies outside, writing nothing, as RocketMQ deletes
+// whole old files. The table holding both sides of hi keeps its file until
+// a later clean takes the rest of it (at most a memtable's flush: the
+// log's keys only grow, so its tables are flushes moved down whole).
+// Compacting the range instead (what this did first) took in the table
+// the truncation's range deletion was flushed to, which also held the
+// appends made with it, so spanned from lo to the newest record: that
+// compaction rewrote the whole live log, twice its size on disk meanwhile
+// (TestDiskModel: 11.6 MiB of tables, 22.1 MiB during it, on a 16 MiB
+// disk), and left it in a few large tables. Excised, that table keeps only
+// its appends.
+func (s *Store) freeLog(lo, hi int64) {
 	if err := s.readLock(); err != nil {
 		return
 	}
@@ -279,8 +321,9 @@ func (s *Store) compactLog(lo, hi int64) {
 		case <-ctx.Done():
 		}
 	}()
-	if err := s.log.Compact(ctx, commitlog.Key(lo), commitlog.Key(hi), false); err != nil && ctx.Err() == nil {
-		s.opts.Logger.Errorf("store: compacting the deleted log [%d, %d): %v", lo, hi, err)
+	span := pebble.KeyRange{Start: commitlog.Key(lo), End: commitlog.Key(hi)}
+	if err := s.log.Excise(ctx, span); err != nil && ctx.Err() == nil {
+		s.opts.Logger.Errorf("store: freeing the deleted log [%d, %d): %v", lo, hi, err)
 	}
 }
 

@@ -153,8 +153,9 @@
 // DiskCheckInterval and before a large Put; above DiskSpaceWarningLevelRatio
 // Put and AppendOp refuse with ErrDiskFull (other ops go on), above
 // DiskSpaceCleanForciblyRatio retention deletes the oldest log whatever its
-// age (one slice, the oldest tenth, per check, compacted away before usage
-// is read again), and appends resume by themselves when usage falls. The refusal comes
+// age (one slice, the oldest tenth, per check, excised before usage is
+// read again), and appends resume by themselves when usage falls. Usage
+// counts the log still in the memtables (see readUsage). The refusal comes
 // before ENOSPC because Pebble cannot continue after a failed WAL write:
 // such a failure latches ErrFailed (with its cause) until the store is
 // reopened (for the ops that write the failed database: a failed log still

@@ -11,6 +11,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/runnelmq/runnel/store/meta"
 )
 
@@ -71,10 +72,18 @@ func (s *Store) Snapshot(w io.Writer) error {
 	// Every op is in both databases' memtables once it leaves the lock
 	// (Pebble publishes a batch before ApplyNoSyncWait returns).
 	logSnap, metaSnap := s.log.NewSnapshot(), s.db.NewSnapshot()
+	// The log's iterator is opened here, before any truncation can come:
+	// the disk check excises what a truncation deleted (freeLog), and an
+	// excise removes it from open snapshots too, from iterators opened
+	// before it only.
+	logIt, err := logSnap.NewIter(nil)
 	lastStoreTs := s.lastStoreTs
 	s.applyMu.Unlock()
 	defer logSnap.Close()
 	defer metaSnap.Close()
+	if err != nil {
+		return err
+	}
 
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 256<<10)
@@ -86,9 +95,11 @@ func (s *Store) Snapshot(w io.Writer) error {
 		tag  byte
 		snap *pebble.Snapshot
 	}{{snapLog, logSnap}, {snapMeta, metaSnap}} {
-		it, err := db.snap.NewIter(nil)
-		if err != nil {
-			return err
+		it := logIt
+		if db.snap != logSnap {
+			if it, err = db.snap.NewIter(nil); err != nil {
+				return err
+			}
 		}
 		for ok := it.First(); ok; ok = it.Next() {
 			v, err := it.ValueAndErr()
@@ -123,8 +134,7 @@ func (s *Store) Snapshot(w io.Writer) error {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("store: snapshot: %w", err)
 	}
-	_, err := w.Write(binary.BigEndian.AppendUint32(hdr[:0], crc.Sum32()))
-	if err != nil {
+	if _, err := w.Write(binary.BigEndian.AppendUint32(hdr[:0], crc.Sum32())); err != nil {
 		return fmt.Errorf("store: snapshot: %w", err)
 	}
 	return nil
