@@ -3,7 +3,8 @@ package broker
 import (
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
+
+	"github.com/runnelmq/runnel/internal/periodic"
 )
 
 // Memory that comes back. Under load Pebble fills memtables and the Go
@@ -62,16 +63,7 @@ func (b *Broker) releaseIdleMemory() {
 			b.memReleases.Add(1)
 		},
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			r.tick()
-		}
-	}
+	periodic.Run(b.stop, every, func() { r.tick() })
 }
 
 // MemoryReleases counts the idle spells in which the broker gave memory

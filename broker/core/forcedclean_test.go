@@ -1,12 +1,12 @@
 package core
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/syncbuf"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -16,31 +16,12 @@ import (
 	"github.com/runnelmq/runnel/topicconf"
 )
 
-// lockedBuffer is a log sink the store's goroutine writes and the test
-// reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestForcedCleanCountsUnconsumed: a forced clean (disk above
 // diskSpaceCleanForciblyRatio) is counted, by the groups that had not
 // consumed what it deleted, and said in a WARN naming them.
 func TestForcedCleanCountsUnconsumed(t *testing.T) {
 	fs := faultfs.New(vfs.NewMem(), 1<<30, 50)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	c := openCore(t, func(cfg *Config, o *store.Options) {
 		o.FS = fs
 		o.DiskCheckInterval = 5 * time.Millisecond
