@@ -199,7 +199,7 @@ func (c *entryCursor) at(off int64) (consumequeue.Entry, bool, error) {
 		// them), and retention raises the queue's minimum before it
 		// deletes a chunk, so an entry at or above the minimum is still
 		// there.
-		if rc := c.q.loadChunk(); rc != nil && rc.start == start && off-rc.first < int64(len(rc.entries)) && off >= c.q.min.Load() {
+		if rc := c.q.loadChunk(); rc != nil && rc.start == start && off >= rc.first && off-rc.first < int64(len(rc.entries)) && off >= c.q.min.Load() {
 			c.start, c.first, c.entries = rc.start, rc.first, rc.entries
 		} else {
 			// The entries are published in q.chunk, so never decoded

@@ -188,8 +188,10 @@ func (s *Store) read(res *GetResult, q *queue, topic string, queueID int32, offs
 			if !inQueue {
 				// Retention removed it meanwhile. A truncation raises the
 				// queue's minimum before its deletions become visible, so
-				// the minimum says where the first entry left is.
-				if min := q.min.Load(); off < min {
+				// the minimum says where the first entry left is. An
+				// answer's records are contiguous: one that has some ends
+				// here, and the next Get finds the minimum.
+				if min := q.min.Load(); off < min && res.Count == 0 {
 					off = min
 					continue
 				}
