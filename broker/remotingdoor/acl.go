@@ -53,6 +53,7 @@ func (d *Door) aclCodes() acl.Codes {
 		protocol.ReqSendReplyMessage:        sendNeeds, // checked before the core stores the reply
 		protocol.ReqSendReplyMessageV2:      sendNeeds,
 		protocol.ReqEndTransaction:          d.endTransactionNeeds,
+		protocol.ReqRecallMessage:           named(acl.Pub, topic("topic")),
 		protocol.ReqConsumerSendMsgBack:     named(acl.Sub, group("group")),
 		protocol.ReqPullMessage:             named(acl.Sub, topic("topic"), group("consumerGroup")),
 		protocol.ReqLitePullMessage:         named(acl.Sub, topic("topic"), group("consumerGroup")),

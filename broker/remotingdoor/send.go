@@ -111,6 +111,7 @@ func sendAnswerFields(dst []protocol.Field, res core.SendResult) []protocol.Fiel
 		MsgRegion:     res.Region,
 		TraceOn:       "true",
 		TransactionID: res.TransactionID,
+		RecallHandle:  res.RecallHandle,
 	}
 	return out.Append(dst)
 }

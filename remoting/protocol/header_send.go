@@ -210,6 +210,7 @@ type SendMessageResponseHeader struct {
 	BatchUniqID   string // batchUniqId (RocketMQ 5; optional)
 	MsgRegion     string // MSG_REGION (optional; the client defaults it to DefaultRegion)
 	TraceOn       string // TRACE_ON: "true"/"false" (optional)
+	RecallHandle  string // recallHandle: a timer message's, for RECALL_MESSAGE (RocketMQ 5.3; optional)
 }
 
 // Decode reads the header; msgId, queueId and queueOffset are required.
@@ -235,6 +236,7 @@ func (h *SendMessageResponseHeader) decode(d *extDecoder) error {
 		BatchUniqID:   d.str("batchUniqId", false),
 		MsgRegion:     d.str("MSG_REGION", false),
 		TraceOn:       d.str("TRACE_ON", false),
+		RecallHandle:  d.str("recallHandle", false),
 	}
 	return d.err
 }
@@ -246,7 +248,7 @@ func (h SendMessageResponseHeader) Encode() map[string]string {
 
 // SendResponseFields is the most fields SendMessageResponseHeader.Append
 // adds: room for them lets a caller append without a reallocation.
-const SendResponseFields = 7
+const SendResponseFields = 8
 
 // Append appends Encode's fields to dst: a broker answering a send puts
 // them in Command.MoreExt, so a send's answer builds no map.
@@ -259,5 +261,6 @@ func (h SendMessageResponseHeader) Append(dst []Field) []Field {
 	e.optStr("batchUniqId", h.BatchUniqID)
 	e.optStr("MSG_REGION", h.MsgRegion)
 	e.optStr("TRACE_ON", h.TraceOn)
+	e.optStr("recallHandle", h.RecallHandle)
 	return e.fs
 }
