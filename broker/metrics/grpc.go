@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/runnelmq/runnel/broker/core"
 )
 
 // The gRPC door's figures, under the names the remoting door's are
@@ -15,9 +17,6 @@ import (
 // ("ok", "message_not_found"); the messages a gRPC send stored and a
 // receive delivered count in rocketmq_messages_in_total and
 // rocketmq_messages_out_total as the remoting door's do.
-
-// grpcProtocol is the protocol_type label of the gRPC door's calls.
-const grpcProtocol = "grpc_v2"
 
 // grpcKey names a gRPC latency series (rpcLatency.grpc caches them).
 type grpcKey struct {
@@ -36,7 +35,7 @@ func (m *Metrics) ObserveGRPC(rpc, code string, longPolling, answered bool, elap
 		if !answered {
 			result = "process_request_failed"
 		}
-		o := m.rpc.h.WithLabelValues(grpcProtocol, snake(rpc), strings.ToLower(code), boolLabel(longPolling), result)
+		o := m.rpc.h.WithLabelValues(core.ProtocolGRPC, snake(rpc), strings.ToLower(code), boolLabel(longPolling), result)
 		v, _ = m.rpc.grpc.LoadOrStore(k, o)
 	}
 	v.(prometheus.Observer).Observe(float64(elapsed) / float64(time.Millisecond))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/runnelmq/runnel/broker/core"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -64,7 +65,7 @@ func (r *rpcLatency) child(k rpcKey) prometheus.Observer {
 	case k.resp == noAnswer:
 		result = "process_request_failed"
 	}
-	o := r.h.WithLabelValues("remoting", reqName, respName, boolLabel(k.longPolling), result)
+	o := r.h.WithLabelValues(core.ProtocolRemoting, reqName, respName, boolLabel(k.longPolling), result)
 	if reqName != "unknown" && respName != "unknown" {
 		r.series.Store(k, o)
 	}
