@@ -1,10 +1,10 @@
 package core
 
 import (
-	"errors"
 	"time"
 
 	"github.com/runnelmq/runnel/broker/due"
+	"github.com/runnelmq/runnel/message"
 )
 
 // Recall withdraws a timer message before it falls due, given the recall
@@ -22,9 +22,9 @@ func (c *Core) Recall(topic, handle, producerGroup string) (string, error) {
 	if _, ok := c.topics.get(topic); !ok {
 		return "", errorf(TopicNotFound, "recall failed, the topic[%s] not exist", topic)
 	}
-	h, err := due.DecodeRecallHandle(handle)
+	h, err := message.DecodeRecallHandle(handle)
 	if err != nil {
-		return "", errorf(IllegalOperation, "recall failed, %v", errors.Unwrap(err))
+		return "", errorf(IllegalOperation, "recall failed, %v", err)
 	}
 	if h.Topic != topic {
 		return "", refuse(IllegalOperation, "recall failed, topic not match")

@@ -1,7 +1,6 @@
 package due
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,7 +13,7 @@ import (
 // due, as core.Recall does (through TransformTimer).
 func (e *env) recallTimer(key string, due int64) {
 	e.t.Helper()
-	props := RecallMarker(RecallHandle{Topic: "T", Broker: "b", Due: due, UniqKey: key})
+	props := RecallMarker(message.RecallHandle{Topic: "T", Broker: "b", Due: due, UniqKey: key})
 	m := &message.MessageExt{Message: message.Message{Topic: "T", Body: []byte("0"), Properties: props}}
 	if ok, err := TransformTimer(m, e.clock.Now(), DefaultTimerMaxDelay); !ok || err != nil {
 		e.t.Fatalf("TransformTimer(marker) = %v, %v", ok, err)
@@ -55,39 +54,4 @@ func TestRecallWithdrawsOnlyItsTimer(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestRecallHandle(t *testing.T) {
-	h := RecallHandle{Topic: "T", Broker: "broker-a", Due: 1_700_000_000_123, UniqKey: "7F0000010001000000000000000A0001"}
-	got, err := DecodeRecallHandle(h.Encode())
-	if err != nil || got != h {
-		t.Fatalf("round trip: %+v, %v", got, err)
-	}
-	// Java's HandleV1.buildHandle of the same fields, by hand: the same text.
-	if want := "djEgVCBicm9rZXItYSAxNzAwMDAwMDAwMTIzIDdGMDAwMDAxMDAwMTAwMDAwMDAwMDAwMDAwMEEwMDAx"; h.Encode() != want {
-		t.Errorf("encoded %s, want %s", h.Encode(), want)
-	}
-	for _, bad := range []string{"", "%%%", "djEgVA==" /* "v1 T" */, "djIgVCBiIDEgaw==" /* v2 */, "djEgVCBiIHNvb24gaw==" /* due "soon" */} {
-		if _, err := DecodeRecallHandle(bad); !errors.Is(err, ErrBadRecallHandle) {
-			t.Errorf("DecodeRecallHandle(%q) = %v, want ErrBadRecallHandle", bad, err)
-		}
-	}
-}
-
-func FuzzRecallHandle(f *testing.F) {
-	f.Add(RecallHandle{Topic: "T", Broker: "b", Due: 5, UniqKey: "k"}.Encode())
-	f.Add("djEgVCBiIDEgaw==")
-	f.Fuzz(func(t *testing.T, s string) {
-		h, err := DecodeRecallHandle(s)
-		if err != nil {
-			if !errors.Is(err, ErrBadRecallHandle) {
-				t.Fatalf("error %v is not ErrBadRecallHandle", err)
-			}
-			return
-		}
-		again, err := DecodeRecallHandle(h.Encode())
-		if err != nil || again != h {
-			t.Fatalf("%+v does not round-trip: %+v, %v", h, again, err)
-		}
-	})
 }
