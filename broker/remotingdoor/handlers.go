@@ -17,7 +17,7 @@ func (d *Door) registerHandlers() {
 	d.srv.HandleRun(sendCodes, d.handleSendRun)
 	h(protocol.ReqSendReplyMessage, d.handleSendReply)
 	h(protocol.ReqSendReplyMessageV2, d.handleSendReply)
-	h(protocol.ReqRecallMessage, d.handleRecall)
+	h(protocol.ReqRecallMessage, withHeader(d.handleRecall))
 	h(protocol.ReqPullMessage, withHeader(d.handlePull))
 	h(protocol.ReqLitePullMessage, withHeader(d.handlePull))
 	h(protocol.ReqQueryConsumerOffset, withHeader(d.handleQueryConsumerOffset))

@@ -36,6 +36,7 @@ func allHeaders() []any {
 		&PopMessageRequestHeader{}, &PopMessageResponseHeader{}, &AckMessageRequestHeader{},
 		&ChangeInvisibleTimeRequestHeader{}, &ChangeInvisibleTimeResponseHeader{},
 		&NotificationRequestHeader{}, &NotificationResponseHeader{},
+		&RecallMessageRequestHeader{}, &RecallMessageResponseHeader{},
 	}
 }
 
@@ -194,6 +195,8 @@ func TestEncodeMatchesOfficialKeys(t *testing.T) {
 		{ViewMessageRequestHeader{}.Encode(), "offset"},
 		{CreateTopicRequestHeader{}.Encode(), "defaultTopic order perm readQueueNums topic topicFilterType topicSysFlag writeQueueNums"},
 		{DeleteTopicRequestHeader{}.Encode(), "topic"},
+		// Java 5.3's DefaultMQProducerImpl.recallMessage sets all four.
+		{RecallMessageRequestHeader{ProducerGroup: "pg", BrokerName: "b"}.Encode(), "bname producerGroup recallHandle topic"},
 	}
 	for _, tt := range tests {
 		keys := make([]string, 0, len(tt.ext))
