@@ -20,6 +20,9 @@
 //   - Producer.Request and Reply: request/reply (request.go); the broker
 //     pushes a reply to the requesting client, which hands it to the
 //     Request waiting for its correlation id.
+//   - Producer.Recall: withdraws a timer message before it falls due, by
+//     the recall handle its send was answered with (RocketMQ 5.3's
+//     RECALL_MESSAGE), sent to the broker the handle names (recall.go).
 //   - TransactionProducer: a Producer that sends halves, runs the local
 //     transaction, ends it, and answers the broker's CHECK_TRANSACTION_STATE
 //     on a bounded worker pool (transaction.go).

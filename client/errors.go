@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
 
@@ -30,6 +31,10 @@ var (
 	ErrBadMessage = errors.New("client: bad message")
 	// ErrNameServer means no name server answered.
 	ErrNameServer = errors.New("client: no name server answered")
+	// ErrBadRecallHandle is wrapped by a Recall whose handle does not
+	// parse. It is the handle codec's own sentinel
+	// (message.ErrBadRecallHandle), so its text says "message:".
+	ErrBadRecallHandle = message.ErrBadRecallHandle
 )
 
 // BrokerError is a non-success answer from a broker or name server: which

@@ -29,6 +29,22 @@ func ExampleProducer() {
 	fmt.Println(res.MsgID, res.Queue, res.QueueOffset)
 }
 
+func ExampleProducer_Recall() {
+	ctx := context.Background()
+	var p *client.Producer // started, as in ExampleProducer
+	res, err := p.Send(ctx, &client.Message{Topic: "Reminders", Body: []byte("call back"), DeliverAfter: time.Hour})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Keep res.RecallHandle; later, before the hour is out, any producer
+	// may withdraw the message with it.
+	id, err := p.Recall(ctx, "Reminders", res.RecallHandle)
+	if err != nil {
+		log.Fatal(err) // e.g. client: recall to broker-a (10.0.0.5:10911): CODE 604 recall failed, timestamp invalid
+	}
+	fmt.Println("recalled", id)
+}
+
 func ExamplePushConsumer() {
 	cfg := client.DefaultPushConsumerConfig()
 	cfg.Client.NameServerAddrs = []string{"127.0.0.1:9876"}

@@ -131,6 +131,10 @@ type SendResult struct {
 	// QueueOffset is the offset of the (first) message in its queue.
 	QueueOffset   int64
 	TransactionID string
+	// RecallHandle, set for a timer message (DeliverAt, DeliverAfter) by a
+	// broker that supports recalling (RocketMQ 5.3, Runnel), withdraws the
+	// message before it falls due: Producer.Recall.
+	RecallHandle string
 }
 
 // Producer sends messages. It is safe for concurrent use.
@@ -605,6 +609,7 @@ func (p *Producer) sendTo(b *sendBudget, inst *instance, mq queue.MessageQueue, 
 	res.OffsetMsgID = rh.MsgID
 	res.QueueOffset = rh.QueueOffset
 	res.TransactionID = rh.TransactionID
+	res.RecallHandle = rh.RecallHandle
 	if rh.QueueID != mq.QueueID {
 		res.Queue.QueueID = rh.QueueID
 	}
