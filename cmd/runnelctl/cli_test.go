@@ -65,6 +65,9 @@ func TestErrorsAreOneLine(t *testing.T) {
 		{[]string{"message", "get", "XYZ", "--namesrv", ns.srv.Addr()}, "want 32 hex digits"},
 		{[]string{"message", "query", "--topic", "t"}, "needs --key"},
 		{[]string{"message", "query", "--topic", "t", "--key", "k", "--begin", "soon"}, "--begin"},
+		{[]string{"message", "recall", "--handle", "h"}, "needs --topic"},
+		{[]string{"message", "recall", "--topic", "t"}, "needs --handle"},
+		{[]string{"message", "recall", "--topic", "t", "--handle", "not-a-handle"}, "--handle: message: bad recall handle: not a version 1 handle"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			assertFailed(t, runCLI(t, nil, "", tc.args...), tc.want)

@@ -17,10 +17,12 @@ import (
 )
 
 func newMessageCmd(a *app) *cobra.Command {
-	return nounCmd("message", "Find messages by id or key, print a queue, replay one on a consumer", "", `  runnelctl message get 7F00000100002A9F0000000000000C4E
+	return nounCmd("message", "Find messages by id or key, print a queue, replay one on a consumer, recall a timer message", "", `  runnelctl message get 7F00000100002A9F0000000000000C4E
   runnelctl message query --topic orders --key order-42
-  runnelctl message print --topic orders --count 5`,
-		newMessageGetCmd(a), newMessageQueryCmd(a), newMessagePrintCmd(a), newMessageConsumeDirectlyCmd(a), newMessageTraceCmd(a))
+  runnelctl message print --topic orders --count 5
+  runnelctl message recall --topic reminders --handle HANDLE`,
+		newMessageGetCmd(a), newMessageQueryCmd(a), newMessagePrintCmd(a), newMessageConsumeDirectlyCmd(a), newMessageTraceCmd(a),
+		newMessageRecallCmd(a))
 }
 
 // messageView is a message as runnelctl shows it.

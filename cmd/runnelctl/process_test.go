@@ -239,6 +239,9 @@ func TestProcessAgainstCluster(t *testing.T) {
 	t.Run("timer send", func(t *testing.T) {
 		testTimerSend(t, ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()})
 	})
+	t.Run("timer recall", func(t *testing.T) {
+		testTimerRecall(t, ctl{t: t, bin: bin, namesrv: cl.NamesrvAddr()})
+	})
 
 	// Delete: gone from the list and the route.
 	c.ok("", "topic", "delete", "orders")

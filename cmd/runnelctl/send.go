@@ -43,6 +43,8 @@ type sentRow struct {
 	Broker      string `json:"brokerName"`
 	QueueID     int32  `json:"queueId"`
 	QueueOffset int64  `json:"queueOffset"`
+	// RecallHandle is a timer message's: message recall takes it.
+	RecallHandle string `json:"recallHandle,omitempty"`
 }
 
 func newSendCmd(a *app) *cobra.Command {
@@ -70,7 +72,9 @@ stderr with the level the broker stored.
 instead (RocketMQ 5's TIMER_DELAY_MS / TIMER_DELIVER_MS): any delay up to the
 broker's timerMaxDelaySec, 3 days by default. TIME is RFC 3339, milliseconds since
 the epoch, "2006-01-02 15:04:05" (local) or mqadmin's 2006-01-02#15:04:05:000, as
-the consumer's --from takes.`,
+the consumer's --from takes. A timer message's row ends with its RECALL HANDLE
+(recallHandle with -o json): runnelctl message recall --topic TOPIC --handle
+HANDLE withdraws it before it is due.`,
 		Example: `  runnelctl send --topic orders "first order" "second order"
   runnelctl send --topic orders --keys order-42 --tag created '{"id":42}'
   seq 1 100 | runnelctl send --topic numbers
@@ -117,6 +121,27 @@ the consumer's --from takes.`,
 	return cmd
 }
 
+// startProducer starts a producer of group for a command (role names its
+// client instance), each call bounded by --timeout; sel nil is the
+// default selector. The caller shuts it down.
+func (a *app) startProducer(ctx context.Context, group, role string, sel client.QueueSelector) (*client.Producer, error) {
+	cfg := client.DefaultProducerConfig()
+	cfg.Group = group
+	cfg.Client = a.clientConfig(role)
+	cfg.Selector = sel
+	if a.timeout > 0 {
+		cfg.SendTimeout = a.timeout
+	}
+	p, err := client.NewProducer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Start(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // progressEvery is how often send updates its progress line on a
 // terminal.
 var progressEvery = time.Second
@@ -124,20 +149,12 @@ var progressEvery = time.Second
 // send sends every body with the client's producer and prints a row per
 // message as it goes, so a long stdin stream shows progress.
 func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
-	cfg := client.DefaultProducerConfig()
-	cfg.Group = f.group
-	cfg.Client = a.clientConfig("send")
-	if a.timeout > 0 {
-		cfg.SendTimeout = a.timeout
-	}
+	var sel client.QueueSelector
 	if f.broker != "" {
-		cfg.Selector = pinnedQueue{broker: f.broker, queue: f.queue, n: new(atomic.Uint64)}
+		sel = pinnedQueue{broker: f.broker, queue: f.queue, n: new(atomic.Uint64)}
 	}
-	p, err := client.NewProducer(cfg)
+	p, err := a.startProducer(ctx, f.group, "send", sel)
 	if err != nil {
-		return err
-	}
-	if err := p.Start(ctx); err != nil {
 		return err
 	}
 	defer func() { _ = p.Shutdown(context.Background()) }()
@@ -145,7 +162,8 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 	// Rows are written as each send completes, so a long stdin stream shows
 	// progress; fixed widths keep them aligned without buffering (ids are
 	// 32 hex digits).
-	const rowFormat = "%-10s %-32s %-32s %-12s %5v %8v\n"
+	const rowFormat = "%-10s %-32s %-32s %-12s %5v %8v%s\n"
+	timer := f.delayFor > 0 || !f.deliverTime.IsZero()
 	sent, rows := 0, 0
 	start := time.Now()
 	checked := map[string]bool{} // brokers whose delay level checkDelay has seen
@@ -175,7 +193,7 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 			return nil
 		}
 		row := sentRow{Status: res.Status.String(), MsgID: res.MsgID, OffsetMsgID: res.OffsetMsgID,
-			Broker: res.Queue.BrokerName, QueueID: res.Queue.QueueID, QueueOffset: res.QueueOffset}
+			Broker: res.Queue.BrokerName, QueueID: res.Queue.QueueID, QueueOffset: res.QueueOffset, RecallHandle: res.RecallHandle}
 		if a.output == "json" {
 			// One JSON object per line, so a script can read results as
 			// they come.
@@ -183,9 +201,10 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 		}
 		rows++
 		if rows == 1 { // the header comes with the first row, so a failure prints nothing
-			fmt.Fprintf(a.stdout, rowFormat, "STATUS", "MSG ID", "OFFSET MSG ID", "BROKER", "QUEUE", "OFFSET")
+			fmt.Fprintf(a.stdout, rowFormat, "STATUS", "MSG ID", "OFFSET MSG ID", "BROKER", "QUEUE", "OFFSET", cell(timer, "RECALL HANDLE"))
 		}
-		_, err = fmt.Fprintf(a.stdout, rowFormat, row.Status, row.MsgID, row.OffsetMsgID, row.Broker, row.QueueID, row.QueueOffset)
+		_, err = fmt.Fprintf(a.stdout, rowFormat, row.Status, row.MsgID, row.OffsetMsgID, row.Broker, row.QueueID, row.QueueOffset,
+			cell(timer, dash(row.RecallHandle)))
 		return err
 	}
 	sendOne := func(body string) error {
@@ -247,6 +266,14 @@ func (a *app) send(ctx context.Context, f sendFlags, args []string) error {
 			}
 		}
 	}
+}
+
+// cell is an optional last column of send's rows: " "+v when shown.
+func cell(shown bool, v string) string {
+	if !shown {
+		return ""
+	}
+	return " " + v
 }
 
 // checkDelay warns on stderr when broker stored a delayed message at
