@@ -128,16 +128,16 @@ const (
 // same way.)
 const holdDelay = 2 * time.Millisecond
 
-// heldPull sends a pull at the queue's end (*max) that the broker holds,
+// heldPull sends a pull at the queue's end (*end) that the broker holds,
 // then a message to the queue, and returns the time from that send to the
-// pull's answer; *max moves past the new message.
-func heldPull(ctx context.Context, cl *remoting.Client, addr, topic string, max *int64) (time.Duration, error) {
+// pull's answer; *end moves past the new message.
+func heldPull(ctx context.Context, cl *remoting.Client, addr, topic string, end *int64) (time.Duration, error) {
 	type answer struct {
 		at  time.Time
 		err error
 	}
 	done := make(chan answer, 1)
-	off := *max
+	off := *end
 	go func() {
 		_, err := invoke(ctx, cl, addr, protocol.NewRequest(protocol.ReqPullMessage,
 			pullHeader(topic, off, protocol.PullFlagSuspend).Encode(), nil), protocol.RespSuccess)
@@ -155,7 +155,7 @@ func heldPull(ctx context.Context, cl *remoting.Client, addr, topic string, max 
 	if a.err != nil {
 		return 0, a.err
 	}
-	*max = off + 1
+	*end = off + 1
 	return a.at.Sub(start), nil
 }
 
