@@ -10,6 +10,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/runnelmq/runnel/bench/internal/proc"
 )
 
 // natsSystem is a NATS server with JetStream on a file store, driven by
@@ -31,12 +33,12 @@ type natsServer struct {
 
 func (t topology) startNATS(ctx context.Context, dir string) (natsServer, error) {
 	if t.process() {
-		p, addrs, err := startProc(ctx, t.NATSBin, []string{"-a", "127.0.0.1", "-p", "-1", "-js", "-sd", dir},
+		p, addrs, err := proc.Start(ctx, t.NATSBin, []string{"-a", "127.0.0.1", "-p", "-1", "-js", "-sd", dir},
 			regexp.MustCompile(`Listening for client connections on (\S+)`))
 		if err != nil {
 			return natsServer{}, err
 		}
-		return natsServer{url: "nats://" + addrs[0], cpu: p.cpu, stop: p.stop}, nil
+		return natsServer{url: "nats://" + addrs[0], cpu: p.CPU, stop: p.Stop}, nil
 	}
 	srv, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: server.RANDOM_PORT,

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runnelmq/runnel/bench/internal/proc"
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
@@ -36,7 +37,7 @@ type runnelCluster struct {
 	grpcAddr string
 	ns       *namesrv.Server
 	b        *broker.Broker
-	p        *proc
+	p        *proc.Proc
 }
 
 // defaultTransport is the in-process cluster's remoting transport when a
@@ -135,7 +136,7 @@ func (t topology) startRunnelProcess(ctx context.Context, dir string, grpc bool)
 	if grpc {
 		grpcListen, want = "127.0.0.1:0", append(want, devGRPCLine)
 	}
-	p, addrs, err := startProc(ctx, t.RunnelBin, []string{"dev", "--dir", dir,
+	p, addrs, err := proc.Start(ctx, t.RunnelBin, []string{"dev", "--dir", dir,
 		"--namesrv-listen", "127.0.0.1:0", "--broker-listen", "127.0.0.1:0", "--grpc-listen", grpcListen,
 		"--metrics-listen", "", "--console-listen", "off", "--log-level", "error"}, want...)
 	if err != nil {
@@ -153,7 +154,7 @@ func (c *runnelCluster) brokerCPU() cpuSource {
 	if c.p == nil {
 		return nil
 	}
-	return c.p.cpu
+	return c.p.CPU
 }
 
 // createTopics creates the topics with benchQueues queues each (16 at a
@@ -222,7 +223,7 @@ func (c *runnelCluster) addr() string { return c.nsAddr }
 
 func (c *runnelCluster) close() {
 	if c.p != nil {
-		c.p.stop()
+		c.p.Stop()
 		return
 	}
 	if c.b != nil {

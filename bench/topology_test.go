@@ -5,21 +5,9 @@ import (
 	"os"
 	"testing"
 	"time"
-)
 
-func TestStatTicks(t *testing.T) {
-	// A command name may hold spaces and parentheses.
-	line := "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 1523 0 0 0 170 31 0 0 20 0 9 0 8851 1290915840 11226 18446744073709551615\n"
-	n, err := statTicks(line)
-	if err != nil || n != 201 {
-		t.Fatalf("statTicks = %d, %v; want 201", n, err)
-	}
-	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 1523 0 0 0 abc 31 0"} {
-		if n, err := statTicks(bad); err == nil {
-			t.Errorf("statTicks(%q) = %d, want an error", bad, n)
-		}
-	}
-}
+	"github.com/runnelmq/runnel/bench/internal/proc"
+)
 
 // /proc/PID/stat and getrusage count the same CPU: this process's, read
 // from /proc before and after getrusage, brackets it within what /proc's
@@ -28,16 +16,16 @@ func TestStatTicks(t *testing.T) {
 func TestProcCPUIsTheProcesssCPU(t *testing.T) {
 	for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
 	}
-	before, err := procCPU(os.Getpid())
+	before, err := proc.CPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	self := processCPU()
-	after, err := procCPU(os.Getpid())
+	after, err := proc.CPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tick := time.Second / time.Duration(clockTicks())
+	tick := proc.Tick()
 	if self < before-tick || self > after+3*tick || before <= 0 {
 		t.Fatalf("/proc says %v then %v, getrusage %v between (tick %v)", before, after, self, tick)
 	}
