@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -25,9 +26,18 @@ const groupName = "RaftNode00"
 // A replicated group's nodes run with the defaults a user gets from the
 // DLedger keys alone (docs/replication.md): flushDiskType as the single
 // broker's (ASYNC_FLUSH), the raft log as the broker writes it for that
-// mode, raft's LAN timeouts. Only where the nodes run differs: in this
-// process over raft's in-memory transport (raftnet, the one the tests
-// use), or in processes of their own over loopback TCP.
+// mode. Only where the nodes run differs: in this process over raft's
+// in-memory transport (raftnet, the one the tests use), or in processes of
+// their own over loopback TCP.
+//
+// But for raft's timeouts (raftHeartbeatTimeoutMs, raftElectionTimeoutMs),
+// which are groupTimeout, not the LAN default of 300 ms: what is measured
+// is throughput, not failover, and on a 2-core machine shared with other
+// jobs a node is now and then starved for longer than the default lease
+// (250 ms); its leader then steps down and the run fails on a refused
+// send. A longer lease changes nothing while the leader keeps it (the
+// heartbeats go every tenth of it instead of every 30 ms).
+const groupTimeout = time.Second
 
 // startGroupHere starts a name server and a group of n brokers in this
 // process, storing under dir, linked by raftnet's in-memory transport.
@@ -52,6 +62,7 @@ func startGroupHere(dir string, n int, o runnelOptions) (*runnelCluster, error) 
 		cfg.Replication.SelfID = peers[i].ID
 		cfg.Replication.Peers = peers
 		cfg.Replication.Transport = links.Transport(i)
+		cfg.Replication.HeartbeatTimeout, cfg.Replication.ElectionTimeout = groupTimeout, groupTimeout
 		var b *broker.Broker
 		if b, err = broker.New(cfg); err == nil {
 			if err = b.Start(); err != nil {
@@ -97,6 +108,8 @@ func (t topology) startGroupProcess(ctx context.Context, dir string, n int) (*ru
 			"dLegerGroup=" + groupName,
 			"dLegerPeers=" + strings.Join(peers, ";"),
 			fmt.Sprintf("dLegerSelfId=n%d", i),
+			fmt.Sprintf("raftHeartbeatTimeoutMs=%d", groupTimeout.Milliseconds()),
+			fmt.Sprintf("raftElectionTimeoutMs=%d", groupTimeout.Milliseconds()),
 		}, "\n")+"\n"), 0o644); err != nil {
 			c.close()
 			return nil, err
