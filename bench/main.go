@@ -19,6 +19,12 @@
 // the first send to the last answer; consume time from the consumer's
 // creation to the last delivery.
 //
+// runnel-raft3 runs the same workload against a replicated group of three
+// brokers (group.go): in this process over raft's in-memory transport, or
+// as a name server and three broker processes from DLedger-style
+// broker.conf files; its "vs runnel" ratios are issue 39's goals for a
+// group.
+//
 // It lives in a module of its own so that the main module does not depend
 // on nats-server. scripts/bench-compare.sh [N] [K] runs it.
 package main
