@@ -20,13 +20,12 @@
 //   - A Propose success means: the entry is in a majority's raft log
 //     (fsynced there; with LogSyncInterval, in their page cache and
 //     fsynced within it; neither with LogNoSync), it is applied on this
-//     node, and the
-//     ApplyResult is what this node's store returned (the offsets every
-//     member assigned). Any failure means it was not acknowledged: a
-//     follower refuses with ErrNotLeader at once; a leader that loses its
-//     majority fails its pending proposals (ErrNotLeader with Lost: the new
-//     term may or may not hold the entry) and never reports success for an
-//     entry the new term did not commit. A client that retries may store a
+//     node, and the ApplyResult is what this node's store returned (the
+//     offsets every member assigned). Any failure means it was not
+//     acknowledged: a follower refuses with ErrNotLeader at once; a leader
+//     that loses its majority fails its pending proposals (ErrNotLeader
+//     with Lost: the new term may or may not hold the entry) and never
+//     reports success for an entry the new term did not commit. A client that retries may store a
 //     message twice (at-least-once, as RocketMQ).
 //   - Ops a store refuses deterministically (store.ErrBadOp,
 //     store.ErrInvalidOp) are refused alike by every member and change
@@ -47,10 +46,12 @@
 // interval: no process crash loses an acknowledged entry, an OS crash of a
 // majority may lose the last interval, as a single broker's ASYNC_FLUSH.
 // Term and vote are fsynced before raft is told they are stored either way:
-// a node that forgot its vote could vote twice in a term. On start the node deletes the stores
-// of its earlier run and rebuilds one from raft's latest snapshot plus the
-// committed log after it (the leader tells it the commit index). This
-// costs a restore and a replay per restart, and a full store copy per
+// a node that forgot its vote could vote twice in a term.
+//
+// On start the node deletes the stores of its earlier run and rebuilds one
+// from raft's latest snapshot plus the committed log after it (the leader
+// tells it the commit index). This costs a restore and a replay per
+// restart, and a full store copy per
 // snapshot (SnapshotThreshold entries). What removes both is a store that
 // records the raft index it applied atomically with each op's batch: a
 // restart would then keep the store and skip the entries it holds, and
