@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -81,7 +80,7 @@ func startGroupHere(dir string, n int, o runnelOptions) (*runnelCluster, error) 
 // startGroupProcess runs a name server process and n broker processes,
 // each from a broker.conf with the DLedger keys, on free loopback ports.
 func (t topology) startGroupProcess(ctx context.Context, dir string, n int) (*runnelCluster, error) {
-	ns, addrs, err := startProc(ctx, t.NamesrvBin, []string{"--listen", "127.0.0.1:0", "--log-level", "error"}, namesrvLine)
+	ns, addrs, err := startProc(ctx, t.NamesrvBin, []string{"--listen", "127.0.0.1:0", "--log-level", "error"}, devNamesrvLine)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +113,7 @@ func (t topology) startGroupProcess(ctx context.Context, dir string, n int) (*ru
 			c.close()
 			return nil, err
 		}
-		p, _, err := startProc(ctx, t.BrokerBin, []string{"-c", conf, "--grpc-listen=", "--log-level", "error"}, brokerLine)
+		p, _, err := startProc(ctx, t.BrokerBin, []string{"-c", conf, "--grpc-listen=", "--log-level", "error"}, devBrokerLine)
 		if err != nil {
 			c.close()
 			return nil, fmt.Errorf("group node %d: %w", i, err)
@@ -123,12 +122,6 @@ func (t topology) startGroupProcess(ctx context.Context, dir string, n int) (*ru
 	}
 	return c, nil
 }
-
-// The lines the namesrv and broker commands print once they serve.
-var (
-	namesrvLine = regexp.MustCompile(`^namesrv: serving on (\S+)`)
-	brokerLine  = regexp.MustCompile(`^broker: serving on (\S+)`)
-)
 
 // freePorts returns n ports free on 127.0.0.1 now (a process given one
 // may still find it taken; the run then fails and says so).

@@ -140,7 +140,8 @@ func startNamesrvHere(o runnelOptions) (*namesrv.Server, error) {
 	return ns, nil
 }
 
-// The lines `runnel dev` prints once it serves (cmd/runnel's runDev).
+// The lines `runnel dev` prints once it serves (cmd/runnel's runDev), as
+// the namesrv and broker commands do theirs (a group's processes).
 var (
 	devNamesrvLine = regexp.MustCompile(`^namesrv: serving on (\S+)`)
 	devBrokerLine  = regexp.MustCompile(`^broker: serving on (\S+)`)
