@@ -19,6 +19,12 @@
 // the first send to the last answer; consume time from the consumer's
 // creation to the last delivery.
 //
+// runnel-raft3 runs the same workload against a replicated group of three
+// brokers (group.go): in this process over raft's in-memory transport, or
+// as a name server and three broker processes from DLedger-style
+// broker.conf files; its "vs runnel" ratios are issue 39's goals for a
+// group.
+//
 // It lives in a module of its own so that the main module does not depend
 // on nats-server. scripts/bench-compare.sh [N] [K] runs it.
 package main
@@ -53,10 +59,12 @@ func run() int {
 	flag.IntVar(&w.Producers, "producers", 16, "goroutines sending synchronously")
 	flag.DurationVar(&w.Timeout, "timeout", 5*time.Minute, "longest produce or consume phase")
 	runs := flag.Int("runs", 3, "rounds; each runs every system once")
-	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official, v5, runnel-batch, runnel-topics; in process, a Runnel system may name its transport, as runnel@netpoll")
+	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official, v5, runnel-batch, runnel-topics, runnel-raft3; in process, a Runnel system may name its transport, as runnel@netpoll")
 	topo := flag.String("topology", topologyInProcess, "where the brokers run: inprocess (in this process, beside their clients) or process (each in a process of its own, built at the start)")
 	runnelBin := flag.String("runnel-bin", "", "with -topology process: the runnel binary to run `runnel dev` from (default: built from the main module)")
 	natsBin := flag.String("nats-bin", "", "with -topology process: the nats-server binary to run (default: built at the version this module requires)")
+	namesrvBin := flag.String("namesrv-bin", "", "with -topology process: the namesrv binary of runnel-raft3's name server (default: built from the main module)")
+	brokerBin := flag.String("broker-bin", "", "with -topology process: the broker binary runnel-raft3's nodes run (default: built from the main module)")
 	transport := flag.String("transport", defaultTransport, "the in-process Runnel cluster's remoting transport where a system names none: std or netpoll (a broker process serves netpoll)")
 	batch := flag.Int("batch", 32, "messages per send of the runnel-batch system")
 	topics := flag.Int("topics", 1000, "topics (8 queues each) the runnel-topics system spreads its sends over; it does not consume")
@@ -78,14 +86,14 @@ func run() int {
 	case *topo == topologyProcess:
 		var done func()
 		var err error
-		if t, done, err = processTopology(ctx, *runnelBin, *natsBin); err != nil {
+		if t, done, err = processTopology(ctx, topology{RunnelBin: *runnelBin, NATSBin: *natsBin, NamesrvBin: *namesrvBin, BrokerBin: *brokerBin}); err != nil {
 			return fail(2, err)
 		}
 		defer done()
 	case *topo != topologyInProcess:
 		return fail(2, fmt.Errorf("-topology %q: want inprocess or process", *topo))
-	case *runnelBin != "" || *natsBin != "":
-		return fail(2, fmt.Errorf("-runnel-bin and -nats-bin are for -topology process"))
+	case *runnelBin != "" || *natsBin != "" || *namesrvBin != "" || *brokerBin != "":
+		return fail(2, fmt.Errorf("-runnel-bin, -nats-bin, -namesrv-bin and -broker-bin are for -topology process"))
 	}
 	systems, err := pickSystems(*only, *batch, *topics, *transport, t)
 	if err != nil {
@@ -120,9 +128,9 @@ func run() int {
 
 // processTopology gives the process topology its binaries: those given,
 // and the others built into a temporary directory that done removes.
-func processTopology(ctx context.Context, runnelBin, natsBin string) (t topology, done func(), err error) {
+func processTopology(ctx context.Context, given topology) (t topology, done func(), err error) {
 	done = func() {}
-	if runnelBin == "" || natsBin == "" {
+	if given.RunnelBin == "" || given.NATSBin == "" || given.NamesrvBin == "" || given.BrokerBin == "" {
 		dir, err := os.MkdirTemp("", "bench-bin-")
 		if err != nil {
 			return t, nil, err
@@ -134,7 +142,8 @@ func processTopology(ctx context.Context, runnelBin, natsBin string) (t topology
 			return t, nil, err
 		}
 	}
-	t.RunnelBin, t.NATSBin = cmp.Or(runnelBin, t.RunnelBin), cmp.Or(natsBin, t.NATSBin)
+	t.RunnelBin, t.NATSBin = cmp.Or(given.RunnelBin, t.RunnelBin), cmp.Or(given.NATSBin, t.NATSBin)
+	t.NamesrvBin, t.BrokerBin = cmp.Or(given.NamesrvBin, t.NamesrvBin), cmp.Or(given.BrokerBin, t.BrokerBin)
 	return t, done, nil
 }
 
@@ -168,6 +177,8 @@ func pickSystems(list string, batch, topics int, transport string, t topology) (
 				return nil, fmt.Errorf("-batch must be at least 2 for runnel-batch")
 			}
 			out = append(out, &runnelSystem{Batch: batch, Transport: tr, Topo: t})
+		case "runnel-raft3":
+			out = append(out, &runnelSystem{Group: 3, Transport: tr, Topo: t})
 		case "runnel-topics":
 			if topics < 2 {
 				return nil, fmt.Errorf("-topics must be at least 2 for runnel-topics")
@@ -180,7 +191,7 @@ func pickSystems(list string, batch, topics int, transport string, t topology) (
 		case "v5":
 			out = append(out, &v5System{Transport: tr, Topo: t})
 		default:
-			return nil, fmt.Errorf("-systems: unknown system %q (want runnel, nats, official, v5, runnel-batch, runnel-topics)", name)
+			return nil, fmt.Errorf("-systems: unknown system %q (want runnel, nats, official, v5, runnel-batch, runnel-topics, runnel-raft3)", name)
 		}
 	}
 	return out, nil
@@ -235,8 +246,8 @@ func roundLine(round int, res Result) string {
 
 // summarize prints each system's median rates and its median ratios to
 // NATS and to plain runnel on the same transport in the same round (when
-// they ran; the runnel-batch and runnel-topics goals are ratios to plain
-// runnel), and its median CPU per message. Where the brokers ran in
+// they ran; the runnel-batch, runnel-topics and runnel-raft3 goals are
+// ratios to plain runnel), and its median CPU per message. Where the brokers ran in
 // processes of their own, that is the broker's, then this process's (the
 // clients'), and "broker vs runnel" is the ratio of the broker's CPU per
 // message stored and delivered to plain runnel's: the goals of the
@@ -244,7 +255,7 @@ func roundLine(round int, res Result) string {
 func summarize(out io.Writer, rounds [][]Result) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	process := rounds[0][0].BrokerProcess
-	head := fmt.Sprintf("median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\tproduce vs runnel", len(rounds))
+	head := fmt.Sprintf("median of %d\tproduce msg/s\tconsume msg/s\tproduce vs nats\tconsume vs nats\tproduce vs runnel\tconsume vs runnel", len(rounds))
 	if process {
 		head += "\tbroker µs/msg produce\tconsume\tboth\tbroker vs runnel\tclients µs/msg produce\tconsume"
 	} else {
@@ -252,7 +263,7 @@ func summarize(out io.Writer, rounds [][]Result) {
 	}
 	fmt.Fprintln(tw, head)
 	for i, first := range rounds[0] {
-		var prod, cons, prodRatio, consRatio, runnelRatio, prodCPU, consCPU, brokerProd, brokerCons, broker, brokerRatio []float64
+		var prod, cons, prodRatio, consRatio, runnelRatio, runnelConsRatio, prodCPU, consCPU, brokerProd, brokerCons, broker, brokerRatio []float64
 		for _, round := range rounds {
 			r := round[i]
 			prod, cons = append(prod, r.ProduceRate()), append(cons, r.ConsumeRate())
@@ -268,13 +279,14 @@ func summarize(out io.Writer, rounds [][]Result) {
 				runnelRatio = append(runnelRatio, r.ProduceRate()/n.ProduceRate())
 				// A run that only produced is set against runnel's produce.
 				if r.Consume.Wall > 0 {
+					runnelConsRatio = append(runnelConsRatio, r.ConsumeRate()/n.ConsumeRate())
 					brokerRatio = append(brokerRatio, r.BrokerCPU()/n.BrokerCPU())
 				} else {
 					brokerRatio = append(brokerRatio, r.BrokerProduceCPU()/n.BrokerProduceCPU())
 				}
 			}
 		}
-		row := fmt.Sprintf("%s\t%.0f\t%s\t%s\t%s\t%s", first.System, median(prod), positive(median(cons), "%.0f"), ratio(prodRatio), ratio(consRatio), ratio(runnelRatio))
+		row := fmt.Sprintf("%s\t%.0f\t%s\t%s\t%s\t%s\t%s", first.System, median(prod), positive(median(cons), "%.0f"), ratio(prodRatio), ratio(consRatio), ratio(runnelRatio), ratio(runnelConsRatio))
 		if process {
 			row += fmt.Sprintf("\t%.1f\t%s\t%.1f\t%s", median(brokerProd), positive(median(brokerCons), "%.1f"), median(broker), ratio(brokerRatio))
 		}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/runnelmq/runnel/bench/internal/proc"
 	"github.com/runnelmq/runnel/broker"
-	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/client"
 	"github.com/runnelmq/runnel/client/admin"
 	"github.com/runnelmq/runnel/namesrv"
@@ -28,16 +27,22 @@ const (
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// runnelCluster is one name server and one broker on loopback, storing in
-// a run's directory: in this process, or in a `runnel dev` process of
-// their own (p).
+// runnelCluster is one name server and one broker on loopback, or a
+// replicated group of brokers, storing in a run's directory: in this
+// process, or in processes of their own (`runnel dev` for a single
+// broker; a name server and the group's broker processes).
 type runnelCluster struct {
 	nsAddr, brokerAddr string
 	// grpcAddr is the broker's gRPC door, "" where it has none.
 	grpcAddr string
-	ns       *namesrv.Server
-	b        *broker.Broker
-	p        *proc.Proc
+	// topicOn is where topics are created: the broker's address, or a
+	// group's brokerName (its master, whichever node that is).
+	topicOn string
+	ns      *namesrv.Server
+	bs      []*broker.Broker
+	// ps are the processes of the cluster: `runnel dev`, or a name server
+	// and the group's brokers.
+	ps []*proc.Proc
 }
 
 // defaultTransport is the in-process cluster's remoting transport when a
@@ -60,7 +65,12 @@ type runnelOptions struct {
 	// MaxLongPolling, if set, is the in-process broker's longest held gRPC
 	// receive (the broker process keeps its default, 20 s).
 	MaxLongPolling time.Duration
+	// Group, if above 1, runs a replicated group of that many brokers
+	// (group.go) in place of the single broker.
+	Group int
 }
+
+func (o runnelOptions) transport() string { return cmp.Or(o.Transport, defaultTransport) }
 
 // startRunnel starts a cluster storing in dir and creates topics on it.
 func (t topology) startRunnel(ctx context.Context, dir string, topics []string, o runnelOptions) (*runnelCluster, error) {
@@ -68,9 +78,14 @@ func (t topology) startRunnel(ctx context.Context, dir string, topics []string, 
 		c   *runnelCluster
 		err error
 	)
-	if t.process() {
+	switch {
+	case o.Group > 1 && t.process():
+		c, err = t.startGroupProcess(ctx, dir, o.Group)
+	case o.Group > 1:
+		c, err = startGroupHere(dir, o.Group, o)
+	case t.process():
 		c, err = t.startRunnelProcess(ctx, dir, o.GRPC)
-	} else {
+	default:
 		c, err = startRunnelHere(dir, o)
 	}
 	if err != nil {
@@ -84,10 +99,36 @@ func (t topology) startRunnel(ctx context.Context, dir string, topics []string, 
 }
 
 func startRunnelHere(dir string, o runnelOptions) (*runnelCluster, error) {
-	transport := cmp.Or(o.Transport, defaultTransport)
+	ns, err := startNamesrvHere(o)
+	if err != nil {
+		return nil, err
+	}
+	c := &runnelCluster{ns: ns, nsAddr: ns.Addr()}
+	bCfg := brokerConfigHere(dir, ns.Addr(), o)
+	if o.GRPC {
+		bCfg.GRPC.ListenAddr = "127.0.0.1:0"
+		bCfg.GRPC.MaxLongPolling = cmp.Or(o.MaxLongPolling, bCfg.GRPC.MaxLongPolling)
+	}
+	b, err := broker.New(bCfg)
+	if err == nil {
+		if err = b.Start(); err != nil {
+			_ = b.Close()
+		}
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	c.bs = []*broker.Broker{b}
+	c.brokerAddr, c.grpcAddr, c.topicOn = b.Addr(), b.GRPCAddr(), b.Addr()
+	return c, nil
+}
+
+// startNamesrvHere starts a name server in this process on loopback.
+func startNamesrvHere(o runnelOptions) (*namesrv.Server, error) {
 	nsCfg := namesrv.DefaultConfig()
 	nsCfg.ListenAddr = "127.0.0.1:0"
-	nsCfg.Transport = transport
+	nsCfg.Transport = o.transport()
 	nsCfg.Logger = quietLogger()
 	ns, err := namesrv.New(nsCfg)
 	if err != nil {
@@ -97,32 +138,11 @@ func startRunnelHere(dir string, o runnelOptions) (*runnelCluster, error) {
 		_ = ns.Close()
 		return nil, err
 	}
-	c := &runnelCluster{ns: ns, nsAddr: ns.Addr()}
-	bCfg := config.Default()
-	bCfg.ListenAddr = "127.0.0.1:0"
-	if o.GRPC {
-		bCfg.GRPC.ListenAddr = "127.0.0.1:0"
-		bCfg.GRPC.MaxLongPolling = cmp.Or(o.MaxLongPolling, bCfg.GRPC.MaxLongPolling)
-	}
-	bCfg.NamesrvAddrs = []string{ns.Addr()}
-	bCfg.StoreDir = dir
-	bCfg.Transport = transport
-	bCfg.Logger = quietLogger()
-	if c.b, err = broker.New(bCfg); err == nil {
-		if err = c.b.Start(); err != nil {
-			_ = c.b.Close()
-			c.b = nil
-		}
-	}
-	if err != nil {
-		c.close()
-		return nil, err
-	}
-	c.brokerAddr, c.grpcAddr = c.b.Addr(), c.b.GRPCAddr()
-	return c, nil
+	return ns, nil
 }
 
-// The lines `runnel dev` prints once it serves (cmd/runnel's runDev).
+// The lines `runnel dev` prints once it serves (cmd/runnel's runDev), as
+// the namesrv and broker commands do theirs (a group's processes).
 var (
 	devNamesrvLine = regexp.MustCompile(`^namesrv: serving on (\S+)`)
 	devBrokerLine  = regexp.MustCompile(`^broker: serving on (\S+)`)
@@ -142,19 +162,26 @@ func (t topology) startRunnelProcess(ctx context.Context, dir string, grpc bool)
 	if err != nil {
 		return nil, err
 	}
-	c := &runnelCluster{p: p, nsAddr: addrs[0], brokerAddr: addrs[1]}
+	c := &runnelCluster{ps: []*proc.Proc{p}, nsAddr: addrs[0], brokerAddr: addrs[1], topicOn: addrs[1]}
 	if grpc {
 		c.grpcAddr = addrs[2]
 	}
 	return c, nil
 }
 
-// brokerCPU reads the broker process's CPU (nil in process).
+// brokerCPU reads the CPU of the cluster's processes together (nil in
+// process): a group's figure is its name server's and all its nodes'.
 func (c *runnelCluster) brokerCPU() cpuSource {
-	if c.p == nil {
+	if len(c.ps) == 0 {
 		return nil
 	}
-	return c.p.CPU
+	return func() time.Duration {
+		var sum time.Duration
+		for _, p := range c.ps {
+			sum += p.CPU()
+		}
+		return sum
+	}
 }
 
 // createTopics creates the topics with benchQueues queues each (16 at a
@@ -171,7 +198,7 @@ func (c *runnelCluster) createTopics(ctx context.Context, topics []string) error
 	create := func(topic string) error {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			_, err := adm.CreateTopic(ctx, admin.TopicSpec{Topic: topic, Brokers: []string{c.brokerAddr}, ReadQueueNums: benchQueues, WriteQueueNums: benchQueues})
+			_, err := adm.CreateTopic(ctx, admin.TopicSpec{Topic: topic, Brokers: []string{c.topicOn}, ReadQueueNums: benchQueues, WriteQueueNums: benchQueues})
 			if err == nil {
 				return nil
 			}
@@ -221,15 +248,18 @@ func (c *runnelCluster) createTopics(ctx context.Context, topics []string) error
 
 func (c *runnelCluster) addr() string { return c.nsAddr }
 
+// close stops the brokers, then the name server (processes alike: the
+// name server's is the first).
 func (c *runnelCluster) close() {
-	if c.p != nil {
-		c.p.Stop()
-		return
+	for i := len(c.bs) - 1; i >= 0; i-- {
+		_ = c.bs[i].Close()
 	}
-	if c.b != nil {
-		_ = c.b.Close()
+	for i := len(c.ps) - 1; i >= 0; i-- {
+		c.ps[i].Stop()
 	}
-	_ = c.ns.Close()
+	if c.ns != nil {
+		_ = c.ns.Close()
+	}
 }
 
 // runnelSystem is Runnel driven by Runnel's own client. Batch > 1 sends
@@ -237,9 +267,12 @@ func (c *runnelCluster) close() {
 // single sends; Topics > 1 spreads the sends round-robin over that many
 // topics of benchQueues queues each, and the consumer subscribes to all.
 // Transport is the in-process cluster's remoting transport (default
-// defaultTransport).
+// defaultTransport). Group > 1 runs the same workload against a replicated
+// group of that many brokers (runnel-raft3: issue 39's goals are its
+// ratios to plain runnel).
 type runnelSystem struct {
 	Batch, Topics int
+	Group         int
 	Transport     string
 	Topo          topology
 	seq           int
@@ -252,6 +285,8 @@ func (s *runnelSystem) Name() string {
 		name = fmt.Sprintf("runnel-batch%d", s.Batch)
 	case s.Topics > 1:
 		name = fmt.Sprintf("runnel-topics%d", s.Topics)
+	case s.Group > 1:
+		name = fmt.Sprintf("runnel-raft%d", s.Group)
 	}
 	return withTransport(name, s.Transport)
 }
@@ -280,7 +315,7 @@ func (s *runnelSystem) Run(ctx context.Context, dir string, w Workload) (res Res
 	s.seq++
 	res.System, res.Msgs, res.BrokerProcess = s.Name(), w.Msgs, s.Topo.process()
 	topics := s.topics()
-	cl, err := s.Topo.startRunnel(ctx, dir, topics, runnelOptions{Transport: s.Transport})
+	cl, err := s.Topo.startRunnel(ctx, dir, topics, runnelOptions{Transport: s.Transport, Group: s.Group})
 	if err != nil {
 		return res, err
 	}

@@ -51,6 +51,12 @@ func TestSmokeRunnelAndNATS(t *testing.T) {
 	runSmoke(t, &runnelSystem{}, &runnelSystem{Transport: remoting.TransportNetpoll}, natsSystem{})
 }
 
+// A replicated group of three in this process, over raft's in-memory
+// transport, moves every message too.
+func TestSmokeRunnelRaft3(t *testing.T) {
+	runSmoke(t, &runnelSystem{}, &runnelSystem{Group: 3})
+}
+
 // The batch and topic-spread variants move every message too (the spread
 // one only produces, so its consume time is 0 and runSmoke's check is
 // done here by hand).
@@ -77,6 +83,7 @@ func TestPickSystems(t *testing.T) {
 		list, transport, want, err string
 	}{
 		{list: "runnel, nats,official", transport: "std", want: "runnel,nats,official"},
+		{list: "runnel,runnel-raft3,runnel-raft3@netpoll", transport: "std", want: "runnel,runnel-raft3,runnel-raft3@netpoll"},
 		{list: "runnel,runnel@netpoll,runnel-batch@netpoll,official@netpoll", transport: "std",
 			want: "runnel,runnel@netpoll,runnel-batch32@netpoll,official@netpoll"},
 		// Where -transport is netpoll, the names say so, and @std is the default's.
@@ -127,9 +134,9 @@ func TestSummaryRatios(t *testing.T) {
 	}
 	var out bytes.Buffer
 	summarize(&out, rounds)
-	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel  CPU µs/msg produce  consume\n" +
-		"runnel       100            100            3.00x            0.50x            1.00x              30.0                10.0\n" +
-		"nats         33             200            1.00x            1.00x            0.33x              30.0                10.0\n"
+	want := "median of 3  produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel  consume vs runnel  CPU µs/msg produce  consume\n" +
+		"runnel       100            100            3.00x            0.50x            1.00x              1.00x              30.0                10.0\n" +
+		"nats         33             200            1.00x            1.00x            0.33x              2.00x              30.0                10.0\n"
 	if out.String() != want {
 		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
 	}
@@ -149,10 +156,10 @@ func TestSummaryProcessTopology(t *testing.T) {
 	}
 	var out bytes.Buffer
 	summarize(&out, [][]Result{round})
-	want := "median of 1      produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel  broker µs/msg produce  consume  both  broker vs runnel  clients µs/msg produce  consume\n" +
-		"runnel           1000           1000           -                -                1.00x              10.0                   2.0      12.0  1.00x             1.0                     1.0\n" +
-		"v5               1000           1000           -                -                1.00x              12.0                   6.0      18.0  1.50x             1.0                     1.0\n" +
-		"runnel-topics20  1000           -              -                -                1.00x              15.0                   -        15.0  1.50x             1.0                     -\n"
+	want := "median of 1      produce msg/s  consume msg/s  produce vs nats  consume vs nats  produce vs runnel  consume vs runnel  broker µs/msg produce  consume  both  broker vs runnel  clients µs/msg produce  consume\n" +
+		"runnel           1000           1000           -                -                1.00x              1.00x              10.0                   2.0      12.0  1.00x             1.0                     1.0\n" +
+		"v5               1000           1000           -                -                1.00x              1.00x              12.0                   6.0      18.0  1.50x             1.0                     1.0\n" +
+		"runnel-topics20  1000           -              -                -                1.00x              -                  15.0                   -        15.0  1.50x             1.0                     -\n"
 	if out.String() != want {
 		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
 	}

@@ -20,6 +20,9 @@ type topology struct {
 	// consume-cpu.sh measure); NATSBin a nats-server. Both empty: in
 	// process.
 	RunnelBin, NATSBin string
+	// NamesrvBin and BrokerBin (cmd/namesrv, cmd/broker) run a
+	// replicated group: a name server and a broker process per node.
+	NamesrvBin, BrokerBin string
 }
 
 const (
@@ -36,19 +39,23 @@ func (t topology) String() string {
 	return topologyInProcess
 }
 
-// buildBinaries builds the process topology's binaries into dir: runnel
-// from the main module (the module bench's replace directive names, so
-// the binary is the one a user builds from this checkout) and nats-server
-// at the version this module requires. It runs the go command in the
-// working directory, which must be bench/.
+// buildBinaries builds the process topology's binaries into dir: runnel,
+// namesrv and broker from the main module (the module bench's replace
+// directive names, so the binaries are the ones a user builds from this
+// checkout) and nats-server at the version this module requires. It runs
+// the go command in the working directory, which must be bench/.
 func buildBinaries(ctx context.Context, dir string) (topology, error) {
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/runnelmq/runnel").Output()
 	if err != nil {
 		return topology{}, fmt.Errorf("find the runnel module (run from bench/, or give -runnel-bin and -nats-bin): %w", err)
 	}
-	t := topology{RunnelBin: filepath.Join(dir, "runnel"), NATSBin: filepath.Join(dir, "nats-server")}
+	t := topology{RunnelBin: filepath.Join(dir, "runnel"), NATSBin: filepath.Join(dir, "nats-server"),
+		NamesrvBin: filepath.Join(dir, "namesrv"), BrokerBin: filepath.Join(dir, "broker")}
+	mainDir := strings.TrimSpace(string(out))
 	for _, b := range []struct{ dir, bin, pkg string }{
-		{strings.TrimSpace(string(out)), t.RunnelBin, "./cmd/runnel"},
+		{mainDir, t.RunnelBin, "./cmd/runnel"},
+		{mainDir, t.NamesrvBin, "./cmd/namesrv"},
+		{mainDir, t.BrokerBin, "./cmd/broker"},
 		{"", t.NATSBin, "github.com/nats-io/nats-server/v2"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.bin, b.pkg)

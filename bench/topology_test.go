@@ -31,8 +31,9 @@ func TestProcCPUIsTheProcesssCPU(t *testing.T) {
 	}
 }
 
-// The process topology: runnel dev and nats-server built and run as
-// processes of their own. It builds both (a minute on a cold build
+// The process topology: runnel dev, nats-server and a replicated group
+// (a name server and three broker processes) built and run as processes
+// of their own. It builds both (a minute on a cold build
 // cache), so it runs only when asked.
 func TestSmokeProcessTopology(t *testing.T) {
 	if os.Getenv("RUNNEL_BENCH_PROCESS") == "" {
@@ -45,7 +46,7 @@ func TestSmokeProcessTopology(t *testing.T) {
 	// Enough messages that the brokers' CPU adds up to clock ticks.
 	w := smoke
 	w.Msgs = 3000
-	rounds := runSmokeOf(t, w, &runnelSystem{Topo: topo}, natsSystem{Topo: topo}, &officialSystem{Topo: topo})
+	rounds := runSmokeOf(t, w, &runnelSystem{Topo: topo}, natsSystem{Topo: topo}, &officialSystem{Topo: topo}, &runnelSystem{Group: 3, Topo: topo})
 	var broker time.Duration
 	for _, round := range rounds {
 		for _, r := range round {

@@ -38,6 +38,17 @@ func (b *Broker) replicaConfig(sopts store.Options) (replica.Config, error) {
 	rc.HeartbeatTimeout, rc.ElectionTimeout = r.HeartbeatTimeout, r.ElectionTimeout
 	rc.LeaderLeaseTimeout = r.HeartbeatTimeout * 5 / 6
 	rc.LogNoSync = r.LogNoSync
+	// flushDiskType says when a group's send is durable as it does a
+	// single broker's: SYNC_FLUSH acknowledges an entry once it is fsynced
+	// on a majority; ASYNC_FLUSH once it is in a majority's page cache,
+	// fsynced within the store's flush interval (a process crash loses
+	// nothing acknowledged; an OS crash of a majority the last interval).
+	// (A negative FlushInterval, a test's store without the background
+	// fsync, leaves the log fsyncing every write.)
+	if o := sopts; o.FlushMode == store.AsyncFlush {
+		o.EnsureDefaults()
+		rc.LogSyncInterval = max(o.FlushInterval, 0)
+	}
 	// Zero keeps replica's default (its ensureDefaults fills them in).
 	rc.SnapshotInterval, rc.SnapshotThreshold, rc.TrailingLogs = r.SnapshotInterval, r.SnapshotThreshold, r.TrailingLogs
 	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: raftLog{b.log}})

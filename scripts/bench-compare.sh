@@ -30,11 +30,17 @@
 #
 # Two more Runnel rows measure #18's goals that are ratios to plain Runnel:
 # runnel-batch (sends of -batch messages, default 32) and runnel-topics
-# (sends spread over -topics topics, default 1000; produce only).
+# (sends spread over -topics topics, default 1000; produce only). A third,
+# runnel-raft3, is a replicated group of three brokers (issue 39: produce
+# and consume as ratios to plain runnel, "vs runnel"): in process over
+# raft's in-memory transport; with -topology process, a name server and
+# three broker processes from DLedger-style broker.conf files, raft over
+# loopback TCP, the broker CPU theirs together.
 #
 #   scripts/bench-compare.sh [N (default 100000)] [K (default 3)] [extra flags of bench/, e.g. -systems runnel,nats]
 #   scripts/bench-compare.sh 100000 5 -systems runnel,runnel-batch,runnel-topics,nats,official -topics 10000
 #   scripts/bench-compare.sh 100000 3 -topology process -systems runnel,nats,official,v5
+#   scripts/bench-compare.sh 50000 3 -topology process -systems runnel,runnel-raft3
 set -euo pipefail
 cd "$(dirname "$0")/../bench"
 msgs=${1:-100000} runs=${2:-3}

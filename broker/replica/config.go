@@ -93,6 +93,16 @@ type Config struct {
 	// LogNoSync writes the raft log without fsync. It loses acknowledged
 	// writes on an OS crash or power loss: tests and benchmarks only.
 	LogNoSync bool
+	// LogSyncInterval, if positive, defers the raft log's fsyncs: a node
+	// stores (and a follower acknowledges) an entry once it is in the
+	// operating system's page cache, which a process crash cannot take, and
+	// fsyncs the log every LogSyncInterval; term and vote are fsynced at
+	// once all the same. A Propose success then means the entry is in a
+	// majority's logs, on their disks within LogSyncInterval: what the
+	// broker's ASYNC_FLUSH promises of a single broker's store (an OS
+	// crash of a majority may lose the last interval). Default 0: every
+	// log write is fsynced before raft counts it (SYNC_FLUSH).
+	LogSyncInterval time.Duration
 	// Logger receives raft's messages. Default: warnings and errors to
 	// stderr.
 	Logger hclog.Logger
@@ -168,6 +178,9 @@ func (c *Config) validate() error {
 	}
 	if c.Transport == nil && c.BindAddr == "" {
 		return fmt.Errorf("%w: BindAddr or Transport is required", ErrBadConfig)
+	}
+	if c.LogSyncInterval < 0 {
+		return fmt.Errorf("%w: LogSyncInterval %v is negative", ErrBadConfig, c.LogSyncInterval)
 	}
 	if c.LeaderLeaseTimeout > c.HeartbeatTimeout {
 		return fmt.Errorf("%w: LeaderLeaseTimeout %v exceeds HeartbeatTimeout %v", ErrBadConfig, c.LeaderLeaseTimeout, c.HeartbeatTimeout)

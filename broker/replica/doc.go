@@ -18,13 +18,14 @@
 //     Background mutations are off (RetentionInterval is forced negative):
 //     retention is the leader's OpTruncate, proposed like any op.
 //   - A Propose success means: the entry is in a majority's raft log
-//     (fsynced there unless LogNoSync), it is applied on this node, and the
-//     ApplyResult is what this node's store returned (the offsets every
-//     member assigned). Any failure means it was not acknowledged: a
-//     follower refuses with ErrNotLeader at once; a leader that loses its
-//     majority fails its pending proposals (ErrNotLeader with Lost: the new
-//     term may or may not hold the entry) and never reports success for an
-//     entry the new term did not commit. A client that retries may store a
+//     (fsynced there; with LogSyncInterval, in their page cache and
+//     fsynced within it; neither with LogNoSync), it is applied on this
+//     node, and the ApplyResult is what this node's store returned (the
+//     offsets every member assigned). Any failure means it was not
+//     acknowledged: a follower refuses with ErrNotLeader at once; a leader
+//     that loses its majority fails its pending proposals (ErrNotLeader
+//     with Lost: the new term may or may not hold the entry) and never
+//     reports success for an entry the new term did not commit. A client that retries may store a
 //     message twice (at-least-once, as RocketMQ).
 //   - Ops a store refuses deterministically (store.ErrBadOp,
 //     store.ErrInvalidOp) are refused alike by every member and change
@@ -38,11 +39,19 @@
 // # Durability and restart
 //
 // The raft log is the write-ahead log: an entry is acknowledged once it is
-// durable in a majority's raft logs, so the store itself runs with
-// AsyncFlush and no background fsync. On start the node deletes the stores
-// of its earlier run and rebuilds one from raft's latest snapshot plus the
-// committed log after it (the leader tells it the commit index). This
-// costs a restore and a replay per restart, and a full store copy per
+// stored in a majority's raft logs, so the store itself runs with
+// AsyncFlush and no background fsync. Stored means fsynced, or with
+// LogSyncInterval (the broker's ASYNC_FLUSH) written to the page cache
+// through the store's kill-safe WAL (store/walfs) and fsynced within the
+// interval: no process crash loses an acknowledged entry, an OS crash of a
+// majority may lose the last interval, as a single broker's ASYNC_FLUSH.
+// Term and vote are fsynced before raft is told they are stored either way:
+// a node that forgot its vote could vote twice in a term.
+//
+// On start the node deletes the stores of its earlier run and rebuilds one
+// from raft's latest snapshot plus the committed log after it (the leader
+// tells it the commit index). This costs a restore and a replay per
+// restart, and a full store copy per
 // snapshot (SnapshotThreshold entries). What removes both is a store that
 // records the raft index it applied atomically with each op's batch: a
 // restart would then keep the store and skip the entries it holds, and

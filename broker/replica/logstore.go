@@ -4,18 +4,24 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/runnelmq/runnel/internal/periodic"
+	"github.com/runnelmq/runnel/store/walfs"
 )
 
 // logStore is raft's LogStore and StableStore over one Pebble database of
-// its own (never the message store's: raft's log must be durable before an
-// AppendEntries answer, the store need not be). Keys:
+// its own (never the message store's: raft's log must be stored before an
+// AppendEntries answer, fsynced or in the page cache as the flush mode
+// says, while the store is rebuilt from the log). Keys:
 //
 //	'l' index u64 big-endian -> term uvarint | type u8 | data | extensions | appendedAt
 //	's' key                  -> value (StableStore)
@@ -26,6 +32,14 @@ import (
 type logStore struct {
 	db   *pebble.DB
 	sync *pebble.WriteOptions
+	// wal, when the log's fsyncs are deferred (openLogStore's syncEvery),
+	// is the filesystem whose WAL files answer a commit's sync once the
+	// bytes are in the page cache; a flusher fsyncs them every syncEvery,
+	// and the stable store's writes fsync them at once.
+	wal      *walfs.FS
+	stop     chan struct{}
+	flushing sync.WaitGroup
+	logger   hclog.Logger
 	// writes and entries count StoreLogs calls and the entries they
 	// stored: how well raft groups concurrent proposals; reads counts
 	// GetLog calls that reached Pebble (what the log cache spares).
@@ -39,7 +53,21 @@ const (
 
 var errBadLogEntry = errors.New("replica: bad raft log entry")
 
-func openLogStore(dir string, fs vfs.FS, noSync bool) (*logStore, error) {
+// openLogStore opens the raft log in dir. noSync commits without a sync
+// (tests: a kill may lose what raft was told is stored). syncEvery > 0
+// defers the log's fsyncs (the broker's ASYNC_FLUSH, see Config.LogSyncInterval):
+// a write is acknowledged once it is in the page cache, which a process
+// crash cannot take, and fsynced within syncEvery; term and vote (the
+// stable store) are fsynced before they are acknowledged, as raft's
+// safety needs across any crash.
+func openLogStore(dir string, fs vfs.FS, noSync bool, syncEvery time.Duration, logger hclog.Logger) (*logStore, error) {
+	ls := &logStore{sync: pebble.Sync, logger: logger}
+	if noSync {
+		ls.sync = pebble.NoSync
+	} else if syncEvery > 0 {
+		ls.wal = walfs.New(fs, true)
+		fs = ls.wal
+	}
 	opts := &pebble.Options{FS: fs, Logger: quietPebble{}}
 	// Entries are written once, read back from the memtable or the log
 	// cache while they are recent, and deleted after a snapshot: most are
@@ -52,14 +80,35 @@ func openLogStore(dir string, fs vfs.FS, noSync bool) (*logStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replica: open raft log %s: %w", dir, err)
 	}
-	ls := &logStore{db: db, sync: pebble.Sync}
-	if noSync {
-		ls.sync = pebble.NoSync
+	ls.db = db
+	if ls.wal != nil {
+		ls.stop = make(chan struct{})
+		ls.flushing.Add(1)
+		go func() {
+			defer ls.flushing.Done()
+			periodic.Run(ls.stop, syncEvery, ls.syncWAL)
+		}()
 	}
 	return ls, nil
 }
 
-func (ls *logStore) Close() error { return ls.db.Close() }
+// syncWAL fsyncs the deferred WAL. A failed fsync is logged and tried
+// again at the next tick: the writes stay in the page cache, so what is at
+// risk is what an OS crash would take, as with the store's ASYNC_FLUSH.
+func (ls *logStore) syncWAL() {
+	if err := ls.wal.SyncAll(); err != nil {
+		ls.logger.Error("replica: raft log fsync", "error", err)
+	}
+}
+
+// Close stops the flusher and closes the database (which fsyncs its WAL).
+func (ls *logStore) Close() error {
+	if ls.stop != nil {
+		close(ls.stop)
+		ls.flushing.Wait()
+	}
+	return ls.db.Close()
+}
 
 func logKey(i uint64) []byte {
 	k := make([]byte, 9)
@@ -159,14 +208,22 @@ func (ls *logStore) DeleteRange(min, max uint64) error {
 
 func stableKey(k []byte) []byte { return append([]byte{prefixStable}, k...) }
 
-// Set implements raft.StableStore.
+// Set implements raft.StableStore. With the log's fsyncs deferred it
+// still fsyncs before it returns: a node that forgot its vote or term in
+// an OS crash could vote twice in one term.
 func (ls *logStore) Set(k, v []byte) error {
 	b := ls.db.NewBatch()
 	defer b.Close()
 	if err := b.Set(stableKey(k), v, nil); err != nil {
 		return err
 	}
-	return ls.commit(b)
+	if err := ls.commit(b); err != nil {
+		return err
+	}
+	if ls.wal != nil {
+		return ls.wal.SyncAll()
+	}
+	return nil
 }
 
 // Get implements raft.StableStore; a missing key is an empty value, as

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/runnelmq/runnel/store/faultfs"
@@ -18,7 +20,7 @@ import (
 // deletions and stable keys across a reopen, as raft expects.
 func TestLogStore(t *testing.T) {
 	fs := vfs.NewMem()
-	ls, err := openLogStore("raft", fs, false)
+	ls, err := openLogStore("raft", fs, false, 0, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestLogStore(t *testing.T) {
 	if err := ls.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if ls, err = openLogStore("raft", fs, false); err != nil {
+	if ls, err = openLogStore("raft", fs, false, 0, hclog.NewNullLogger()); err != nil {
 		t.Fatal(err)
 	}
 	defer ls.Close()
@@ -150,7 +152,7 @@ func TestLogCacheServesReplication(t *testing.T) {
 // commit exits the process instead (one log line, then os.Exit(1)).
 func TestLogStoreWriteFailureIsAnError(t *testing.T) {
 	fs := faultfs.New(vfs.NewMem(), 1<<30, 10)
-	ls, err := openLogStore("raft", fs, false)
+	ls, err := openLogStore("raft", fs, false, 0, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,4 +170,60 @@ func TestLogStoreWriteFailureIsAnError(t *testing.T) {
 			t.Errorf("%s on a full disk: %v, want ENOSPC", what, err)
 		}
 	}
+}
+
+// With its fsyncs deferred (ASYNC_FLUSH), the raft log keeps what it
+// stored through a process crash (every written byte survives) but owes
+// the fsync until its flusher runs (an OS crash keeps only synced bytes),
+// while term and vote are fsynced before Set returns: a node must never
+// forget a vote, whatever crashes.
+func TestLogStoreDeferredSync(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	ls, err := openLogStore("raft", mem, false, time.Hour, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ls.Close() }()
+	if err := ls.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Type: raft.LogCommand, Data: []byte("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	process := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(1, 2))})
+	osCrash := mem.CrashClone(vfs.CrashCloneCfg{})
+	if last := lastIndexIn(t, process); last != 1 {
+		t.Errorf("after a process crash the log ends at %d, want 1", last)
+	}
+	if last := lastIndexIn(t, osCrash); last != 0 {
+		t.Errorf("after an OS crash before the flusher ran the log ends at %d, want 0 (the test's premise: the write was not fsynced)", last)
+	}
+	if err := ls.SetUint64([]byte("CurrentTerm"), 7); err != nil {
+		t.Fatal(err)
+	}
+	// Set fsynced the WAL, with the entry before it in it.
+	osCrash = mem.CrashClone(vfs.CrashCloneCfg{})
+	after, err := openLogStore("raft", osCrash, false, 0, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = after.Close() }()
+	if term, err := after.GetUint64([]byte("CurrentTerm")); err != nil || term != 7 {
+		t.Errorf("after an OS crash the term is %d, %v; want 7", term, err)
+	}
+	if last, err := after.LastIndex(); err != nil || last != 1 {
+		t.Errorf("after an OS crash following Set the log ends at %d, %v; want 1", last, err)
+	}
+}
+
+// lastIndexIn opens the raft log of fs and returns its last index.
+func lastIndexIn(t *testing.T, fs vfs.FS) uint64 {
+	t.Helper()
+	ls, err := openLogStore("raft", fs, false, 0, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ls.Close() }()
+	last, err := ls.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return last
 }

@@ -129,7 +129,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	var err error
-	if n.logs, err = openLogStore(filepath.Join(cfg.Dir, "raft"), vfs.Default, cfg.LogNoSync); err != nil {
+	if n.logs, err = openLogStore(filepath.Join(cfg.Dir, "raft"), vfs.Default, cfg.LogNoSync, cfg.LogSyncInterval, cfg.Logger); err != nil {
 		return nil, err
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir, "snapshots"), cfg.SnapshotRetain, cfg.Logger)
