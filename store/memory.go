@@ -3,9 +3,12 @@ package store
 // ReleaseMemory flushes both databases' memtables to tables on disk, so
 // that the memory the memtables filled (up to MemTableSize each, several
 // queued under load) can go back to the operating system while the broker
-// idles: a new memtable is filled only as writes come. It writes no new
-// data and loses none: what it flushes is already in the WAL. It is for an
-// idle store; under writes it only costs a flush.
+// idles: a new memtable is filled only as writes come. It then empties the
+// block cache: what a drained consumer read stays cached until evicted,
+// and nothing evicts it while nothing is read (up to CacheSize), so the
+// next pull of an idle broker reads its blocks from disk again. It writes
+// no new data and loses none: what it flushes is already in the WAL. It is
+// for an idle store; under writes it only costs a flush.
 func (s *Store) ReleaseMemory() error {
 	if err := s.readLock(); err != nil {
 		return err
@@ -14,5 +17,15 @@ func (s *Store) ReleaseMemory() error {
 	if err := s.log.Flush(); err != nil {
 		return err
 	}
-	return s.db.Flush()
+	if err := s.db.Flush(); err != nil {
+		return err
+	}
+	// A reservation of the whole capacity evicts every block not in use;
+	// released at once, it leaves the capacity as it was.
+	s.cache.Reserve(int(s.cache.MaxSize()))()
+	return nil
 }
+
+// CachedBytes is the bytes of blocks in the block cache (for tests and
+// tools).
+func (s *Store) CachedBytes() int64 { return s.cache.Size() }

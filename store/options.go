@@ -102,12 +102,15 @@ type Options struct {
 	// OnArrival, if set, is called after appended messages become readable.
 	OnArrival ArrivalHook
 	// MemTableSize is Pebble's memtable size (of the log's database; the
-	// one beside it takes at most 8 MiB). Larger means fewer flushes but
-	// more memory and more WAL to replay on open. Default 8 MiB, or a
+	// one beside it takes at most 2 MiB). Larger means fewer flushes but
+	// more memory and more WAL to replay on open. Default 4 MiB, or a
 	// 32nd of GOMEMLIMIT when one is set (4 MiB..64 MiB): without cgo
 	// Pebble's memtables and cache live on the Go heap, where the garbage
 	// collector's headroom doubles what they cost, so the defaults are
-	// sized for a dev cluster (see defaultMemory).
+	// sized for a dev cluster (see defaultMemory). Each database keeps two
+	// memtables' memory for good, even idle (the one being written and
+	// one Pebble recycles): 8 MiB each with 8 MiB memtables, which kept
+	// an idle broker at 1.6x its start after its idle release.
 	MemTableSize uint64
 	// CacheSize is the room for blocks in Pebble's block cache, shared by
 	// both databases, beyond what their memtables are charged to it (see
@@ -232,7 +235,7 @@ const (
 // memory limit (math.MaxInt64: none set).
 func defaultMemory(limit int64) (memtable uint64, cache int64) {
 	if limit <= 0 || limit == math.MaxInt64 {
-		return 8 << 20, 16 << 20
+		return 4 << 20, 16 << 20
 	}
 	return uint64(min(max(limit/32, 4<<20), 64<<20)), min(max(limit/16, 8<<20), 256<<20)
 }

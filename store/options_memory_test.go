@@ -13,7 +13,7 @@ func TestDefaultMemory(t *testing.T) {
 		memtable uint64
 		cache    int64
 	}{
-		{math.MaxInt64, 8 << 20, 16 << 20},
+		{math.MaxInt64, 4 << 20, 16 << 20},
 		{64 << 20, 4 << 20, 8 << 20},
 		{512 << 20, 16 << 20, 32 << 20},
 		{64 << 30, 64 << 20, 256 << 20},
@@ -23,4 +23,36 @@ func TestDefaultMemory(t *testing.T) {
 			t.Errorf("limit %d: memtable %d cache %d, want %d %d", c.limit, m, ch, c.memtable, c.cache)
 		}
 	}
+}
+
+// TestReleaseMemoryEmptiesTheBlockCache: an idle store's release flushes
+// the memtables and evicts the blocks a drained consumer left cached, and
+// the store reads the same messages afterwards.
+func TestReleaseMemoryEmptiesTheBlockCache(t *testing.T) {
+	s, _, _ := openMem(t)
+	putBig(t, s, "T", 3000)
+	if err := s.ReleaseMemory(); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() {
+		t.Helper()
+		for off := int64(0); off < 3000; {
+			r, err := s.Get("T", 0, off, 32, 1<<20, nil)
+			if err != nil || r.Count == 0 {
+				t.Fatalf("get at %d: %v (%d messages)", off, err, r.Count)
+			}
+			off = r.NextBeginOffset
+		}
+	}
+	drain()
+	if s.CachedBytes() == 0 {
+		t.Fatal("nothing cached after reading 3 MB of flushed log: the test reads nothing from tables")
+	}
+	if err := s.ReleaseMemory(); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.CachedBytes(); n != 0 {
+		t.Fatalf("%d bytes still cached after the release", n)
+	}
+	drain()
 }

@@ -78,7 +78,7 @@ type Store struct {
 	log   *pebble.DB
 	db    *pebble.DB
 	wal   *walfs.FS
-	cache interface{ Unref() }
+	cache *pebble.Cache
 
 	// applyMu serialises the apply path: offsets are assigned and batches
 	// enter Pebble's commit pipeline in one order.
@@ -249,8 +249,10 @@ func open(opts Options, restored bool) (*Store, error) {
 const logBlockSize = 32 << 10
 
 // metaMemTableSize caps the memtable of the database beside the log: its
-// keys are few and small.
-const metaMemTableSize = 8 << 20
+// keys are few and small (a checkpoint writes about 100 bytes a message
+// appended since the last; a larger batch goes to Pebble as a flushable
+// batch of its own, not through the memtable).
+const metaMemTableSize = 2 << 20
 
 // metaMemTable is the memtable size of the database beside the log.
 func metaMemTable(o Options) uint64 { return min(o.MemTableSize, metaMemTableSize) }
