@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 
@@ -59,6 +60,11 @@ func (b *Broker) releaseIdleMemory() {
 			if err := b.Store().ReleaseMemory(); err != nil {
 				b.log.Warn("broker: flushing memtables while idle failed", "err", err)
 			}
+			// Buffers in sync.Pools (request frames, netpoll's buffers)
+			// outlive one collection, in the pools' victim caches; a
+			// second one, FreeOSMemory's, frees them before the heap is
+			// returned.
+			runtime.GC()
 			debug.FreeOSMemory()
 			b.memReleases.Add(1)
 		},
