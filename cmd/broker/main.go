@@ -34,6 +34,7 @@ import (
 	"github.com/runnelmq/runnel/broker"
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/internal/cliflag"
+	"github.com/runnelmq/runnel/internal/memlimit"
 )
 
 func main() {
@@ -58,6 +59,12 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 			if err != nil {
 				return err
 			}
+			// Before the store opens: its Pebble sizes follow the limit.
+			limit, from, err := memlimit.Apply(f.memoryLimit, getenv)
+			if err != nil {
+				return err
+			}
+			log.Info("broker: memory limit", "bytes", limit, "from", from)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, cfg, stdout)
@@ -70,17 +77,18 @@ func newCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra.Com
 
 // cmdFlags holds the flags that are not the broker's configuration.
 type cmdFlags struct {
-	confFile, logLevel string
+	confFile, logLevel, memoryLimit string
 }
 
-// bindFlags defines the command's flags on fs. Every flag but --config
-// and --log-level is the broker's configuration, read back through
+// bindFlags defines the command's flags on fs. Every flag but --config,
+// --log-level and --memory-limit (the process's) is the broker's configuration, read back through
 // flagKeys; its default is only shown, since config.Config's defaults
 // (or broker.conf) apply when it is not given.
 func bindFlags(fs *pflag.FlagSet, f *cmdFlags) {
 	def := config.Default()
 	fs.StringVarP(&f.confFile, "config", "c", "", "RocketMQ broker.conf to read first (flags win over it)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "", memlimit.FlagUsage)
 	fs.StringP("namesrv", "n", "", "name servers, \"host:port;host:port\" (default $NAMESRV_ADDR)")
 	fs.String("listen", def.ListenAddr, "address to serve clients on")
 	fs.String("store-dir", defaultStoreDir, "message store directory")

@@ -56,6 +56,7 @@ import (
 	"github.com/runnelmq/runnel/broker/config"
 	"github.com/runnelmq/runnel/console"
 	"github.com/runnelmq/runnel/internal/cliflag"
+	"github.com/runnelmq/runnel/internal/memlimit"
 	"github.com/runnelmq/runnel/namesrv"
 	"github.com/runnelmq/runnel/remoting"
 	"github.com/runnelmq/runnel/remoting/protocol"
@@ -74,7 +75,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	// main prints "runnel: ..." once.
 	root := cliflag.Root(&cobra.Command{Use: "runnel", Short: "Runnel: a RocketMQ-compatible message broker"}, stdout, stderr)
 
-	var dir, nsListen, brokerListen, grpcListen, metricsListen, consoleListen, logLevel string
+	var dir, nsListen, brokerListen, grpcListen, metricsListen, consoleListen, logLevel, memoryLimit string
 	var fresh, useTLS bool
 	var tlsMode, aclFile, authRoot, authRootFile string
 	dev := &cobra.Command{
@@ -84,6 +85,10 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := cliflag.Logger(stderr, logLevel)
 			if err != nil {
+				return err
+			}
+			// Before the store opens: its Pebble sizes follow the limit.
+			if _, _, err := memlimit.Apply(memoryLimit, os.Getenv); err != nil {
 				return err
 			}
 			unlock, err := lockDir(dir)
@@ -127,6 +132,7 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&metricsListen, "metrics-listen", "127.0.0.1:5557", "broker's Prometheus /metrics address (\"\" turns it off)")
 	f.StringVar(&consoleListen, "console-listen", console.DefaultListen, "web console address (\"\" or off turns it off)")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.StringVar(&memoryLimit, "memory-limit", "", memlimit.FlagUsage)
 	f.BoolVar(&useTLS, "tls", false, "serve TLS too, with a certificate generated at start (written to <dir>-tls-cert.pem)")
 	f.StringVar(&tlsMode, "tls-mode", remoting.TLSPermissive, "with --tls: permissive (TLS and plain) or enforcing (TLS only)")
 	f.StringVar(&aclFile, "acl", "", "check every request against this plain_acl.yml (ACL 1.0, reloaded when it changes; the broker signs as its first admin account)")
