@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -200,14 +199,11 @@ func rssKiB(t *testing.T, pid int) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return n
-		}
+	n := vmRSS(b)
+	if n == 0 {
+		t.Fatal("no VmRSS")
 	}
-	t.Fatal("no VmRSS")
-	return 0
+	return n
 }
 
 // TestFootprint measures the real binary: time from exec to the serving
