@@ -57,6 +57,7 @@ func run() int {
 	flag.IntVar(&w.Msgs, "msgs", 100000, "messages per run")
 	flag.IntVar(&w.Size, "size", 1024, "body size in bytes")
 	flag.IntVar(&w.Producers, "producers", 16, "goroutines sending synchronously")
+	flag.Float64Var(&w.Rate, "rate", 0, "cap the sends at this many messages a second in all (0: as fast as the producers go), so that every system's broker carries the same load")
 	flag.DurationVar(&w.Timeout, "timeout", 5*time.Minute, "longest produce or consume phase")
 	runs := flag.Int("runs", 3, "rounds; each runs every system once")
 	only := flag.String("systems", "runnel,nats,official", "systems to run, in order: runnel, nats, official, v5, runnel-batch, runnel-topics, runnel-raft3; in process, a Runnel system may name its transport, as runnel@netpoll")
@@ -78,6 +79,9 @@ func run() int {
 	}
 	if w.Msgs < 1 || w.Size < 1 || w.Producers < 1 || *runs < 1 {
 		return fail(2, fmt.Errorf("-msgs, -size, -producers and -runs must be at least 1"))
+	}
+	if w.Rate < 0 {
+		return fail(2, fmt.Errorf("-rate %v: want 0 (no cap) or more", w.Rate))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -114,8 +118,12 @@ func run() int {
 		}
 		defer done()
 	}
-	fmt.Printf("%d msgs of %d bytes, %d synchronous producers, one consumer; %d rounds of %s; topology %s\n",
-		w.Msgs, w.Size, w.Producers, *runs, *only, t)
+	rate := ""
+	if w.Rate > 0 {
+		rate = fmt.Sprintf(" at most %g msg/s,", w.Rate)
+	}
+	fmt.Printf("%d msgs of %d bytes, %d synchronous producers,%s one consumer; %d rounds of %s; topology %s\n",
+		w.Msgs, w.Size, w.Producers, rate, *runs, *only, t)
 	rounds, err := compare(ctx, os.Stdout, w, systems, *runs)
 	if len(rounds) > 0 {
 		summarize(os.Stdout, rounds)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,5 +163,26 @@ func TestSummaryProcessTopology(t *testing.T) {
 		"runnel-topics20  1000           -              -                -                1.00x              -                  15.0                   -        15.0  1.50x             1.0                     -\n"
 	if out.String() != want {
 		t.Fatalf("summary\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// TestRate: with Rate, message i is not sent before i/Rate seconds from
+// the first, and every message is sent once. (A lower bound only: how
+// soon after its time a send goes is the machine's.)
+func TestRate(t *testing.T) {
+	w := Workload{Msgs: 21, Producers: 4, Rate: 200, Timeout: time.Minute}
+	var sent atomic.Int64
+	p, err := w.produce(context.Background(), nil, func(context.Context) error {
+		sent.Add(1)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sent.Load(); n != 21 {
+		t.Fatalf("%d sends, want 21", n)
+	}
+	if least := 100 * time.Millisecond; p.Wall < least {
+		t.Fatalf("21 messages at 200/s took %v, want at least %v", p.Wall, least)
 	}
 }

@@ -17,6 +17,12 @@ type Workload struct {
 	Msgs      int
 	Size      int
 	Producers int
+	// Rate, if above 0, caps the sends at that many messages a second in
+	// all: message i is sent no sooner than i/Rate seconds after the
+	// first. Systems whose clients cost different CPU then put the same
+	// load on their brokers, whose CPU per message falls as load rises
+	// (more requests share each wake-up, store write and answer write).
+	Rate float64
 	// Timeout bounds each phase, so a system that loses messages fails the
 	// run instead of hanging it.
 	Timeout time.Duration
@@ -145,6 +151,13 @@ func (w Workload) produceBatches(ctx context.Context, broker cpuSource, batch in
 				n := batch + int(min(after, 0))
 				if n <= 0 {
 					return
+				}
+				if w.Rate > 0 {
+					sent := w.Msgs - int(after) - n // messages before this send's
+					due := start.at.Add(time.Duration(float64(sent) / w.Rate * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
 				}
 				if e := send(ctx, n); e != nil {
 					errOnce.Do(func() { err = e; cancel() })

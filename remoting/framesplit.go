@@ -134,6 +134,25 @@ func (s *frameSplitter) split(p []byte, emit func([]byte) error) (err error) {
 	return nil
 }
 
+// pending is how many more bytes complete what the splitter is in the
+// middle of: the frame it collects or drops, or the length prefix and
+// header word of the next one. A reader that waits for that many before
+// feeding again feeds a frame whole, however many writes the peer made of
+// it (the official client makes four: the length, the header word, the
+// header, the body).
+func (s *frameSplitter) pending() int {
+	switch {
+	case s.drop > 0:
+		return s.drop
+	case s.frame != nil:
+		return s.need - len(s.frame)
+	case s.nPre >= 4:
+		// split checked the length before keeping more than its 4 bytes.
+		return int(binary.BigEndian.Uint32(s.prefix[:4])) + 4 - s.nPre
+	}
+	return 4 - s.nPre
+}
+
 // keep notes b, the frame's bytes from o.pos on, keeping those in the
 // first and last protocol.SkimSize bytes of the header.
 func (o *oversizedFrame) keep(b []byte) {

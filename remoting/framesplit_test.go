@@ -10,7 +10,8 @@ import (
 )
 
 // splitEvents runs a splitter with a small header limit over stream fed in
-// chunks of size n and returns what it emitted, in order.
+// chunks of size n (0: of what its pending asks for) and returns what it
+// emitted, in order.
 func splitEvents(stream []byte, n int) []string {
 	var events []string
 	s := frameSplitter{max: 1 << 20, maxHeader: 64}
@@ -24,6 +25,12 @@ func splitEvents(stream []byte, n int) []string {
 	}
 	for len(stream) > 0 {
 		k := min(n, len(stream))
+		if n == 0 {
+			// What netpollReadLoop waits for before feeding again.
+			if k = min(s.pending(), len(stream)); k <= 0 {
+				return append(events, fmt.Sprintf("error pending %d", s.pending()))
+			}
+		}
 		if err := s.split(stream[:k], emit); err != nil {
 			return append(events, "error "+err.Error())
 		}
@@ -49,7 +56,43 @@ func FuzzFrameSplitter(f *testing.F) {
 		if cut := splitEvents(stream, n); !slices.Equal(whole, cut) {
 			t.Fatalf("fed in %d-byte chunks:\n%q\nwhole:\n%q", n, cut, whole)
 		}
+		if cut := splitEvents(stream, 0); !slices.Equal(whole, cut) {
+			t.Fatalf("fed what pending asks for:\n%q\nwhole:\n%q", cut, whole)
+		}
 	})
+}
+
+// TestFrameSplitterPending: a reader that waits for what pending asks
+// feeds each frame in two steps, however many writes it came in (the
+// official client makes four of each request), and never feeds a part of
+// the next with the end of one.
+func TestFrameSplitterPending(t *testing.T) {
+	frame := mustFrame(t, protocol.NewRequest(10, map[string]string{"topic": "t"}, []byte("body")))
+	s := frameSplitter{max: protocol.MaxFrameSize}
+	var got []int
+	emit := func([]byte) error { got = append(got, -1); return nil }
+	stream := slices.Concat(frame, frame)
+	for len(stream) > 0 {
+		k := s.pending()
+		got = append(got, k)
+		if err := s.split(stream[:k], emit); err != nil {
+			t.Fatal(err)
+		}
+		stream = stream[k:]
+	}
+	rest := len(frame) - 4
+	if want := []int{4, rest, -1, 4, rest, -1}; !slices.Equal(got, want) {
+		t.Fatalf("pending, and -1 for each frame emitted: %v, want %v", got, want)
+	}
+	// Partway through the length or the header word.
+	s.split(frame[:2], emit)
+	if k := s.pending(); k != 2 {
+		t.Fatalf("pending after 2 bytes of a length: %d, want 2", k)
+	}
+	s.split(frame[2:6], emit)
+	if k := s.pending(); k != len(frame)-6 {
+		t.Fatalf("pending after 6 bytes: %d, want %d", k, len(frame)-6)
+	}
 }
 
 func TestFrameSplitterKeepsOversizedHeaderEnds(t *testing.T) {

@@ -224,10 +224,18 @@ func (s *Server) serveNetpoll(nc netpoll.Connection) {
 // netpollReadLoop is a connection's reader: one goroutine per
 // connection blocks until bytes are buffered, then feeds all of them. Bytes
 // buffered before the peer closed are fed before the EOF is seen.
+//
+// It waits for what completes the frame being split (frameSplitter.pending,
+// up to one read's worth) rather than for any byte: the official client
+// writes each request in four calls, which the poller reads as they come,
+// and a reader woken for each piece fed each piece alone. Its connection
+// took 0.72x the feeds for the same sends (bench/'s process topology,
+// 50,000 sends; docs/performance-history.md, session 20).
 func netpollReadLoop(c *Conn, nc netpoll.Connection) {
 	r := nc.Reader()
 	for {
-		if _, err := r.Peek(1); err != nil {
+		want := min(c.in.pending(), netpollReadSize)
+		if _, err := r.Peek(want); err != nil {
 			// netpoll may report the peer's close while bytes it read just
 			// before are still buffered (the EOF trigger can overtake the
 			// data trigger). Dispatch them first: the official client sends

@@ -41,6 +41,14 @@
 #   scripts/bench-compare.sh 100000 5 -systems runnel,runnel-batch,runnel-topics,nats,official -topics 10000
 #   scripts/bench-compare.sh 100000 3 -topology process -systems runnel,nats,official,v5
 #   scripts/bench-compare.sh 50000 3 -topology process -systems runnel,runnel-raft3
+#
+# -rate R caps every system's sends at R msg/s in all, so that brokers
+# whose clients differ in speed carry the same load: a broker's CPU per
+# message falls as its load rises (more requests share each wake-up, store
+# write and answer write), so at different rates the ratio is partly the
+# clients' speed.
+#
+#   scripts/bench-compare.sh 100000 3 -topology process -systems runnel,official -rate 4000
 set -euo pipefail
 cd "$(dirname "$0")/../bench"
 msgs=${1:-100000} runs=${2:-3}

@@ -33,6 +33,11 @@
 // address given with --console-listen must be free. With --auth-root the
 // console signs as that user and asks for the same name and password.
 //
+// RUNNEL_CPU_PROFILE=FILE in the environment makes "dev" write a CPU
+// profile of itself to FILE, from its start until it stops: how the
+// broker is profiled under clients of another process (bench/'s process
+// topology; docs/performance.md).
+//
 // "console" serves the web console alone against any RocketMQ name server
 // (--namesrv, --listen; loopback unless told): see its --help.
 package main
@@ -120,7 +125,11 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 					return fmt.Errorf("--tls-mode %q: want permissive or enforcing", tlsMode)
 				}
 			}
-			return runDev(ctx, dc, stdout)
+			stopProfile, err := startCPUProfile(os.Getenv)
+			if err != nil {
+				return err
+			}
+			return errors.Join(runDev(ctx, dc, stdout), stopProfile())
 		},
 	}
 	f := dev.Flags()

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCPUProfile: RUNNEL_CPU_PROFILE makes dev write a profile that pprof
+// reads (a gzipped protobuf), and nothing is written without it.
+func TestCPUProfile(t *testing.T) {
+	stop, err := startCPUProfile(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	stop, err = startCPUProfile(func(k string) string {
+		if k == EnvCPUProfile {
+			return path
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile of %d bytes is not gzipped: % x", len(b), b[:min(len(b), 8)])
+	}
+
+	if _, err := startCPUProfile(func(string) string { return filepath.Join(t.TempDir(), "no", "such", "dir") }); err == nil {
+		t.Fatal("a profile that cannot be created started")
+	}
+}
