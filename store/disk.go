@@ -219,10 +219,13 @@ func (s *Store) watchDisk() {
 	}
 	// Truncations applied meanwhile (a replica's, proposed by its leader)
 	// are freed by the freer as they come; freed here too, so that the
-	// usage read next counts them gone.
-	s.retainMu.Lock()
-	s.freeDeletedLocked()
-	s.retainMu.Unlock()
+	// usage read next counts them gone. Not waited for while retention
+	// runs (it frees what it deleted when done): a long pass would hold
+	// the checks back.
+	if s.retainMu.TryLock() {
+		s.freeDeletedLocked()
+		s.retainMu.Unlock()
+	}
 	hi := s.minPhys.Load()
 	if hi <= lo {
 		return
