@@ -17,8 +17,8 @@ import (
 // Retain runs retention as of now: it deletes the commit log below the
 // first record younger than FileReservedTime, and further while the log is
 // larger than DiskBudget, with the queue chunks and index segments that
-// lie wholly below it, and frees the log it deleted (freeDeleted) before
-// it returns. It returns the number of log bytes deleted.
+// lie wholly below it, and frees the log it deleted (freeDeletedLocked)
+// before it returns. It returns the number of log bytes deleted.
 //
 // The cutoff and each queue's new minimum are found outside the apply lock
 // (binary searches); each OpTruncate covers at most truncateStep bytes of
