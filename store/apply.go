@@ -376,6 +376,9 @@ func (s *Store) publish(op *Op, p *pending) {
 		raise(&s.readablePhys, p.nextPhys)
 	}
 	s.raiseMins(p)
+	if p.newMinPhys >= 0 {
+		s.logDeleted(p.newMinPhys)
+	}
 	for _, n := range p.queueNext {
 		if s.queue(n.id.Topic, n.id.ID) != n.q {
 			continue // topic deleted meanwhile

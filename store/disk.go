@@ -1,14 +1,11 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"syscall"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -62,9 +59,6 @@ type diskState struct {
 	// appended counts the bytes appended since it.
 	total, avail atomic.Uint64
 	appended     atomic.Int64
-	// freedTo is where the log deleted and freed by watchDisk
-	// ends (watchDisk's alone: one goroutine runs it).
-	freedTo int64
 }
 
 // mayCross says the bytes appended since the last read, writeAmp times
@@ -195,43 +189,49 @@ func over(bp int32, ratio int) bool { return bp >= 0 && int(bp) > ratio*100 }
 //
 // A forced clean deletes one slice per check, chosen once at the check
 // (forceCleanCutoff from the log's start then), frees what it deleted
-// (freeLog) and reads the usage again (settled: the tables Pebble is
-// deleting count as gone, see readUsage): a truncation is a range
-// tombstone, which frees nothing by itself, so without that every check
-// would see the same usage and delete another slice. The next slice is only chosen at a later check that still
+// (Retain frees what it deletes: freeDeletedLocked) and reads the usage
+// again (settled: the tables Pebble is deleting count as gone, see
+// readUsage): a truncation is a range tombstone, which frees nothing by
+// itself, so without that every check would see the same usage and delete
+// another slice. The next slice is only chosen at a later check that still
 // finds usage above diskSpaceCleanForciblyRatio; below it forced cleaning
 // stops, so it never deletes more than it takes for appends (refused only
 // above the higher warning ratio) to go on.
 func (s *Store) watchDisk() {
 	bp := s.checkDisk()
-	if !over(bp, s.opts.DiskMaxUsedSpaceRatio) {
-		s.forceCut.Store(0)
-		return
-	}
-	forced := false
-	if over(bp, s.opts.DiskSpaceCleanForciblyRatio) {
-		forced = s.planForceClean()
+	lo := s.minPhys.Load()
+	var before map[QueueID]consumequeue.Range
+	if over(bp, s.opts.DiskMaxUsedSpaceRatio) {
+		forced := false
+		if over(bp, s.opts.DiskSpaceCleanForciblyRatio) {
+			forced = s.planForceClean()
+		} else {
+			s.forceCut.Store(0)
+		}
+		if !s.opts.ProposedRetention { // else the leader proposes the cut (RetentionOp)
+			if forced && s.opts.OnForcedClean != nil {
+				before = s.Queues()
+			}
+			s.retainNow()
+		}
 	} else {
 		s.forceCut.Store(0)
 	}
-	var before map[QueueID]consumequeue.Range
-	lo := s.minPhys.Load()
-	if !s.opts.ProposedRetention { // else the leader proposes the cut (RetentionOp)
-		if forced && s.opts.OnForcedClean != nil {
-			before = s.Queues()
-		}
-		s.retainNow()
+	// Truncations applied meanwhile (a replica's, proposed by its leader)
+	// are freed by the freer as they come; freed here too, so that the
+	// usage read next counts them gone. Not waited for while retention
+	// runs (it frees what it deleted when done): a long pass would hold
+	// the checks back.
+	if s.retainMu.TryLock() {
+		s.freeDeletedLocked()
+		s.retainMu.Unlock()
 	}
-	// What was deleted since the last freeLog here, by this check or by
-	// truncations applied meanwhile.
-	from, hi := s.disk.freedTo, s.minPhys.Load()
-	if hi <= from {
+	hi := s.minPhys.Load()
+	if hi <= lo {
 		return
 	}
-	s.freeLog(from, hi)
-	s.disk.freedTo = hi
 	s.checkDisk()
-	if before != nil && hi > lo {
+	if before != nil {
 		s.opts.OnForcedClean(forcedClean(lo, hi, before, s.Queues()))
 	}
 }
@@ -289,42 +289,6 @@ func (s *Store) planForceClean() bool {
 // record is always kept.
 func forceCleanCutoff(lo, hi int64) int64 {
 	return min(lo+max((hi-lo)/10, truncateStep), hi-1)
-}
-
-// freeLog frees the log's keys in [lo, hi), which a truncation just
-// deleted, so that the space comes back now. It gives up when the store
-// closes.
-//
-// It excises the range: Pebble drops the tables wholly in it and narrows
-// the rest to what lies outside, writing nothing, as RocketMQ deletes
-// whole old files. The table holding both sides of hi keeps its file until
-// a later clean takes the rest of it (at most a memtable's flush: the
-// log's keys only grow, so its tables are flushes moved down whole).
-// Compacting the range instead (what this did first) took in the table
-// the truncation's range deletion was flushed to, which also held the
-// appends made with it, so spanned from lo to the newest record: that
-// compaction rewrote the whole live log, twice its size on disk meanwhile
-// (TestDiskModel: 11.6 MiB of tables, 22.1 MiB during it, on a 16 MiB
-// disk), and left it in a few large tables. Excised, that table keeps only
-// its appends.
-func (s *Store) freeLog(lo, hi int64) {
-	if err := s.readLock(); err != nil {
-		return
-	}
-	defer s.closeMu.RUnlock()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-s.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	span := pebble.KeyRange{Start: commitlog.Key(lo), End: commitlog.Key(hi)}
-	if err := s.log.Excise(ctx, span); err != nil && ctx.Err() == nil {
-		s.opts.Logger.Errorf("store: freeing the deleted log [%d, %d): %v", lo, hi, err)
-	}
 }
 
 // failReason says why a write error latches the store, for the operator.

@@ -232,7 +232,7 @@ func fillLog(t *testing.T, s *Store, n, size, every int) {
 
 // logTableBytes is the size of the log's table files on disk: what forced
 // cleaning frees (a narrowed table keeps its file).
-func logTableBytes(t *testing.T, s *Store) int64 {
+func logTableBytes(t testing.TB, s *Store) int64 {
 	t.Helper()
 	dir := s.opts.FS.PathJoin(s.opts.Dir, "log")
 	names, err := s.opts.FS.List(dir)

@@ -142,12 +142,27 @@
 // replicated store's leader to propose: the op carries the cutoff, so only
 // the planning store reads a clock.
 //
+// The log a truncation deleted is freed at once, as RocketMQ's deletion of
+// an expired commit-log file frees the file: the range deletion alone frees
+// nothing until a compaction, and the compaction it needed rewrote the
+// live log (its flushed table spanned from the deleted start to the newest
+// append). So the deleted range is excised (freeLog: Pebble drops the
+// tables wholly in it and narrows the one holding the cut, writing
+// nothing), once a truncation is durable: by Retain before it returns (one
+// excise for all its steps), by a background freer for truncations applied
+// otherwise (a replica's, proposed by its leader, so followers free as the
+// leader does), by the disk check before it reads the usage again, and by
+// Open for what a crash or a close left. Forced cleaning and ordinary
+// retention share that path.
+//
 // DiskBudget counts the log's logical bytes (the sum of its records), not
-// Pebble's size on disk: deleted data leaves the disk only when compactions
-// drop it, and queue and index entries add about 28 bytes per message
-// plus 12 per key, so the directory can exceed the budget by that
-// overhead and by the not-yet-compacted deletions. A queue chunk or index
-// segment that straddles the log's start stays until it lies wholly below.
+// Pebble's size on disk: queue and index entries add about 28 bytes per
+// message plus 12 per key, and the table holding the log's start keeps
+// its file until the log is cut past it (at most a memtable's flush), so
+// the directory can exceed the budget by that. A queue chunk or index
+// segment that straddles the log's start stays until it lies wholly below;
+// the queue and index deletions in the other database are left to its
+// compactions (it is small, and its keys are not the log's).
 //
 // Disk space is a state (disk.go): the filesystem's usage is read every
 // DiskCheckInterval and before a large Put; above DiskSpaceWarningLevelRatio

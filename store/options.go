@@ -76,8 +76,8 @@ type Options struct {
 	FileReservedTime time.Duration
 	// DiskBudget caps the commit log's logical size in bytes (the sum of
 	// its records, not Pebble's directory size: queue and index entries and
-	// not-yet-compacted deletions come on top; see the package doc); older
-	// messages are deleted beyond it. Default 0: no cap.
+	// the file of the table holding the log's start come on top; see the
+	// package doc); older messages are deleted beyond it. Default 0: no cap.
 	DiskBudget int64
 	// RetentionInterval is how often retention runs in the background.
 	// Default 10s (cleanResourceInterval); negative disables the background

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/runnelmq/runnel/store/commitlog"
 	"github.com/runnelmq/runnel/store/consumequeue"
 	"github.com/runnelmq/runnel/store/index"
@@ -15,7 +17,8 @@ import (
 // Retain runs retention as of now: it deletes the commit log below the
 // first record younger than FileReservedTime, and further while the log is
 // larger than DiskBudget, with the queue chunks and index segments that
-// lie wholly below it. It returns the number of log bytes deleted.
+// lie wholly below it, and frees the log it deleted (freeDeletedLocked)
+// before it returns. It returns the number of log bytes deleted.
 //
 // The cutoff and each queue's new minimum are found outside the apply lock
 // (binary searches); each OpTruncate covers at most truncateStep bytes of
@@ -27,16 +30,26 @@ func (s *Store) Retain(now time.Time) (int64, error) {
 	s.retainMu.Lock()
 	defer s.retainMu.Unlock()
 	before := s.minPhys.Load()
+	err := s.truncateAll(now)
+	// Freed once for all its steps (and even after a failed one, for those
+	// before it): each excise flushes the memtable holding the truncation.
+	s.freeDeletedLocked()
+	return s.minPhys.Load() - before, err
+}
+
+// truncateAll applies the OpTruncates retention calls for, one step after
+// another.
+func (s *Store) truncateAll(now time.Time) error {
 	for {
 		op, more, err := s.RetentionOp(now)
 		if err != nil || op == nil {
-			return s.minPhys.Load() - before, err
+			return err
 		}
 		if _, err := s.Apply(op); err != nil {
-			return s.minPhys.Load() - before, err
+			return err
 		}
 		if !more {
-			return s.minPhys.Load() - before, nil
+			return nil
 		}
 	}
 }
@@ -232,4 +245,100 @@ func (s *Store) queueCut(id QueueID, min, next, cutoff, hint int64) (int64, erro
 		}
 	}
 	return consumequeue.SearchPhys(min, next, get, cutoff)
+}
+
+// Freeing what retention deleted.
+//
+// A truncation deletes the log with a range tombstone (in the same batch as
+// the rest of it, so it is atomic, replayed after a crash and the same on
+// every replica), which frees nothing by itself. Left to Pebble's
+// compactions, the space came back late, and the compaction it took
+// rewrote the live log: the tombstone reaches a table at the memtable's
+// next flush, together with the appends made meanwhile, so that table
+// spans from the deleted start to the newest record and overlaps every
+// table of the live log, all of which its compaction rewrites (16 MiB of a
+// 32 MiB log cut in half: 17 MiB compacted, the log's tables at 53 MiB
+// meanwhile; TestRetentionFreesAtOnce). So every truncation is freed by
+// freeLog, the one path, as soon as it is durable: by Retain before it
+// returns, by the freer for truncations applied otherwise (a replica's,
+// proposed by its leader), by the disk check before it reads the usage
+// again, and by Open for what a crash or a close left unfreed.
+
+// freeDeletedLocked frees the log deleted by durable truncations since the
+// last call, [freedTo, deletedTo). retainMu must be held. A failed store
+// frees nothing: an excise rotates the WAL, which Pebble cannot do after a
+// failed write.
+func (s *Store) freeDeletedLocked() {
+	lo, hi := s.freedTo, s.deletedTo.Load()
+	if hi <= lo || s.failed.Load() != nil {
+		return
+	}
+	s.freeLog(lo, hi)
+	s.freedTo = hi
+}
+
+// logDeleted is told by the apply path that a truncation to cutoff is
+// durable: the freer frees it, unless Retain (which frees its own) or the
+// disk check gets there first.
+func (s *Store) logDeleted(cutoff int64) {
+	raise(&s.deletedTo, cutoff)
+	select {
+	case s.freeKick <- struct{}{}:
+	default: // a wake-up is pending; it frees this one too
+	}
+}
+
+// freer frees what truncations deleted as they come (see logDeleted), until
+// Close. A replica's truncations come one truncateStep at a time, in quick
+// succession; a wake-up frees all that is durable by then, so a batch of
+// them costs one excise or a few, not one each.
+func (s *Store) freer() {
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.freeKick:
+			s.retainMu.Lock()
+			s.freeDeletedLocked()
+			s.retainMu.Unlock()
+		}
+	}
+}
+
+// freeLog frees the log's keys in [lo, hi), which a truncation just
+// deleted, so that the space comes back now. It gives up when the store
+// closes.
+//
+// It excises the range: Pebble drops the tables wholly in it and narrows
+// the rest to what lies outside, writing nothing, as RocketMQ deletes
+// whole old files. The table holding both sides of hi keeps its file until
+// a later truncation takes the rest of it (at most a memtable's flush: the
+// log's keys only grow, so its tables are flushes moved down whole).
+// Compacting the range instead (what forced cleaning did first) took in
+// the table the truncation's range deletion was flushed to, which also
+// held the appends made with it, so spanned from lo to the newest record:
+// that compaction rewrote the whole live log, twice its size on disk
+// meanwhile (TestDiskModel: 11.6 MiB of tables, 22.1 MiB during it, on a
+// 16 MiB disk), and left it in a few large tables. Excised, that table
+// keeps only its appends. The excise flushes the memtable holding the
+// truncation (Pebble queues it behind that memtable), so it is done once
+// for a run of truncations, not for each.
+func (s *Store) freeLog(lo, hi int64) {
+	if err := s.readLock(); err != nil {
+		return
+	}
+	defer s.closeMu.RUnlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	span := pebble.KeyRange{Start: commitlog.Key(lo), End: commitlog.Key(hi)}
+	if err := s.log.Excise(ctx, span); err != nil && ctx.Err() == nil {
+		s.opts.Logger.Errorf("store: freeing the deleted log [%d, %d): %v", lo, hi, err)
+	}
 }

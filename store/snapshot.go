@@ -73,9 +73,9 @@ func (s *Store) Snapshot(w io.Writer) error {
 	// (Pebble publishes a batch before ApplyNoSyncWait returns).
 	logSnap, metaSnap := s.log.NewSnapshot(), s.db.NewSnapshot()
 	// The log's iterator is opened here, before any truncation can come:
-	// the disk check excises what a truncation deleted (freeLog), and an
-	// excise removes it from open snapshots too, from iterators opened
-	// before it only.
+	// what a truncation deleted is excised once it is durable (freeLog),
+	// and an excise removes it from open snapshots too, from iterators
+	// opened before it only.
 	logIt, err := logSnap.NewIter(nil)
 	lastStoreTs := s.lastStoreTs
 	s.applyMu.Unlock()

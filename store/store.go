@@ -105,10 +105,16 @@ type Store struct {
 	// is the cutoff of the current forced clean, 0 if none.
 	disk     diskState
 	forceCut atomic.Int64
-	// retainMu serialises Retain.
-	retainMu sync.Mutex
-	syncs    atomic.Int64 // see Stats
-	recycled atomic.Int64 // see Stats
+	// retainMu serialises Retain and the freeing of what truncations
+	// deleted (see freeDeletedLocked): the log below deletedTo was deleted
+	// by durable truncations, below freedTo it was also freed; freeKick
+	// (one slot) wakes the freer.
+	retainMu  sync.Mutex
+	freedTo   int64 // retainMu
+	deletedTo atomic.Int64
+	freeKick  chan struct{}
+	syncs     atomic.Int64 // see Stats
+	recycled  atomic.Int64 // see Stats
 	// chunkReads counts queue chunks read from Pebble by Gets (tests).
 	chunkReads atomic.Int64
 	restored   bool // opened by Restore
@@ -153,7 +159,8 @@ func open(opts Options, restored bool) (*Store, error) {
 			return nil, fmt.Errorf("store: %w", err)
 		}
 	}
-	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{}), restored: restored}
+	s := &Store{opts: opts, queues: make(map[QueueID]*queue), stop: make(chan struct{}), restored: restored,
+		freeKick: make(chan struct{}, 1)}
 	epoch := authEpochs.Add(1) << 32
 	s.authVersion.Store(epoch)
 	s.groupsVersion.Store(epoch)
@@ -227,8 +234,19 @@ func open(opts Options, restored bool) (*Store, error) {
 		cache.Unref()
 		return nil, err
 	}
+	// What a crash or a close left deleted but not freed goes before any
+	// compaction could take it in (see freeDeletedLocked).
+	s.deletedTo.Store(s.minPhys.Load())
+	s.retainMu.Lock()
+	s.freeDeletedLocked()
+	s.retainMu.Unlock()
 	logGate.release()
 	gate.release()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.freer()
+	}()
 	if opts.FlushMode == AsyncFlush && opts.FlushInterval > 0 {
 		s.goEvery(opts.FlushInterval, s.syncWAL)
 	}

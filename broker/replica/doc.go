@@ -16,7 +16,9 @@
 //     it through Store() and write only by Propose; a direct Put, Apply or
 //     CommitOffset on it would make this replica differ from the others.
 //     Background mutations are off (RetentionInterval is forced negative):
-//     retention is the leader's OpTruncate, proposed like any op.
+//     retention is the leader's OpTruncate, proposed like any op. Every
+//     node's store frees the log it deleted as it applies it (an excise,
+//     which changes no key: the stores still answer alike).
 //   - A Propose success means: the entry is in a majority's raft log
 //     (fsynced there; with LogSyncInterval, in their page cache and
 //     fsynced within it; neither with LogNoSync), it is applied on this
