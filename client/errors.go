@@ -40,7 +40,7 @@ var (
 // BrokerError is a non-success answer from a broker or name server: which
 // request, where, and the code and remark the server gave, e.g.
 //
-//	client: send to broker-a (127.0.0.1:10911): CODE 17 topic not exist
+//	client: send to broker-a (127.0.0.1:10911): CODE 17 TOPIC_NOT_EXIST: topic not exist
 type BrokerError struct {
 	Op     string // what was attempted: "send", "pull", "query offset", ...
 	Broker string // broker name, or "name server"
@@ -49,8 +49,10 @@ type BrokerError struct {
 	Remark string
 }
 
+// Error names the code as Java does (TOPIC_NOT_EXIST), which says more to
+// a person than its number, and keeps the number for searching.
 func (e *BrokerError) Error() string {
-	return fmt.Sprintf("client: %s to %s (%s): CODE %d %s", e.Op, e.Broker, e.Addr, e.Code, e.Remark)
+	return fmt.Sprintf("client: %s to %s (%s): CODE %d %s: %s", e.Op, e.Broker, e.Addr, e.Code, protocol.ResponseCodeName(e.Code), e.Remark)
 }
 
 // Retriable says whether the request may succeed if sent again, to

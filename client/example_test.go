@@ -24,7 +24,7 @@ func ExampleProducer() {
 	defer p.Shutdown(ctx)
 	res, err := p.Send(ctx, &client.Message{Topic: "Orders", Tags: "created", Keys: []string{"order-42"}, Body: []byte(`{"id":42}`)})
 	if err != nil {
-		log.Fatal(err) // e.g. client: send to broker-a (10.0.0.5:10911): CODE 17 topic not exist
+		log.Fatal(err) // e.g. client: send to broker-a (10.0.0.5:10911): CODE 17 TOPIC_NOT_EXIST: topic not exist
 	}
 	fmt.Println(res.MsgID, res.Queue, res.QueueOffset)
 }
@@ -40,7 +40,7 @@ func ExampleProducer_Recall() {
 	// may withdraw the message with it.
 	id, err := p.Recall(ctx, "Reminders", res.RecallHandle)
 	if err != nil {
-		log.Fatal(err) // e.g. client: recall to broker-a (10.0.0.5:10911): CODE 604 recall failed, timestamp invalid
+		log.Fatal(err) // e.g. client: recall to broker-a (10.0.0.5:10911): CODE 604 ILLEGAL_OPERATION: recall failed, timestamp invalid
 	}
 	fmt.Println("recalled", id)
 }

@@ -123,7 +123,7 @@ func TestProducerRetriesOnAnotherBroker(t *testing.T) {
 	before := sends()
 	_, err := p.Send(ctx, &Message{Topic: "T", Body: []byte("x")})
 	var bErr *BrokerError
-	if !errors.As(err, &bErr) || bErr.Code != protocol.RespSystemBusy || !strings.Contains(err.Error(), "client: send to broker-") || !strings.Contains(err.Error(), "CODE 2 injected failure") {
+	if !errors.As(err, &bErr) || bErr.Code != protocol.RespSystemBusy || !strings.Contains(err.Error(), "client: send to broker-") || !strings.Contains(err.Error(), "CODE 2 SYSTEM_BUSY: injected failure") {
 		t.Fatalf("SYSTEM_BUSY error = %v", err)
 	}
 	if n := sends() - before; n != 1 {
