@@ -54,3 +54,13 @@ func TestVersionFlag(t *testing.T) {
 		t.Fatalf("--version: %v %q", err, out.String())
 	}
 }
+
+// runnel dev reads --memory-limit before it takes the store, and refuses a
+// limit it cannot read, naming the flag.
+func TestDevMemoryLimitFlagRead(t *testing.T) {
+	cmd := newCommand(io.Discard, io.Discard)
+	cmd.SetArgs([]string{"dev", "--memory-limit", "1.5GiB", "--dir", t.TempDir()})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--memory-limit") {
+		t.Fatalf("--memory-limit 1.5GiB: %v, want an error naming the flag", err)
+	}
+}
