@@ -123,9 +123,14 @@ func (s *Server) Start() error {
 	return err
 }
 
-// Run starts the server, serves until ctx is done, then closes it.
+// Run starts the server, serves until ctx is done, then closes it. A
+// server that fails to start is closed too: New may have started an ACL
+// file's watcher.
 func (s *Server) Run(ctx context.Context) error {
 	if err := s.Start(); err != nil {
+		if !errors.Is(err, ErrAlreadyStarted) {
+			_ = s.Close()
+		}
 		return err
 	}
 	<-ctx.Done()

@@ -3,6 +3,9 @@ package namesrv
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -10,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/internal/testwait"
 	"github.com/runnelmq/runnel/remoting/protocol"
 )
@@ -318,5 +324,37 @@ func TestQueryDataVersionAndTopicsByCluster(t *testing.T) {
 		protocol.GetTopicsByClusterRequestHeader{Cluster: "c1"}.Encode(), nil))
 	if resp.Code != protocol.RespSuccess || string(resp.Body) != `{"topicList":["T"]}` {
 		t.Fatalf("topics by cluster: %d %s", resp.Code, resp.Body)
+	}
+}
+
+// TestRunThatCannotListenLeavesNothing: a server whose address is taken
+// fails Run with the listener's error, and what New started (the ACL
+// file's watcher) stops with it; the package's leak check would report
+// the watcher otherwise.
+func TestRunThatCannotListenLeavesNothing(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	file := filepath.Join(t.TempDir(), "plain_acl.yml")
+	if err := os.WriteFile(file, []byte("accounts:\n  - {accessKey: rocketmq2, secretKey: 12345678, admin: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.ListenAddr = busy.Addr().String()
+	cfg.Transport = testTransport()
+	cfg.Logger = quietLogger()
+	cfg.ACLFile = file
+	before := goleak.IgnoreCurrent()
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("Run on a taken address: %v", err)
+	}
+	if err := goleak.Find(leakcheck.Netpoll, before); err != nil {
+		t.Fatal(err)
 	}
 }

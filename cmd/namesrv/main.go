@@ -118,6 +118,7 @@ func serve(ctx context.Context, cfg namesrv.Config, stdout io.Writer) error {
 		return err
 	}
 	if err := srv.Start(); err != nil {
+		_ = srv.Close()
 		return err
 	}
 	fmt.Fprintf(stdout, "namesrv: serving on %s\n", srv.Addr())

@@ -227,6 +227,7 @@ func runDev(ctx context.Context, dc devConfig, stdout io.Writer) error {
 		return err
 	}
 	if err := ns.Start(); err != nil {
+		_ = ns.Close()
 		return err
 	}
 	bcfg := config.Default()
