@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,13 +16,17 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"github.com/runnelmq/runnel/integration/cluster"
+	"github.com/runnelmq/runnel/internal/leakcheck"
 	"github.com/runnelmq/runnel/internal/official"
 )
 
 func TestMain(m *testing.M) {
 	// The official client logs every rebalance and reconnect at info.
 	rlog.SetLogLevel("error")
-	os.Exit(m.Run())
+	// Both official clients leave goroutines of their own when they stop
+	// (official.Leftovers, official.V5Leftovers); the check holds our
+	// brokers, name servers and client to leaving none.
+	leakcheck.VerifyTestMain(m, append(official.Leftovers, official.V5Leftovers...)...)
 }
 
 func newProducer(t testing.TB, c *cluster.Cluster, opts ...producer.Option) rocketmq.Producer {

@@ -8,11 +8,12 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"github.com/runnelmq/runnel/internal/testwait"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runnelmq/runnel/internal/testwait"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"

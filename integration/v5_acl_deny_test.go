@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -157,6 +158,11 @@ func v5DefaultDeny(t *testing.T, c *cluster.Cluster, ak, sk string, open ...stri
 			}
 			if err := s.Send(&v2.TelemetryCommand{Command: &v2.TelemetryCommand_Settings{Settings: &v2.Settings{ClientType: v2.ClientType_PRODUCER.Enum(),
 				PubSub: &v2.Settings_Publishing{Publishing: &v2.Publishing{Topics: []*v2.Resource{topic}}}}}}); err != nil {
+				if errors.Is(err, io.EOF) {
+					// The server ended the stream first (a refusal): grpc-go
+					// gives its status to Recv, not to Send.
+					_, err = s.Recv()
+				}
 				return nil, err
 			}
 			return streamStatus(func() (*v2.Status, error) { m, err := s.Recv(); return m.GetStatus(), err })

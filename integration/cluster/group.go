@@ -130,11 +130,14 @@ func (c *Cluster) Heal(i int) {
 }
 
 // Leader waits until exactly one running group node, not among except,
-// is announced master, and returns it.
+// is announced master and every running name server has it registered as
+// its group's master, and returns it. A node becomes master before it
+// registers as one: a client asking the name servers in between finds no
+// master to write to (on a loaded machine, for seconds).
 func (c *Cluster) Leader(except ...int) int {
 	c.t.Helper()
 	found := -1
-	testwait.For(c.t, 30*time.Second, "one master in the group", func() bool {
+	testwait.For(c.t, 30*time.Second, "one master in the group, registered with the name servers", func() bool {
 		found = -1
 		for i := range c.Brokers() {
 			b := c.Broker(i)
@@ -146,9 +149,25 @@ func (c *Cluster) Leader(except ...int) int {
 			}
 			found = i
 		}
-		return found >= 0
+		return found >= 0 && c.registeredMaster(found)
 	})
 	return found
+}
+
+// registeredMaster reports whether every running name server names node i
+// its group's master.
+func (c *Cluster) registeredMaster(i int) bool {
+	name, addr := c.BrokerName(i), c.BrokerAddr(i)
+	for k := range c.NamesrvAddrs() {
+		ns := c.NamesrvAt(k)
+		if ns == nil {
+			continue
+		}
+		if ns.Table().ClusterInfo().BrokerAddrTable[name].BrokerAddrs[0] != addr {
+			return false
+		}
+	}
+	return true
 }
 
 // Masters returns the running nodes announced master now.

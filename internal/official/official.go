@@ -109,4 +109,32 @@ var Leftovers = []goleak.Option{
 	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.2"),
 	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.3"),
 	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.4"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.5"),
+	// A push consumer's statistics tickers (six, one a sampling interval,
+	// never stopped by Shutdown) and its rebalance loop's sleep, a
+	// transaction producer's check loop.
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func1"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func2"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func3"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func4"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func5"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func6"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.2"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/producer.(*transactionProducer).checkTransactionState"),
+}
+
+// V5Leftovers allows what the RocketMQ 5 Go SDK
+// (github.com/apache/rocketmq-clients/golang/v5) leaves running after its
+// clients' GracefulStop: its tickers and client manager's loops, its
+// log file's rotation, OpenCensus's worker, and the grpc-go client
+// channels it does not close.
+var V5Leftovers = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5/pkg/ticker.Tick.func1"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func1"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func2"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func3"),
+	goleak.IgnoreAnyFunction("github.com/apache/rocketmq-clients/golang/v5.(*defaultClientManager).startUp.func4"),
+	goleak.IgnoreAnyFunction("github.com/natefinch/lumberjack.(*Logger).millRun"),
+	goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"),
+	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
 }

@@ -1,0 +1,9 @@
+package consumequeue
+
+import (
+	"testing"
+
+	"github.com/runnelmq/runnel/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
