@@ -9,6 +9,10 @@
 // batches at once), so without a limit the process peaked at 220 MiB where
 // its live data was under 100. A JVM broker has -Xmx; this is Go's.
 //
+// It also owns the collector's pace beside the limit: a floor of room
+// over the live heap between collections (HeapFloor, floor.go), which
+// GOGC in the environment turns off.
+//
 // Invariants: GOMEMLIMIT in the environment wins over everything (it is
 // the runtime's own knob, and the runtime has already applied it); the
 // limit is set before the store opens, since store.Options sizes Pebble's
