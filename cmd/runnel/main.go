@@ -36,7 +36,8 @@
 // RUNNEL_CPU_PROFILE=FILE in the environment makes "dev" write a CPU
 // profile of itself to FILE, from its start until it stops: how the
 // broker is profiled under clients of another process (bench/'s process
-// topology; docs/performance.md).
+// topology; docs/performance.md). RUNNEL_ALLOCS_PROFILE=FILE writes its
+// allocation profile to FILE when it stops.
 //
 // "console" serves the web console alone against any RocketMQ name server
 // (--namesrv, --listen; loopback unless told): see its --help.

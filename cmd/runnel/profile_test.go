@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,5 +41,44 @@ func TestCPUProfile(t *testing.T) {
 
 	if _, err := startCPUProfile(func(string) string { return filepath.Join(t.TempDir(), "no", "such", "dir") }); err == nil {
 		t.Fatal("a profile that cannot be created started")
+	}
+}
+
+// TestAllocsProfile: RUNNEL_ALLOCS_PROFILE makes dev write its allocation
+// profile when it stops, with or without a CPU profile beside it.
+func TestAllocsProfile(t *testing.T) {
+	dir := t.TempDir()
+	for _, withCPU := range []bool{false, true} {
+		path := filepath.Join(dir, fmt.Sprintf("allocs-%v.pprof", withCPU))
+		stop, err := startCPUProfile(func(k string) string {
+			switch {
+			case k == EnvAllocsProfile:
+				return path
+			case k == EnvCPUProfile && withCPU:
+				return filepath.Join(dir, "cpu.pprof")
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Fatalf("allocation profile of %d bytes is not gzipped", len(b))
+		}
+	}
+	if _, err := startCPUProfile(func(k string) string {
+		if k == EnvAllocsProfile {
+			return filepath.Join(dir, "no", "such", "dir")
+		}
+		return ""
+	}); err == nil {
+		t.Fatal("an allocation profile that cannot be created started")
 	}
 }

@@ -9,6 +9,10 @@
 // batches at once), so without a limit the process peaked at 220 MiB where
 // its live data was under 100. A JVM broker has -Xmx; this is Go's.
 //
+// It also owns the collector's pace beside the limit: a floor of room
+// over the live heap between collections (HeapFloor, floor.go), which
+// GOGC in the environment turns off.
+//
 // Invariants: GOMEMLIMIT in the environment wins over everything (it is
 // the runtime's own knob, and the runtime has already applied it); the
 // limit is set before the store opens, since store.Options sizes Pebble's
@@ -21,6 +25,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Default is the limit a server process sets when neither GOMEMLIMIT nor
@@ -62,7 +67,21 @@ func Parse(s string) (int64, error) {
 // Apply sets the process's memory limit: flag (as Parse reads it; empty
 // means Default) unless GOMEMLIMIT is set in getenv's environment. It
 // returns the limit in force and where it came from, for the start-up log.
+// Unless GOGC is set there, it also keeps HeapFloor of room over the live
+// heap from each collection to the next, once per process.
 func Apply(flag string, getenv func(string) string) (limit int64, from string, err error) {
+	limit, from, err = applyLimit(flag, getenv)
+	if err == nil && getenv("GOGC") == "" {
+		floorOnce.Do(func() { keepFloor(HeapFloor, 100) })
+	}
+	return limit, from, err
+}
+
+// floorOnce arms keepFloor once: Apply may be called again (tests).
+var floorOnce sync.Once
+
+// applyLimit is Apply's limit.
+func applyLimit(flag string, getenv func(string) string) (limit int64, from string, err error) {
 	if env := getenv("GOMEMLIMIT"); env != "" {
 		return debug.SetMemoryLimit(-1), "GOMEMLIMIT", nil
 	}
