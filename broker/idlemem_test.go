@@ -16,7 +16,8 @@ import (
 func TestIdleReleaseOncePerIdleSpell(t *testing.T) {
 	var act uint64
 	released := 0
-	r := idleRelease{activity: func() uint64 { return act }, release: func() { released++ }}
+	// A release collects, which the activity counts.
+	r := idleRelease{activity: func() uint64 { return act }, release: func() { released++; act += 2 }}
 	for i, c := range []struct {
 		bump bool
 		want bool
@@ -24,6 +25,7 @@ func TestIdleReleaseOncePerIdleSpell(t *testing.T) {
 		{false, false}, // the first tick has nothing to compare with
 		{false, true},  // idle for a tick: release
 		{false, false}, // still idle: not again
+		{false, false}, // its own collections were not activity
 		{true, false},  // busy
 		{true, false},  // busy
 		{false, true},  // idle again: release again
