@@ -43,6 +43,34 @@ func TestIdleReleaseOncePerIdleSpell(t *testing.T) {
 	}
 }
 
+// TestIdleReleaseWaitsForQuietTicks: with quiet ticks to an interval, the
+// release comes after that many idle ticks in a row, and activity in
+// between (Pebble compacting after the load) starts the count again.
+func TestIdleReleaseWaitsForQuietTicks(t *testing.T) {
+	var act uint64
+	released := 0
+	r := idleRelease{quiet: 3, activity: func() uint64 { return act }, release: func() { released++; act++ }}
+	for i, bump := range []bool{false, false, false, true, false, false} {
+		if bump {
+			act++
+		}
+		if r.tick() {
+			t.Fatalf("released at tick %d, before three idle ticks in a row", i)
+		}
+	}
+	if !r.tick() {
+		t.Fatal("no release after three idle ticks in a row")
+	}
+	for i := range 10 {
+		if r.tick() {
+			t.Fatalf("released again %d ticks later in the same idle spell", i+1)
+		}
+	}
+	if released != 1 {
+		t.Fatalf("released %d times, want 1", released)
+	}
+}
+
 // TestBrokerReleasesMemoryWhenIdle: a broker that stops being written to
 // gives its memory back (once), and serves as before afterwards.
 func TestBrokerReleasesMemoryWhenIdle(t *testing.T) {
