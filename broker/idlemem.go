@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"time"
 
 	"github.com/runnelmq/runnel/internal/periodic"
 )
@@ -13,34 +14,49 @@ import (
 // load stops nothing shrinks by itself: no allocation means no collection,
 // so the heap's goal stays where the load left it and the runtime keeps
 // the pages. Once the broker has been idle for a whole interval (nothing
-// appended to the store, no collection), it flushes the store's memtables
+// appended to the store, no collection, no flush or compaction in Pebble),
+// it flushes the store's memtables
 // and returns the free heap to the operating system, once per idle spell.
 
-// idleRelease decides when to release: tick is called every interval with
-// the activity counter's current value.
+// idleRelease decides when to release: tick is called every quiet-th of
+// the interval, and activity returns the activity counter's current value.
 type idleRelease struct {
 	activity func() uint64
 	release  func()
+	quiet    int // idle ticks in a row that make an idle spell (at least 1)
 	last     uint64
 	seen     bool // last holds a value
+	idle     int  // ticks in a row that saw nothing happen
 	done     bool // released in this idle spell
 }
 
-// tick releases when nothing happened since the last tick, unless it did
-// already in this idle spell; it reports whether it released.
+// idleTicks is how many ticks an interval holds: the release comes a
+// quarter of an interval at most after the broker has been idle for one
+// (20 to 25 s with the default), not up to twice the interval after, and
+// Pebble's work after the load (a compaction) delays it by no more than
+// that work.
+const idleTicks = 4
+
+// tick releases when nothing happened for quiet ticks in a row, unless it
+// did already in this idle spell; it reports whether it released.
 func (r *idleRelease) tick() bool {
 	now := r.activity()
 	idle := r.seen && now == r.last
 	r.last, r.seen = now, true
 	if !idle {
-		r.done = false
+		r.idle, r.done = 0, false
 		return false
 	}
-	if r.done {
+	if r.idle++; r.done || r.idle < max(r.quiet, 1) {
 		return false
 	}
 	r.done = true
 	r.release()
+	// The release collects (its own activity): counted, it would end the
+	// idle spell, and the release would come again two ticks later, and
+	// so on while the broker idles, each time flushing empty memtables
+	// (a new WAL file for each database).
+	r.last = r.activity()
 	return true
 }
 
@@ -52,9 +68,11 @@ func (b *Broker) releaseIdleMemory() {
 	}
 	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	r := idleRelease{
+		quiet: idleTicks,
 		activity: func() uint64 {
 			metrics.Read(gc)
-			return gc[0].Value.Uint64() + uint64(b.Store().MaxPhysOffset())
+			st := b.Store()
+			return gc[0].Value.Uint64() + uint64(st.MaxPhysOffset()) + st.BackgroundWork()
 		},
 		release: func() {
 			if err := b.Store().ReleaseMemory(); err != nil {
@@ -69,7 +87,7 @@ func (b *Broker) releaseIdleMemory() {
 			b.memReleases.Add(1)
 		},
 	}
-	periodic.Run(b.stop, every, func() { r.tick() })
+	periodic.Run(b.stop, max(every/idleTicks, time.Millisecond), func() { r.tick() })
 }
 
 // MemoryReleases counts the idle spells in which the broker gave memory

@@ -16,7 +16,8 @@ import (
 func TestIdleReleaseOncePerIdleSpell(t *testing.T) {
 	var act uint64
 	released := 0
-	r := idleRelease{activity: func() uint64 { return act }, release: func() { released++ }}
+	// A release collects, which the activity counts.
+	r := idleRelease{activity: func() uint64 { return act }, release: func() { released++; act += 2 }}
 	for i, c := range []struct {
 		bump bool
 		want bool
@@ -24,6 +25,7 @@ func TestIdleReleaseOncePerIdleSpell(t *testing.T) {
 		{false, false}, // the first tick has nothing to compare with
 		{false, true},  // idle for a tick: release
 		{false, false}, // still idle: not again
+		{false, false}, // its own collections were not activity
 		{true, false},  // busy
 		{true, false},  // busy
 		{false, true},  // idle again: release again
@@ -38,6 +40,34 @@ func TestIdleReleaseOncePerIdleSpell(t *testing.T) {
 	}
 	if released != 2 {
 		t.Fatalf("released %d times, want 2", released)
+	}
+}
+
+// TestIdleReleaseWaitsForQuietTicks: with quiet ticks to an interval, the
+// release comes after that many idle ticks in a row, and activity in
+// between (Pebble compacting after the load) starts the count again.
+func TestIdleReleaseWaitsForQuietTicks(t *testing.T) {
+	var act uint64
+	released := 0
+	r := idleRelease{quiet: 3, activity: func() uint64 { return act }, release: func() { released++; act++ }}
+	for i, bump := range []bool{false, false, false, true, false, false} {
+		if bump {
+			act++
+		}
+		if r.tick() {
+			t.Fatalf("released at tick %d, before three idle ticks in a row", i)
+		}
+	}
+	if !r.tick() {
+		t.Fatal("no release after three idle ticks in a row")
+	}
+	for i := range 10 {
+		if r.tick() {
+			t.Fatalf("released again %d ticks later in the same idle spell", i+1)
+		}
+	}
+	if released != 1 {
+		t.Fatalf("released %d times, want 1", released)
 	}
 }
 

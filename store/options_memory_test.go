@@ -56,3 +56,18 @@ func TestReleaseMemoryEmptiesTheBlockCache(t *testing.T) {
 	}
 	drain()
 }
+
+// TestBackgroundWorkCountsFlushes: the count an idle detector watches
+// moves when Pebble flushes, and stands still while nothing happens.
+func TestBackgroundWorkCountsFlushes(t *testing.T) {
+	s, _, _ := openMem(t)
+	putBig(t, s, "T", 100)
+	before := s.BackgroundWork()
+	if err := s.ReleaseMemory(); err != nil {
+		t.Fatal(err)
+	}
+	after := s.BackgroundWork()
+	if after <= before {
+		t.Fatalf("background work %d before the flushes, %d after", before, after)
+	}
+}

@@ -84,10 +84,11 @@ type Config struct {
 	// ChannelExpiry (channelExpiredTimeout) drops a client with no heartbeat
 	// for this long. Default 120 s. Expiry is scanned every 10 s.
 	ChannelExpiry time.Duration
-	// IdleMemoryRelease is how long the broker must have stored nothing
-	// and collected no garbage before it gives the memory its load left
-	// behind back to the operating system (memtables flushed, the Go heap
-	// returned); it does so once per idle spell. Default 20 s; negative
+	// IdleMemoryRelease is how long the broker must have stored nothing,
+	// collected no garbage and seen Pebble neither flush nor compact
+	// before it gives the memory its load left behind back to the
+	// operating system (memtables flushed, the Go heap returned); it does
+	// so once per idle spell, within a quarter of this after. Default 20 s; negative
 	// never (Runnel's; see broker/idlemem.go).
 	IdleMemoryRelease time.Duration
 	// MaxSuspend caps how long a pull is held (long polling) whatever the

@@ -48,10 +48,23 @@ func TestMemoryTrial(t *testing.T) {
 			continue
 		}
 		t.Run(l.name, func(t *testing.T) {
-			p := startProc(t, bin, "--listen", "127.0.0.1:0", "--store-dir", t.TempDir(), "--log-level", "warn")
+			args := []string{"--listen", "127.0.0.1:0", "--store-dir", t.TempDir(), "--log-level", "warn"}
+			metrics := ""
+			if os.Getenv("RUNNEL_MEMORY_DETAIL") != "" {
+				metrics = freePort(t)
+				args = append(args, "--metrics", metrics)
+			}
+			p := startProc(t, bin, args...)
 			defer p.stop(t)
 			time.Sleep(2 * time.Second)
 			pid := p.cmd.Process.Pid
+			detail := func(when string) {
+				t.Logf("%s %s: %s", l.name, when, rssSplit(pid))
+				if metrics != "" {
+					t.Logf("%s %s: %s", l.name, when, goMemory(metrics))
+				}
+			}
+			detail("idle start")
 			start := rssKiB(t, pid)
 			createTopic(t, func(req *protocol.Command) *protocol.Command { return call(t, p.addr, req) }, "M", 4)
 
@@ -82,6 +95,7 @@ func TestMemoryTrial(t *testing.T) {
 			close(done)
 			sampler.Wait()
 			end := rssKiB(t, pid)
+			detail("at the load's end")
 
 			goal := start * 3 / 2
 			back, after := "not within 60 s", end
@@ -94,6 +108,7 @@ func TestMemoryTrial(t *testing.T) {
 					time.Sleep(time.Second)
 				}
 			}
+			detail("60 s later")
 			t.Logf("%s: idle start %.1f MiB; peak %.1f MiB during %v; %.1f MiB at its end; %.1f MiB 60 s later (%.2fx the start; within 1.5x %s)",
 				l.name, mib(start), mib(int(peak.Load())), loadTime.Round(time.Second), mib(end), mib(after), float64(after)/float64(start), back)
 		})
