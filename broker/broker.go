@@ -425,9 +425,9 @@ func (b *Broker) shutdown(clean bool) error {
 	if err := b.metrics.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("broker: close metrics: %w", err))
 	}
-	if started {
-		errs = append(errs, b.closeDoors())
-	}
+	// Doors are closed started or not: New builds them, and a gRPC door's
+	// server runs its stream workers from then on.
+	errs = append(errs, b.closeDoors())
 	_ = b.reg.Close()
 	b.closeACL()
 	if err := b.core.Close(clean); err != nil {

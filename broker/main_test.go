@@ -240,3 +240,26 @@ func (rc *rawClient) resetRequests() []*protocol.Command {
 	defer rc.mu.Unlock()
 	return append([]*protocol.Command(nil), rc.resets...)
 }
+
+// TestCloseUnstartedLeavesNothing: a broker built and closed without
+// Start (a command whose flags were wrong after all, a test of New) leaves
+// no goroutine behind: its gRPC door's server runs stream workers from
+// New on.
+func TestCloseUnstartedLeavesNothing(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	cfg := testConfig(t, t.TempDir())
+	cfg.GRPC.ListenAddr = "127.0.0.1:0"
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.grpc == nil {
+		t.Fatal("no gRPC door built")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait")); err != nil {
+		t.Fatal(err)
+	}
+}
