@@ -31,13 +31,7 @@ func TestCPUProfile(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		t.Fatalf("profile of %d bytes is not gzipped: % x", len(b), b[:min(len(b), 8)])
-	}
+	wantGzipped(t, path)
 
 	if _, err := startCPUProfile(func(string) string { return filepath.Join(t.TempDir(), "no", "such", "dir") }); err == nil {
 		t.Fatal("a profile that cannot be created started")
@@ -65,13 +59,7 @@ func TestAllocsProfile(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-			t.Fatalf("allocation profile of %d bytes is not gzipped", len(b))
-		}
+		wantGzipped(t, path)
 	}
 	if _, err := startCPUProfile(func(k string) string {
 		if k == EnvAllocsProfile {
@@ -80,5 +68,18 @@ func TestAllocsProfile(t *testing.T) {
 		return ""
 	}); err == nil {
 		t.Fatal("an allocation profile that cannot be created started")
+	}
+}
+
+// wantGzipped fails t unless the file at path is gzipped, as pprof writes
+// its profiles.
+func wantGzipped(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("%s: %d bytes, not gzipped: % x", path, len(b), b[:min(len(b), 8)])
 	}
 }
