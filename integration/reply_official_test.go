@@ -75,7 +75,7 @@ func TestOfficialRequestReply(t *testing.T) {
 	// And the official Request gets the reply our consumer sends.
 	const ourTopic = "ReqOurReplier"
 	createTopic(t, c, 0, ourTopic, 1)
-	rcReplier(t, c, "g-req-ours", "rc-replier-official", ourTopic, "ours:")
+	defer rcReplier(t, c, "g-req-ours", "rc-replier-official", ourTopic, "ours:")()
 	reply, err = p.Request(context.Background(), 30*time.Second, primitive.NewMessage(ourTopic, []byte("hi")))
 	if err != nil {
 		t.Fatalf("official request to our replier: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,17 +24,27 @@ func rcGroupProducer(t *testing.T, c *cluster.Cluster, group string) *client.Pro
 }
 
 // rcReplier answers every request on topic with prefix and the request's
-// body, consuming as group and replying as producer group replyGroup.
-func rcReplier(t *testing.T, c *cluster.Cluster, group, replyGroup, topic, prefix string) {
+// body, consuming as group and replying as producer group replyGroup. The
+// test defers the function it returns, which waits for the replies in
+// flight: the broker answers a reply only once the requester has taken it,
+// so a requester shut down as soon as it has its reply (the test's end)
+// would fail the reply that brought it.
+func rcReplier(t *testing.T, c *cluster.Cluster, group, replyGroup, topic, prefix string) (wait func()) {
 	t.Helper()
 	replier := rcGroupProducer(t, c, replyGroup)
+	var inFlight atomic.Int64
 	rcConsumer(t, c, group, topic, "*", func(m *client.MessageExt) {
+		inFlight.Add(1)
+		defer inFlight.Add(-1)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if _, err := replier.Reply(ctx, m, append([]byte(prefix), m.Body...)); err != nil {
 			t.Errorf("reply to %s: %v", m.Body, err)
 		}
 	})
+	return func() {
+		testwait.For(t, testwait.Default, "the replies in flight answered", func() bool { return inFlight.Load() == 0 })
+	}
 }
 
 // rcRequest sends a request of body to topic with p and returns the
@@ -56,7 +67,7 @@ func TestRequestReplyRoundTrip(t *testing.T) {
 	c := rcCluster(t)
 	const topic = "ReqRC"
 	createTopic(t, c, 0, topic, 2)
-	rcReplier(t, c, "g-req-rc", "rc-replier", topic, "re:")
+	defer rcReplier(t, c, "g-req-rc", "rc-replier", topic, "re:")()
 	requester := rcGroupProducer(t, c, "rc-requester")
 	reply := rcRequest(t, requester, topic, "ping")
 	if string(reply.Body) != "re:ping" {
