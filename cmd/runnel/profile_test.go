@@ -19,19 +19,12 @@ func TestCPUProfile(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "cpu.pprof")
-	stop, err = startCPUProfile(func(k string) string {
+	profileOnce(t, func(k string) string {
 		if k == EnvCPUProfile {
 			return path
 		}
 		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	wantGzipped(t, path)
+	}, path)
 
 	if _, err := startCPUProfile(func(string) string { return filepath.Join(t.TempDir(), "no", "such", "dir") }); err == nil {
 		t.Fatal("a profile that cannot be created started")
@@ -44,7 +37,7 @@ func TestAllocsProfile(t *testing.T) {
 	dir := t.TempDir()
 	for _, withCPU := range []bool{false, true} {
 		path := filepath.Join(dir, fmt.Sprintf("allocs-%v.pprof", withCPU))
-		stop, err := startCPUProfile(func(k string) string {
+		profileOnce(t, func(k string) string {
 			switch {
 			case k == EnvAllocsProfile:
 				return path
@@ -52,14 +45,7 @@ func TestAllocsProfile(t *testing.T) {
 				return filepath.Join(dir, "cpu.pprof")
 			}
 			return ""
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := stop(); err != nil {
-			t.Fatal(err)
-		}
-		wantGzipped(t, path)
+		}, path)
 	}
 	if _, err := startCPUProfile(func(k string) string {
 		if k == EnvAllocsProfile {
@@ -71,10 +57,17 @@ func TestAllocsProfile(t *testing.T) {
 	}
 }
 
-// wantGzipped fails t unless the file at path is gzipped, as pprof writes
-// its profiles.
-func wantGzipped(t *testing.T, path string) {
+// profileOnce starts the profiles getenv names, stops them, and fails t
+// unless the file at path is gzipped, as pprof writes its profiles.
+func profileOnce(t *testing.T, getenv func(string) string, path string) {
 	t.Helper()
+	stop, err := startCPUProfile(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
