@@ -141,4 +141,7 @@ var V5Leftovers = []goleak.Option{
 	goleak.IgnoreAnyFunction("github.com/natefinch/lumberjack.(*Logger).millRun"),
 	goleak.IgnoreAnyFunction("go.opencensus.io/stats/view.(*worker).start"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+	// A client stream's watcher, until the stream's context ends (the
+	// SDK's Telemetry streams outlive GracefulStop).
+	goleak.IgnoreAnyFunction("google.golang.org/grpc.newClientStreamWithParams.func4"),
 }
