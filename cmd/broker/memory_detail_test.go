@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/runnelmq/runnel/internal/promtest"
 )
 
 // What a broker process's RSS is made of, for TestMemoryTrial's log: the
@@ -24,13 +22,8 @@ func rssSplit(pid int) string {
 		return err.Error()
 	}
 	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		for _, k := range []string{"RssAnon:", "RssFile:", "RssShmem:"} {
-			if v, ok := strings.CutPrefix(line, k); ok {
-				n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-				out = append(out, fmt.Sprintf("%s %.1f", strings.TrimSuffix(k, ":"), mib(n)))
-			}
-		}
+	for _, k := range []string{"RssAnon", "RssFile", "RssShmem"} {
+		out = append(out, fmt.Sprintf("%s %.1f", k, mib(statusKiB(b, k))))
 	}
 	return strings.Join(out, ", ") + " MiB"
 }
@@ -51,22 +44,17 @@ func freePort(t *testing.T) string {
 // stacks, the collector's metadata, span and cache structures, and the
 // rest of what the runtime holds.
 func goMemory(addr string) string {
-	resp, err := http.Get("http://" + addr + "/metrics")
+	fams, err := promtest.Scrape("http://" + addr + "/metrics")
 	if err != nil {
 		return err.Error()
 	}
-	defer resp.Body.Close()
 	m := map[string]float64{}
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, 4<<20))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !strings.HasPrefix(name, "go_") {
+	for name, fam := range fams {
+		if !strings.HasPrefix(name, "go_") || len(fam.GetMetric()) != 1 {
 			continue
 		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err == nil {
-			m[strings.TrimPrefix(name, "go_memstats_")] = f / (1 << 20)
+		if v, ok := promtest.Value(fam.GetMetric()[0]); ok {
+			m[strings.TrimPrefix(name, "go_memstats_")] = v / (1 << 20)
 		}
 	}
 	return fmt.Sprintf("sys %.1f: heap in use %.1f (objects %.1f), free unreturned %.1f, stacks %.1f, GC metadata %.1f, mspan %.1f, mcache %.2f, buckhash %.1f, other %.1f MiB; goroutines %.0f",

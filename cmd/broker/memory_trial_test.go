@@ -118,9 +118,13 @@ func TestMemoryTrial(t *testing.T) {
 func mib(kib int) float64 { return float64(kib) / 1024 }
 
 // vmRSS is the VmRSS of a /proc/PID/status, in KiB (0 when absent).
-func vmRSS(status []byte) int {
+func vmRSS(status []byte) int { return statusKiB(status, "VmRSS") }
+
+// statusKiB is field key of a /proc/PID/status (a size in kB), 0 when
+// absent.
+func statusKiB(status []byte, key string) int {
 	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
 			return n
 		}
