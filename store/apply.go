@@ -161,6 +161,12 @@ func (s *Store) Apply(op *Op) (*ApplyResult, error) { return s.applyOp(op, false
 // appended message's fields from its record, so they need no check
 // against it.
 func (s *Store) applyOp(op *Op, decoded bool) (*ApplyResult, error) {
+	// Held from the first batch to the publish: a batch is bound to the
+	// database that made it (see reopen).
+	if err := s.readLock(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
 	var lb *pebble.Batch
 	var plan *appendPlan
 	if op.Kind == OpAppend {

@@ -99,7 +99,7 @@ func (s *Store) diskFullErr() error {
 }
 
 // refuseAppend is the disk check of Put and AppendOp; size is the batch's
-// size in bytes.
+// size in bytes. The caller holds the close lock shared.
 //
 // Usage is read again (one statfs) for a large batch, and as soon as the
 // bytes appended since the last read may have crossed the warning ratio:
@@ -159,8 +159,20 @@ func (s *Store) readUsage() (used, settled int32) {
 	return int32((total - avail) * 10000 / total), int32((total - min(avail+deleting, total)) * 10000 / total)
 }
 
+// checkDiskShared is checkDisk for a caller that does not hold the close
+// lock (the watcher); -1 once the store is closed.
+func (s *Store) checkDiskShared() (settled int32) {
+	if err := s.readLock(); err != nil {
+		return -1
+	}
+	defer s.closeMu.RUnlock()
+	return s.checkDisk()
+}
+
 // checkDisk reads the usage and updates the state; it returns the settled
-// usage (see readUsage), which the watcher's forced cleaning goes by.
+// usage (see readUsage), which the watcher's forced cleaning goes by. The
+// caller holds the close lock shared (readUsage reads the log's metrics),
+// or is Open.
 func (s *Store) checkDisk() (settled int32) {
 	s.disk.mu.Lock()
 	defer s.disk.mu.Unlock()
@@ -198,7 +210,7 @@ func over(bp int32, ratio int) bool { return bp >= 0 && int(bp) > ratio*100 }
 // stops, so it never deletes more than it takes for appends (refused only
 // above the higher warning ratio) to go on.
 func (s *Store) watchDisk() {
-	bp := s.checkDisk()
+	bp := s.checkDiskShared()
 	lo := s.minPhys.Load()
 	var before map[QueueID]consumequeue.Range
 	if over(bp, s.opts.DiskMaxUsedSpaceRatio) {
@@ -230,7 +242,7 @@ func (s *Store) watchDisk() {
 	if hi <= lo {
 		return
 	}
-	s.checkDisk()
+	s.checkDiskShared()
 	if before != nil {
 		s.opts.OnForcedClean(forcedClean(lo, hi, before, s.Queues()))
 	}

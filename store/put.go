@@ -37,6 +37,11 @@ func (s *Store) Put(msgs []*message.MessageExt) ([]PutResult, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("%w: no messages", ErrInvalidOp)
 	}
+	// Held from the batch to the publish, as Apply holds it.
+	if err := s.readLock(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
 	sc := newPutScratch(len(msgs))
 	defer sc.release()
 	op := &sc.op
@@ -85,7 +90,12 @@ func (s *Store) AppendOp(msgs []*message.MessageExt) (*Op, error) {
 		}
 		total += message.StoredSize(m) + 16 // + 12 if the store host is v6
 	}
-	if err := s.refuseAppend(total); err != nil {
+	if err := s.readLock(); err != nil { // refuseAppend reads the log's metrics
+		return nil, err
+	}
+	err := s.refuseAppend(total)
+	s.closeMu.RUnlock()
+	if err != nil {
 		return nil, err
 	}
 	buf := make([]byte, 0, total) // one allocation for every record

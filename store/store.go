@@ -131,10 +131,19 @@ type Store struct {
 	// groupsVersion counts the group-config ops applied (GroupsVersion).
 	groupsVersion atomic.Uint64
 
-	// closeMu is held shared by every reader of db and exclusively by Close,
-	// so Pebble is never used after it was closed.
+	// closeMu is held shared by every reader of the databases and by every
+	// write from its first batch to its publish, and exclusively by Close
+	// and by a reopen (ReleaseMemory), so Pebble is never used after it
+	// was closed, nor a batch committed to a database that did not make it.
 	closeMu sync.RWMutex
 	closed  bool
+	// dbsGone (closeMu) says a reopen closed the databases and could not
+	// open them again; failed says why (see reopen).
+	dbsGone bool
+	// workBase is the flushes and compactions of the databases a reopen
+	// closed (BackgroundWork); reopens counts reopens.
+	workBase atomic.Uint64
+	reopens  atomic.Int64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -177,53 +186,8 @@ func open(opts Options, restored bool) (*Store, error) {
 	s.wal = walfs.New(opts.FS, opts.FlushMode == AsyncFlush)
 	cache := pebble.NewCache(cacheCapacity(opts))
 	s.cache = cache
-	// Two databases: the log's keys only ever grow, so Pebble's flushes of
-	// it never overlap and are not rewritten by compactions; every other
-	// key (queue chunks, index segments, metadata) lives beside it, where
-	// its overlaps are cheap. One database held both, and compacted the
-	// log 3.5x as much as raw Pebble does.
-	open := func(name string, memtable uint64, logBlocks bool) (*pebble.DB, *compactionGate, error) {
-		popts := &pebble.Options{
-			FS:                 s.wal,
-			Cache:              cache,
-			MemTableSize:       memtable,
-			Logger:             opts.Logger,
-			FormatMajorVersion: pebble.FormatNewest,
-			// cacheCapacity counts on at most this many memtables.
-			MemTableStopWritesThreshold: memTablesQueued,
-		}
-		for i := range popts.Levels {
-			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-			if logBlocks {
-				// Pulls read the log in runs of records: a 4 KiB block
-				// held three 1 KiB messages, so a pull of 32 paid eleven
-				// block reads (a pread, a decompression and a cache
-				// insert each), a quarter of the broker's CPU while
-				// consumers drained a topic. Uncompressed blocks of the
-				// same size measured no better than Snappy's (the
-				// default, kept: it halves the disk for compressible
-				// bodies).
-				popts.Levels[i].BlockSize = logBlockSize
-			}
-		}
-		// Compactions wait until the store is open (see compactionGate).
-		gate := newCompactionGate()
-		popts.Experimental.CompactionScheduler = gate
-		dir := opts.FS.PathJoin(opts.Dir, name)
-		db, err := pebble.Open(dir, popts)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store: open %s: %w", dir, err)
-		}
-		return db, gate, nil
-	}
-	logDB, logGate, err := open("log", opts.MemTableSize, true)
+	logDB, db, gates, err := s.openDBs()
 	if err != nil {
-		cache.Unref()
-		return nil, err
-	}
-	db, gate, err := open("meta", metaMemTable(opts), false)
-	if err != nil {
-		_ = logDB.Close()
 		cache.Unref()
 		return nil, err
 	}
@@ -240,8 +204,8 @@ func open(opts Options, restored bool) (*Store, error) {
 	s.retainMu.Lock()
 	s.freeDeletedLocked()
 	s.retainMu.Unlock()
-	logGate.release()
-	gate.release()
+	gates[0].release()
+	gates[1].release()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -258,6 +222,62 @@ func open(opts Options, restored bool) (*Store, error) {
 		s.goEvery(opts.DiskCheckInterval, s.watchDisk)
 	}
 	return s, nil
+}
+
+// openDBs opens the store's two Pebble databases, their compactions held
+// by the gates they return until the caller releases them (see
+// compactionGate). Two databases: the log's keys only ever grow, so
+// Pebble's flushes of it never overlap and are not rewritten by
+// compactions; every other key (queue chunks, index segments, metadata)
+// lives beside it, where its overlaps are cheap. One database held both,
+// and compacted the log 3.5x as much as raw Pebble does.
+func (s *Store) openDBs() (logDB, db *pebble.DB, gates [2]*compactionGate, err error) {
+	logDB, gates[0], err = s.openDB("log", s.opts.MemTableSize, true)
+	if err != nil {
+		return nil, nil, gates, err
+	}
+	db, gates[1], err = s.openDB("meta", metaMemTable(s.opts), false)
+	if err != nil {
+		_ = logDB.Close()
+		return nil, nil, gates, err
+	}
+	return logDB, db, gates, nil
+}
+
+// openDB opens one of the store's databases, in the directory name under
+// Dir, on the store's WAL filesystem and block cache.
+func (s *Store) openDB(name string, memtable uint64, logBlocks bool) (*pebble.DB, *compactionGate, error) {
+	popts := &pebble.Options{
+		FS:                 s.wal,
+		Cache:              s.cache,
+		MemTableSize:       memtable,
+		Logger:             s.opts.Logger,
+		FormatMajorVersion: pebble.FormatNewest,
+		// cacheCapacity counts on at most this many memtables.
+		MemTableStopWritesThreshold: memTablesQueued,
+	}
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		if logBlocks {
+			// Pulls read the log in runs of records: a 4 KiB block held
+			// three 1 KiB messages, so a pull of 32 paid eleven block
+			// reads (a pread, a decompression and a cache insert each),
+			// a quarter of the broker's CPU while consumers drained a
+			// topic. Uncompressed blocks of the same size measured no
+			// better than Snappy's (the default, kept: it halves the
+			// disk for compressible bodies).
+			popts.Levels[i].BlockSize = logBlockSize
+		}
+	}
+	// Compactions wait until the store is open (see compactionGate).
+	gate := newCompactionGate()
+	popts.Experimental.CompactionScheduler = gate
+	dir := s.opts.FS.PathJoin(s.opts.Dir, name)
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	return db, gate, nil
 }
 
 // logBlockSize is the block size of the log's tables. Pebble's readahead
@@ -481,12 +501,14 @@ func (s *Store) Close() error {
 			err = serr
 		}
 	}
-	if cerr := s.db.Close(); err == nil {
-		err = cerr
-	}
-	// A failed log's Close repeats its failure, which fail reported.
-	if cerr := s.log.Close(); err == nil && !logFailed {
-		err = cerr
+	if !s.dbsGone {
+		if cerr := s.db.Close(); err == nil {
+			err = cerr
+		}
+		// A failed log's Close repeats its failure, which fail reported.
+		if cerr := s.log.Close(); err == nil && !logFailed {
+			err = cerr
+		}
 	}
 	s.cache.Unref()
 	if err != nil {
@@ -523,6 +545,10 @@ func (s *Store) readLock() error {
 	if s.closed {
 		s.closeMu.RUnlock()
 		return ErrClosed
+	}
+	if s.dbsGone {
+		s.closeMu.RUnlock()
+		return *s.failed.Load()
 	}
 	return nil
 }
