@@ -15,8 +15,8 @@ import (
 // so the heap's goal stays where the load left it and the runtime keeps
 // the pages. Once the broker has been idle for a whole interval (nothing
 // appended to the store, no collection, no flush or compaction in Pebble),
-// it flushes the store's memtables
-// and returns the free heap to the operating system, once per idle spell.
+// it has the store free its memtables (store.ReleaseMemory) and returns
+// the free heap to the operating system, once per idle spell.
 
 // idleRelease decides when to release: tick is called every quiet-th of
 // the interval, and activity returns the activity counter's current value.
@@ -76,7 +76,7 @@ func (b *Broker) releaseIdleMemory() {
 		},
 		release: func() {
 			if err := b.Store().ReleaseMemory(); err != nil {
-				b.log.Warn("broker: flushing memtables while idle failed", "err", err)
+				b.log.Warn("broker: releasing the store's memory while idle failed", "err", err)
 			}
 			// Buffers in sync.Pools (request frames, netpoll's buffers)
 			// outlive one collection, in the pools' victim caches; a

@@ -107,10 +107,9 @@ type Options struct {
 	// 32nd of GOMEMLIMIT when one is set (4 MiB..64 MiB): without cgo
 	// Pebble's memtables and cache live on the Go heap, where the garbage
 	// collector's headroom doubles what they cost, so the defaults are
-	// sized for a dev cluster (see defaultMemory). Each database keeps two
-	// memtables' memory for good, even idle (the one being written and
-	// one Pebble recycles): 8 MiB each with 8 MiB memtables, which kept
-	// an idle broker at 1.6x its start after its idle release.
+	// sized for a dev cluster (see defaultMemory). While open, each
+	// database keeps two memtables' memory (the one being written and one
+	// Pebble recycles); ReleaseMemory reopens the databases to free them.
 	MemTableSize uint64
 	// CacheSize is the room for blocks in Pebble's block cache, shared by
 	// both databases, beyond what their memtables are charged to it (see

@@ -80,11 +80,34 @@ func TestReleaseMemoryGivesBackMemtables(t *testing.T) {
 	}
 }
 
+// TestReleaseMemoryKeepsSmallMemtables: a store that stored little has
+// memtables as small as a reopen would leave them; its release only
+// flushes them.
+func TestReleaseMemoryKeepsSmallMemtables(t *testing.T) {
+	s, _, _ := openMem(t)
+	putBig(t, s, "T", 100)
+	before := s.MemTableBytes()
+	if err := s.ReleaseMemory(); err != nil {
+		t.Fatal(err)
+	}
+	// The flush leaves each database a new memtable of twice the size and
+	// the flushed one for reuse: 1 MiB in all, below the 1.5 MiB of two
+	// reopened databases.
+	if s.Reopens() != 0 || s.MemTableBytes() > 1<<20 {
+		t.Fatalf("%d reopens; memtables %d bytes before the release, %d after", s.Reopens(), before, s.MemTableBytes())
+	}
+	if got := readAll(t, s, "T"); len(got) != 100 {
+		t.Fatalf("%d messages read after the release, want 100", len(got))
+	}
+}
+
 // TestReleaseMemoryUnderTraffic: releases among writers and readers (run
 // with -race) reopen the databases between their operations: every
 // acknowledged message is read back once, in order, and no operation
 // fails or meets a closed database.
 func TestReleaseMemoryUnderTraffic(t *testing.T) {
+	defer func(n int64) { reopenMinMemTables = n }(reopenMinMemTables)
+	reopenMinMemTables = 0 // a reopen at every release that finds the lock free
 	s, _, _ := openMem(t)
 	var acked [3]atomic.Int64
 	stop := runWriters(3, func(w, i int) bool {
@@ -173,7 +196,7 @@ func TestReopenThatCannotOpenFailsTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	putBig(t, s, "T", 100)
+	putBig(t, s, "T", 3000) // memtables worth a reopen
 	fs.fail.Store(true)
 	if err := s.ReleaseMemory(); !errors.Is(err, ErrFailed) {
 		t.Fatalf("release whose reopen failed: %v, want ErrFailed", err)
@@ -192,8 +215,8 @@ func TestReopenThatCannotOpenFailsTheStore(t *testing.T) {
 	}
 	fs.fail.Store(false)
 	s2 := mustOpen(t, opts)
-	if got := readAll(t, s2, "T"); len(got) != 100 {
-		t.Fatalf("%d messages after opening again, want 100", len(got))
+	if got := readAll(t, s2, "T"); len(got) != 3000 {
+		t.Fatalf("%d messages after opening again, want 3000", len(got))
 	}
 }
 

@@ -87,7 +87,8 @@ type Config struct {
 	// IdleMemoryRelease is how long the broker must have stored nothing,
 	// collected no garbage and seen Pebble neither flush nor compact
 	// before it gives the memory its load left behind back to the
-	// operating system (memtables flushed, the Go heap returned); it does
+	// operating system (the store's memtables freed, see
+	// store.ReleaseMemory, and the Go heap returned); it does
 	// so once per idle spell, within a quarter of this after. Default 20 s; negative
 	// never (Runnel's; see broker/idlemem.go).
 	IdleMemoryRelease time.Duration
