@@ -153,6 +153,10 @@ func (s *frameSplitter) pending() int {
 	return 4 - s.nPre
 }
 
+// between says the splitter holds nothing: what it was given ended with a
+// whole frame.
+func (s *frameSplitter) between() bool { return s.drop == 0 && s.frame == nil && s.nPre == 0 }
+
 // keep notes b, the frame's bytes from o.pos on, keeping those in the
 // first and last protocol.SkimSize bytes of the header.
 func (o *oversizedFrame) keep(b []byte) {

@@ -26,7 +26,7 @@ func splitEvents(stream []byte, n int) []string {
 	for len(stream) > 0 {
 		k := min(n, len(stream))
 		if n == 0 {
-			// What netpollReadLoop waits for before feeding again.
+			// What netpollRead waits for before feeding again.
 			if k = min(s.pending(), len(stream)); k <= 0 {
 				return append(events, fmt.Sprintf("error pending %d", s.pending()))
 			}

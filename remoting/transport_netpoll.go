@@ -170,10 +170,20 @@ func (s *Server) listenNetpoll() (listener, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	evl, err := netpoll.NewEventLoop(nil,
+	opts := []netpoll.Option{
 		netpoll.WithOnPrepare(s.onNetpollPrepare),
 		netpoll.WithWriteTimeout(s.cfg.WriteTimeout),
-	)
+	}
+	// netpoll calls onRequest on a goroutine of its pool when bytes come
+	// in (see onNetpollRequest). Not for a TLS server: it reads each
+	// connection in a goroutine of its own (negotiateNetpoll), and netpoll
+	// would call onRequest again and again for the bytes it must leave to
+	// the handshake.
+	var onRequest netpoll.OnRequest
+	if s.cfg.TLSMode == TLSDisabled {
+		onRequest = s.onNetpollRequest
+	}
+	evl, err := netpoll.NewEventLoop(onRequest, opts...)
 	if err != nil {
 		ln.Close()
 		return nil, "", err
@@ -193,7 +203,8 @@ func (s *Server) listenNetpoll() (listener, string, error) {
 }
 
 // onNetpollPrepare runs on the poller when a connection is accepted, before
-// it is registered for reading.
+// it is registered for reading. A plain connection's Conn travels in the
+// context netpoll hands to onNetpollRequest.
 func (s *Server) onNetpollPrepare(nc netpoll.Connection) context.Context {
 	if s.cfg.TLSMode != TLSDisabled {
 		if !s.spawn(func() { s.negotiateNetpoll(nc) }) {
@@ -201,29 +212,64 @@ func (s *Server) onNetpollPrepare(nc netpoll.Connection) context.Context {
 		}
 		return context.Background()
 	}
-	s.serveNetpoll(nc)
+	if c := s.addNetpollConn(nc); c != nil {
+		return context.WithValue(context.Background(), netpollConnKey{}, c)
+	}
 	return context.Background()
 }
 
-// serveNetpoll adds a plain netpoll connection and starts its reader.
-func (s *Server) serveNetpoll(nc netpoll.Connection) {
+// netpollConnKey keys a plain netpoll connection's Conn in its context.
+type netpollConnKey struct{}
+
+// addNetpollConn adds a plain netpoll connection; nil if the server refused
+// it (closed).
+func (s *Server) addNetpollConn(nc netpoll.Connection) *Conn {
 	c := s.addConn(netpollTransport{nc}, nc.RemoteAddr().String(), nc.LocalAddr().String())
 	if c == nil {
 		nc.Close()
-		return
+		return nil
 	}
 	nc.AddCloseCallback(func(netpoll.Connection) error {
 		c.closeWith(errors.New("closed by peer"))
 		return nil
 	})
-	if !s.spawn(func() { netpollReadLoop(c, nc) }) {
+	return c
+}
+
+// serveNetpoll adds a plain connection that a TLS server's negotiation
+// found, and starts its reader.
+func (s *Server) serveNetpoll(nc netpoll.Connection) {
+	c := s.addNetpollConn(nc)
+	if c == nil {
+		return
+	}
+	if !s.spawn(func() { netpollRead(c, nc, true) }) {
 		c.closeWith(ErrClosed)
 	}
 }
 
-// netpollReadLoop is a connection's reader: one goroutine per
-// connection blocks until bytes are buffered, then feeds all of them. Bytes
-// buffered before the peer closed are fed before the EOF is seen.
+// onNetpollRequest is a plain connection's reader, run by netpoll when
+// bytes come in: it feeds them and returns once nothing is buffered and no
+// frame is half read, and netpoll runs it again when more come (and once
+// more for bytes buffered when the peer closed). So an idle connection
+// holds no goroutine: with one parked per connection, 5,000 idle
+// connections kept 5,000 goroutines, whose records the runtime keeps for
+// good (2.4 MiB after they closed).
+func (s *Server) onNetpollRequest(ctx context.Context, nc netpoll.Connection) error {
+	c, ok := ctx.Value(netpollConnKey{}).(*Conn)
+	if !ok {
+		// Refused at prepare and closed there; netpoll calls this until
+		// its input is read or the connection is closed.
+		return nc.Close()
+	}
+	netpollRead(c, nc, false)
+	return nil
+}
+
+// netpollRead feeds c what nc reads. A connection's own reader (park)
+// blocks until bytes are buffered; netpoll's (onNetpollRequest) returns
+// when none are and no frame is half read. Bytes buffered before the peer
+// closed are fed before the EOF is seen.
 //
 // It waits for what completes the frame being split (frameSplitter.pending,
 // up to one read's worth) rather than for any byte: the official client
@@ -231,9 +277,12 @@ func (s *Server) serveNetpoll(nc netpoll.Connection) {
 // and a reader woken for each piece fed each piece alone. Its connection
 // took 0.72x the feeds for the same sends (bench/'s process topology,
 // 50,000 sends; docs/performance-history.md, session 20).
-func netpollReadLoop(c *Conn, nc netpoll.Connection) {
+func netpollRead(c *Conn, nc netpoll.Connection, park bool) {
 	r := nc.Reader()
 	for {
+		if !park && r.Len() == 0 && c.in.between() {
+			return
+		}
 		want := min(c.in.pending(), netpollReadSize)
 		if _, err := r.Peek(want); err != nil {
 			// netpoll may report the peer's close while bytes it read just
