@@ -262,7 +262,10 @@ func (s *Server) onNetpollRequest(ctx context.Context, nc netpoll.Connection) er
 		// its input is read or the connection is closed.
 		return nc.Close()
 	}
-	netpollRead(c, nc, false)
+	// Counted with the server's goroutines, so that Close waits for it.
+	if !s.goroutines.Run(func() { netpollRead(c, nc, false) }) {
+		return nc.Close() // closing: its input is not read any more
+	}
 	return nil
 }
 

@@ -30,13 +30,31 @@ func (g *Group) Go(fn func()) bool {
 	return true
 }
 
-// Stop makes Go refuse from now on. Stopping twice is harmless.
+// Run runs fn on the calling goroutine, counted as one of the group's, and
+// reports true; once Stop was called it runs nothing and reports false. It
+// is for callbacks a library runs on goroutines of its own (netpoll's), so
+// that Wait waits for them too.
+func (g *Group) Run(fn func()) bool {
+	g.mu.Lock()
+	if g.stopped {
+		g.mu.Unlock()
+		return false
+	}
+	g.wg.Add(1)
+	g.mu.Unlock()
+	defer g.wg.Done()
+	fn()
+	return true
+}
+
+// Stop makes Go and Run refuse from now on. Stopping twice is harmless.
 func (g *Group) Stop() {
 	g.mu.Lock()
 	g.stopped = true
 	g.mu.Unlock()
 }
 
-// Wait returns once every goroutine Go started has returned. After Stop
+// Wait returns once every goroutine Go started, and every fn Run runs, has
+// returned. After Stop
 // no new one can start, so Wait then waits for a fixed set.
 func (g *Group) Wait() { g.wg.Wait() }

@@ -3,6 +3,7 @@ package gogroup
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -30,4 +31,32 @@ func TestGoStopWait(t *testing.T) {
 	if n := ran.Load(); n != 3 {
 		t.Fatalf("%d goroutines ran to the end before Wait returned, want 3", n)
 	}
+}
+
+// Run counts a function running on another goroutine (a library's
+// callback): Wait waits for it; after Stop, Run runs nothing and says so.
+func TestRunCountsCallbacks(t *testing.T) {
+	var g Group
+	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan bool)
+	go func() {
+		done <- g.Run(func() { close(entered); <-release })
+	}()
+	<-entered
+	g.Stop()
+	if g.Run(func() { t.Error("Run ran after Stop") }) {
+		t.Fatal("Run reported true after Stop")
+	}
+	waited := make(chan struct{})
+	go func() { g.Wait(); close(waited) }()
+	time.Sleep(20 * time.Millisecond) // time for a Wait that does not wait to return
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while a Run was running")
+	default:
+	}
+	close(release)
+	if !<-done {
+		t.Fatal("Run before Stop reported false")
+	}
+	<-waited
 }
