@@ -16,13 +16,9 @@ type Group struct {
 // Go runs fn in a new goroutine and reports true; once Stop was called it
 // runs nothing and reports false.
 func (g *Group) Go(fn func()) bool {
-	g.mu.Lock()
-	if g.stopped {
-		g.mu.Unlock()
+	if !g.enter() {
 		return false
 	}
-	g.wg.Add(1)
-	g.mu.Unlock()
 	go func() {
 		defer g.wg.Done()
 		fn()
@@ -35,15 +31,22 @@ func (g *Group) Go(fn func()) bool {
 // is for callbacks a library runs on goroutines of its own (netpoll's), so
 // that Wait waits for them too.
 func (g *Group) Run(fn func()) bool {
+	if !g.enter() {
+		return false
+	}
+	defer g.wg.Done()
+	fn()
+	return true
+}
+
+// enter counts one more member unless the group is stopped.
+func (g *Group) enter() bool {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.stopped {
-		g.mu.Unlock()
 		return false
 	}
 	g.wg.Add(1)
-	g.mu.Unlock()
-	defer g.wg.Done()
-	fn()
 	return true
 }
 
