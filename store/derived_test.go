@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
 	"github.com/runnelmq/runnel/store/consumequeue"
@@ -134,14 +135,9 @@ func TestCheckpointWritesEveryChunkOfATail(t *testing.T) {
 	if rep, err := s.Verify(); err != nil || rep.Entries != n+consumequeue.ChunkLen {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	var got []string
-	for off := int64(0); off < n+consumequeue.ChunkLen; {
-		r, err := s.Get("T", 0, off, 32, 1<<20, nil)
-		if err != nil || r.Count == 0 {
-			t.Fatalf("at %d: %+v %v", off, r, err)
-		}
-		got = append(got, bodies(t, r.Messages)...)
-		off = r.NextBeginOffset
+	got := readAll(t, s, "T")
+	if len(got) != n+consumequeue.ChunkLen {
+		t.Fatalf("%d entries read, want %d", len(got), n+consumequeue.ChunkLen)
 	}
 	for i, b := range got {
 		if b != fmt.Sprintf("%04d", i) {

@@ -99,16 +99,18 @@ func (s *Store) diskFullErr() error {
 }
 
 // refuseAppend is the disk check of Put and AppendOp; size is the batch's
-// size in bytes. The caller holds the close lock shared.
+// size in bytes; check reads the usage when it must be read again:
+// checkDisk for a caller holding the close lock (Put), checkDiskShared for
+// one that does not (AppendOp), which so takes it only then.
 //
 // Usage is read again (one statfs) for a large batch, and as soon as the
 // bytes appended since the last read may have crossed the warning ratio:
 // at tens of MB/s a second between periodic checks is a large part of a
 // small disk, and the refusal must come before ENOSPC.
-func (s *Store) refuseAppend(size int) error {
+func (s *Store) refuseAppend(size int, check func() int32) error {
 	s.disk.appended.Add(int64(size))
 	if size >= largePut || s.disk.mayCross(s.opts.DiskSpaceWarningLevelRatio) {
-		s.checkDisk()
+		check()
 	}
 	if s.disk.full.Load() {
 		return s.diskFullErr()
@@ -160,7 +162,7 @@ func (s *Store) readUsage() (used, settled int32) {
 }
 
 // checkDiskShared is checkDisk for a caller that does not hold the close
-// lock (the watcher); -1 once the store is closed.
+// lock (the watcher, AppendOp); -1 once the store is closed.
 func (s *Store) checkDiskShared() (settled int32) {
 	if err := s.readLock(); err != nil {
 		return -1

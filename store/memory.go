@@ -34,10 +34,7 @@ func (s *Store) ReleaseMemory() error {
 	}
 	defer s.closeMu.RUnlock()
 	if !reopened {
-		if err := s.log.Flush(); err != nil {
-			return err
-		}
-		if err := s.db.Flush(); err != nil {
+		if err := s.flushDBs(); err != nil {
 			return err
 		}
 	}
@@ -74,13 +71,10 @@ func (s *Store) reopen() (bool, error) {
 		return false, nil
 	}
 	// Flushed first, as Close does, so that opening replays no WAL.
-	if err := s.log.Flush(); err != nil {
+	if err := s.flushDBs(); err != nil {
 		return false, err
 	}
-	if err := s.db.Flush(); err != nil {
-		return false, err
-	}
-	s.workBase.Add(workDone(s.log) + workDone(s.db))
+	s.workBase.Add(workDone(s.log, false) + workDone(s.db, false))
 	cerr := s.db.Close()
 	if lerr := s.log.Close(); cerr == nil {
 		cerr = lerr
@@ -89,13 +83,12 @@ func (s *Store) reopen() (bool, error) {
 	if cerr != nil {
 		return false, s.fail(fmt.Errorf("reopen: close: %w", cerr))
 	}
-	logDB, db, gates, err := s.openDBs()
+	logDB, db, release, err := s.openDBs()
 	if err != nil {
 		return false, s.fail(fmt.Errorf("reopen: %w", err))
 	}
 	s.log, s.db, s.dbsGone = logDB, db, false
-	gates[0].release()
-	gates[1].release()
+	release()
 	s.reopens.Add(1)
 	return true, nil
 }
@@ -108,10 +101,23 @@ func (s *Store) reopen() (bool, error) {
 // release than without one. A variable for tests.
 var reopenMinMemTables int64 = 2 << 20
 
-// workDone is a database's flushes and compactions done.
-func workDone(db *pebble.DB) uint64 {
+// flushDBs flushes both databases' memtables; the caller holds closeMu.
+func (s *Store) flushDBs() error {
+	if err := s.log.Flush(); err != nil {
+		return err
+	}
+	return s.db.Flush()
+}
+
+// workDone is a database's flushes and compactions done and, with
+// inProgress, those under way.
+func workDone(db *pebble.DB, inProgress bool) uint64 {
 	m := db.Metrics()
-	return uint64(m.Flush.Count + m.Compact.Count)
+	n := m.Flush.Count + m.Compact.Count
+	if inProgress {
+		n += m.Flush.NumInProgress + m.Compact.NumInProgress
+	}
+	return uint64(n)
 }
 
 // CachedBytes is the bytes of blocks in the block cache (for tests and
@@ -152,10 +158,5 @@ func (s *Store) BackgroundWork() uint64 {
 		return 0
 	}
 	defer s.closeMu.RUnlock()
-	n := s.workBase.Load()
-	for _, db := range []*pebble.DB{s.log, s.db} {
-		m := db.Metrics()
-		n += uint64(m.Flush.Count + m.Compact.Count + m.Compact.NumInProgress + m.Flush.NumInProgress)
-	}
-	return n
+	return s.workBase.Load() + workDone(s.log, true) + workDone(s.db, true)
 }

@@ -50,7 +50,7 @@ func (s *Store) Put(msgs []*message.MessageExt) ([]PutResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refuseAppend(b.Len()); err != nil {
+	if err := s.refuseAppend(b.Len(), s.checkDisk); err != nil {
 		_ = b.Close()
 		return nil, err
 	}
@@ -90,12 +90,7 @@ func (s *Store) AppendOp(msgs []*message.MessageExt) (*Op, error) {
 		}
 		total += message.StoredSize(m) + 16 // + 12 if the store host is v6
 	}
-	if err := s.readLock(); err != nil { // refuseAppend reads the log's metrics
-		return nil, err
-	}
-	err := s.refuseAppend(total)
-	s.closeMu.RUnlock()
-	if err != nil {
+	if err := s.refuseAppend(total, s.checkDiskShared); err != nil {
 		return nil, err
 	}
 	buf := make([]byte, 0, total) // one allocation for every record

@@ -186,7 +186,7 @@ func open(opts Options, restored bool) (*Store, error) {
 	s.wal = walfs.New(opts.FS, opts.FlushMode == AsyncFlush)
 	cache := pebble.NewCache(cacheCapacity(opts))
 	s.cache = cache
-	logDB, db, gates, err := s.openDBs()
+	logDB, db, releaseGates, err := s.openDBs()
 	if err != nil {
 		cache.Unref()
 		return nil, err
@@ -204,8 +204,7 @@ func open(opts Options, restored bool) (*Store, error) {
 	s.retainMu.Lock()
 	s.freeDeletedLocked()
 	s.retainMu.Unlock()
-	gates[0].release()
-	gates[1].release()
+	releaseGates()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -225,23 +224,22 @@ func open(opts Options, restored bool) (*Store, error) {
 }
 
 // openDBs opens the store's two Pebble databases, their compactions held
-// by the gates they return until the caller releases them (see
-// compactionGate). Two databases: the log's keys only ever grow, so
+// until the caller calls release (see compactionGate). Two databases: the log's keys only ever grow, so
 // Pebble's flushes of it never overlap and are not rewritten by
 // compactions; every other key (queue chunks, index segments, metadata)
 // lives beside it, where its overlaps are cheap. One database held both,
 // and compacted the log 3.5x as much as raw Pebble does.
-func (s *Store) openDBs() (logDB, db *pebble.DB, gates [2]*compactionGate, err error) {
-	logDB, gates[0], err = s.openDB("log", s.opts.MemTableSize, true)
+func (s *Store) openDBs() (logDB, db *pebble.DB, release func(), err error) {
+	logDB, logGate, err := s.openDB("log", s.opts.MemTableSize, true)
 	if err != nil {
-		return nil, nil, gates, err
+		return nil, nil, nil, err
 	}
-	db, gates[1], err = s.openDB("meta", metaMemTable(s.opts), false)
+	db, gate, err := s.openDB("meta", metaMemTable(s.opts), false)
 	if err != nil {
 		_ = logDB.Close()
-		return nil, nil, gates, err
+		return nil, nil, nil, err
 	}
-	return logDB, db, gates, nil
+	return logDB, db, func() { logGate.release(); gate.release() }, nil
 }
 
 // openDB opens one of the store's databases, in the directory name under

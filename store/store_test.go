@@ -117,6 +117,24 @@ func bodies(t testing.TB, b []byte) []string {
 	return out
 }
 
+// readAll reads queue 0 of topic from offset 0 to its end and returns the
+// bodies.
+func readAll(t *testing.T, s *Store, topic string) []string {
+	t.Helper()
+	var out []string
+	for off := int64(0); ; {
+		r, err := s.Get(topic, 0, off, 32, 1<<20, nil)
+		if err != nil {
+			t.Fatalf("get %s at %d: %v", topic, off, err)
+		}
+		if r.Count == 0 {
+			return out
+		}
+		out = append(out, bodies(t, r.Messages)...)
+		off = r.NextBeginOffset
+	}
+}
+
 func TestAppendAssignsOffsets(t *testing.T) {
 	s, clock, _ := openMem(t)
 	clock.Set(t0.Add(time.Second))
