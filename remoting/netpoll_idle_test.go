@@ -40,11 +40,13 @@ func TestIdleNetpollConnectionsHoldNoGoroutine(t *testing.T) {
 	})
 }
 
-// TestNetpollFrameInPiecesWithPauses: netpoll's callback returns only
-// between frames; a frame that comes in pieces, with pauses between them
-// (the length, the header word, the header, the body, as the official
-// client writes them), is waited for and handled whole, and so is a frame
-// whose bytes come with the end of the one before.
+// TestNetpollFrameInPiecesWithPauses: with the callback reader, a frame
+// that comes in pieces with pauses between them (the length, the header
+// word, the header, the body, as the official client writes them) is
+// handled, and so is a frame whose first bytes come with the end of the
+// one before. (Whether a callback waits out a half-read frame or returns
+// and is called again is not seen here: both answer; waiting saves a
+// callback per piece.)
 func TestNetpollFrameInPiecesWithPauses(t *testing.T) {
 	s := startServer(t, "netpoll", nil, map[int16]Handler{codeEcho: echo})
 	nc := rawConn(t, s.Addr())

@@ -33,13 +33,13 @@ if [[ ${#pkgs[@]} -eq 0 ]]; then
 	pkgs=(./...)
 fi
 
-# Targets are read from each package's test files (func FuzzXxx(f
+# Targets are read from each package's test files (func FuzzXxx(name
 # *testing.F) at the start of a line, as gofmt writes it), not with
 # `go test -list`, which links every package's test binary only to list
 # it: minutes over the module's ~80 packages, for 25 targets.
 count=0
 while read -r dir pkg; do
-	targets=$(cat "$dir"/*_test.go 2>/dev/null | sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' || true)
+	targets=$(cat "$dir"/*_test.go 2>/dev/null | sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)([A-Za-z_][A-Za-z0-9_]* \*testing\.F).*/\1/p' || true)
 	for target in $targets; do
 		echo "fuzz: $pkg $target for $fuzztime"
 		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "${parallel[@]}" "$pkg"
