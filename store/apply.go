@@ -260,8 +260,8 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// index segments go next, and the log only once they are gone.
 		s.raiseMins(p)
 		s.syncs.Add(2)
-		if err = commitSync(s.db, mb); err == nil {
-			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
+		if err = s.commitSync(s.db, mb); err == nil {
+			err = s.enter(s.log, lb)
 		}
 	} else {
 		// Both sides are waited for below, outside the lock. An append's
@@ -270,12 +270,12 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// bounds that replay to one interval after a process crash.
 		if lb != nil {
 			s.syncs.Add(1)
-			err = s.log.ApplyNoSyncWait(lb, pebble.Sync)
+			err = s.enter(s.log, lb)
 			logErr = err != nil
 		}
 		if err == nil && mb != nil && !mb.Empty() {
 			s.syncs.Add(1)
-			err = s.db.ApplyNoSyncWait(mb, pebble.Sync)
+			err = s.enter(s.db, mb)
 			waitMeta = true
 		}
 	}
@@ -321,11 +321,22 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 // error", which exits the process, so a broker on a full disk vanished
 // instead of latching ErrFailed, and a test binary failed naming no test.
 // ApplyNoSyncWait returns the same failure through SyncWait.
-func commitSync(db *pebble.DB, b *pebble.Batch) error {
-	if err := db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+func (s *Store) commitSync(db *pebble.DB, b *pebble.Batch) error {
+	if err := s.enter(db, b); err != nil {
 		return err
 	}
 	return b.SyncWait()
+}
+
+// enter hands b to db's commit pipeline and returns once it is applied,
+// without waiting for its WAL sync (b.SyncWait does). Without a WAL
+// (NoWAL) there is no sync: Pebble refuses to be asked for one, and
+// SyncWait on a batch committed without it returns at once.
+func (s *Store) enter(db *pebble.DB, b *pebble.Batch) error {
+	if s.opts.NoWAL {
+		return db.Apply(b, pebble.NoSync)
+	}
+	return db.ApplyNoSyncWait(b, pebble.Sync)
 }
 
 // batchSizeHint estimates an Op's batch size so the batch is allocated once.

@@ -277,7 +277,7 @@ func (s *Store) clampDerived(end int64) error {
 		return nil
 	}
 	s.syncs.Add(1)
-	return commitSync(s.db, b)
+	return s.commitSync(s.db, b)
 }
 
 // recoverDerived loads each queue's unfilled last chunk into its tail and
@@ -357,7 +357,7 @@ func (s *Store) recoverDerived() error {
 	}
 	s.checkpointLocked(b, p, s.nextPhys)
 	s.syncs.Add(1)
-	if err := commitSync(s.db, b); err != nil {
+	if err := s.commitSync(s.db, b); err != nil {
 		return err
 	}
 	s.releaseDerived(p)

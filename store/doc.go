@@ -101,6 +101,10 @@
 //     which survives a process crash. A background flusher fsyncs every
 //     FlushInterval, bounding what an OS crash can lose, as with RocketMQ.
 //
+// A store opened with NoWAL (a replica's, rebuilt from its raft log at
+// every start) writes no WAL and acknowledges a write once it is in the
+// memtable; it can be opened only new.
+//
 // Apply hands the batch to Pebble with ApplyNoSyncWait under the lock (so
 // batches enter the WAL in offset order) and waits for durability after
 // releasing it, so concurrent writers share a sync. Pebble makes a batch

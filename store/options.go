@@ -63,6 +63,14 @@ type Options struct {
 	FS vfs.FS
 	// FlushMode (flushDiskType). Default AsyncFlush.
 	FlushMode FlushMode
+	// NoWAL makes a store that writes no write-ahead log: for a store that
+	// is a copy of something durable elsewhere and is rebuilt from it on
+	// every start, as a replica's is from its raft log. A write is
+	// acknowledged once it is in Pebble's memtable, so a crash leaves the
+	// directory unusable (a clean Close flushes it whole): Open refuses a
+	// directory that already holds a store, but for Restore's. FlushMode
+	// and FlushInterval then do nothing. Default false.
+	NoWAL bool
 	// FlushInterval bounds how long an AsyncFlush write stays unsynced.
 	// Default 500ms (RocketMQ flushIntervalCommitLog). Negative disables the
 	// background fsync (only Flush and Close fsync), for tests.

@@ -178,6 +178,12 @@ func open(opts Options, restored bool) (*Store, error) {
 			if strings.HasPrefix(n, "MANIFEST") || strings.HasPrefix(n, "MARKER") {
 				return nil, fmt.Errorf("%w (one Pebble database) in %s; move it away or use a new directory", ErrOlderFormat, opts.Dir)
 			}
+			if opts.NoWAL && !restored {
+				// Without a WAL a crash loses the memtables, and with them
+				// the agreement between the two databases that recovery
+				// counts on.
+				return nil, fmt.Errorf("%w: NoWAL opens only a new store, and %s holds one", ErrBadOptions, opts.Dir)
+			}
 		}
 	}
 	if err := s.checkOpenSpace(); err != nil {
@@ -210,7 +216,7 @@ func open(opts Options, restored bool) (*Store, error) {
 		defer s.wg.Done()
 		s.freer()
 	}()
-	if opts.FlushMode == AsyncFlush && opts.FlushInterval > 0 {
+	if opts.FlushMode == AsyncFlush && opts.FlushInterval > 0 && !opts.NoWAL {
 		s.goEvery(opts.FlushInterval, s.syncWAL)
 	}
 	if opts.RetentionInterval > 0 {
@@ -253,6 +259,7 @@ func (s *Store) openDB(name string, memtable uint64, logBlocks bool) (*pebble.DB
 		FormatMajorVersion: pebble.FormatNewest,
 		// cacheCapacity counts on at most this many memtables.
 		MemTableStopWritesThreshold: memTablesQueued,
+		DisableWAL:                  s.opts.NoWAL,
 	}
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
@@ -343,7 +350,7 @@ func (s *Store) checkFormat() error {
 	defer b.Close()
 	_ = b.Set(formatKey, meta.EncodeInt64(formatVersion), nil)
 	s.syncs.Add(1)
-	return commitSync(s.db, b) // not db.Set: see commitSync
+	return s.commitSync(s.db, b) // not db.Set: see commitSync
 }
 
 func (s *Store) recover() error {
@@ -365,7 +372,7 @@ func (s *Store) recover() error {
 		defer b.Close()
 		_ = b.DeleteRange(commitlog.Key(first.Phys), commitlog.Key(minPhys), nil)
 		s.syncs.Add(1)
-		if err := commitSync(s.log, b); err != nil { // not log.DeleteRange: see commitSync
+		if err := s.commitSync(s.log, b); err != nil { // not log.DeleteRange: see commitSync
 			return fmt.Errorf("store: recover: %w", err)
 		}
 	}
@@ -530,7 +537,7 @@ func (s *Store) checkpointOnClose() error {
 	p := &pending{}
 	s.checkpointLocked(b, p, s.nextPhys)
 	s.syncs.Add(1)
-	if err := commitSync(s.db, b); err != nil {
+	if err := s.commitSync(s.db, b); err != nil {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}
 	s.releaseDerived(p)

@@ -41,10 +41,11 @@
 // # Durability and restart
 //
 // The raft log is the write-ahead log: an entry is acknowledged once it is
-// stored in a majority's raft logs, so the store itself runs with
-// AsyncFlush and no background fsync. Stored means fsynced, or with
-// LogSyncInterval (the broker's ASYNC_FLUSH) written to the page cache
-// through the store's kill-safe WAL (store/walfs) and fsynced within the
+// stored in a majority's raft logs, so the store itself writes no WAL
+// (store.Options.NoWAL): it is rebuilt from the log on every start.
+// Stored means fsynced, or with LogSyncInterval (the broker's ASYNC_FLUSH)
+// written to the page cache through the store's kill-safe WAL files
+// (store/walfs, which the raft log's Pebble writes) and fsynced within the
 // interval: no process crash loses an acknowledged entry, an OS crash of a
 // majority may lose the last interval, as a single broker's ASYNC_FLUSH.
 // Term and vote are fsynced before raft is told they are stored either way:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -69,6 +71,19 @@ func TestGroupReplicates(t *testing.T) {
 		}
 		if off, ok, _ := g.node(i).Store().ConsumerOffset("g", "T", 0); !ok || off != each-10 {
 			t.Fatalf("node %d: offset %d %v, want %d", i, off, ok, each-10)
+		}
+	}
+	// The raft log is the write-ahead log: the stores, rebuilt from it on
+	// every start, write none of their own.
+	for i, dir := range g.dirs {
+		wals, err := filepath.Glob(filepath.Join(dir, "store-*", "*", "*.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range wals {
+			if fi, err := os.Stat(w); err == nil && fi.Size() > 0 {
+				t.Fatalf("node %d's store wrote %d bytes of WAL (%s)", i, fi.Size(), w)
+			}
 		}
 	}
 	t.Logf("3 identical stores, %d bytes of dump", len(want))

@@ -441,6 +441,10 @@ func (n *Node) storeOptions(dir string) store.Options {
 	o.Dir, o.FS = dir, n.fs
 	o.RetentionInterval, o.ProposedRetention = -1, true
 	o.FlushMode, o.FlushInterval = store.AsyncFlush, -1
+	// The store is rebuilt from the raft log on every start, so a WAL of
+	// its own would be written and never read: a write, a copy and a wake
+	// of Pebble's WAL writer per entry on every node.
+	o.NoWAL = true
 	return o
 }
 
