@@ -131,6 +131,28 @@ func TestSendFindsNewMasterAtOnce(t *testing.T) {
 	sendStoredOn(t, c, p, "FO", "after", 1)
 }
 
+// TestRecallFindsNewMasterAtOnce: a recall whose broker's master died
+// reads the route again and goes to the new master within that one Recall
+// (here the new master does not hold the message, which an unreplicated
+// pair cannot; a recall is accepted all the same, as in RocketMQ: it is a
+// withdrawal of whatever of its id falls due).
+func TestRecallFindsNewMasterAtOnce(t *testing.T) {
+	c := startGroup(t, "FRC", 1, nil)
+	p := failoverProducer(t, c)
+	res, err := p.Send(context.Background(), &Message{Topic: "FRC", Body: []byte("later"), DeliverAfter: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storedOn(t, c, res, 0)
+
+	c.KillBroker(0)
+	failover(t, c, "FRC")
+	id, err := p.Recall(context.Background(), "FRC", res.RecallHandle)
+	if err != nil || id != res.MsgID {
+		t.Fatalf("recall after the failover: %q, %v; want %s", id, err, res.MsgID)
+	}
+}
+
 // TestSendLeavesARefusingMasterAtOnce: the old master stays up but refuses
 // writes with the code and remark a Java slave gives (SERVICE_NOT_AVAILABLE,
 // "... messages are put to the slave ..."; here from a full disk, the same

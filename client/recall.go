@@ -21,7 +21,11 @@ import (
 // the one that sent it. A handle that does not parse fails at once with
 // ErrBadRecallHandle; a handle the broker refuses (another topic's or
 // broker's, or one whose message is already due or delivered) is a
-// *BrokerError with the broker's code and remark. It is not retried.
+// *BrokerError with the broker's code and remark. It is not retried,
+// but for a failure that says the broker's master may have moved (no
+// connection, a slave's refusal): the route is read again at once and,
+// when it names another master, the recall goes there once more (a recall
+// is idempotent: a second one of a handle withdraws nothing more).
 //
 // The broker cannot tell a handle it never issued from one it did, as in
 // RocketMQ: a well-formed handle of topic and of a broker of topic's route,
@@ -47,18 +51,32 @@ func (p *Producer) Recall(ctx context.Context, topic, handle string) (string, er
 		return "", err
 	}
 	rh := protocol.RecallMessageRequestHeader{ProducerGroup: p.cfg.Group, Topic: topic, RecallHandle: handle, BrokerName: h.Broker}
-	resp, err := inst.invoke(ctx, addr, protocol.NewRequest(protocol.ReqRecallMessage, rh.Encode(), nil))
-	if err != nil {
-		return "", transportError("recall", broker, addr, err)
+	resp, err := p.recallAt(ctx, inst, broker, addr, &rh)
+	if err != nil && inst.recoverRoute(ctx, topic, broker, addr, err, false) {
+		addr = inst.routes.masterAddr(broker)
+		resp, err = p.recallAt(ctx, inst, broker, addr, &rh)
 	}
-	if resp.Code != protocol.RespSuccess {
-		return "", brokerError("recall", broker, addr, resp)
+	if err != nil {
+		return "", err
 	}
 	var ans protocol.RecallMessageResponseHeader
 	if err := ans.Decode(resp.ExtFields); err != nil {
 		return "", fmt.Errorf("client: recall to %s (%s): %w", broker, addr, err)
 	}
 	return ans.MsgID, nil
+}
+
+// recallAt sends one recall to broker's master at addr and returns its
+// successful answer, else the failure as an error.
+func (p *Producer) recallAt(ctx context.Context, inst *instance, broker, addr string, rh *protocol.RecallMessageRequestHeader) (*protocol.Command, error) {
+	resp, err := inst.invoke(ctx, addr, protocol.NewRequest(protocol.ReqRecallMessage, rh.Encode(), nil))
+	if err != nil {
+		return nil, transportError("recall", broker, addr, err)
+	}
+	if resp.Code != protocol.RespSuccess {
+		return nil, brokerError("recall", broker, addr, resp)
+	}
+	return resp, nil
 }
 
 // recallBroker returns the broker to send a recall of a message of topic
