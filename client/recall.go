@@ -51,10 +51,10 @@ func (p *Producer) Recall(ctx context.Context, topic, handle string) (string, er
 		return "", err
 	}
 	rh := protocol.RecallMessageRequestHeader{ProducerGroup: p.cfg.Group, Topic: topic, RecallHandle: handle, BrokerName: h.Broker}
-	resp, err := p.recallAt(ctx, inst, broker, addr, &rh)
+	resp, err := inst.recall(ctx, broker, addr, &rh)
 	if err != nil && inst.recoverRoute(ctx, topic, broker, addr, err, false) {
 		addr = inst.routes.masterAddr(broker)
-		resp, err = p.recallAt(ctx, inst, broker, addr, &rh)
+		resp, err = inst.recall(ctx, broker, addr, &rh)
 	}
 	if err != nil {
 		return "", err
@@ -66,10 +66,10 @@ func (p *Producer) Recall(ctx context.Context, topic, handle string) (string, er
 	return ans.MsgID, nil
 }
 
-// recallAt sends one recall to broker's master at addr and returns its
+// recall sends one recall to broker's master at addr and returns its
 // successful answer, else the failure as an error.
-func (p *Producer) recallAt(ctx context.Context, inst *instance, broker, addr string, rh *protocol.RecallMessageRequestHeader) (*protocol.Command, error) {
-	resp, err := inst.invoke(ctx, addr, protocol.NewRequest(protocol.ReqRecallMessage, rh.Encode(), nil))
+func (in *instance) recall(ctx context.Context, broker, addr string, rh *protocol.RecallMessageRequestHeader) (*protocol.Command, error) {
+	resp, err := in.invoke(ctx, addr, protocol.NewRequest(protocol.ReqRecallMessage, rh.Encode(), nil))
 	if err != nil {
 		return nil, transportError("recall", broker, addr, err)
 	}

@@ -259,7 +259,6 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// Readers stop at the new minimums first: the queue chunks and
 		// index segments go next, and the log only once they are gone.
 		s.raiseMins(p)
-		s.syncs.Add(2)
 		if err = s.commitSync(s.db, mb); err == nil {
 			err = s.enter(s.log, lb)
 		}
@@ -269,12 +268,10 @@ func (s *Store) apply(op *Op, lb *pebble.Batch, plan *appendPlan) (*ApplyResult,
 		// rebuild what a lost one held from the log, but a durable one
 		// bounds that replay to one interval after a process crash.
 		if lb != nil {
-			s.syncs.Add(1)
 			err = s.enter(s.log, lb)
 			logErr = err != nil
 		}
 		if err == nil && mb != nil && !mb.Empty() {
-			s.syncs.Add(1)
 			err = s.enter(s.db, mb)
 			waitMeta = true
 		}
@@ -329,13 +326,15 @@ func (s *Store) commitSync(db *pebble.DB, b *pebble.Batch) error {
 }
 
 // enter hands b to db's commit pipeline and returns once it is applied,
-// without waiting for its WAL sync (b.SyncWait does). Without a WAL
-// (NoWAL) there is no sync: Pebble refuses to be asked for one, and
-// SyncWait on a batch committed without it returns at once.
+// without waiting for its WAL sync (b.SyncWait does); it counts the sync
+// (Stats). Without a WAL (NoWAL) there is no sync: Pebble refuses to be
+// asked for one, and SyncWait on a batch committed without it returns at
+// once.
 func (s *Store) enter(db *pebble.DB, b *pebble.Batch) error {
 	if s.opts.NoWAL {
 		return db.Apply(b, pebble.NoSync)
 	}
+	s.syncs.Add(1)
 	return db.ApplyNoSyncWait(b, pebble.Sync)
 }
 

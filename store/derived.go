@@ -276,7 +276,6 @@ func (s *Store) clampDerived(end int64) error {
 	if b.Empty() {
 		return nil
 	}
-	s.syncs.Add(1)
 	return s.commitSync(s.db, b)
 }
 
@@ -356,7 +355,6 @@ func (s *Store) recoverDerived() error {
 		return nil
 	}
 	s.checkpointLocked(b, p, s.nextPhys)
-	s.syncs.Add(1)
 	if err := s.commitSync(s.db, b); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"errors"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,9 +17,7 @@ import (
 // while writing no WAL byte; a release that reopens it and a snapshot
 // restored into another keep every op.
 func TestNoWALStoreIsTheSameStore(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 3))
+	rng := seededRand(t, 3)
 	a := mustOpen(t, memOptions(vfs.NewMem(), fakeclock.New(t0)))
 	t.Cleanup(func() { _ = a.Close() })
 	fsB := vfs.NewMem()
@@ -81,8 +78,8 @@ func TestNoWALStoreIsTheSameStore(t *testing.T) {
 }
 
 // TestNoWALOpensOnlyANewStore: a crash loses a store without a WAL, so
-// Open refuses a directory that holds a store, even one closed cleanly;
-// a store with a WAL may be opened without one neither.
+// Open without one refuses a directory that holds a store, even one closed
+// cleanly; opened with a WAL, that clean one holds every write.
 func TestNoWALOpensOnlyANewStore(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := memOptions(fs, fakeclock.New(t0))
@@ -103,6 +100,31 @@ func TestNoWALOpensOnlyANewStore(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoWALFlushSurvivesACrash: without a WAL a write is only in the
+// memtables until Flush writes them to tables; what a crash leaves after a
+// Flush holds every write before it, and the store counted no sync.
+func TestNoWALFlushSurvivesACrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := memOptions(fs, fakeclock.New(t0))
+	opts.NoWAL = true
+	s := mustOpen(t, opts)
+	t.Cleanup(func() { _ = s.Close() })
+	putBig(t, s, "T", 20)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Stats().Syncs; n != 0 {
+		t.Fatalf("a store without a WAL counted %d syncs", n)
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	opts.FS, opts.NoWAL = crashed, false
+	c := mustOpen(t, opts)
+	t.Cleanup(func() { _ = c.Close() })
+	if got := readAll(t, c, "T"); len(got) != 20 {
+		t.Fatalf("%d messages after a crash that followed Flush, want 20", len(got))
 	}
 }
 

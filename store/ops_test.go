@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/runnelmq/runnel/groupconf"
 	"github.com/runnelmq/runnel/internal/fakeclock"
 	"github.com/runnelmq/runnel/message"
@@ -110,9 +111,7 @@ func TestPutIsItsAppendOp(t *testing.T) {
 // stores (the first deciding valid truncation cutoffs as it goes), leaves
 // byte-identical databases and the same results.
 func TestEncodedOpsAreDeterministic(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := seededRand(t, 1)
 	open := func(mode FlushMode) *Store {
 		opts := memOptions(vfs.NewMem(), fakeclock.New(t0))
 		opts.FlushMode = mode
@@ -150,6 +149,14 @@ type opGen struct {
 	ts          int64
 	phys        []int64 // physical offsets of appended records, in order
 	truncations int
+}
+
+// seededRand is a generator of a random seed the test logs, so that a
+// failure can be run again with it; stream tells tests apart.
+func seededRand(t testing.TB, stream uint64) *rand.Rand {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, stream))
 }
 
 func newOpGen(t testing.TB, rng *rand.Rand) *opGen {

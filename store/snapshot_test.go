@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/runnelmq/runnel/internal/fakeclock"
 )
 
@@ -18,9 +18,7 @@ import (
 // configs, checkpoints, and a truncation behind it, and data only in
 // memory (queue tails, the open index segment) when it is snapshotted.
 func TestSnapshotRestore(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
+	rng := seededRand(t, 2)
 	a, err := Open(memOptions(vfs.NewMem(), fakeclock.New(t0)))
 	if err != nil {
 		t.Fatal(err)

@@ -178,12 +178,12 @@ func open(opts Options, restored bool) (*Store, error) {
 			if strings.HasPrefix(n, "MANIFEST") || strings.HasPrefix(n, "MARKER") {
 				return nil, fmt.Errorf("%w (one Pebble database) in %s; move it away or use a new directory", ErrOlderFormat, opts.Dir)
 			}
-			if opts.NoWAL && !restored {
-				// Without a WAL a crash loses the memtables, and with them
-				// the agreement between the two databases that recovery
-				// counts on.
-				return nil, fmt.Errorf("%w: NoWAL opens only a new store, and %s holds one", ErrBadOptions, opts.Dir)
-			}
+		}
+		if opts.NoWAL && !restored && len(names) > 0 {
+			// Without a WAL a crash loses the memtables, and with them
+			// the agreement between the two databases that recovery
+			// counts on.
+			return nil, fmt.Errorf("%w: NoWAL opens only a new store, and %s holds one", ErrBadOptions, opts.Dir)
 		}
 	}
 	if err := s.checkOpenSpace(); err != nil {
@@ -230,11 +230,12 @@ func open(opts Options, restored bool) (*Store, error) {
 }
 
 // openDBs opens the store's two Pebble databases, their compactions held
-// until the caller calls release (see compactionGate). Two databases: the log's keys only ever grow, so
-// Pebble's flushes of it never overlap and are not rewritten by
-// compactions; every other key (queue chunks, index segments, metadata)
-// lives beside it, where its overlaps are cheap. One database held both,
-// and compacted the log 3.5x as much as raw Pebble does.
+// until the caller calls release (see compactionGate). Two databases: the
+// log's keys only ever grow, so Pebble's flushes of it never overlap and
+// are not rewritten by compactions; every other key (queue chunks, index
+// segments, metadata) lives beside it, where its overlaps are cheap. One
+// database held both, and compacted the log 3.5x as much as raw Pebble
+// does.
 func (s *Store) openDBs() (logDB, db *pebble.DB, release func(), err error) {
 	logDB, logGate, err := s.openDB("log", s.opts.MemTableSize, true)
 	if err != nil {
@@ -349,7 +350,6 @@ func (s *Store) checkFormat() error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	_ = b.Set(formatKey, meta.EncodeInt64(formatVersion), nil)
-	s.syncs.Add(1)
 	return s.commitSync(s.db, b) // not db.Set: see commitSync
 }
 
@@ -371,7 +371,6 @@ func (s *Store) recover() error {
 		b := s.log.NewBatch()
 		defer b.Close()
 		_ = b.DeleteRange(commitlog.Key(first.Phys), commitlog.Key(minPhys), nil)
-		s.syncs.Add(1)
 		if err := s.commitSync(s.log, b); err != nil { // not log.DeleteRange: see commitSync
 			return fmt.Errorf("store: recover: %w", err)
 		}
@@ -452,12 +451,16 @@ func (s *Store) failDB(err error, logOnly bool) error {
 	return *s.failed.Load()
 }
 
-// Flush makes every acknowledged write durable now (an fsync of the WAL).
+// Flush makes every acknowledged write durable now: an fsync of the WAL,
+// or without one (NoWAL) a flush of the memtables to tables.
 func (s *Store) Flush() error {
 	if err := s.readLock(); err != nil {
 		return err
 	}
 	defer s.closeMu.RUnlock()
+	if s.opts.NoWAL {
+		return s.flushDBs()
+	}
 	return s.wal.SyncAll()
 }
 
@@ -536,7 +539,6 @@ func (s *Store) checkpointOnClose() error {
 	defer b.Close()
 	p := &pending{}
 	s.checkpointLocked(b, p, s.nextPhys)
-	s.syncs.Add(1)
 	if err := s.commitSync(s.db, b); err != nil {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}
@@ -585,8 +587,9 @@ func (s *Store) MaxOffset(topic string, queueID int32) int64 {
 type Stats struct {
 	// Syncs counts the store's commits that waited for their WAL write to
 	// be durable (per the flush mode): one per database an op wrote, and
-	// those of Open and Close. Pebble may serve concurrent ones with one
-	// fsync; each is still a wait a caller pays for.
+	// those of Open and Close; none without a WAL (NoWAL). Pebble may
+	// serve concurrent ones with one fsync; each is still a wait a caller
+	// pays for.
 	Syncs int64
 	// Recycled counts Get results whose records were handed back
 	// (GetResult.Recycle) for later Gets to reuse.

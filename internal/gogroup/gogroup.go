@@ -58,6 +58,6 @@ func (g *Group) Stop() {
 }
 
 // Wait returns once every goroutine Go started, and every fn Run runs, has
-// returned. After Stop
-// no new one can start, so Wait then waits for a fixed set.
+// returned. After Stop no new one can start, so Wait then waits for a
+// fixed set.
 func (g *Group) Wait() { g.wg.Wait() }
