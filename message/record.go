@@ -274,36 +274,9 @@ type recordDecoder struct {
 // The record's topic (unless it repeats), properties and offset message id
 // are made into one string, of which m's strings are substrings.
 func (d *recordDecoder) decode(m *MessageExt, b []byte, inflate bool) (int, error) {
-	size, err := StoredRecordSize(b)
+	size, body, topic, props, err := readStored(m, b)
 	if err != nil {
 		return 0, err
-	}
-	r := reader{b: b[:size]}
-	*m = MessageExt{StoreSize: int32(size)}
-	r.skip(4)
-	if magic := r.i32(); magic != MagicV1 && r.err == nil {
-		return 0, fmt.Errorf("%w: magic %#x", ErrMalformedMessage, uint32(magic))
-	}
-	m.BodyCRC = r.i32()
-	m.QueueID = r.i32()
-	m.Flag = r.i32()
-	m.QueueOffset = r.i64()
-	m.CommitLogOffset = r.i64()
-	m.SysFlag = r.i32()
-	m.BornTimestamp = r.i64()
-	m.BornHost = r.host(m.SysFlag&SysFlagBornHostV6 != 0)
-	m.StoreTimestamp = r.i64()
-	m.StoreHost = r.host(m.SysFlag&SysFlagStoreHostV6 != 0)
-	m.ReconsumeTimes = r.i32()
-	m.PreparedTransactionOffset = r.i64()
-	body := r.bytes(int(r.i32()))
-	topic := r.bytes(int(r.u8()))
-	props := r.bytes(int(r.u16()))
-	if r.err != nil {
-		return 0, r.err
-	}
-	if r.off != size {
-		return 0, fmt.Errorf("%w: fields end at %d, totalSize is %d", ErrMalformedMessage, r.off, size)
 	}
 	m.Body = body
 	if inflate && m.SysFlag&SysFlagCompressed != 0 {
@@ -331,6 +304,46 @@ func (d *recordDecoder) decode(m *MessageExt, b []byte, inflate bool) (int, erro
 		m.MsgID = m.OffsetMsgID
 	}
 	return size, nil
+}
+
+// readStored checks the record at the start of b (its totalSize, magic,
+// host ports, and that its fields end at its totalSize), fills m's fixed
+// fields and returns the record's size with its body, topic and raw
+// properties, which alias b. Every reader of a whole record starts here, so
+// they accept and refuse the same records.
+func readStored(m *MessageExt, b []byte) (size int, body, topic, props []byte, err error) {
+	size, err = StoredRecordSize(b)
+	if err != nil {
+		return 0, nil, nil, nil, err
+	}
+	r := reader{b: b[:size]}
+	*m = MessageExt{StoreSize: int32(size)}
+	r.skip(4)
+	if magic := r.i32(); magic != MagicV1 && r.err == nil {
+		return 0, nil, nil, nil, fmt.Errorf("%w: magic %#x", ErrMalformedMessage, uint32(magic))
+	}
+	m.BodyCRC = r.i32()
+	m.QueueID = r.i32()
+	m.Flag = r.i32()
+	m.QueueOffset = r.i64()
+	m.CommitLogOffset = r.i64()
+	m.SysFlag = r.i32()
+	m.BornTimestamp = r.i64()
+	m.BornHost = r.host(m.SysFlag&SysFlagBornHostV6 != 0)
+	m.StoreTimestamp = r.i64()
+	m.StoreHost = r.host(m.SysFlag&SysFlagStoreHostV6 != 0)
+	m.ReconsumeTimes = r.i32()
+	m.PreparedTransactionOffset = r.i64()
+	body = r.bytes(int(r.i32()))
+	topic = r.bytes(int(r.u8()))
+	props = r.bytes(int(r.u16()))
+	if r.err != nil {
+		return 0, nil, nil, nil, r.err
+	}
+	if r.off != size {
+		return 0, nil, nil, nil, fmt.Errorf("%w: fields end at %d, totalSize is %d", ErrMalformedMessage, r.off, size)
+	}
+	return size, body, topic, props, nil
 }
 
 // maxInflatedBody bounds zlib output so a small hostile body cannot

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -558,16 +559,29 @@ func checkAppend(m *AppendMessage, decoded bool) error {
 	if decoded {
 		return nil // DecodeOp read the fields from the record
 	}
-	rec, n, err := message.DecodeStoredMessage(m.Record, false)
+	ix, n, err := message.IndexStoredRecord(m.Record)
 	if err != nil || n != len(m.Record) {
 		return fmt.Errorf("%w: record: %v (%d of %d bytes)", ErrInvalidOp, err, n, len(m.Record))
 	}
-	if rec.Topic != m.Topic || rec.QueueID != m.QueueID || message.TagsHashCode(rec.Tags()) != m.TagsCode ||
-		rec.UniqKey() != m.UniqKey || !slices.Equal(rec.Keys(), m.Keys) {
+	if rec := appendMessageOf(m.Record, string(ix.Topic), &ix); rec.Topic != m.Topic || rec.QueueID != m.QueueID ||
+		rec.TagsCode != m.TagsCode || rec.UniqKey != m.UniqKey || !slices.Equal(rec.Keys, m.Keys) {
 		return fmt.Errorf("%w: the record says %s/%d (tags %q, keys %q, unique key %q), the op %s/%d (tags code %d, keys %q, unique key %q)",
-			ErrInvalidOp, rec.Topic, rec.QueueID, rec.Tags(), rec.Keys(), rec.UniqKey(), m.Topic, m.QueueID, m.TagsCode, m.Keys, m.UniqKey)
+			ErrInvalidOp, rec.Topic, rec.QueueID, ix.Tags, rec.Keys, rec.UniqKey, m.Topic, m.QueueID, m.TagsCode, m.Keys, m.UniqKey)
 	}
 	return nil
+}
+
+// appendMessageOf is the append of the record rec as the record itself
+// says, from its index fields ix (topic is ix.Topic, given as a string so
+// that the records of one topic can share it): what DecodeOp reads and
+// checkAppend requires.
+func appendMessageOf(rec []byte, topic string, ix *message.StoredIndex) AppendMessage {
+	m := AppendMessage{Record: rec, Topic: topic, QueueID: ix.QueueID,
+		TagsCode: message.TagsHashCode(string(ix.Tags)), Keys: strings.Fields(string(ix.Keys))}
+	if len(ix.UniqKey) > 0 {
+		m.UniqKey = string(ix.UniqKey)
+	}
+	return m
 }
 
 func checkName(what, s string) error {

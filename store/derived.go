@@ -310,15 +310,20 @@ func (s *Store) recoverDerived() error {
 	}
 	defer it.Close()
 	var hashes []uint32
+	var topic string // consecutive records mostly share one
 	for ok := it.First(); ok; ok = it.Next() {
 		phys, err := commitlog.DecodeKey(it.Key())
 		if err != nil {
 			return err
 		}
-		m, _, err := message.DecodeStoredMessage(it.Value(), false)
+		ix, _, err := message.IndexStoredRecord(it.Value())
 		if err != nil {
 			return fmt.Errorf("record at %d: %w", phys, err)
 		}
+		if string(ix.Topic) != topic {
+			topic = string(ix.Topic)
+		}
+		m := appendMessageOf(nil, topic, &ix)
 		id := QueueID{Topic: m.Topic, ID: m.QueueID}
 		q := s.queues[id]
 		if q == nil {
@@ -326,19 +331,19 @@ func (s *Store) recoverDerived() error {
 			s.queues[id] = q
 		}
 		switch {
-		case m.QueueOffset < q.next:
+		case ix.QueueOffset < q.next:
 			// Its entry is in a chunk written after the checkpoint.
-		case m.QueueOffset == q.next:
+		case ix.QueueOffset == q.next:
 			e := consumequeue.Entry{PhysOffset: phys, Size: int32(len(it.Value())),
-				TagsCode: message.TagsHashCode(m.Tags()), StoreTimestamp: m.StoreTimestamp}
+				TagsCode: m.TagsCode, StoreTimestamp: ix.StoreTimestamp}
 			s.appendEntryLocked(id, q, q.next, e)
 			q.next++
 		default:
-			return fmt.Errorf("record at %d is %s/%d@%d, but the queue ends at %d", phys, id.Topic, id.ID, m.QueueOffset, q.next)
+			return fmt.Errorf("record at %d is %s/%d@%d, but the queue ends at %d", phys, id.Topic, id.ID, ix.QueueOffset, q.next)
 		}
-		hashes = recordHashes(hashes[:0], m.Topic, m.Keys(), m.UniqKey())
+		hashes = recordHashes(hashes[:0], m.Topic, m.Keys, m.UniqKey)
 		for _, h := range hashes {
-			s.openSeg.Add(h, phys, m.StoreTimestamp)
+			s.openSeg.Add(h, phys, ix.StoreTimestamp)
 		}
 	}
 	if err := it.Error(); err != nil {

@@ -189,15 +189,17 @@ func DecodeOp(b []byte) (*Op, error) {
 		op.Timestamp = d.varint()
 		n := d.count(minStoredRecord)
 		op.Messages = make([]AppendMessage, 0, n)
+		var topic string // the records of an append mostly share one
 		for i := 0; i < n && d.err == nil; i++ {
-			m, size, err := message.DecodeStoredMessage(d.b, false)
+			ix, size, err := message.IndexStoredRecord(d.b)
 			if err != nil {
 				d.fail("record %d: %v", i, err)
 				break
 			}
-			op.Messages = append(op.Messages, AppendMessage{
-				Record: d.b[:size:size], Topic: m.Topic, QueueID: m.QueueID,
-				TagsCode: message.TagsHashCode(m.Tags()), Keys: m.Keys(), UniqKey: m.UniqKey()})
+			if string(ix.Topic) != topic {
+				topic = string(ix.Topic)
+			}
+			op.Messages = append(op.Messages, appendMessageOf(d.b[:size:size], topic, &ix))
 			d.b = d.b[size:]
 		}
 	case OpCommitOffset:
