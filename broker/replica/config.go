@@ -26,7 +26,7 @@ type Peer struct {
 type Config struct {
 	// ID is this node's raft server id (DLedger's dLegerSelfId). Required.
 	ID string
-	// Dir holds the node's raft log ("raft"), raft snapshots ("snapshots")
+	// Dir holds the node's raft log ("raftwal"), raft snapshots ("snapshots")
 	// and the store ("store-N"). Required.
 	Dir string
 	// Peers is the whole group, this node included (dLegerPeers): 1, 3 or

@@ -44,10 +44,9 @@
 // stored in a majority's raft logs, so the store itself writes no WAL
 // (store.Options.NoWAL): it is rebuilt from the log on every start.
 // Stored means fsynced, or with LogSyncInterval (the broker's ASYNC_FLUSH)
-// written to the page cache through the store's kill-safe WAL files
-// (store/walfs, which the raft log's Pebble writes) and fsynced within the
-// interval: no process crash loses an acknowledged entry, an OS crash of a
-// majority may lose the last interval, as a single broker's ASYNC_FLUSH.
+// written to the page cache and fsynced within the interval: no process
+// crash loses an acknowledged entry, an OS crash of a majority may lose the
+// last interval, as a single broker's ASYNC_FLUSH.
 // Term and vote are fsynced before raft is told they are stored either way:
 // a node that forgot its vote could vote twice in a term.
 //
@@ -71,19 +70,23 @@
 // closes and deletes the old one. A reader that kept the old handle gets
 // store.ErrClosed: fetch Store() per request.
 //
-// # Raft log storage: Pebble
+// # Raft log storage: raft-wal
 //
-// The raft log and stable store are a small LogStore over a Pebble
-// database of their own (logstore.go), not raft-boltdb: Pebble is already
-// the store's engine, pure Go like bbolt (CGO-free static builds either
-// way), and fits raft's log better: StoreLogs is one batch and one WAL
-// fsync however many entries raft groups, and compaction after a snapshot
-// (DeleteRange) is one range tombstone, where bbolt deletes key by key and
-// its file never shrinks. It also runs on Pebble's in-memory filesystem.
-// Raft reads back the entries it just wrote (the leader to send them, a
-// follower to apply them): a cache of the latest LogCacheEntries serves
-// those from memory. Its sstables are uncompressed: an entry is written
-// once and deleted after a snapshot, and rarely read from an sstable.
+// The raft log and stable store are hashicorp/raft-wal in the node's
+// "raftwal" directory (wallog.go): entries go to preallocated 64 MiB
+// segment files, written once; a head deletion after a snapshot deletes
+// whole segments; the segment list, term and vote live in its bbolt meta
+// file. Under LogSyncInterval the segments' fsyncs are deferred to a
+// flusher, but the meta file never commits a segment list before the
+// segment writes it describes are fsynced. A failed write latches and
+// stops the node (raft-wal's writer may hold entries it did not write);
+// a restart recovers the log from its files. Until session 24 the log was
+// a Pebble database of its own (logstore.go, kept to read such a log once:
+// a node moves it to raft-wal at its first start), which wrote each entry
+// to its WAL, flushed it to a table and compacted it: a third of a
+// group's CPU per message. Raft reads back the entries it just wrote (the
+// leader to send them, a follower to apply them): a cache of the latest
+// LogCacheEntries serves those from memory.
 //
 // # Batching
 //

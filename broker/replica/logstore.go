@@ -18,7 +18,10 @@ import (
 	"github.com/runnelmq/runnel/store/walfs"
 )
 
-// logStore is raft's LogStore and StableStore over one Pebble database of
+// logStore is the raft log as builds before session 24 kept it, read now
+// only to move such a log to raft-wal (migratePebbleLog; raftLog is the
+// node's log); it can still write one, for the tests of that move. It is
+// raft's LogStore and StableStore over one Pebble database of
 // its own (never the message store's: raft's log must be stored before an
 // AppendEntries answer, fsynced or in the page cache as the flush mode
 // says, while the store is rebuilt from the log). Keys:

@@ -68,7 +68,7 @@ type Node struct {
 	cfg   Config
 	fs    vfs.FS
 	raft  *raft.Raft
-	logs  *logStore
+	logs  *raftLog
 	trans raft.Transport
 
 	cur atomic.Pointer[generation]
@@ -129,7 +129,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	var err error
-	if n.logs, err = openLogStore(filepath.Join(cfg.Dir, "raft"), vfs.Default, cfg.LogNoSync, cfg.LogSyncInterval, cfg.Logger); err != nil {
+	if n.logs, err = openRaftLog(cfg.Dir, cfg.LogNoSync, cfg.LogSyncInterval, cfg.Logger, n.fail); err != nil {
 		return nil, err
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir, "snapshots"), cfg.SnapshotRetain, cfg.Logger)
@@ -352,13 +352,17 @@ func (n *Node) current() Leadership {
 	return l
 }
 
-// fail stops a node whose store failed under it (see fsm.apply). It runs
-// on the FSM goroutine, which raft's Shutdown waits for, hence the
-// goroutine; Shutdown waits for it in turn.
+// fail stops a node whose store or raft log failed under it (see
+// fsm.apply, raftLog.latch). It runs on one of raft's goroutines, which
+// raft's Shutdown waits for, hence the goroutine; Shutdown waits for it in
+// turn. Before raft runs (a failed bootstrap write) New returns the error.
 func (n *Node) fail(err error) {
 	n.failOnce.Do(func() {
 		n.failErr.Store(&err)
-		n.cfg.Logger.Error("replica: stopping: store failed", "error", err)
+		n.cfg.Logger.Error("replica: stopping", "error", err)
+		if n.raft == nil {
+			return
+		}
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
