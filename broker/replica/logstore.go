@@ -4,49 +4,25 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-
-	"github.com/runnelmq/runnel/internal/periodic"
-	"github.com/runnelmq/runnel/store/walfs"
 )
 
-// logStore is the raft log as builds before session 24 kept it, read now
-// only to move such a log to raft-wal (migratePebbleLog; raftLog is the
-// node's log); it can still write one, for the tests of that move. It is
-// raft's LogStore and StableStore over one Pebble database of
-// its own (never the message store's: raft's log must be stored before an
-// AppendEntries answer, fsynced or in the page cache as the flush mode
-// says, while the store is rebuilt from the log). Keys:
+// logStore is the raft log as builds before session 24 kept it, a Pebble
+// database of its own, read now only to move such a log to raft-wal
+// (migratePebbleLog; raftLog is the node's log). It still writes one, every
+// commit fsynced, for the tests of that move. Keys:
 //
 //	'l' index u64 big-endian -> term uvarint | type u8 | data | extensions | appendedAt
 //	's' key                  -> value (StableStore)
 //
 // Big-endian indexes sort in log order, so FirstIndex and LastIndex are one
-// seek each and DeleteRange (log compaction after a snapshot) is one range
-// tombstone.
+// seek each and DeleteRange is one range tombstone.
 type logStore struct {
-	db   *pebble.DB
-	sync *pebble.WriteOptions
-	// wal, when the log's fsyncs are deferred (openLogStore's syncEvery),
-	// is the filesystem whose WAL files answer a commit's sync once the
-	// bytes are in the page cache; a flusher fsyncs them every syncEvery,
-	// and the stable store's writes fsync them at once.
-	wal      *walfs.FS
-	stop     chan struct{}
-	flushing sync.WaitGroup
-	logger   hclog.Logger
-	// writes and entries count StoreLogs calls and the entries they
-	// stored: how well raft groups concurrent proposals; reads counts
-	// GetLog calls that reached Pebble (what the log cache spares).
-	writes, entries, reads atomic.Int64
+	db *pebble.DB
 }
 
 const (
@@ -56,62 +32,18 @@ const (
 
 var errBadLogEntry = errors.New("replica: bad raft log entry")
 
-// openLogStore opens the raft log in dir. noSync commits without a sync
-// (tests: a kill may lose what raft was told is stored). syncEvery > 0
-// defers the log's fsyncs (the broker's ASYNC_FLUSH, see Config.LogSyncInterval):
-// a write is acknowledged once it is in the page cache, which a process
-// crash cannot take, and fsynced within syncEvery; term and vote (the
-// stable store) are fsynced before they are acknowledged, as raft's
-// safety needs across any crash.
-func openLogStore(dir string, fs vfs.FS, noSync bool, syncEvery time.Duration, logger hclog.Logger) (*logStore, error) {
-	ls := &logStore{sync: pebble.Sync, logger: logger}
-	if noSync {
-		ls.sync = pebble.NoSync
-	} else if syncEvery > 0 {
-		ls.wal = walfs.New(fs, true)
-		fs = ls.wal
-	}
+// openLogStore opens the Pebble raft log in dir.
+func openLogStore(dir string, fs vfs.FS) (*logStore, error) {
 	opts := &pebble.Options{FS: fs, Logger: quietPebble{}}
-	// Entries are written once, read back from the memtable or the log
-	// cache while they are recent, and deleted after a snapshot: most are
-	// never read from an sstable, so compressing them on every flush and
-	// compaction is CPU spent for nothing.
-	for i := range opts.Levels {
-		opts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
-	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("replica: open raft log %s: %w", dir, err)
 	}
-	ls.db = db
-	if ls.wal != nil {
-		ls.stop = make(chan struct{})
-		ls.flushing.Add(1)
-		go func() {
-			defer ls.flushing.Done()
-			periodic.Run(ls.stop, syncEvery, ls.syncWAL)
-		}()
-	}
-	return ls, nil
+	return &logStore{db: db}, nil
 }
 
-// syncWAL fsyncs the deferred WAL. A failed fsync is logged and tried
-// again at the next tick: the writes stay in the page cache, so what is at
-// risk is what an OS crash would take, as with the store's ASYNC_FLUSH.
-func (ls *logStore) syncWAL() {
-	if err := ls.wal.SyncAll(); err != nil {
-		ls.logger.Error("replica: raft log fsync", "error", err)
-	}
-}
-
-// Close stops the flusher and closes the database (which fsyncs its WAL).
-func (ls *logStore) Close() error {
-	if ls.stop != nil {
-		close(ls.stop)
-		ls.flushing.Wait()
-	}
-	return ls.db.Close()
-}
+// Close closes the database.
+func (ls *logStore) Close() error { return ls.db.Close() }
 
 func logKey(i uint64) []byte {
 	k := make([]byte, 9)
@@ -142,7 +74,6 @@ func (ls *logStore) endIndex(seek func(*pebble.Iterator) bool) (uint64, error) {
 
 // GetLog implements raft.LogStore.
 func (ls *logStore) GetLog(index uint64, log *raft.Log) error {
-	ls.reads.Add(1)
 	v, closer, err := ls.db.Get(logKey(index))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return raft.ErrLogNotFound
@@ -157,8 +88,7 @@ func (ls *logStore) GetLog(index uint64, log *raft.Log) error {
 // StoreLog implements raft.LogStore.
 func (ls *logStore) StoreLog(log *raft.Log) error { return ls.StoreLogs([]*raft.Log{log}) }
 
-// StoreLogs implements raft.LogStore: one batch, one fsync, however many
-// entries raft hands over (it groups concurrent Applies).
+// StoreLogs implements raft.LogStore: one batch, one fsync.
 func (ls *logStore) StoreLogs(logs []*raft.Log) error {
 	b := ls.db.NewBatch()
 	defer b.Close()
@@ -169,25 +99,7 @@ func (ls *logStore) StoreLogs(logs []*raft.Log) error {
 			return err
 		}
 	}
-	ls.writes.Add(1)
-	ls.entries.Add(int64(len(logs)))
-	return ls.commit(b)
-}
-
-// commit writes b, waiting for its fsync unless the log runs unsynced.
-// A synced commit goes through ApplyNoSyncWait and SyncWait because
-// Pebble's plain synced Commit answers a failed WAL write (ENOSPC) with its
-// logger's Fatalf, an os.Exit after one line; this way raft gets the error
-// (a leader steps down, a follower refuses the append) and a healthy node
-// carries the group.
-func (ls *logStore) commit(b *pebble.Batch) error {
-	if ls.sync != pebble.Sync {
-		return b.Commit(ls.sync)
-	}
-	if err := ls.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		return err
-	}
-	return b.SyncWait()
+	return b.Commit(pebble.Sync)
 }
 
 // DeleteRange implements raft.LogStore (min and max inclusive).
@@ -206,27 +118,14 @@ func (ls *logStore) DeleteRange(min, max uint64) error {
 	if err := b.DeleteRange(logKey(min), end, nil); err != nil {
 		return err
 	}
-	return ls.commit(b)
+	return b.Commit(pebble.Sync)
 }
 
 func stableKey(k []byte) []byte { return append([]byte{prefixStable}, k...) }
 
-// Set implements raft.StableStore. With the log's fsyncs deferred it
-// still fsyncs before it returns: a node that forgot its vote or term in
-// an OS crash could vote twice in one term.
+// Set implements raft.StableStore.
 func (ls *logStore) Set(k, v []byte) error {
-	b := ls.db.NewBatch()
-	defer b.Close()
-	if err := b.Set(stableKey(k), v, nil); err != nil {
-		return err
-	}
-	if err := ls.commit(b); err != nil {
-		return err
-	}
-	if ls.wal != nil {
-		return ls.wal.SyncAll()
-	}
-	return nil
+	return ls.db.Set(stableKey(k), v, pebble.Sync)
 }
 
 // Get implements raft.StableStore; a missing key is an empty value, as

@@ -340,7 +340,7 @@ func migratePebbleLog(old, dir string, logger hclog.Logger) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("replica: raft log: %w", err)
 	}
-	src, err := openLogStore(old, vfs.Default, false, 0, logger)
+	src, err := openLogStore(old, vfs.Default)
 	if err != nil {
 		return err
 	}

@@ -302,7 +302,7 @@ func TestRaftLogWriteFailureLatches(t *testing.T) {
 // crash after the move's rename only leaves the old log to delete.
 func TestRaftLogMovesAPebbleLog(t *testing.T) {
 	dir := t.TempDir()
-	old, err := openLogStore(filepath.Join(dir, pebbleLogDir), vfs.Default, false, 0, hclog.NewNullLogger())
+	old, err := openLogStore(filepath.Join(dir, pebbleLogDir), vfs.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestRaftLogMovesAPebbleLog(t *testing.T) {
 	}
 	// A crash after the rename, before the old log was deleted: the old
 	// log (here an empty one) is deleted, not moved over the new.
-	stale, err := openLogStore(filepath.Join(dir, pebbleLogDir), vfs.Default, false, 0, hclog.NewNullLogger())
+	stale, err := openLogStore(filepath.Join(dir, pebbleLogDir), vfs.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
