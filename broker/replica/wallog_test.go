@@ -63,16 +63,21 @@ func checkLog(t *testing.T, l raft.LogStore, st raft.StableStore, first, last ui
 }
 
 // fill stores entries 1..100, deletes 1..10 as a snapshot's compaction
-// does, and sets term and vote.
+// does and a tail as a follower's conflict does (raft-wal v0.4.0 then
+// sealed the tail's segment without its index, and after a reopen its
+// entries could not be read), and sets term and vote.
 func fill(t *testing.T, l raft.LogStore, st raft.StableStore) {
 	t.Helper()
 	if err := l.StoreLogs(entries(1, 60)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.StoreLogs(entries(61, 100)); err != nil {
+	if err := l.StoreLogs(entries(61, 105)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.DeleteRange(1, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.DeleteRange(101, 105); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.SetUint64([]byte("CurrentTerm"), 7); err != nil {
