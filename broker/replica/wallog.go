@@ -20,8 +20,13 @@ import (
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 
+	"go.etcd.io/bbolt"
+
 	"github.com/runnelmq/runnel/internal/periodic"
 )
+
+// ErrInUse is returned by New for a node directory another process holds.
+var ErrInUse = errors.New("replica: node directory in use")
 
 // raftLog is raft's LogStore and StableStore: hashicorp/raft-wal in the
 // node's directory ("raftwal"). Entries are appended to segment files
@@ -95,6 +100,9 @@ type walTuning struct {
 func openWALWith(dir string, fs *deferFS, syncEvery time.Duration, logger hclog.Logger, onFail func(error), tune walTuning) (*raftLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("replica: raft log: %w", err)
+	}
+	if err := checkNotInUse(dir); err != nil {
+		return nil, err
 	}
 	meta := &syncedMeta{BoltMetaDB: &metadb.BoltMetaDB{}, fs: fs, beforeCommit: tune.beforeCommit}
 	size := raftwal.DefaultSegmentSize
@@ -376,6 +384,27 @@ func copyLog(dir string, src *logStore, logger hclog.Logger) error {
 		err = lerr
 	}
 	return errors.Join(err, dst.Close())
+}
+
+// metaFile is raft-wal's meta file in its directory.
+const metaFile = "wal-meta.db"
+
+// checkNotInUse refuses a raft log another process has open. raft-wal
+// opens its bbolt meta file with no lock timeout, so a second broker on
+// the same directory would wait for the first one's lock forever.
+func checkNotInUse(dir string) error {
+	path := filepath.Join(dir, metaFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil // a new log: raft-wal creates it
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return fmt.Errorf("replica: raft log %s is in use by another process: %w", dir, ErrInUse)
+	}
+	if err != nil {
+		return fmt.Errorf("replica: raft log %s: %w", dir, err)
+	}
+	return db.Close()
 }
 
 func syncDir(dir string) error {

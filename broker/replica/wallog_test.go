@@ -358,3 +358,24 @@ func TestRaftLogMovesAPebbleLog(t *testing.T) {
 func openWALSized(dir string, fs *deferFS, syncEvery time.Duration, segmentSize int, beforeCommit func()) (*raftLog, error) {
 	return openWALWith(dir, fs, syncEvery, hclog.NewNullLogger(), nil, walTuning{segmentSize: segmentSize, beforeCommit: beforeCommit})
 }
+
+// A raft log another holder has open is refused at once, not waited for:
+// raft-wal's own open waits for its meta file's lock forever, so a second
+// broker started on a node's directory would hang without a word.
+func TestRaftLogInUseIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openRaftLog(dir, true, 0, hclog.NewNullLogger(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.StoreLogs(entries(1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if second, err := openRaftLog(dir, true, 0, hclog.NewNullLogger(), nil); !errors.Is(err, ErrInUse) {
+		if err == nil {
+			_ = second.Close()
+		}
+		t.Fatalf("a second open of a log in use: %v, want ErrInUse", err)
+	}
+}
