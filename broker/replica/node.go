@@ -125,11 +125,13 @@ func New(cfg Config) (*Node, error) {
 			n.closeResources()
 		}
 	}()
-	if err := n.resetStores(); err != nil {
-		return nil, err
-	}
+	// The raft log first: it refuses a directory another process holds
+	// (ErrInUse) before the stores of an earlier run are deleted.
 	var err error
 	if n.logs, err = openRaftLog(cfg.Dir, cfg.LogNoSync, cfg.LogSyncInterval, cfg.Logger, n.fail); err != nil {
+		return nil, err
+	}
+	if err := n.resetStores(); err != nil {
 		return nil, err
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir, "snapshots"), cfg.SnapshotRetain, cfg.Logger)

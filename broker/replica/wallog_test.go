@@ -379,3 +379,30 @@ func TestRaftLogInUseIsRefused(t *testing.T) {
 		t.Fatalf("a second open of a log in use: %v, want ErrInUse", err)
 	}
 }
+
+// A second node started on a running node's directory (a second broker on
+// its store) is refused with ErrInUse, and the running node keeps its
+// store: the refusal comes before a start deletes an earlier run's stores.
+func TestNodeDirectoryInUseIsRefused(t *testing.T) {
+	g := newGroup(t, 1, nil)
+	l := g.node(g.leader())
+	ctx, cancel := proposeCtx()
+	defer cancel()
+	if _, err := l.Propose(ctx, appendOp(t, l, testMessage("T", 0, "kept"))); err != nil {
+		t.Fatal(err)
+	}
+	cfg := g.config(0)
+	cfg.Transport = g.net.Transport(0)
+	if second, err := New(cfg); !errors.Is(err, ErrInUse) {
+		if err == nil {
+			_ = second.Shutdown()
+		}
+		t.Fatalf("a second node on the directory: %v, want ErrInUse", err)
+	}
+	if b := bodies(t, l.Store()); len(b) != 1 {
+		t.Fatalf("the running node holds %d messages after the refused start, want 1", len(b))
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "store-1")); err != nil {
+		t.Fatalf("the running node's store directory after the refused start: %v", err)
+	}
+}
