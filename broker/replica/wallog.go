@@ -249,8 +249,7 @@ func (fs *deferFS) syncAll() error {
 	fs.mu.Unlock()
 	var errs []error
 	for _, f := range owed {
-		if err := f.syncNow(); err != nil {
-			fs.owe(f)
+		if err := f.syncOwed(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -258,15 +257,19 @@ func (fs *deferFS) syncAll() error {
 }
 
 func (fs *deferFS) owe(f *deferFile) {
+	f.owed.Store(true)
 	fs.mu.Lock()
 	fs.dirty[f] = struct{}{}
 	fs.mu.Unlock()
 }
 
-// deferFile is a segment file whose Sync deferFS decides.
+// deferFile is a segment file whose Sync deferFS decides. owed, not its
+// place in deferFS's dirty set, says whether it owes an fsync: a flusher
+// that took it from the set and a Close racing it agree on who syncs.
 type deferFile struct {
 	types.WritableFile
-	fs *deferFS
+	fs   *deferFS
+	owed atomic.Bool
 
 	mu     sync.Mutex // orders a flusher's fsync with Close
 	closed bool
@@ -278,31 +281,36 @@ func (f *deferFile) Sync() error {
 	case f.fs.noSync:
 		return nil
 	case f.fs.deferred:
-		f.fs.owe(f)
+		f.fs.owe(f) // a write's Sync never waits for a flusher's fsync
 		return nil
 	}
-	return f.syncNow()
+	return f.WritableFile.Sync()
 }
 
-func (f *deferFile) syncNow() error {
+// syncOwed fsyncs the file if it owes one and is open (Close syncs what it
+// owes); a failed fsync stays owed.
+func (f *deferFile) syncOwed() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
-		return nil // Close synced what it owed
+	if f.closed || !f.owed.Swap(false) {
+		return nil
 	}
-	return f.WritableFile.Sync()
+	if err := f.WritableFile.Sync(); err != nil {
+		f.fs.owe(f)
+		return err
+	}
+	return nil
 }
 
 // Close implements types.WritableFile; it fsyncs first what it owes.
 func (f *deferFile) Close() error {
 	f.fs.mu.Lock()
-	_, owed := f.fs.dirty[f]
 	delete(f.fs.dirty, f)
 	f.fs.mu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var err error
-	if owed {
+	if f.owed.Swap(false) {
 		err = f.WritableFile.Sync()
 	}
 	f.closed = true

@@ -406,3 +406,33 @@ func TestNodeDirectoryInUseIsRefused(t *testing.T) {
 		t.Fatalf("the running node's store directory after the refused start: %v", err)
 	}
 }
+
+// A segment closed while a flusher has taken it from the owed set but not
+// yet fsynced it is fsynced by Close: what a file owes is its own flag,
+// not its place in the set, so neither side skips the fsync.
+func TestDeferredFsyncOwedAtClose(t *testing.T) {
+	rec := newRecordingFS()
+	fs := newDeferFS(rec, false, true)
+	w, err := fs.Create(t.TempDir(), "seg", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt([]byte("entry"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil || len(rec.owing()) != 1 {
+		t.Fatalf("a deferred Sync: %v, %v owing; want the write owed", err, rec.owing())
+	}
+	fs.mu.Lock()
+	clear(fs.dirty) // a flusher's syncAll took it, and has not fsynced it yet
+	fs.mu.Unlock()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if owing := rec.owing(); len(owing) != 0 {
+		t.Fatalf("closed with %v written and never fsynced", owing)
+	}
+	if err := fs.syncAll(); err != nil {
+		t.Fatalf("the flusher after Close: %v", err)
+	}
+}
