@@ -563,7 +563,8 @@ func checkAppend(m *AppendMessage, decoded bool) error {
 	if err != nil || n != len(m.Record) {
 		return fmt.Errorf("%w: record: %v (%d of %d bytes)", ErrInvalidOp, err, n, len(m.Record))
 	}
-	if rec := appendMessageOf(m.Record, string(ix.Topic), &ix); rec.Topic != m.Topic || rec.QueueID != m.QueueID ||
+	var topic string
+	if rec := appendMessageOf(m.Record, &topic, &ix); rec.Topic != m.Topic || rec.QueueID != m.QueueID ||
 		rec.TagsCode != m.TagsCode || rec.UniqKey != m.UniqKey || !slices.Equal(rec.Keys, m.Keys) {
 		return fmt.Errorf("%w: the record says %s/%d (tags %q, keys %q, unique key %q), the op %s/%d (tags code %d, keys %q, unique key %q)",
 			ErrInvalidOp, rec.Topic, rec.QueueID, ix.Tags, rec.Keys, rec.UniqKey, m.Topic, m.QueueID, m.TagsCode, m.Keys, m.UniqKey)
@@ -572,11 +573,15 @@ func checkAppend(m *AppendMessage, decoded bool) error {
 }
 
 // appendMessageOf is the append of the record rec as the record itself
-// says, from its index fields ix (topic is ix.Topic, given as a string so
-// that the records of one topic can share it): what DecodeOp reads and
-// checkAppend requires.
-func appendMessageOf(rec []byte, topic string, ix *message.StoredIndex) AppendMessage {
-	m := AppendMessage{Record: rec, Topic: topic, QueueID: ix.QueueID,
+// says, from its index fields ix: what DecodeOp reads and checkAppend
+// requires. topic holds the last record's topic, which the next takes when
+// it is the same (the records of an append, or of a stretch of the log,
+// mostly share one), so they share its string.
+func appendMessageOf(rec []byte, topic *string, ix *message.StoredIndex) AppendMessage {
+	if string(ix.Topic) != *topic {
+		*topic = string(ix.Topic)
+	}
+	m := AppendMessage{Record: rec, Topic: *topic, QueueID: ix.QueueID,
 		TagsCode: message.TagsHashCode(string(ix.Tags)), Keys: strings.Fields(string(ix.Keys))}
 	if len(ix.UniqKey) > 0 {
 		m.UniqKey = string(ix.UniqKey)

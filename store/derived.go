@@ -310,7 +310,7 @@ func (s *Store) recoverDerived() error {
 	}
 	defer it.Close()
 	var hashes []uint32
-	var topic string // consecutive records mostly share one
+	var topic string
 	for ok := it.First(); ok; ok = it.Next() {
 		phys, err := commitlog.DecodeKey(it.Key())
 		if err != nil {
@@ -320,10 +320,7 @@ func (s *Store) recoverDerived() error {
 		if err != nil {
 			return fmt.Errorf("record at %d: %w", phys, err)
 		}
-		if string(ix.Topic) != topic {
-			topic = string(ix.Topic)
-		}
-		m := appendMessageOf(nil, topic, &ix)
+		m := appendMessageOf(nil, &topic, &ix)
 		id := QueueID{Topic: m.Topic, ID: m.QueueID}
 		q := s.queues[id]
 		if q == nil {

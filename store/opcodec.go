@@ -189,17 +189,14 @@ func DecodeOp(b []byte) (*Op, error) {
 		op.Timestamp = d.varint()
 		n := d.count(minStoredRecord)
 		op.Messages = make([]AppendMessage, 0, n)
-		var topic string // the records of an append mostly share one
+		var topic string
 		for i := 0; i < n && d.err == nil; i++ {
 			ix, size, err := message.IndexStoredRecord(d.b)
 			if err != nil {
 				d.fail("record %d: %v", i, err)
 				break
 			}
-			if string(ix.Topic) != topic {
-				topic = string(ix.Topic)
-			}
-			op.Messages = append(op.Messages, appendMessageOf(d.b[:size:size], topic, &ix))
+			op.Messages = append(op.Messages, appendMessageOf(d.b[:size:size], &topic, &ix))
 			d.b = d.b[size:]
 		}
 	case OpCommitOffset:
